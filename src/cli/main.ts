@@ -1,0 +1,44 @@
+import { Command, CommanderError } from "commander";
+import { eqakitVersion, isUserError } from "../core/index.js";
+import { cacheCommand } from "./cache.js";
+import { dataCommand } from "./data.js";
+import { scoreCommand } from "./score.js";
+
+/** Exit code for errors the user can fix (bad input, bad flags, unusable endpoint). */
+const USAGE_ERROR = 2;
+
+function buildProgram(): Command {
+  const program = new Command("eqa")
+    .description("eqakit: run, score and study Embodied Question Answering agents")
+    .version(eqakitVersion)
+    .showHelpAfterError("(run with --help for usage)");
+  for (const command of [scoreCommand(), dataCommand(), cacheCommand()]) program.addCommand(command);
+  program.commands.forEach(exitOverrideDeep);
+  program.exitOverride();
+  return program;
+}
+
+function exitOverrideDeep(command: Command): void {
+  command.exitOverride();
+  command.commands.forEach(exitOverrideDeep);
+}
+
+export async function main(argv: string[] = process.argv): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // help and --version exit 0; every other commander error is a usage error it already printed
+      process.exitCode = error.exitCode === 0 ? 0 : USAGE_ERROR;
+      return;
+    }
+    if (isUserError(error)) {
+      process.stderr.write(`eqa: ${error.message}\n`);
+      process.exitCode = USAGE_ERROR;
+      return;
+    }
+    throw error;
+  }
+}
+
+await main();

@@ -1,0 +1,45 @@
+import cliProgress from "cli-progress";
+
+export interface ProgressReporter {
+  update(done: number, total: number, detail: string): void;
+  stop(): void;
+}
+
+/** A bar on a terminal; elsewhere (logs, CI) a plain line at most every few seconds. */
+export function createProgress(label: string, stream: NodeJS.WriteStream = process.stderr): ProgressReporter {
+  if (stream.isTTY) {
+    const bar = new cliProgress.SingleBar(
+      { stream, format: `${label} [{bar}] {value}/{total} {detail} eta {eta_formatted}`, hideCursor: true, clearOnComplete: false },
+      cliProgress.Presets.shades_classic,
+    );
+    let state: "new" | "running" | "stopped" = "new";
+    return {
+      update(done, total, detail) {
+        if (state === "stopped") return;
+        if (state === "new") bar.start(total, done, { detail });
+        state = "running";
+        bar.update(done, { detail });
+      },
+      stop() {
+        if (state === "running") bar.stop();
+        state = "stopped";
+      },
+    };
+  }
+  let lastPrinted = 0;
+  let lastLine = "";
+  return {
+    update(done, total, detail) {
+      lastLine = `${label}: ${done}/${total} ${detail}`.trimEnd();
+      const now = Date.now();
+      if (now - lastPrinted >= 5000 || done === total) {
+        stream.write(`${lastLine}\n`);
+        lastPrinted = now;
+        lastLine = "";
+      }
+    },
+    stop() {
+      if (lastLine) stream.write(`${lastLine}\n`);
+    },
+  };
+}

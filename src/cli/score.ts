@@ -1,0 +1,82 @@
+import { existsSync } from "node:fs";
+import { Command, Option } from "commander";
+import { UserError } from "../core/index.js";
+import { defaultOpenEqaBenchmarkPath, loadOpenEqaBenchmark, loadPredictions, loadQuestionSubset, selectQuestions } from "../data/index.js";
+import { scorePredictions, type LlmMatchMode } from "../eval/index.js";
+import { resolveModel } from "../models/index.js";
+import { formatScoreSummary } from "../report/index.js";
+import { defaultRunPath } from "../store/index.js";
+import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, type ModelCallFlags } from "./options.js";
+import { createProgress } from "./progress.js";
+
+interface ScoreFlags extends ModelCallFlags {
+  predictions: string;
+  benchmark?: string;
+  subset?: string;
+  judge?: string;
+  judgeBaseUrl?: string;
+  mode: LlmMatchMode;
+  allowMissing?: boolean;
+  out?: string;
+  bootstrapSeed: number;
+}
+
+export function scoreCommand(): Command {
+  const command = new Command("score")
+    .description("score predictions with LLM-Match, as OpenEQA does (resumable)")
+    .requiredOption("--predictions <file>", 'predictions in OpenEQA\'s format [{"question_id", "answer"}]')
+    .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote)")
+    .option("--subset <file>", "a JSON list of question ids to score (e.g. open-eqa-v0-184-questions.json)")
+    .addOption(new Option("--judge <provider/model>", "the judge model, e.g. openai/gpt-4o").env("EQA_JUDGE"))
+    .option("--judge-base-url <url>", "the judge's endpoint (overrides OPENAI_BASE_URL and the provider's default)")
+    .addOption(new Option("--mode <mode>", "robust (default) or compat (the reference's exact behaviour)").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
+    .option("--allow-missing", "score questions without a prediction as a null answer (0 points)")
+    .option("--out <dir>", "run directory (default: runs/score-DATE); an existing one resumes")
+    .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
+  addModelCallOptions(command);
+  return command.action(async (flags: ScoreFlags) => {
+    process.exitCode = await runScore(flags);
+  });
+}
+
+async function runScore(flags: ScoreFlags): Promise<number> {
+  const judgeSpec = resolveModel(flags.judge, { flag: "--judge", ...(flags.judgeBaseUrl ? { baseURL: flags.judgeBaseUrl } : {}) });
+  const benchmarkPath = flags.benchmark ?? defaultOpenEqaBenchmarkPath();
+  if (!flags.benchmark && !existsSync(benchmarkPath)) {
+    throw new UserError("no benchmark given, and the OpenEQA benchmark has not been downloaded", { file: benchmarkPath }, "run `eqa data fetch openeqa`, or pass --benchmark FILE");
+  }
+  const benchmark = await loadOpenEqaBenchmark(benchmarkPath);
+  const subset = flags.subset ? await loadQuestionSubset(flags.subset) : undefined;
+  const questions = selectQuestions(benchmark, subset, flags.subset);
+  const predictions = await loadPredictions(flags.predictions);
+  const outDir = flags.out ?? defaultRunPath("score");
+
+  const opened = await openModelRuntime(flags);
+  const progress = createProgress("judging");
+  try {
+    const result = await scorePredictions({
+      benchmark,
+      questions,
+      ...(flags.subset ? { subsetPath: flags.subset } : {}),
+      predictions,
+      predictionsPath: flags.predictions,
+      judge: opened.runtime.model(judgeSpec),
+      judgeSpec,
+      usage: opened.runtime.usage,
+      mode: flags.mode,
+      allowMissing: flags.allowMissing ?? false,
+      outDir,
+      concurrency: flags.concurrency,
+      bootstrap: { seed: flags.bootstrapSeed },
+      settings: modelCallSettings(flags, opened.cachePath),
+      onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
+    });
+    progress.stop();
+    console.log(formatScoreSummary(result.summary));
+    console.log(`\nwrote ${result.runDir}/{judgements.jsonl,metrics.json,summary.json}`);
+    return result.summary.counts.failed > 0 ? 1 : 0;
+  } finally {
+    progress.stop();
+    opened.close();
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Errors a user can cause and fix (a bad file, a bad flag, an unreachable endpoint).
+ * The CLI prints their message without a stack trace and exits 2; anything else is a bug.
+ */
+export interface InputLocation {
+  file?: string;
+  /** 0-based index of the record inside the file. */
+  index?: number;
+  /** The record's id, when it has one. */
+  id?: string;
+  field?: string;
+  line?: number;
+  column?: number;
+}
+
+export class UserError extends Error {
+  readonly location: InputLocation;
+  readonly hint: string | undefined;
+
+  constructor(message: string, location: InputLocation = {}, hint?: string) {
+    super(formatMessage(message, location, hint));
+    this.name = "UserError";
+    this.location = location;
+    this.hint = hint;
+  }
+}
+
+function formatMessage(message: string, at: InputLocation, hint?: string): string {
+  const parts: string[] = [];
+  if (at.file !== undefined) {
+    let where = at.file;
+    if (at.line !== undefined) where += `:${at.line}${at.column !== undefined ? `:${at.column}` : ""}`;
+    parts.push(where);
+  }
+  if (at.index !== undefined) parts.push(`record ${at.index}${at.id !== undefined ? ` (id ${at.id})` : ""}`);
+  else if (at.id !== undefined) parts.push(`id ${at.id}`);
+  if (at.field !== undefined) parts.push(`field "${at.field}"`);
+  const prefix = parts.length > 0 ? `${parts.join(", ")}: ` : "";
+  return `${prefix}${message}${hint ? `\n  ${hint}` : ""}`;
+}
+
+export function isUserError(error: unknown): error is UserError {
+  return error instanceof UserError;
+}
+
+/** A readable one-line description of any thrown value. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,4 @@
+export * from "./json.js";
+export * from "./validate.js";
+export * from "./openeqa.js";
+export * from "./fetch.js";

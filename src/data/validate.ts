@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { UserError } from "../core/index.js";
+
+/**
+ * Validates each record of a JSON array with a zod schema, failing on the first bad
+ * record with an error that names the file, the record (index and id) and the field.
+ */
+export function validateRecords<T>(
+  value: unknown,
+  schema: z.ZodType<T>,
+  file: string,
+  what: string,
+): T[] {
+  if (!Array.isArray(value)) {
+    throw new UserError(`expected a JSON array of ${what}, found ${describeJsonType(value)}`, { file });
+  }
+  const records: T[] = [];
+  value.forEach((raw: unknown, index) => {
+    const result = schema.safeParse(raw);
+    if (!result.success) throw recordError(result.error, raw, index, file);
+    records.push(result.data);
+  });
+  return records;
+}
+
+function recordError(error: z.ZodError, raw: unknown, index: number, file: string): UserError {
+  const issue = error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : undefined;
+  const id = recordId(raw);
+  const message = issue ? issueMessage(issue, raw) : "invalid record";
+  return new UserError(message, { file, index, ...(id !== undefined ? { id } : {}), ...(field ? { field } : {}) });
+}
+
+function issueMessage(issue: z.core.$ZodIssue, raw: unknown): string {
+  if (issue.code === "invalid_type") {
+    const found = valueAt(raw, issue.path);
+    if (found === undefined) return "is missing";
+    return `expected ${issue.expected}, found ${describeJsonType(found)}`;
+  }
+  return issue.message;
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let current: unknown = raw;
+  for (const key of path) {
+    if (typeof current !== "object" || current === null) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+function recordId(raw: unknown): string | undefined {
+  if (typeof raw === "object" && raw !== null && "question_id" in raw) {
+    const id = (raw as { question_id: unknown }).question_id;
+    if (typeof id === "string") return id;
+  }
+  return undefined;
+}
+
+export function describeJsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `a ${typeof value}`;
+}
+
+/** Lists at most `limit` items, saying how many more there are. */
+export function firstItems(items: readonly string[], limit = 10): string {
+  const shown = items.slice(0, limit).join(", ");
+  return items.length > limit ? `${shown}, … (${items.length - limit} more)` : shown;
+}

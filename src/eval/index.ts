@@ -1,0 +1,5 @@
+export * from "./python-format.js";
+export * from "./llm-match.js";
+export * from "./stats.js";
+export * from "./aggregate.js";
+export * from "./score-run.js";

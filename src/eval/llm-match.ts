@@ -1,0 +1,205 @@
+import { loadPromptFile, sha256Hex, type Question } from "../core/index.js";
+import { addUsage, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../models/index.js";
+import { pythonFormat, pythonListRepr, pythonStrip } from "./python-format.js";
+
+/**
+ * `compat` reproduces OpenEQA's evaluate-predictions.py to the byte; `robust` (the default)
+ * keeps the prediction whole, neutralises text addressed to the judge, reads the mark in any
+ * reasonable form and re-asks when it cannot.
+ */
+export type LlmMatchMode = "robust" | "compat";
+
+/** The judge parameters of OpenEQA's `get_llm_match_score`. */
+export const LLM_MATCH_PARAMS = { temperature: 0.2, maxTokens: 32, seed: 1234 } as const;
+
+/** How many times robust mode asks again after a reply it cannot read. */
+export const ROBUST_REASKS = 2;
+
+export const LLM_MATCH_PROMPTS = {
+  plain: "openeqa-mmbench",
+  extra: "openeqa-mmbench-extra",
+  reask: "llm-match-reask",
+} as const;
+
+/** The reference's pre-processing: cut a truthy answer after its last period (it cuts "3.5 m" to "3."). */
+export function referenceCut(answer: string): string {
+  const end = answer.lastIndexOf(".");
+  return end >= 0 && end + 1 < answer.length ? answer.slice(0, end + 1) : answer;
+}
+
+/** The exact text sent to the judge, with the template chosen as the reference chooses it. */
+export function renderLlmMatchPrompt(question: Question, prediction: string): { promptName: string; text: string } {
+  const promptName = question.extraAnswers === undefined ? LLM_MATCH_PROMPTS.plain : LLM_MATCH_PROMPTS.extra;
+  const template = pythonStrip(loadPromptFile(promptName).text);
+  const text = pythonFormat(template, {
+    question: question.question,
+    answer: question.answer,
+    prediction,
+    extra_answers: question.extraAnswers === undefined ? "None" : pythonListRepr(question.extraAnswers),
+  });
+  return { promptName, text };
+}
+
+/** The reference's `parse_score`: an all-digit reply, or the integer after "Your mark:" up to the line's end. */
+export function parseMarkCompat(reply: string | null): number | undefined {
+  if (reply === null) return undefined; // the reference crashes on a reply without text
+  if (/^\p{Nd}+$/u.test(reply)) return pythonInt(reply);
+  const tag = "Your mark:";
+  const start = reply.indexOf(tag);
+  if (start === -1) return undefined;
+  const newline = reply.indexOf("\n", start);
+  const segment = newline === -1 ? reply.slice(start) : reply.slice(start, newline);
+  return pythonInt(segment.split(tag).join(""));
+}
+
+/** Python's `int(text)` on ASCII digits: surrounding white space, a sign, and `_` between digits. */
+function pythonInt(text: string): number | undefined {
+  const trimmed = pythonStrip(text);
+  if (!/^[+-]?[0-9]+(_[0-9]+)*$/.test(trimmed)) return undefined;
+  return Number.parseInt(trimmed.replace(/_/g, ""), 10);
+}
+
+const MARK = String.raw`([1-5])(?![0-9]|[.,][0-9])`;
+const OUT_OF_FIVE = String.raw`(?:\s*(?:\/|out\s+of)\s*5(?![0-9]))?`;
+const LABELLED_MARK = new RegExp(
+  String.raw`\b(?:your\s+)?(?:mark|score|rating|grade)\b\s*(?:is\s*)?[:=\-]?\s*\(?\s*${MARK}${OUT_OF_FIVE}`,
+  "gi",
+);
+const BARE_MARK = new RegExp(String.raw`^\(?\s*${MARK}(?:\.0+)?${OUT_OF_FIVE}\s*\)?\.?$`, "i");
+const FRACTION_MARK = new RegExp(String.raw`(?<![0-9.])${MARK}\s*(?:\/|out\s+of)\s*5(?![0-9])`, "gi");
+
+/**
+ * Reads a mark from 1 to 5 in any reasonable form: `Your mark: 4`, `4`, `**4**`, `Mark: 4/5`,
+ * `Score: 4 out of 5`. Several different marks, or none, is unreadable.
+ */
+export function parseMarkRobust(reply: string | null): number | undefined {
+  if (reply === null) return undefined;
+  const text = reply.replace(/[*_`#]/g, "").trim();
+  const bare = BARE_MARK.exec(text);
+  if (bare) return Number(bare[1]);
+  for (const pattern of [LABELLED_MARK, FRACTION_MARK]) {
+    const marks = new Set([...text.matchAll(pattern)].map((m) => Number(m[1])));
+    if (marks.size === 1) return [...marks][0];
+    if (marks.size > 1) return undefined;
+  }
+  return undefined;
+}
+
+const ADDRESSES_JUDGE: RegExp[] = [
+  /\byour\s+(?:mark|score|turn)\s*:?/gi,
+  /\b(?:mark|score|grade|rating)\s*[:=]\s*[0-9]+(?:\s*\/\s*[0-9]+)?/gi,
+  /\bextra\s+answers\s*:/gi,
+  /\b(?:ignore|disregard|forget|override)\b[^.!?\n]{0,60}?\b(?:instructions?|prompts?|rules|guidelines|above)\b/gi,
+  /\b(?:give|assign|output|award|rate)\b[^.!?\n]{0,40}?\b(?:mark|score|grade|rating)\b(?:[^.!?\n]{0,20}?\b[0-9]+\b)?/gi,
+  /\byou\s+are\s+(?:an?\s+)?(?:ai\s+assistant|evaluator|grader|judge|marker)\b/gi,
+];
+
+const NEUTRALISED = "[text addressed to the grader removed]";
+
+/**
+ * Robust mode treats the prediction as untrusted: it is put on one line (so it cannot start
+ * lines of its own that look like the prompt's), and text that addresses the judge is
+ * replaced. `neutralised` says whether anything but line breaks was changed.
+ */
+export function neutralisePrediction(prediction: string): { text: string; neutralised: boolean } {
+  let text = prediction.replace(/\s*[\r\n\u2028\u2029]+\s*/g, " ").trim();
+  let neutralised = false;
+  for (const pattern of ADDRESSES_JUDGE) {
+    text = text.replace(pattern, () => {
+      neutralised = true;
+      return NEUTRALISED;
+    });
+  }
+  return { text, neutralised };
+}
+
+/** One question's LLM-Match judgement, as appended to `judgements.jsonl`. */
+export interface LlmMatchJudgement {
+  questionId: string;
+  /** The mark (1-5 when read; the raw integer in compat mode), 0 for a null answer, null on failure. */
+  score: number | null;
+  mode: LlmMatchMode;
+  judge: string;
+  /** Identifies the exact inputs: a resumed run reuses a judgement only when this matches. */
+  inputKey: string;
+  promptName: string | null;
+  /** sha256 of the exact prompt text sent. */
+  promptSha256: string | null;
+  /** The prediction as sent to the judge (after the reference's cut, or neutralised). */
+  prediction: string | null;
+  /** Robust mode changed text in the prediction that addressed the judge. */
+  neutralised: boolean;
+  /** Raw replies, the first and any re-asks. */
+  replies: (string | null)[];
+  error: string | null;
+  usage: UsageTotals;
+  finishedAt: string;
+}
+
+/** What the judge is asked about one question: everything needed to call it or to skip it. */
+export interface LlmMatchTask {
+  question: Question;
+  /** The prediction as sent, or null when there is no answer to judge (scores 0 without a call). */
+  prediction: string | null;
+  neutralised: boolean;
+  promptName: string | null;
+  prompt: string | null;
+  inputKey: string;
+}
+
+export function prepareLlmMatchTask(question: Question, answer: string | null, mode: LlmMatchMode, judge: string): LlmMatchTask {
+  let prediction: string | null = answer;
+  let neutralised = false;
+  if (mode === "compat") {
+    if (answer) prediction = referenceCut(answer);
+  } else if (answer !== null) {
+    const cleaned = neutralisePrediction(answer);
+    // an empty answer is no answer: it scores as the reference scores None, without a call
+    prediction = cleaned.text === "" ? null : cleaned.text;
+    neutralised = cleaned.neutralised;
+  }
+  const rendered = prediction === null ? null : renderLlmMatchPrompt(question, prediction);
+  const inputKey = sha256Hex(JSON.stringify([judge, mode, question.questionId, rendered?.text ?? null, LLM_MATCH_PARAMS]));
+  return { question, prediction, neutralised, promptName: rendered?.promptName ?? null, prompt: rendered?.text ?? null, inputKey };
+}
+
+/** Asks the judge for one question's mark; never throws for a reply it cannot read (that is a recorded failure). */
+export async function judgeLlmMatch(task: LlmMatchTask, judge: ChatModel, mode: LlmMatchMode): Promise<LlmMatchJudgement> {
+  const judgement: LlmMatchJudgement = {
+    questionId: task.question.questionId,
+    score: null,
+    mode,
+    judge: judge.name,
+    inputKey: task.inputKey,
+    promptName: task.promptName,
+    promptSha256: task.prompt === null ? null : sha256Hex(task.prompt),
+    prediction: task.prediction,
+    neutralised: task.neutralised,
+    replies: [],
+    error: null,
+    usage: emptyUsage(),
+    finishedAt: "",
+  };
+  if (task.prompt === null) {
+    judgement.score = 0;
+  } else {
+    const messages: ChatMessage[] = [{ role: "user", content: task.prompt }];
+    const parse = mode === "compat" ? parseMarkCompat : parseMarkRobust;
+    const attempts = mode === "compat" ? 1 : 1 + ROBUST_REASKS;
+    for (let attempt = 0; attempt < attempts && judgement.score === null; attempt++) {
+      if (attempt > 0) {
+        messages.push({ role: "assistant", content: judgement.replies[attempt - 1] ?? "" });
+        messages.push({ role: "user", content: loadPromptFile(LLM_MATCH_PROMPTS.reask).text.trim() });
+      }
+      const response = await judge.complete({ messages: [...messages], ...LLM_MATCH_PARAMS });
+      addUsage(judgement.usage, response.usage);
+      judgement.replies.push(response.text);
+      judgement.score = parse(response.text) ?? null;
+    }
+    if (judgement.score === null) {
+      judgement.error = `the judge's reply could not be read as a mark${attempts > 1 ? ` (asked ${attempts} times)` : ""}`;
+    }
+  }
+  judgement.finishedAt = new Date().toISOString();
+  return judgement;
+}

@@ -1,0 +1,61 @@
+/**
+ * The small part of Python's string formatting that OpenEQA's prompts go through, so
+ * that eqakit sends the same bytes: `str.format` with named fields, and `str(list)`.
+ */
+
+/** Python's `repr(str)`: single quotes unless the text has ' and no ", escapes as CPython does. */
+export function pythonStrRepr(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const char of text) {
+    out += escapeChar(char, quote);
+  }
+  return out + quote;
+}
+
+function escapeChar(char: string, quote: string): string {
+  if (char === quote || char === "\\") return `\\${char}`;
+  if (char === "\t") return "\\t";
+  if (char === "\n") return "\\n";
+  if (char === "\r") return "\\r";
+  const code = char.codePointAt(0)!;
+  if (code < 0x20 || code === 0x7f) return `\\x${hex(code, 2)}`;
+  if (code < 0x7f || isPythonPrintable(char)) return char;
+  if (code <= 0xff) return `\\x${hex(code, 2)}`;
+  if (code <= 0xffff) return `\\u${hex(code, 4)}`;
+  return `\\U${hex(code, 8)}`;
+}
+
+/** Python's `str.isprintable` for one character: not in categories C*, Z* (space excepted). */
+function isPythonPrintable(char: string): boolean {
+  return !/[\p{C}\p{Z}]/u.test(char) || char === " ";
+}
+
+function hex(code: number, width: number): string {
+  return code.toString(16).padStart(width, "0");
+}
+
+/** Python's `str(list_of_str)`, e.g. `['a', "it's"]`. */
+export function pythonListRepr(items: readonly string[]): string {
+  return `[${items.map(pythonStrRepr).join(", ")}]`;
+}
+
+/**
+ * Python's `template.format(**fields)` for plain named fields (`{name}`), with `{{`/`}}`
+ * as literal braces. Fields are inserted as given; a field the template names but the
+ * caller did not give is an error, as in Python.
+ */
+export function pythonFormat(template: string, fields: Record<string, string>): string {
+  return template.replace(/\{\{|\}\}|\{([^{}]*)\}/g, (match, name: string | undefined) => {
+    if (match === "{{") return "{";
+    if (match === "}}") return "}";
+    const value = fields[name ?? ""];
+    if (value === undefined) throw new Error(`prompt template names an unknown field {${name}}`);
+    return value;
+  });
+}
+
+/** Python's `str.strip()` with no argument. */
+export function pythonStrip(text: string): string {
+  return text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "");
+}

@@ -1,0 +1,253 @@
+import { UserError, eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question, forEachConcurrent } from "../core/index.js";
+import { pairPredictions, type OpenEqaBenchmark } from "../data/index.js";
+import { ModelCallError, emptyUsage, mergeUsage, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { RunDirectory } from "../store/index.js";
+import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
+import {
+  LLM_MATCH_PARAMS,
+  LLM_MATCH_PROMPTS,
+  ROBUST_REASKS,
+  judgeLlmMatch,
+  prepareLlmMatchTask,
+  type LlmMatchJudgement,
+  type LlmMatchMode,
+  type LlmMatchTask,
+} from "./llm-match.js";
+import { DEFAULT_BOOTSTRAP, type BootstrapOptions } from "./stats.js";
+
+export const JUDGEMENTS_FILE = "judgements.jsonl";
+export const METRICS_FILE = "metrics.json";
+export const SUMMARY_FILE = "summary.json";
+
+export interface ScoreProgress {
+  done: number;
+  total: number;
+  failed: number;
+  /** Judgements taken from an earlier, interrupted run in the same directory. */
+  reused: number;
+}
+
+export interface ScoreOptions {
+  benchmark: OpenEqaBenchmark;
+  /** The questions to score (the benchmark's, or a subset's). */
+  questions: Question[];
+  subsetPath?: string;
+  predictions: Prediction[];
+  predictionsPath: string;
+  judge: ChatModel;
+  judgeSpec: ModelSpec;
+  /** Usage of this process's calls, for the summary. */
+  usage?: UsageLedger;
+  mode?: LlmMatchMode;
+  allowMissing?: boolean;
+  outDir: string;
+  /** Questions judged at once; the endpoint's scheduler limits calls in flight. */
+  concurrency?: number;
+  bootstrap?: BootstrapOptions;
+  /** Extra configuration to record in the summary (cache path, retries, …). */
+  settings?: Record<string, unknown>;
+  onProgress?: (progress: ScoreProgress) => void;
+}
+
+export interface ScoreFailure {
+  questionId: string;
+  error: string;
+  replies: (string | null)[];
+}
+
+export interface ScoreSummary {
+  kind: "llm-match";
+  eqakitVersion: string;
+  createdAt: string;
+  wallTimeMs: number;
+  config: Record<string, unknown>;
+  counts: {
+    questions: number;
+    scored: number;
+    failed: number;
+    missingPredictions: number;
+    noAnswer: number;
+    neutralised: number;
+    reused: number;
+    predictionsOutsideSubset: number;
+  };
+  llmMatch: LlmMatchAggregates;
+  failures: ScoreFailure[];
+  usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
+}
+
+export interface ScoreResult {
+  summary: ScoreSummary;
+  runDir: string;
+  /** question id → score, OpenEQA's metrics format. */
+  metrics: Record<string, number>;
+}
+
+/**
+ * `eqa score`: judges every prediction with LLM-Match, appending each judgement as it
+ * finishes, then writes metrics.json (OpenEQA's format) and summary.json. Run again in the
+ * same directory, it judges only what is missing.
+ */
+export async function scorePredictions(options: ScoreOptions): Promise<ScoreResult> {
+  const started = performance.now();
+  const mode = options.mode ?? "robust";
+  const { pairs, outsideSubset } = pairPredictions(options.questions, options.predictions, {
+    benchmark: options.benchmark,
+    predictionsPath: options.predictionsPath,
+    ...(options.allowMissing !== undefined ? { allowMissing: options.allowMissing } : {}),
+  });
+  const run = new RunDirectory(options.outDir);
+  const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judge.name));
+  const earlier = reusableJudgements(run, tasks);
+  const judgements = new Map<string, LlmMatchJudgement>(earlier);
+  const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
+  const progress: ScoreProgress = { done: earlier.size, total: tasks.length, failed: 0, reused: earlier.size };
+  options.onProgress?.({ ...progress });
+
+  const appender = run.appender(JUDGEMENTS_FILE);
+  let fatal: ModelCallError | undefined;
+  try {
+    await forEachConcurrent(
+      pending,
+      options.concurrency ?? 8,
+      async (task) => {
+        const judgement = await judgeOrRecordFailure(task, options.judge, mode);
+        if (judgement === "fatal") return;
+        appender.append(judgement);
+        judgements.set(task.question.questionId, judgement);
+        progress.done++;
+        if (judgement.score === null) progress.failed++;
+        options.onProgress?.({ ...progress });
+      },
+      () => fatal !== undefined,
+    );
+  } finally {
+    appender.close();
+  }
+  if (fatal) {
+    throw new UserError(`the judge ${options.judge.name} cannot be used: ${fatal.message}`, {}, fatalHint(fatal, options.judgeSpec));
+  }
+
+  async function judgeOrRecordFailure(task: LlmMatchTask, judge: ChatModel, judgeMode: LlmMatchMode): Promise<LlmMatchJudgement | "fatal"> {
+    try {
+      return await judgeLlmMatch(task, judge, judgeMode);
+    } catch (error) {
+      if (!(error instanceof ModelCallError)) throw error;
+      if (error.fatalForRun) {
+        fatal ??= error;
+        return "fatal";
+      }
+      return failedJudgement(task, judge.name, judgeMode, error.message);
+    }
+  }
+
+  const ordered = tasks.map((t) => judgements.get(t.question.questionId)!);
+  const metrics: Record<string, number> = {};
+  for (const j of ordered) if (j.score !== null) metrics[j.questionId] = j.score;
+  const summary = buildSummary(options, mode, tasks, ordered, {
+    missing: pairs.filter((p) => p.missing).length,
+    outsideSubset,
+    reused: earlier.size,
+    wallTimeMs: performance.now() - started,
+  });
+  await run.writeJson(METRICS_FILE, metrics);
+  await run.writeJson(SUMMARY_FILE, summary);
+  return { summary, runDir: run.path, metrics };
+}
+
+/** Successful judgements from an earlier run whose inputs are exactly the current ones. */
+function reusableJudgements(run: RunDirectory, tasks: LlmMatchTask[]): Map<string, LlmMatchJudgement> {
+  const wanted = new Map(tasks.map((t) => [t.question.questionId, t.inputKey]));
+  const { records } = run.readRecords(JUDGEMENTS_FILE, asJudgement);
+  const reusable = new Map<string, LlmMatchJudgement>();
+  for (const record of records) {
+    if (record.score !== null && wanted.get(record.questionId) === record.inputKey) reusable.set(record.questionId, record);
+  }
+  return reusable;
+}
+
+function asJudgement(value: unknown): LlmMatchJudgement | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const record = value as Partial<LlmMatchJudgement>;
+  if (typeof record.questionId !== "string" || typeof record.inputKey !== "string") return undefined;
+  if (record.score !== null && typeof record.score !== "number") return undefined;
+  return { ...(record as LlmMatchJudgement), usage: { ...emptyUsage(), ...record.usage } };
+}
+
+function failedJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode, error: string): LlmMatchJudgement {
+  return {
+    questionId: task.question.questionId,
+    score: null,
+    mode,
+    judge,
+    inputKey: task.inputKey,
+    promptName: task.promptName,
+    promptSha256: task.prompt === null ? null : sha256Hex(task.prompt),
+    prediction: task.prediction,
+    neutralised: task.neutralised,
+    replies: [],
+    error,
+    usage: emptyUsage(),
+    finishedAt: new Date().toISOString(),
+  };
+}
+
+function fatalHint(error: ModelCallError, spec: ModelSpec): string {
+  if (error.kind === "auth") return `check the API key for ${spec.provider} (it was refused by ${spec.baseURL})`;
+  if (error.kind === "not_found") return `check the model name "${spec.model}" and the base URL ${spec.baseURL}`;
+  return `is the server running at ${spec.baseURL}? Set --judge-base-url or the provider's *_BASE_URL variable to reach another one`;
+}
+
+function buildSummary(
+  options: ScoreOptions,
+  mode: LlmMatchMode,
+  tasks: LlmMatchTask[],
+  judgements: LlmMatchJudgement[],
+  extra: { missing: number; outsideSubset: number; reused: number; wallTimeMs: number },
+): ScoreSummary {
+  const scored = tasks.flatMap((t, i) => {
+    const score = judgements[i]!.score;
+    return score === null ? [] : [{ question: t.question, score }];
+  });
+  const judgementUsage = emptyUsage();
+  for (const j of judgements) mergeUsage(judgementUsage, j.usage);
+  const bootstrap = { ...DEFAULT_BOOTSTRAP, ...options.bootstrap };
+  const prompts: Record<string, string> = {};
+  for (const name of [LLM_MATCH_PROMPTS.plain, LLM_MATCH_PROMPTS.extra, ...(mode === "robust" ? [LLM_MATCH_PROMPTS.reask] : [])]) {
+    prompts[name] = loadPromptFile(name).sha256;
+  }
+  return {
+    kind: "llm-match",
+    eqakitVersion,
+    createdAt: new Date().toISOString(),
+    wallTimeMs: Math.round(extra.wallTimeMs),
+    config: {
+      judge: { name: options.judgeSpec.name, provider: options.judgeSpec.provider, model: options.judgeSpec.model, baseURL: options.judgeSpec.baseURL },
+      mode,
+      parameters: { ...LLM_MATCH_PARAMS, ...(mode === "robust" ? { reasks: ROBUST_REASKS } : {}) },
+      prompts,
+      benchmark: { path: options.benchmark.path, sha256: options.benchmark.sha256, questions: options.benchmark.questions.length },
+      subset: options.subsetPath ?? null,
+      predictions: { path: options.predictionsPath, count: options.predictions.length },
+      allowMissing: options.allowMissing ?? false,
+      concurrency: options.concurrency ?? 8,
+      bootstrap,
+      ...options.settings,
+    },
+    counts: {
+      questions: tasks.length,
+      scored: scored.length,
+      failed: judgements.filter((j) => j.score === null).length,
+      missingPredictions: extra.missing,
+      noAnswer: tasks.filter((t) => t.prediction === null).length,
+      neutralised: tasks.filter((t) => t.neutralised).length,
+      reused: extra.reused,
+      predictionsOutsideSubset: extra.outsideSubset,
+    },
+    llmMatch: aggregateLlmMatch(scored, bootstrap),
+    failures: judgements
+      .filter((j) => j.score === null)
+      .map((j) => ({ questionId: j.questionId, error: j.error ?? "failed", replies: j.replies })),
+    usage: { judgements: judgementUsage, thisProcess: options.usage?.snapshot() ?? null },
+  };
+}

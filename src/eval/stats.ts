@@ -1,0 +1,71 @@
+import { randomInt, seededRandom } from "../core/index.js";
+
+/** A mean with its uncertainty, as summaries and tables print it. */
+export interface MeanEstimate {
+  n: number;
+  mean: number;
+  /**
+   * Standard error of the mean, estimated as the standard deviation of the bootstrap means:
+   * the `±` that OpenEQA's tables print.
+   */
+  stderr: number;
+  /** Percentile bootstrap interval. */
+  ci: [number, number];
+  confidence: number;
+}
+
+export interface BootstrapOptions {
+  resamples?: number;
+  seed?: number;
+  confidence?: number;
+}
+
+export const DEFAULT_BOOTSTRAP = { resamples: 10_000, seed: 0, confidence: 0.95 } as const;
+
+export function mean(values: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) sum += values[i]!;
+  return values.length === 0 ? Number.NaN : sum / values.length;
+}
+
+/** The mean of `values` with a seeded percentile-bootstrap interval: the same seed, the same interval. */
+export function bootstrapMean(values: readonly number[], options: BootstrapOptions = {}): MeanEstimate {
+  const resamples = options.resamples ?? DEFAULT_BOOTSTRAP.resamples;
+  const confidence = options.confidence ?? DEFAULT_BOOTSTRAP.confidence;
+  const n = values.length;
+  if (n === 0) return { n, mean: Number.NaN, stderr: Number.NaN, ci: [Number.NaN, Number.NaN], confidence };
+  const data = Float64Array.from(values);
+  const random = seededRandom(options.seed ?? DEFAULT_BOOTSTRAP.seed);
+  const means = new Float64Array(resamples);
+  for (let r = 0; r < resamples; r++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += data[randomInt(random, n)]!;
+    means[r] = sum / n;
+  }
+  means.sort();
+  const alpha = (1 - confidence) / 2;
+  return {
+    n,
+    mean: mean(data),
+    stderr: standardDeviation(means),
+    ci: [quantileSorted(means, alpha), quantileSorted(means, 1 - alpha)],
+    confidence,
+  };
+}
+
+export function standardDeviation(values: ArrayLike<number>): number {
+  const m = mean(values);
+  let squares = 0;
+  for (let i = 0; i < values.length; i++) squares += (values[i]! - m) ** 2;
+  return values.length < 2 ? 0 : Math.sqrt(squares / (values.length - 1));
+}
+
+/** Linear interpolation between order statistics (NumPy's default `percentile` method). */
+export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const position = (sorted.length - 1) * q;
+  const below = Math.floor(position);
+  const above = Math.min(sorted.length - 1, below + 1);
+  const weight = position - below;
+  return sorted[below]! * (1 - weight) + sorted[above]! * weight;
+}

@@ -1,0 +1,88 @@
+/**
+ * How a model call failed, which decides what the scheduler does:
+ * rate_limit, server, timeout, network and bad_response are retried;
+ * unreachable, auth and not_found stop a run (the configuration is wrong);
+ * bad_request fails only the item that made it.
+ */
+export type ModelErrorKind =
+  | "rate_limit"
+  | "server"
+  | "timeout"
+  | "network"
+  | "bad_response"
+  | "unreachable"
+  | "auth"
+  | "not_found"
+  | "bad_request";
+
+const RETRYABLE: ReadonlySet<ModelErrorKind> = new Set(["rate_limit", "server", "timeout", "network", "bad_response", "unreachable"]);
+const FATAL_FOR_RUN: ReadonlySet<ModelErrorKind> = new Set(["unreachable", "auth", "not_found"]);
+
+export class ModelCallError extends Error {
+  constructor(
+    readonly kind: ModelErrorKind,
+    message: string,
+    readonly endpoint: string,
+    readonly status?: number,
+    /** From `retry-after` / `retry-after-ms` headers or the provider's body. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = "ModelCallError";
+  }
+
+  get retryable(): boolean {
+    return RETRYABLE.has(this.kind);
+  }
+
+  /** The configuration is wrong: every further call would fail the same way. */
+  get fatalForRun(): boolean {
+    return FATAL_FOR_RUN.has(this.kind);
+  }
+}
+
+/** Classifies an HTTP status from a provider. */
+export function kindForStatus(status: number): ModelErrorKind {
+  if (status === 429) return "rate_limit";
+  if (status === 401 || status === 403) return "auth";
+  if (status === 404) return "not_found";
+  if (status === 408 || status === 409 || status >= 500) return "server";
+  return "bad_request";
+}
+
+/** Parses `retry-after-ms` or `retry-after` (seconds or an HTTP date) into milliseconds. */
+export function retryAfterFromHeaders(get: (name: string) => string | null | undefined, now = Date.now()): number | undefined {
+  const ms = get("retry-after-ms");
+  if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
+  const value = get("retry-after");
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** Walks an error's `cause` chain for a system error code (fetch wraps them). */
+export function systemErrorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current; depth++) {
+    if (typeof current === "object" && current !== null) {
+      const code = (current as { code?: unknown }).code;
+      if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
+      current = (current as { cause?: unknown }).cause;
+    } else break;
+  }
+  return undefined;
+}
+
+/** A connection-level failure: unreachable (refused, no such host) or a plain network error. */
+export function networkError(error: unknown, endpoint: string): ModelCallError {
+  const code = systemErrorCode(error);
+  const detail = code ?? (error instanceof Error ? error.message : String(error));
+  if (code && UNREACHABLE_CODES.has(code)) {
+    return new ModelCallError("unreachable", `cannot reach ${endpoint} (${detail})`, endpoint);
+  }
+  return new ModelCallError("network", `connection to ${endpoint} failed (${detail})`, endpoint);
+}

@@ -1,0 +1,119 @@
+import { UserError } from "../core/index.js";
+
+/** The wire protocol a model name maps to. */
+export type Protocol = "openai" | "anthropic" | "google";
+
+/** A model name resolved to where and how to call it. */
+export interface ModelSpec {
+  /** As the user wrote it: `openai/gpt-4o`, `vllm/Qwen/Qwen2.5-VL-7B-Instruct`. */
+  name: string;
+  /** The prefix before the first slash: openai, vllm, ollama, anthropic, google. */
+  provider: string;
+  protocol: Protocol;
+  /** The model id sent to the endpoint (everything after the first slash). */
+  model: string;
+  baseURL: string;
+  apiKey: string;
+}
+
+interface ProviderDefaults {
+  protocol: Protocol;
+  baseURL: (env: NodeJS.ProcessEnv) => string;
+  apiKey: (env: NodeJS.ProcessEnv) => string | undefined;
+  /** A key is required when talking to the provider's own hosted API. */
+  hostedBaseURL?: string;
+  keyVariable?: string;
+}
+
+const OPENAI_URL = "https://api.openai.com/v1";
+const ANTHROPIC_URL = "https://api.anthropic.com";
+const GEMINI_URL = "https://generativelanguage.googleapis.com";
+
+const PROVIDERS: Record<string, ProviderDefaults> = {
+  openai: {
+    protocol: "openai",
+    baseURL: (env) => env.OPENAI_BASE_URL || OPENAI_URL,
+    apiKey: (env) => env.OPENAI_API_KEY,
+    hostedBaseURL: OPENAI_URL,
+    keyVariable: "OPENAI_API_KEY",
+  },
+  vllm: {
+    protocol: "openai",
+    baseURL: (env) => env.VLLM_BASE_URL || "http://localhost:8000/v1",
+    apiKey: (env) => env.VLLM_API_KEY || "EMPTY",
+  },
+  ollama: {
+    protocol: "openai",
+    baseURL: (env) => `${ollamaHost(env)}/v1`,
+    apiKey: () => "ollama",
+  },
+  anthropic: {
+    protocol: "anthropic",
+    baseURL: (env) => env.ANTHROPIC_BASE_URL || ANTHROPIC_URL,
+    apiKey: (env) => env.ANTHROPIC_API_KEY,
+    hostedBaseURL: ANTHROPIC_URL,
+    keyVariable: "ANTHROPIC_API_KEY",
+  },
+  google: {
+    protocol: "google",
+    baseURL: (env) => env.GEMINI_BASE_URL || GEMINI_URL,
+    apiKey: (env) => env.GEMINI_API_KEY || env.GOOGLE_API_KEY,
+    hostedBaseURL: GEMINI_URL,
+    keyVariable: "GEMINI_API_KEY",
+  },
+};
+
+function ollamaHost(env: NodeJS.ProcessEnv): string {
+  const host = env.OLLAMA_HOST || "http://localhost:11434";
+  return /^https?:\/\//.test(host) ? host.replace(/\/+$/, "") : `http://${host}`;
+}
+
+export const KNOWN_PROVIDERS = Object.keys(PROVIDERS);
+
+/** How to configure a model, for messages that say none is. */
+export function modelSetupHelp(flag: string): string {
+  return [
+    `pass ${flag} PROVIDER/MODEL, for example:`,
+    `    ${flag} openai/gpt-4o                      (hosted: set OPENAI_API_KEY)`,
+    `    ${flag} anthropic/claude-sonnet-4-5        (hosted: set ANTHROPIC_API_KEY)`,
+    `    ${flag} google/gemini-2.5-flash            (hosted: set GEMINI_API_KEY)`,
+    `    ${flag} vllm/Qwen/Qwen2.5-7B-Instruct      (local: vllm serve … on http://localhost:8000/v1)`,
+    `    ${flag} ollama/qwen2.5                     (local: ollama serve on http://localhost:11434)`,
+    `  any OpenAI-compatible server: ${flag} openai/MODEL with OPENAI_BASE_URL or ${flag}-base-url URL`,
+  ].join("\n");
+}
+
+export interface ResolveOptions {
+  /** Overrides the provider's default or environment base URL (the `--…-base-url` flags). */
+  baseURL?: string;
+  env?: NodeJS.ProcessEnv;
+  /** The flag the name came from, for error messages. */
+  flag?: string;
+}
+
+/** Resolves `provider/model` into an endpoint and credentials, or says how to fix it. */
+export function resolveModel(name: string | undefined, options: ResolveOptions = {}): ModelSpec {
+  const flag = options.flag ?? "--model";
+  const env = options.env ?? process.env;
+  if (!name) throw new UserError(`no model configured for ${flag}`, {}, modelSetupHelp(flag));
+  const slash = name.indexOf("/");
+  const provider = slash === -1 ? "" : name.slice(0, slash);
+  const model = slash === -1 ? "" : name.slice(slash + 1);
+  const defaults = PROVIDERS[provider];
+  if (!defaults || model === "") {
+    throw new UserError(
+      `"${name}" is not a PROVIDER/MODEL name (providers: ${KNOWN_PROVIDERS.join(", ")})`,
+      { field: flag },
+      modelSetupHelp(flag),
+    );
+  }
+  const baseURL = (options.baseURL || defaults.baseURL(env)).replace(/\/+$/, "");
+  let apiKey = defaults.apiKey(env);
+  if (!apiKey) {
+    if (baseURL === defaults.hostedBaseURL) {
+      throw new UserError(`${defaults.keyVariable} is not set, and ${name} is served by ${baseURL}`, { field: flag }, modelSetupHelp(flag));
+    }
+    apiKey = "EMPTY"; // self-hosted servers usually accept any key
+  }
+  return { name, provider, protocol: defaults.protocol, model, baseURL, apiKey };
+}

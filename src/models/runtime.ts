@@ -1,0 +1,145 @@
+import { z } from "zod";
+import { canonicalJson, sha256Hex } from "../core/index.js";
+import type { ModelCallCache } from "../store/index.js";
+import { EndpointScheduler } from "./scheduler.js";
+import { UsageLedger } from "./usage.js";
+import type { ModelSpec } from "./names.js";
+import type { ChatModel, ChatRequest, ChatResponse, ProviderClient, ProviderReply } from "./types.js";
+import { OpenAiClient } from "./providers/openai.js";
+import { AnthropicClient } from "./providers/anthropic.js";
+import { GeminiClient } from "./providers/gemini.js";
+import { ModelCallError } from "./errors.js";
+
+export interface ModelRuntimeOptions {
+  /** Most calls in flight at once per endpoint (default 8). */
+  concurrency?: number;
+  /** Retries of a retryable failure (default 5). */
+  maxRetries?: number;
+  /** Per-attempt timeout in milliseconds (default 60 s). */
+  timeoutMs?: number;
+  /** First backoff step of retries (default 500 ms). */
+  retryBaseMs?: number;
+  /** The model-call cache; none means every call reaches the endpoint. */
+  cache?: ModelCallCache;
+}
+
+const cachedReplySchema = z.object({
+  texts: z.array(z.string().nullable()).min(1),
+  finishReason: z.string().nullable(),
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+});
+
+/**
+ * Everything a run's model calls share: one scheduler per endpoint (so roles on the same
+ * server share its limit), the cache, and the usage ledger.
+ */
+export class ModelRuntime {
+  readonly usage = new UsageLedger();
+  private readonly schedulers = new Map<string, EndpointScheduler>();
+  private readonly options: Required<Omit<ModelRuntimeOptions, "cache">> & { cache?: ModelCallCache };
+
+  constructor(options: ModelRuntimeOptions = {}) {
+    this.options = {
+      concurrency: options.concurrency ?? 8,
+      maxRetries: options.maxRetries ?? 5,
+      timeoutMs: options.timeoutMs ?? 60_000,
+      retryBaseMs: options.retryBaseMs ?? 500,
+      ...(options.cache ? { cache: options.cache } : {}),
+    };
+  }
+
+  model(spec: ModelSpec): ChatModel {
+    return new ScheduledModel(spec, this.clientFor(spec), this.schedulerFor(spec), this.usage, this.options.cache);
+  }
+
+  private clientFor(spec: ModelSpec): ProviderClient {
+    switch (spec.protocol) {
+      case "openai":
+        return new OpenAiClient(spec, this.options.timeoutMs);
+      case "anthropic":
+        return new AnthropicClient(spec, this.options.timeoutMs);
+      case "google":
+        return new GeminiClient(spec);
+    }
+  }
+
+  private schedulerFor(spec: ModelSpec): EndpointScheduler {
+    const key = `${spec.protocol} ${spec.baseURL}`;
+    let scheduler = this.schedulers.get(key);
+    if (!scheduler) {
+      scheduler = new EndpointScheduler({
+        concurrency: this.options.concurrency,
+        maxRetries: this.options.maxRetries,
+        timeoutMs: this.options.timeoutMs,
+        retryBaseMs: this.options.retryBaseMs,
+      });
+      this.schedulers.set(key, scheduler);
+    }
+    return scheduler;
+  }
+}
+
+class ScheduledModel implements ChatModel {
+  readonly name: string;
+
+  constructor(
+    private readonly spec: ModelSpec,
+    private readonly client: ProviderClient,
+    private readonly scheduler: EndpointScheduler,
+    private readonly usage: UsageLedger,
+    private readonly cache: ModelCallCache | undefined,
+  ) {
+    this.name = spec.name;
+  }
+
+  async complete(request: ChatRequest): Promise<ChatResponse> {
+    const images = countImages(request);
+    const key = this.cache ? requestCacheKey(this.spec, request) : undefined;
+    if (this.cache && key) {
+      const hit = cachedReplySchema.safeParse(await this.cache.get(key));
+      if (hit.success) return this.respond(hit.data, { images, latencyMs: 0, retries: 0, cached: true });
+    }
+    let result;
+    try {
+      result = await this.scheduler.run((signal) => this.client.send(request, signal));
+    } catch (error) {
+      this.usage.recordFailure(this.name);
+      throw error instanceof ModelCallError ? error : new ModelCallError("bad_response", String(error), this.spec.baseURL);
+    }
+    if (this.cache && key) await this.cache.put(key, this.spec.provider, this.spec.model, result.value);
+    return this.respond(result.value, { images, latencyMs: result.latencyMs, retries: result.retries, cached: false });
+  }
+
+  private respond(reply: ProviderReply, call: { images: number; latencyMs: number; retries: number; cached: boolean }): ChatResponse {
+    const usage = { promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, ...call };
+    this.usage.record(this.name, usage);
+    return { text: reply.texts[0] ?? null, texts: reply.texts, finishReason: reply.finishReason, usage };
+  }
+}
+
+function countImages(request: ChatRequest): number {
+  let images = 0;
+  for (const message of request.messages) {
+    if (typeof message.content !== "string") images += message.content.filter((p) => p.type === "image").length;
+  }
+  return images;
+}
+
+/**
+ * The cache key: a hash of the canonical request (endpoint, model, messages with images
+ * by content hash, generation parameters, sample index).
+ */
+export function requestCacheKey(spec: ModelSpec, request: ChatRequest): string {
+  const messages = request.messages.map((m) => ({
+    role: m.role,
+    content:
+      typeof m.content === "string"
+        ? m.content
+        : m.content.map((p) => (p.type === "text" ? p : { type: "image", mediaType: p.mediaType, sha256: sha256Hex(p.data) })),
+  }));
+  const { messages: _ignored, sampleIndex, ...params } = request;
+  return sha256Hex(
+    canonicalJson({ protocol: spec.protocol, baseURL: spec.baseURL, model: spec.model, messages, params, sampleIndex: sampleIndex ?? 0 }),
+  );
+}

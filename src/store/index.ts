@@ -1,0 +1,3 @@
+export * from "./jsonl.js";
+export * from "./cache.js";
+export * from "./run-dir.js";

@@ -1,0 +1,55 @@
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+
+export interface JsonlContents<T> {
+  records: T[];
+  /** Lines that were not valid JSON (a write cut by a kill leaves at most one, at the end). */
+  damagedLines: number;
+}
+
+/**
+ * Reads a JSONL file written by {@link JsonlAppender}. A last line without its newline is
+ * what a killed process leaves behind: it is ignored, and cut off so appends start clean.
+ */
+export function readJsonl<T>(path: string, parse: (value: unknown) => T | undefined): JsonlContents<T> {
+  if (!existsSync(path)) return { records: [], damagedLines: 0 };
+  const text = readFileSync(path, "utf8");
+  const end = text.lastIndexOf("\n") + 1;
+  if (end < text.length) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
+  const records: T[] = [];
+  let damagedLines = end < text.length ? 1 : 0;
+  for (const line of text.slice(0, end).split("\n")) {
+    if (line.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      damagedLines++;
+      continue;
+    }
+    const record = parse(value);
+    if (record === undefined) damagedLines++;
+    else records.push(record);
+  }
+  return { records, damagedLines };
+}
+
+/** Appends one JSON record a line, each written at once, so a kill loses nothing finished. */
+export class JsonlAppender {
+  private fd: number | undefined;
+
+  constructor(readonly path: string) {}
+
+  append(record: unknown): void {
+    if (this.fd === undefined) {
+      mkdirSync(dirname(this.path), { recursive: true });
+      this.fd = openSync(this.path, "a");
+    }
+    writeSync(this.fd, `${JSON.stringify(record)}\n`);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
