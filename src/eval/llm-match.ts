@@ -52,11 +52,27 @@ export function parseMarkCompat(reply: string | null): number | undefined {
   return pythonInt(segment.split(tag).join(""));
 }
 
-/** Python's `int(text)` on ASCII digits: surrounding white space, a sign, and `_` between digits. */
+/**
+ * Python's `int(text)`: surrounding white space, a sign, `_` between digits, and any Unicode
+ * decimal digits (`int("٤")` is 4, as is `int("４")`).
+ */
 function pythonInt(text: string): number | undefined {
   const trimmed = pythonStrip(text);
-  if (!/^[+-]?[0-9]+(_[0-9]+)*$/.test(trimmed)) return undefined;
-  return Number.parseInt(trimmed.replace(/_/g, ""), 10);
+  if (!/^[+-]?\p{Nd}+(?:_\p{Nd}+)*$/u.test(trimmed)) return undefined;
+  let ascii = "";
+  for (const char of trimmed) {
+    if (char === "_" || char === "+") continue;
+    ascii += char === "-" ? "-" : String(decimalDigitValue(char));
+  }
+  return Number.parseInt(ascii, 10);
+}
+
+/** Unicode encodes every set of decimal digits as one contiguous run from 0 to 9. */
+function decimalDigitValue(digit: string): number {
+  const code = digit.codePointAt(0)!;
+  let before = 0;
+  while (/^\p{Nd}$/u.test(String.fromCodePoint(code - before - 1))) before++;
+  return before % 10;
 }
 
 const MARK = String.raw`([1-5])(?![0-9]|[.,][0-9])`;
@@ -65,7 +81,7 @@ const LABELLED_MARK = new RegExp(
   String.raw`\b(?:your\s+)?(?:mark|score|rating|grade)\b\s*(?:is\s*)?[:=\-]?\s*\(?\s*${MARK}${OUT_OF_FIVE}`,
   "gi",
 );
-const BARE_MARK = new RegExp(String.raw`^\(?\s*${MARK}(?:\.0+)?${OUT_OF_FIVE}\s*\)?\.?$`, "i");
+const BARE_MARK = new RegExp(String.raw`^\(?\s*([1-5])(?:\.0+)?(?![0-9]|[.,][0-9])${OUT_OF_FIVE}\s*\)?\.?$`, "i");
 const FRACTION_MARK = new RegExp(String.raw`(?<![0-9.])${MARK}\s*(?:\/|out\s+of)\s*5(?![0-9])`, "gi");
 
 /**
@@ -86,7 +102,7 @@ export function parseMarkRobust(reply: string | null): number | undefined {
 }
 
 const ADDRESSES_JUDGE: RegExp[] = [
-  /\byour\s+(?:mark|score|turn)\s*:?/gi,
+  /\byour\s+(?:mark|score|turn)\s*:?(?:\s*[0-9]+(?:\s*\/\s*[0-9]+)?)?/gi,
   /\b(?:mark|score|grade|rating)\s*[:=]\s*[0-9]+(?:\s*\/\s*[0-9]+)?/gi,
   /\bextra\s+answers\s*:/gi,
   /\b(?:ignore|disregard|forget|override)\b[^.!?\n]{0,60}?\b(?:instructions?|prompts?|rules|guidelines|above)\b/gi,

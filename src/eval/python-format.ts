@@ -55,7 +55,11 @@ export function pythonFormat(template: string, fields: Record<string, string>): 
   });
 }
 
+/** The characters for which Python's `str.isspace()` is true (JavaScript's `\s` also has U+FEFF, Python's does not). */
+const PYTHON_SPACE = "[\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const PYTHON_STRIP = new RegExp(`^${PYTHON_SPACE}+|${PYTHON_SPACE}+$`, "g");
+
 /** Python's `str.strip()` with no argument. */
 export function pythonStrip(text: string): string {
-  return text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "");
+  return text.replace(PYTHON_STRIP, "");
 }

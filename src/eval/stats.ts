@@ -60,12 +60,20 @@ export function standardDeviation(values: ArrayLike<number>): number {
   return values.length < 2 ? 0 : Math.sqrt(squares / (values.length - 1));
 }
 
-/** Linear interpolation between order statistics (NumPy's default `percentile` method). */
+/**
+ * Linear interpolation between order statistics (NumPy's default `percentile` method), with
+ * NumPy's arithmetic so that the result is the same to the last bit.
+ */
 export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const position = (sorted.length - 1) * q;
+  const n = sorted.length;
+  if (n === 0) return Number.NaN;
+  const position = (n - 1) * q;
+  if (position >= n - 1) return sorted[n - 1]!;
+  if (position <= 0) return sorted[0]!;
   const below = Math.floor(position);
-  const above = Math.min(sorted.length - 1, below + 1);
+  const low = sorted[below]!;
+  const high = sorted[below + 1]!;
   const weight = position - below;
-  return sorted[below]! * (1 - weight) + sorted[above]! * weight;
+  const difference = high - low;
+  return weight >= 0.5 ? high - difference * (1 - weight) : low + difference * weight;
 }

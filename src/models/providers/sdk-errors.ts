@@ -12,8 +12,8 @@ interface SdkErrorShape {
 export function fromSdkError(error: unknown, endpoint: string): ModelCallError {
   if (error instanceof ModelCallError) return error;
   const shape = (typeof error === "object" && error !== null ? error : {}) as SdkErrorShape;
-  const name = shape.name ?? (error as object | undefined)?.constructor?.name ?? "";
-  if (name === "APIConnectionTimeoutError" || name === "APIUserAbortError" || name === "TimeoutError" || name === "AbortError") {
+  const names = errorNames(error);
+  if (names.has("APIConnectionTimeoutError") || names.has("APIUserAbortError") || names.has("TimeoutError") || names.has("AbortError")) {
     return new ModelCallError("timeout", `request to ${endpoint} timed out`, endpoint);
   }
   if (typeof shape.status === "number") {
@@ -21,6 +21,22 @@ export function fromSdkError(error: unknown, endpoint: string): ModelCallError {
     const retryAfter = headers ? retryAfterFromHeaders((h) => headers.get(h)) : undefined;
     return new ModelCallError(kindForStatus(shape.status), `${endpoint} answered HTTP ${shape.status}: ${shape.message ?? ""}`.trim(), endpoint, shape.status, retryAfter);
   }
-  if (name === "APIConnectionError") return networkError(error, endpoint);
+  if (names.has("APIConnectionError")) return networkError(error, endpoint);
   return new ModelCallError("bad_response", `unreadable reply from ${endpoint}: ${shape.message ?? String(error)}`, endpoint);
+}
+
+/**
+ * The error's `name` and the class names along its prototype chain. The OpenAI SDK leaves
+ * `name` as "Error" on its classes, so the class names are what tell its errors apart.
+ */
+function errorNames(error: unknown): Set<string> {
+  const names = new Set<string>();
+  if (typeof error !== "object" || error === null) return names;
+  const name = (error as SdkErrorShape).name;
+  if (typeof name === "string") names.add(name);
+  for (let proto: unknown = Object.getPrototypeOf(error); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    const ctor = (proto as { constructor?: { name?: unknown } }).constructor;
+    if (typeof ctor?.name === "string" && ctor.name !== "") names.add(ctor.name);
+  }
+  return names;
 }

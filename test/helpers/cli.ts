@@ -1,0 +1,36 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { projectRoot } from "./paths.js";
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const MODEL_VARIABLES = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_BASE_URL", "EQA_JUDGE"];
+
+/** The environment a CLI test runs in: no model credentials from the machine, its own cache and data dirs. */
+export function cliEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: join(home, "cache"), XDG_DATA_HOME: join(home, "data"), NO_COLOR: "1" };
+  for (const name of MODEL_VARIABLES) delete env[name];
+  return { ...env, ...extra };
+}
+
+/** Starts `eqa ARGS` from the sources (as the built `bin/eqa.js` would run it). */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd = projectRoot): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src", "cli", "main.ts"), ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd = projectRoot): Promise<CliResult> {
+  return collect(startCli(args, env, cwd));
+}
+
+export function collect(child: ChildProcess): Promise<CliResult> {
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
