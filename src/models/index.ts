@@ -4,3 +4,4 @@ export * from "./names.js";
 export * from "./scheduler.js";
 export * from "./usage.js";
 export * from "./runtime.js";
+export * from "./messages.js";

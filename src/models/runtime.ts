@@ -5,10 +5,10 @@ import { EndpointScheduler } from "./scheduler.js";
 import { UsageLedger } from "./usage.js";
 import type { ModelSpec } from "./names.js";
 import type { ChatModel, ChatRequest, ChatResponse, ProviderClient, ProviderReply } from "./types.js";
+import { ModelCallError } from "./errors.js";
 import { OpenAiClient } from "./providers/openai.js";
 import { AnthropicClient } from "./providers/anthropic.js";
 import { GeminiClient } from "./providers/gemini.js";
-import { ModelCallError } from "./errors.js";
 
 export interface ModelRuntimeOptions {
   /** Most calls in flight at once per endpoint (default 8). */
@@ -56,9 +56,9 @@ export class ModelRuntime {
   private clientFor(spec: ModelSpec): ProviderClient {
     switch (spec.protocol) {
       case "openai":
-        return new OpenAiClient(spec, this.options.timeoutMs);
+        return new OpenAiClient(spec);
       case "anthropic":
-        return new AnthropicClient(spec, this.options.timeoutMs);
+        return new AnthropicClient(spec);
       case "google":
         return new GeminiClient(spec);
     }
@@ -82,6 +82,7 @@ export class ModelRuntime {
 
 class ScheduledModel implements ChatModel {
   readonly name: string;
+  private warnedCacheWrite = false;
 
   constructor(
     private readonly spec: ModelSpec,
@@ -107,8 +108,18 @@ class ScheduledModel implements ChatModel {
       this.usage.recordFailure(this.name);
       throw error instanceof ModelCallError ? error : new ModelCallError("bad_response", String(error), this.spec.baseURL);
     }
-    if (this.cache && key) await this.cache.put(key, this.spec.provider, this.spec.model, result.value);
+    if (this.cache && key) await this.storeInCache(key, result.value);
     return this.respond(result.value, { images, latencyMs: result.latencyMs, retries: result.retries, cached: false });
+  }
+
+  /** A cache that cannot be written (a full disk, a locked file) costs hits later, never this answer. */
+  private async storeInCache(key: string, reply: ProviderReply): Promise<void> {
+    try {
+      await this.cache?.put(key, this.spec.provider, this.spec.model, reply);
+    } catch (error) {
+      if (!this.warnedCacheWrite) process.emitWarning(`model-call cache not written: ${error instanceof Error ? error.message : String(error)}`);
+      this.warnedCacheWrite = true;
+    }
   }
 
   private respond(reply: ProviderReply, call: { images: number; latencyMs: number; retries: number; cached: boolean }): ChatResponse {

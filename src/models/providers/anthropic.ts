@@ -1,12 +1,13 @@
-import Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import type { ModelSpec } from "../names.js";
 import type { ChatMessage, ChatRequest, ContentPart, ProviderClient, ProviderReply } from "../types.js";
 import { ModelCallError } from "../errors.js";
-import { fromSdkError } from "./sdk-errors.js";
+import { postJson } from "../http.js";
+import { plainText } from "../messages.js";
 
 /** Anthropic requires max_tokens; this is sent when the caller sets none. */
 const DEFAULT_MAX_TOKENS = 1024;
+const API_VERSION = "2023-06-01";
 
 const messageSchema = z.object({
   content: z.array(z.object({ type: z.string(), text: z.string().optional() }).loose()),
@@ -14,26 +15,16 @@ const messageSchema = z.object({
   usage: z.object({ input_tokens: z.number().optional(), output_tokens: z.number().optional() }).loose().optional(),
 }).loose();
 
-type AnthropicBlock = Anthropic.Messages.TextBlockParam | Anthropic.Messages.ImageBlockParam;
-
 /** Anthropic's Messages API. It has no seed and no n: seeds are not sent, n > 1 is refused. */
 export class AnthropicClient implements ProviderClient {
-  private readonly client: Anthropic;
-
-  constructor(private readonly spec: ModelSpec, timeoutMs: number) {
-    this.client = new Anthropic({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: 0, timeout: timeoutMs });
-  }
+  constructor(private readonly spec: ModelSpec) {}
 
   async send(request: ChatRequest, signal: AbortSignal): Promise<ProviderReply> {
     if ((request.n ?? 1) > 1) {
       throw new ModelCallError("bad_request", "anthropic models give one choice per call: ask for samples instead of n > 1", this.spec.baseURL);
     }
-    let raw: unknown;
-    try {
-      raw = await this.client.messages.create(this.body(request), { signal });
-    } catch (error) {
-      throw fromSdkError(error, this.spec.baseURL);
-    }
+    const headers = { "x-api-key": this.spec.apiKey, "anthropic-version": API_VERSION };
+    const raw = await postJson(`${this.spec.baseURL}/v1/messages`, headers, this.body(request), signal, this.spec.baseURL);
     const parsed = messageSchema.safeParse(raw);
     if (!parsed.success) throw new ModelCallError("bad_response", `${this.spec.baseURL} answered without content`, this.spec.baseURL);
     const text = parsed.data.content.filter((b) => b.type === "text").map((b) => b.text ?? "").join("");
@@ -45,7 +36,7 @@ export class AnthropicClient implements ProviderClient {
     };
   }
 
-  private body(request: ChatRequest): Anthropic.Messages.MessageCreateParamsNonStreaming {
+  private body(request: ChatRequest): Record<string, unknown> {
     const system = request.messages.filter((m) => m.role === "system").map((m) => plainText(m.content)).join("\n\n");
     return {
       model: this.spec.model,
@@ -59,25 +50,13 @@ export class AnthropicClient implements ProviderClient {
   }
 }
 
-function toAnthropicMessage(message: ChatMessage): Anthropic.Messages.MessageParam {
+function toAnthropicMessage(message: ChatMessage): Record<string, unknown> {
   const role = message.role === "assistant" ? "assistant" : "user";
   if (typeof message.content === "string") return { role, content: message.content };
   return { role, content: message.content.map(toAnthropicBlock) };
 }
 
-function toAnthropicBlock(part: ContentPart): AnthropicBlock {
+function toAnthropicBlock(part: ContentPart): Record<string, unknown> {
   if (part.type === "text") return { type: "text", text: part.text };
-  return {
-    type: "image",
-    source: {
-      type: "base64",
-      media_type: part.mediaType as Anthropic.Messages.Base64ImageSource["media_type"],
-      data: Buffer.from(part.data).toString("base64"),
-    },
-  };
-}
-
-export function plainText(content: string | ContentPart[]): string {
-  if (typeof content === "string") return content;
-  return content.map((p) => (p.type === "text" ? p.text : "")).join("");
+  return { type: "image", source: { type: "base64", media_type: part.mediaType, data: Buffer.from(part.data).toString("base64") } };
 }

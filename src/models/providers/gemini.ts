@@ -1,8 +1,9 @@
 import { z } from "zod";
 import type { ModelSpec } from "../names.js";
 import type { ChatMessage, ChatRequest, ContentPart, ProviderClient, ProviderReply } from "../types.js";
-import { ModelCallError, kindForStatus, networkError, retryAfterFromHeaders } from "../errors.js";
-import { plainText } from "./anthropic.js";
+import { ModelCallError } from "../errors.js";
+import { postJson } from "../http.js";
+import { plainText } from "../messages.js";
 
 const replySchema = z.object({
   candidates: z.array(
@@ -14,44 +15,14 @@ const replySchema = z.object({
   usageMetadata: z.object({ promptTokenCount: z.number().optional(), candidatesTokenCount: z.number().optional() }).loose().optional(),
 }).loose();
 
-const errorSchema = z.object({
-  error: z.object({
-    message: z.string().optional(),
-    details: z.array(z.object({ retryDelay: z.string().optional() }).loose()).optional(),
-  }).loose(),
-}).loose();
-
 /** Google's Gemini API (`models/{model}:generateContent`), over plain fetch. */
 export class GeminiClient implements ProviderClient {
   constructor(private readonly spec: ModelSpec) {}
 
   async send(request: ChatRequest, signal: AbortSignal): Promise<ProviderReply> {
     const url = `${this.spec.baseURL}/v1beta/models/${encodeURIComponent(this.spec.model)}:generateContent`;
-    let response: Response;
-    let bodyText: string;
-    try {
-      response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-goog-api-key": this.spec.apiKey },
-        body: JSON.stringify(this.body(request)),
-        signal,
-      });
-      bodyText = await response.text();
-    } catch (error) {
-      const name = (error as Error | undefined)?.name;
-      if (name === "TimeoutError" || name === "AbortError") {
-        throw new ModelCallError("timeout", `request to ${this.spec.baseURL} timed out`, this.spec.baseURL);
-      }
-      throw networkError(error, this.spec.baseURL);
-    }
-    if (!response.ok) throw this.httpError(response, bodyText);
-    let json: unknown;
-    try {
-      json = JSON.parse(bodyText);
-    } catch {
-      throw new ModelCallError("bad_response", `${this.spec.baseURL} answered with invalid JSON`, this.spec.baseURL);
-    }
-    const parsed = replySchema.safeParse(json);
+    const raw = await postJson(url, { "x-goog-api-key": this.spec.apiKey }, this.body(request), signal, this.spec.baseURL);
+    const parsed = replySchema.safeParse(raw);
     if (!parsed.success) throw new ModelCallError("bad_response", `${this.spec.baseURL} answered an unexpected shape`, this.spec.baseURL);
     const candidates = parsed.data.candidates ?? [];
     return {
@@ -60,23 +31,6 @@ export class GeminiClient implements ProviderClient {
       promptTokens: parsed.data.usageMetadata?.promptTokenCount ?? 0,
       completionTokens: parsed.data.usageMetadata?.candidatesTokenCount ?? 0,
     };
-  }
-
-  private httpError(response: Response, bodyText: string): ModelCallError {
-    let message = bodyText.slice(0, 300);
-    let retryAfterMs = retryAfterFromHeaders((h) => response.headers.get(h));
-    try {
-      const parsed = errorSchema.safeParse(JSON.parse(bodyText));
-      if (parsed.success) {
-        message = parsed.data.error.message ?? message;
-        const delay = parsed.data.error.details?.find((d) => d.retryDelay)?.retryDelay;
-        if (retryAfterMs === undefined && delay && /^\d+(\.\d+)?s$/.test(delay)) retryAfterMs = Number.parseFloat(delay) * 1000;
-      }
-    } catch {
-      // a non-JSON error body: keep its first characters as the message
-    }
-    const endpoint = this.spec.baseURL;
-    return new ModelCallError(kindForStatus(response.status), `${endpoint} answered HTTP ${response.status}: ${message}`, endpoint, response.status, retryAfterMs);
   }
 
   private body(request: ChatRequest): Record<string, unknown> {

@@ -1,0 +1,11 @@
+/**
+ * eqakit as a library: everything the `eqa` command does is importable from here.
+ *
+ *   import { loadOpenEqaBenchmark, loadPredictions, resolveModel, ModelRuntime, scorePredictions } from "eqakit";
+ */
+export * from "./core/index.js";
+export * from "./data/index.js";
+export * from "./store/index.js";
+export * from "./models/index.js";
+export * from "./eval/index.js";
+export * from "./report/index.js";

@@ -1,0 +1,85 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { ModelCallError, kindForStatus, networkError, retryAfterFromHeaders } from "./errors.js";
+
+// Kept-alive connections, as many as the scheduler allows: the harness's own cost per call
+// must stay small beside the model's latency.
+const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: Infinity });
+const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: Infinity });
+
+/**
+ * POSTs a JSON body and returns the parsed JSON reply: the one HTTP path of every provider.
+ * Every failure becomes a {@link ModelCallError} whose kind tells the scheduler what to do.
+ */
+export async function postJson(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal, endpoint: string): Promise<unknown> {
+  const reply = await send(url, headers, JSON.stringify(body), signal, endpoint);
+  if (reply.status < 200 || reply.status >= 300) throw httpError(reply, endpoint);
+  try {
+    return JSON.parse(reply.text);
+  } catch {
+    throw new ModelCallError("bad_response", `${endpoint} answered HTTP ${reply.status} with a body that is not JSON: ${reply.text.slice(0, 120)}`, endpoint);
+  }
+}
+
+interface RawReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+function send(url: string, headers: Record<string, string>, payload: string, signal: AbortSignal, endpoint: string): Promise<RawReply> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const isHttps = target.protocol === "https:";
+    const request = (isHttps ? httpsRequest : httpRequest)(
+      target,
+      {
+        method: "POST",
+        agent: isHttps ? httpsAgent : httpAgent,
+        headers: { "content-type": "application/json", accept: "application/json", "content-length": Buffer.byteLength(payload), ...headers },
+        signal,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString("utf8") }));
+        response.on("error", (error) => reject(transportError(error, signal, endpoint)));
+      },
+    );
+    request.on("error", (error) => reject(transportError(error, signal, endpoint)));
+    request.end(payload);
+  });
+}
+
+function transportError(error: unknown, signal: AbortSignal, endpoint: string): ModelCallError {
+  if (signal.aborted) return new ModelCallError("timeout", `request to ${endpoint} timed out`, endpoint);
+  return networkError(error, endpoint);
+}
+
+function httpError(reply: RawReply, endpoint: string): ModelCallError {
+  const header = (name: string): string | undefined => {
+    const value = reply.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const retryAfterMs = retryAfterFromHeaders(header) ?? retryDelayFromBody(reply.text);
+  const message = errorMessageFromBody(reply.text);
+  return new ModelCallError(kindForStatus(reply.status), `${endpoint} answered HTTP ${reply.status}${message ? `: ${message}` : ""}`, endpoint, reply.status, retryAfterMs);
+}
+
+/** `{"error": {"message": …}}` (OpenAI, Anthropic, Gemini alike), or the body's start. */
+function errorMessageFromBody(text: string): string {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    const error = (parsed as { error?: { message?: unknown } } | null)?.error;
+    if (typeof error?.message === "string") return error.message;
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return text.slice(0, 200).trim();
+}
+
+/** Gemini puts the wait in the body: `error.details[].retryDelay = "30s"`. */
+function retryDelayFromBody(text: string): number | undefined {
+  const match = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(text);
+  return match ? Number.parseFloat(match[1]!) * 1000 : undefined;
+}
