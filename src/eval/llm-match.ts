@@ -30,7 +30,7 @@ export function referenceCut(answer: string): string {
 /** The exact text sent to the judge, with the template chosen as the reference chooses it. */
 export function renderLlmMatchPrompt(question: Question, prediction: string): { promptName: string; text: string } {
   const promptName = question.extraAnswers === undefined ? LLM_MATCH_PROMPTS.plain : LLM_MATCH_PROMPTS.extra;
-  const template = loadPromptFile(promptName).text;
+  const template = pythonStrip(loadPromptFile(promptName).text);
   const text = pythonFormat(template, {
     question: question.question,
     answer: question.answer,

@@ -34,7 +34,7 @@ interface RawQuestion {
   extra_answers?: string[];
 }
 
-function rawQuestion(id: string, overrides: Partial<Record<keyof RawQuestion, unknown>> = {}): Record<string, unknown> {
+function rawQuestion(id: string, overrides: Partial<Record<keyof RawQuestion, unknown>> & Record<string, unknown> = {}): Record<string, unknown> {
   return {
     question: `What is object ${id}?`,
     answer: `answer ${id}`,
