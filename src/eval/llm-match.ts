@@ -75,13 +75,13 @@ function decimalDigitValue(digit: string): number {
   return before % 10;
 }
 
-const MARK = String.raw`([1-5])(?![0-9]|[.,][0-9])`;
+const MARK = String.raw`([1-5])(?:\.0+)?(?![0-9]|[.,][0-9])`;
 const OUT_OF_FIVE = String.raw`(?:\s*(?:\/|out\s+of)\s*5(?![0-9]))?`;
 const LABELLED_MARK = new RegExp(
   String.raw`\b(?:your\s+)?(?:mark|score|rating|grade)\b\s*(?:is\s*)?[:=\-]?\s*\(?\s*${MARK}${OUT_OF_FIVE}`,
   "gi",
 );
-const BARE_MARK = new RegExp(String.raw`^\(?\s*([1-5])(?:\.0+)?(?![0-9]|[.,][0-9])${OUT_OF_FIVE}\s*\)?\.?$`, "i");
+const BARE_MARK = new RegExp(String.raw`^\(?\s*${MARK}${OUT_OF_FIVE}\s*\)?\.?$`, "i");
 const FRACTION_MARK = new RegExp(String.raw`(?<![0-9.])${MARK}\s*(?:\/|out\s+of)\s*5(?![0-9])`, "gi");
 
 /**
@@ -108,6 +108,7 @@ const ADDRESSES_JUDGE: RegExp[] = [
   /\b(?:ignore|disregard|forget|override)\b[^.!?\n]{0,60}?\b(?:instructions?|prompts?|rules|guidelines|above)\b/gi,
   /\b(?:give|assign|output|award|rate)\b[^.!?\n]{0,40}?\b(?:mark|score|grade|rating)\b(?:[^.!?\n]{0,20}?\b[0-9]+\b)?/gi,
   /\byou\s+are\s+(?:an?\s+)?(?:ai\s+assistant|evaluator|grader|judge|marker)\b/gi,
+  /\b(?:rate|grade|mark|score)\s+(?:this|it|me|the\s+(?:response|answer|prediction))\b[^.!?\n]{0,20}?\b[0-9]+\b/gi,
 ];
 
 const NEUTRALISED = "[text addressed to the grader removed]";

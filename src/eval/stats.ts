@@ -1,4 +1,3 @@
-
 /** A mean with its uncertainty, as summaries and tables print it. */
 export interface MeanEstimate {
   n: number;

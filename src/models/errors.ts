@@ -19,6 +19,9 @@ const RETRYABLE: ReadonlySet<ModelErrorKind> = new Set(["rate_limit", "server", 
 const FATAL_FOR_RUN: ReadonlySet<ModelErrorKind> = new Set(["unreachable", "auth", "not_found"]);
 
 export class ModelCallError extends Error {
+  /** Retries made before this error was final (set by the scheduler). */
+  retries = 0;
+
   constructor(
     readonly kind: ModelErrorKind,
     message: string,

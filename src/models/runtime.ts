@@ -82,7 +82,7 @@ export class ModelRuntime {
 
 class ScheduledModel implements ChatModel {
   readonly name: string;
-  private warnedCacheWrite = false;
+  private warnedCache = false;
 
   constructor(
     private readonly spec: ModelSpec,
@@ -97,19 +97,30 @@ class ScheduledModel implements ChatModel {
   async complete(request: ChatRequest): Promise<ChatResponse> {
     const images = countImages(request);
     const key = this.cache ? requestCacheKey(this.spec, request) : undefined;
-    if (this.cache && key) {
-      const hit = cachedReplySchema.safeParse(await this.cache.get(key));
+    if (key) {
+      const hit = cachedReplySchema.safeParse(await this.lookUpCache(key));
       if (hit.success) return this.respond(hit.data, { images, latencyMs: 0, retries: 0, cached: true });
     }
     let result;
     try {
       result = await this.scheduler.run((signal) => this.client.send(request, signal));
     } catch (error) {
-      this.usage.recordFailure(this.name);
-      throw error instanceof ModelCallError ? error : new ModelCallError("bad_response", String(error), this.spec.baseURL);
+      const failure = error instanceof ModelCallError ? error : new ModelCallError("bad_response", String(error), this.spec.baseURL);
+      this.usage.recordFailure(this.name, failure.retries);
+      throw failure;
     }
     if (this.cache && key) await this.storeInCache(key, result.value);
     return this.respond(result.value, { images, latencyMs: result.latencyMs, retries: result.retries, cached: false });
+  }
+
+  /** A cache that cannot be read (a damaged file) is a miss, never a failed call. */
+  private async lookUpCache(key: string): Promise<unknown> {
+    try {
+      return await this.cache?.get(key);
+    } catch (error) {
+      this.warnCache("read", error);
+      return undefined;
+    }
   }
 
   /** A cache that cannot be written (a full disk, a locked file) costs hits later, never this answer. */
@@ -117,9 +128,13 @@ class ScheduledModel implements ChatModel {
     try {
       await this.cache?.put(key, this.spec.provider, this.spec.model, reply);
     } catch (error) {
-      if (!this.warnedCacheWrite) process.emitWarning(`model-call cache not written: ${error instanceof Error ? error.message : String(error)}`);
-      this.warnedCacheWrite = true;
+      this.warnCache("written", error);
     }
+  }
+
+  private warnCache(what: string, error: unknown): void {
+    if (!this.warnedCache) process.emitWarning(`model-call cache not ${what}: ${error instanceof Error ? error.message : String(error)}`);
+    this.warnedCache = true;
   }
 
   private respond(reply: ProviderReply, call: { images: number; latencyMs: number; retries: number; cached: boolean }): ChatResponse {

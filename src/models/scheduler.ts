@@ -12,6 +12,8 @@ export interface SchedulerOptions {
   /** First backoff step; doubles each retry, with full jitter. */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** Longest pause a server's `retry-after` may impose (default 120 s). */
+  maxRetryAfterMs?: number;
   random?: Random;
 }
 
@@ -60,7 +62,9 @@ export class EndpointScheduler {
         value = await attempt(AbortSignal.timeout(this.options.timeoutMs));
       } catch (error) {
         this.release();
-        if (!(error instanceof ModelCallError) || !error.retryable || retries >= this.options.maxRetries) throw error;
+        if (!(error instanceof ModelCallError)) throw error;
+        error.retries = retries;
+        if (!error.retryable || retries >= this.options.maxRetries) throw error;
         await sleep(this.onRetryableFailure(error, retries));
         continue;
       }
@@ -83,9 +87,12 @@ export class EndpointScheduler {
   private onRetryableFailure(error: ModelCallError, retries: number): number {
     const backoff = this.random() * Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** retries);
     if (error.kind !== "rate_limit") return backoff;
-    this.limit = Math.max(1, Math.ceil(this.limit / 2));
-    this.successesSinceCut = 0;
-    const wait = error.retryAfterMs ?? backoff;
+    // 429s that arrive together (during one pause) are one signal: the limit is cut once
+    if (Date.now() >= this.pausedUntil) {
+      this.limit = Math.max(1, Math.ceil(this.limit / 2));
+      this.successesSinceCut = 0;
+    }
+    const wait = Math.min(error.retryAfterMs ?? backoff, this.options.maxRetryAfterMs ?? 120_000);
     this.pausedUntil = Math.max(this.pausedUntil, Date.now() + wait);
     return wait;
   }

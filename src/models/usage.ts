@@ -40,8 +40,10 @@ export class UsageLedger {
     addUsage(this.totalsFor(model), call);
   }
 
-  recordFailure(model: string): void {
-    this.totalsFor(model).failures++;
+  recordFailure(model: string, retries: number): void {
+    const totals = this.totalsFor(model);
+    totals.failures++;
+    totals.retries += retries;
   }
 
   private totalsFor(model: string): UsageTotals {

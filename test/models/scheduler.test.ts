@@ -307,7 +307,42 @@ describe("retries", () => {
       assert.equal(error.status, 503);
       assert.equal(server.requests.length, 3);
       assert.equal(runtime.usage.snapshot().total.failures, 1);
+      assert.equal(runtime.usage.snapshot().total.retries, 2, "the retries of a failed call count too");
+      assert.equal(error.retries, 2);
     });
+  });
+
+  test("429s that arrive together cut the limit once, not once each", async () => {
+    const scheduler = new EndpointScheduler({ concurrency: 8, maxRetries: 2, timeoutMs: 1000, retryBaseMs: 1 });
+    const limitsOnRetry: number[] = [];
+    const tries = new Map<number, number>();
+    await Promise.all(
+      [0, 1, 2, 3].map((caller) =>
+        scheduler.run(async () => {
+          const attempt = (tries.get(caller) ?? 0) + 1;
+          tries.set(caller, attempt);
+          if (attempt === 1) {
+            await sleep(10); // all four are in flight when the first 429 arrives
+            throw new ModelCallError("rate_limit", "429", "test", 429, 50);
+          }
+          limitsOnRetry.push(scheduler.currentLimit);
+          return "ok";
+        }),
+      ),
+    );
+    assert.equal(Math.min(...limitsOnRetry), 4, `one cut from 8 to 4 (saw ${limitsOnRetry.join(", ")})`);
+  });
+
+  test("a retry-after longer than maxRetryAfterMs is capped", async () => {
+    const scheduler = new EndpointScheduler({ concurrency: 2, maxRetries: 1, timeoutMs: 1000, retryBaseMs: 1, maxRetryAfterMs: 30 });
+    let calls = 0;
+    const started = performance.now();
+    const result = await scheduler.run(async () => {
+      if (++calls === 1) throw new ModelCallError("rate_limit", "429", "test", 429, 3_600_000);
+      return "ok";
+    });
+    assert.equal(result.value, "ok");
+    assert.ok(performance.now() - started < 1000, "did not wait an hour");
   });
 
   for (const provider of PROVIDERS) {
@@ -400,6 +435,17 @@ describe("retries", () => {
       const error = await callError(modelOn(new ModelRuntime({ ...FAST, maxRetries: 1 }), PROVIDERS[2]!, server.url).complete(REQUEST));
       assert.equal(error.kind, "bad_response");
       assert.equal(server.requests.length, 2);
+    });
+  });
+
+  test("google: an empty reply is a wrong server (bad_response); a blocked prompt is a null answer", async () => {
+    await withServer(() => ({ body: {} }), async (server) => {
+      const error = await callError(modelOn(new ModelRuntime({ ...FAST, maxRetries: 0 }), PROVIDERS[2]!, server.url).complete(REQUEST));
+      assert.equal(error.kind, "bad_response");
+    });
+    await withServer(() => ({ body: { promptFeedback: { blockReason: "SAFETY" } } }), async (server) => {
+      const response = await modelOn(new ModelRuntime({ ...FAST, maxRetries: 0 }), PROVIDERS[2]!, server.url).complete(REQUEST);
+      assert.equal(response.text, null);
     });
   });
 

@@ -107,6 +107,22 @@ describe("model-call cache", () => {
     });
   });
 
+  test("a cache that cannot be read or written costs hits, never the answer", async () => {
+    const dir = temporaryDir();
+    const server = await startModelServer(numberedReplies);
+    const cache = await ModelCallCache.open(join(dir, "calls.sqlite"));
+    cache.close(); // every read and write now fails
+    try {
+      const runtime = new ModelRuntime({ ...FAST, cache });
+      const model = runtime.model(resolveModel("openai/gpt-4o", { baseURL: `${server.url}/v1`, env: ENV }));
+      assert.equal((await model.complete(JUDGE_REQUEST)).text, "reply 0");
+      assert.equal((await model.complete(JUDGE_REQUEST)).text, "reply 1");
+      assert.equal(server.requests.length, 2);
+    } finally {
+      await server.close();
+    }
+  });
+
   test("parameters left unset and parameters set to undefined are the same request", async () => {
     await withCache(numberedReplies, async ({ server, cache, modelOf }) => {
       const model = modelOf(new ModelRuntime({ ...FAST, cache }));

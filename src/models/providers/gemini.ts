@@ -12,6 +12,7 @@ const replySchema = z.object({
       finishReason: z.string().optional(),
     }).loose(),
   ).optional(),
+  promptFeedback: z.unknown().optional(),
   usageMetadata: z.object({ promptTokenCount: z.number().optional(), candidatesTokenCount: z.number().optional() }).loose().optional(),
 }).loose();
 
@@ -25,6 +26,10 @@ export class GeminiClient implements ProviderClient {
     const parsed = replySchema.safeParse(raw);
     if (!parsed.success) throw new ModelCallError("bad_response", `${this.spec.baseURL} answered an unexpected shape`, this.spec.baseURL);
     const candidates = parsed.data.candidates ?? [];
+    // no candidates is Gemini's answer to a blocked prompt (with promptFeedback); otherwise a wrong server
+    if (candidates.length === 0 && parsed.data.promptFeedback === undefined) {
+      throw new ModelCallError("bad_response", `${this.spec.baseURL} answered without candidates`, this.spec.baseURL);
+    }
     return {
       texts: candidates.length > 0 ? candidates.map((c) => c.content?.parts?.map((p) => p.text ?? "").join("") ?? null) : [null],
       finishReason: candidates[0]?.finishReason ?? null,
