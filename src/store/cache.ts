@@ -1,7 +1,7 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createClient, type Client } from "@libsql/client";
+import { createClient, type Client } from "@libsql/client/sqlite3";
 import { UserError, describeError, userCacheDir } from "../core/index.js";
 
 /** The default cache file: `$XDG_CACHE_HOME/eqakit/model-calls.sqlite`. */
