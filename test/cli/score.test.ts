@@ -4,18 +4,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { anthropicReply, geminiReply, lastUserText, openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
-import { openEqaBenchmarkFile, pr15Dir, temporaryDir } from "../helpers/paths.js";
+import { openEqaBenchmarkFile, pr15Dir, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
-interface BenchmarkRecord {
-  question_id: string;
-  question: string;
-  answer: string;
-  category: string;
-  episode_history: string;
-  extra_answers?: string[];
-}
-
-const benchmark = JSON.parse(readFileSync(openEqaBenchmarkFile, "utf8")) as BenchmarkRecord[];
+const benchmark = readRawBenchmark();
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
 const readLines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
 

@@ -12,7 +12,7 @@ import {
   selectQuestions,
   type OpenEqaBenchmark,
 } from "../../src/data/index.js";
-import { openEqaBenchmarkFile, openEqaSubsetFile, pr15Dir, temporaryDir } from "../helpers/paths.js";
+import { openEqaBenchmarkFile, openEqaSubsetFile, pr15Dir, readRawBenchmark, temporaryDir, type RawOpenEqaQuestion } from "../helpers/paths.js";
 
 const dir = temporaryDir("eqakit-openeqa-data-");
 let fixtureCount = 0;
@@ -25,16 +25,7 @@ function fixture(content: unknown, name?: string): string {
   return path;
 }
 
-interface RawQuestion {
-  question_id: string;
-  question: string;
-  answer: string;
-  category: string;
-  episode_history: string;
-  extra_answers?: string[];
-}
-
-function rawQuestion(id: string, overrides: Partial<Record<keyof RawQuestion, unknown>> & Record<string, unknown> = {}): Record<string, unknown> {
+function rawQuestion(id: string, overrides: Partial<Record<keyof RawOpenEqaQuestion, unknown>> & Record<string, unknown> = {}): Record<string, unknown> {
   return {
     question: `What is object ${id}?`,
     answer: `answer ${id}`,
@@ -156,7 +147,7 @@ describe("the real OpenEQA benchmark", () => {
         "To the left of the kitchen bar stools",
       ],
     });
-    const raw = JSON.parse(readFileSync(openEqaBenchmarkFile, "utf8")) as RawQuestion[];
+    const raw = readRawBenchmark();
     assert.deepEqual(
       benchmark.questions.map((q) => q.questionId),
       raw.map((r) => r.question_id),

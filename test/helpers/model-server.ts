@@ -78,6 +78,16 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
   };
 }
 
+/** Runs `body` with a server answering from `script`, closing it afterwards. */
+export async function withModelServer(script: Script, body: (server: ModelServer) => Promise<void>): Promise<void> {
+  const server = await startModelServer(script);
+  try {
+    await body(server);
+  } finally {
+    await server.close();
+  }
+}
+
 /** An OpenAI chat-completions reply. */
 export function openAiReply(text: string | null, usage = { prompt_tokens: 10, completion_tokens: 3 }): ScriptedReply {
   return {

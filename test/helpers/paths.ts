@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,4 +12,18 @@ export const pr15Dir = join(sharedData, "openeqa", "third_party", "open-eqa-pr15
 
 export function temporaryDir(prefix = "eqakit-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A record of `open-eqa-v0.json` as the file spells it. */
+export interface RawOpenEqaQuestion {
+  question_id: string;
+  question: string;
+  answer: string;
+  category: string;
+  episode_history: string;
+  extra_answers?: string[];
+}
+
+export function readRawBenchmark(): RawOpenEqaQuestion[] {
+  return JSON.parse(readFileSync(openEqaBenchmarkFile, "utf8")) as RawOpenEqaQuestion[];
 }

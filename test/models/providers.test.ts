@@ -7,6 +7,7 @@ import {
   geminiReply,
   openAiReply,
   startModelServer,
+  withModelServer,
   type ModelServer,
   type ReceivedRequest,
   type Script,
@@ -43,15 +44,6 @@ interface GeminiBody {
   [key: string]: unknown;
 }
 
-async function withServer(script: Script, body: (server: ModelServer) => Promise<void>): Promise<void> {
-  const server = await startModelServer(script);
-  try {
-    await body(server);
-  } finally {
-    await server.close();
-  }
-}
-
 /** A model built the way the CLI builds one, from a name, a base URL and an environment of our own. */
 function modelFor(name: string, baseURL: string | undefined, env: NodeJS.ProcessEnv, runtime = new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 5000 })): ChatModel {
   return runtime.model(resolveModel(name, { ...(baseURL !== undefined ? { baseURL } : {}), env }));
@@ -80,7 +72,7 @@ describe("OpenAI chat completions", () => {
   const env = { OPENAI_API_KEY: "sk-test-key" };
 
   test("sends model and plain string messages, and nothing the caller did not set", async () => {
-    await withServer(() => openAiReply("Your mark: 4", { prompt_tokens: 57, completion_tokens: 4 }), async (server) => {
+    await withModelServer(() => openAiReply("Your mark: 4", { prompt_tokens: 57, completion_tokens: 4 }), async (server) => {
       const model = modelFor("openai/gpt-4o", `${server.url}/v1`, env);
       const response = await model.complete(TEXT_ONLY);
       const request = only(server);
@@ -112,7 +104,7 @@ describe("OpenAI chat completions", () => {
   });
 
   test("sends temperature, max_tokens, seed and the other parameters when set, under OpenAI's names", async () => {
-    await withServer(() => openAiReply("4"), async (server) => {
+    await withModelServer(() => openAiReply("4"), async (server) => {
       const model = modelFor("openai/gpt-4o", `${server.url}/v1`, env);
       await model.complete({ ...TEXT_ONLY, temperature: 0.2, maxTokens: 32, seed: 1234, topP: 0.9, stop: ["\n", "END"], responseFormat: "json" });
       const body = wireBody<OpenAiBody>(only(server));
@@ -127,7 +119,7 @@ describe("OpenAI chat completions", () => {
   });
 
   test("sends zero values (temperature 0, seed 0) rather than dropping them, and never the sample index", async () => {
-    await withServer(() => openAiReply("ok"), async (server) => {
+    await withModelServer(() => openAiReply("ok"), async (server) => {
       const model = modelFor("openai/gpt-4o", `${server.url}/v1`, env);
       await model.complete({ ...TEXT_ONLY, temperature: 0, seed: 0, sampleIndex: 3, responseFormat: "text" });
       const body = wireBody<OpenAiBody>(only(server));
@@ -140,7 +132,7 @@ describe("OpenAI chat completions", () => {
   });
 
   test("sends images as base64 data URLs in content parts, and counts them in usage", async () => {
-    await withServer(() => openAiReply("a red mug"), async (server) => {
+    await withModelServer(() => openAiReply("a red mug"), async (server) => {
       const model = modelFor("openai/gpt-4o", `${server.url}/v1`, env);
       const response = await model.complete({
         messages: [
@@ -176,7 +168,7 @@ describe("OpenAI chat completions", () => {
   });
 
   test("keeps a multi-turn conversation in order with its roles", async () => {
-    await withServer(() => openAiReply("third"), async (server) => {
+    await withModelServer(() => openAiReply("third"), async (server) => {
       const model = modelFor("openai/gpt-4o", `${server.url}/v1`, env);
       await model.complete({
         messages: [
@@ -211,7 +203,7 @@ describe("OpenAI chat completions", () => {
       openAiReply(null),
       { body: { id: "c3", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "bare" }, finish_reason: null }] } },
     ];
-    await withServer((_request, index) => replies[index] ?? openAiReply("unexpected"), async (server) => {
+    await withModelServer((_request, index) => replies[index] ?? openAiReply("unexpected"), async (server) => {
       const model = modelFor("openai/gpt-4o", `${server.url}/v1`, env);
       const two = await model.complete({ ...TEXT_ONLY, n: 2 });
       assert.equal(wireBody<OpenAiBody>(server.requests[0]!).n, 2);
@@ -234,7 +226,7 @@ describe("OpenAI chat completions", () => {
   });
 
   test("OPENAI_BASE_URL and OPENAI_API_KEY come from the given environment (trailing slash ignored)", async () => {
-    await withServer(() => openAiReply("ok"), async (server) => {
+    await withModelServer(() => openAiReply("ok"), async (server) => {
       const model = modelFor("openai/gpt-4o-mini", undefined, { OPENAI_BASE_URL: `${server.url}/v1/`, OPENAI_API_KEY: "sk-from-env" });
       await model.complete(TEXT_ONLY);
       const request = only(server);
@@ -245,7 +237,7 @@ describe("OpenAI chat completions", () => {
   });
 
   test("the base URL option overrides OPENAI_BASE_URL", async () => {
-    await withServer(() => openAiReply("ok"), async (server) => {
+    await withModelServer(() => openAiReply("ok"), async (server) => {
       const model = modelFor("openai/gpt-4o", `${server.url}/v1`, { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "sk" });
       await model.complete(TEXT_ONLY);
       assert.equal(only(server).path, "/v1/chat/completions");
@@ -253,7 +245,7 @@ describe("OpenAI chat completions", () => {
   });
 
   test("a self-hosted OpenAI-compatible server needs no key", async () => {
-    await withServer(() => openAiReply("ok"), async (server) => {
+    await withModelServer(() => openAiReply("ok"), async (server) => {
       const model = modelFor("openai/local-model", `${server.url}/v1`, {});
       await model.complete(TEXT_ONLY);
       assert.equal(only(server).headers.authorization, "Bearer EMPTY");
@@ -261,7 +253,7 @@ describe("OpenAI chat completions", () => {
   });
 
   test("vllm/ names keep the slashes of the model id and read VLLM_BASE_URL", async () => {
-    await withServer(() => openAiReply("ok"), async (server) => {
+    await withModelServer(() => openAiReply("ok"), async (server) => {
       const model = modelFor("vllm/Qwen/Qwen2.5-VL-7B-Instruct", undefined, { VLLM_BASE_URL: `${server.url}/v1` });
       await model.complete(TEXT_ONLY);
       const request = only(server);
@@ -273,7 +265,7 @@ describe("OpenAI chat completions", () => {
   });
 
   test("ollama/ names read OLLAMA_HOST with or without a scheme and speak OpenAI at /v1", async () => {
-    await withServer(() => openAiReply("ok"), async (server) => {
+    await withModelServer(() => openAiReply("ok"), async (server) => {
       const host = server.url.replace(/^http:\/\//, "");
       await modelFor("ollama/qwen2.5vl", undefined, { OLLAMA_HOST: host }).complete(TEXT_ONLY);
       await modelFor("ollama/qwen2.5vl", undefined, { OLLAMA_HOST: `${server.url}/` }).complete(TEXT_ONLY);
@@ -291,7 +283,7 @@ describe("Anthropic Messages", () => {
   const env = { ANTHROPIC_API_KEY: "sk-ant-test" };
 
   test("moves the system message to `system`, sends the default max_tokens and the key", async () => {
-    await withServer(() => anthropicReply("Your mark: 5", { input_tokens: 40, output_tokens: 6 }), async (server) => {
+    await withModelServer(() => anthropicReply("Your mark: 5", { input_tokens: 40, output_tokens: 6 }), async (server) => {
       const model = modelFor("anthropic/claude-test-model", server.url, env);
       const response = await model.complete(TEXT_ONLY);
       const request = only(server);
@@ -318,7 +310,7 @@ describe("Anthropic Messages", () => {
   });
 
   test("no system message means no `system` field; parameters go under Anthropic's names; seed is not sent", async () => {
-    await withServer(() => anthropicReply("ok"), async (server) => {
+    await withModelServer(() => anthropicReply("ok"), async (server) => {
       const model = modelFor("anthropic/claude-test-model", server.url, env);
       await model.complete({ messages: [{ role: "user", content: "hello" }], temperature: 0.2, maxTokens: 32, seed: 1234, topP: 0.5, stop: ["\n\n"] });
       assert.deepEqual(wireBody<AnthropicBody>(only(server)), {
@@ -333,7 +325,7 @@ describe("Anthropic Messages", () => {
   });
 
   test("several system messages are joined; assistant turns keep their role", async () => {
-    await withServer(() => anthropicReply("ok"), async (server) => {
+    await withModelServer(() => anthropicReply("ok"), async (server) => {
       const model = modelFor("anthropic/claude-test-model", server.url, env);
       await model.complete({
         messages: [
@@ -355,7 +347,7 @@ describe("Anthropic Messages", () => {
   });
 
   test("sends images as base64 source blocks", async () => {
-    await withServer(() => anthropicReply("two frames"), async (server) => {
+    await withModelServer(() => anthropicReply("two frames"), async (server) => {
       const model = modelFor("anthropic/claude-test-model", server.url, env);
       const response = await model.complete({
         messages: [
@@ -400,7 +392,7 @@ describe("Anthropic Messages", () => {
         usage: { input_tokens: 12, output_tokens: 5 },
       },
     };
-    await withServer(() => reply, async (server) => {
+    await withModelServer(() => reply, async (server) => {
       const response = await modelFor("anthropic/claude-test-model", server.url, env).complete(TEXT_ONLY);
       assert.equal(response.text, "Your mark: 3");
       assert.equal(response.finishReason, "max_tokens");
@@ -413,7 +405,7 @@ describe("Anthropic Messages", () => {
     const reply: ScriptedReply = {
       body: { id: "m", type: "message", role: "assistant", model: "m", content: [], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 1, output_tokens: 0 } },
     };
-    await withServer(() => reply, async (server) => {
+    await withModelServer(() => reply, async (server) => {
       const response = await modelFor("anthropic/claude-test-model", server.url, env).complete(TEXT_ONLY);
       assert.equal(response.text, null);
       assert.deepEqual(response.texts, [null]);
@@ -421,7 +413,7 @@ describe("Anthropic Messages", () => {
   });
 
   test("n > 1 is refused as a bad request before anything is sent", async () => {
-    await withServer(() => anthropicReply("never"), async (server) => {
+    await withModelServer(() => anthropicReply("never"), async (server) => {
       const model = modelFor("anthropic/claude-test-model", server.url, env);
       await assert.rejects(model.complete({ ...TEXT_ONLY, n: 2 }), (error: unknown) => {
         assert.ok(error instanceof ModelCallError);
@@ -435,7 +427,7 @@ describe("Anthropic Messages", () => {
   });
 
   test("ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY come from the given environment", async () => {
-    await withServer(() => anthropicReply("ok"), async (server) => {
+    await withModelServer(() => anthropicReply("ok"), async (server) => {
       await modelFor("anthropic/claude-other-model", undefined, { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-env" }).complete(TEXT_ONLY);
       const request = only(server);
       assert.equal(request.path, "/v1/messages");
@@ -449,7 +441,7 @@ describe("Gemini generateContent", () => {
   const env = { GEMINI_API_KEY: "gm-test-key" };
 
   test("posts to /v1beta/models/MODEL:generateContent with x-goog-api-key, contents and systemInstruction", async () => {
-    await withServer(() => geminiReply("Your mark: 2", { promptTokenCount: 33, candidatesTokenCount: 4 }), async (server) => {
+    await withModelServer(() => geminiReply("Your mark: 2", { promptTokenCount: 33, candidatesTokenCount: 4 }), async (server) => {
       const model = modelFor("google/gemini-2.5-flash", server.url, env);
       const response = await model.complete(TEXT_ONLY);
       const request = only(server);
@@ -472,7 +464,7 @@ describe("Gemini generateContent", () => {
   });
 
   test("sends generationConfig with Gemini's names only for the parameters set", async () => {
-    await withServer(() => geminiReply("{}"), async (server) => {
+    await withModelServer(() => geminiReply("{}"), async (server) => {
       const model = modelFor("google/gemini-2.5-flash", server.url, env);
       await model.complete({ messages: [{ role: "user", content: "q" }], temperature: 0.2, topP: 0.8, maxTokens: 32, seed: 1234, n: 1, stop: ["END"], responseFormat: "json" });
       await model.complete({ messages: [{ role: "user", content: "q" }], temperature: 0 });
@@ -493,7 +485,7 @@ describe("Gemini generateContent", () => {
   });
 
   test("assistant turns become role `model`; images are inline_data parts", async () => {
-    await withServer(() => geminiReply("a mug"), async (server) => {
+    await withModelServer(() => geminiReply("a mug"), async (server) => {
       const model = modelFor("google/gemini-2.5-flash", server.url, env);
       const response = await model.complete({
         messages: [
@@ -539,7 +531,7 @@ describe("Gemini generateContent", () => {
       { body: { promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 8, totalTokenCount: 8 } } },
       { body: { candidates: [{ finishReason: "SAFETY", index: 0 }] } },
     ];
-    await withServer((_request, index) => replies[index] ?? geminiReply("unexpected"), async (server) => {
+    await withModelServer((_request, index) => replies[index] ?? geminiReply("unexpected"), async (server) => {
       const model = modelFor("google/gemini-2.5-flash", server.url, env);
       const joined = await model.complete(TEXT_ONLY);
       assert.deepEqual(joined.texts, ["Your mark: 1", "other"]);
@@ -559,7 +551,7 @@ describe("Gemini generateContent", () => {
   });
 
   test("GEMINI_BASE_URL and GOOGLE_API_KEY come from the given environment", async () => {
-    await withServer(() => geminiReply("ok"), async (server) => {
+    await withModelServer(() => geminiReply("ok"), async (server) => {
       await modelFor("google/gemini-2.5-pro", undefined, { GEMINI_BASE_URL: `${server.url}/`, GOOGLE_API_KEY: "google-key" }).complete(TEXT_ONLY);
       const request = only(server);
       assert.equal(request.path, "/v1beta/models/gemini-2.5-pro:generateContent");
@@ -568,7 +560,7 @@ describe("Gemini generateContent", () => {
   });
 
   test("GEMINI_API_KEY wins over GOOGLE_API_KEY", async () => {
-    await withServer(() => geminiReply("ok"), async (server) => {
+    await withModelServer(() => geminiReply("ok"), async (server) => {
       await modelFor("google/gemini-2.5-flash", server.url, { GEMINI_API_KEY: "gemini-key", GOOGLE_API_KEY: "google-key" }).complete(TEXT_ONLY);
       assert.equal(only(server).headers["x-goog-api-key"], "gemini-key");
     });

@@ -19,6 +19,7 @@ import {
   geminiReply,
   openAiReply,
   startModelServer,
+  withModelServer,
   type ModelServer,
   type Script,
   type ScriptedReply,
@@ -44,15 +45,6 @@ const PROVIDERS: ProviderCase[] = [
 ];
 
 const OPENAI = PROVIDERS[0]!;
-
-async function withServer(script: Script, body: (server: ModelServer) => Promise<void>): Promise<void> {
-  const server = await startModelServer(script);
-  try {
-    await body(server);
-  } finally {
-    await server.close();
-  }
-}
 
 function modelOn(runtime: ModelRuntime, provider: ProviderCase, url: string, name = provider.name): ChatModel {
   return runtime.model(resolveModel(name, { baseURL: provider.baseURL(url), env: ENV }));
@@ -120,7 +112,7 @@ describe("error classification, per provider (no retries)", () => {
   for (const provider of PROVIDERS) {
     for (const failure of failures) {
       test(`${provider.protocol}: ${failure.label} → ${failure.kind}`, async () => {
-        await withServer(() => failure.reply, async (server) => {
+        await withModelServer(() => failure.reply, async (server) => {
           const runtime = new ModelRuntime({ ...FAST, maxRetries: 0 });
           const error = await callError(modelOn(runtime, provider, server.url).complete(REQUEST));
           assert.equal(error.kind, failure.kind, error.message);
@@ -137,7 +129,7 @@ describe("error classification, per provider (no retries)", () => {
     }
 
     test(`${provider.protocol}: 429 → rate_limit with the wait from retry-after`, async () => {
-      await withServer(() => rateLimitReply(provider.protocol, { "retry-after": "7" }), async (server) => {
+      await withModelServer(() => rateLimitReply(provider.protocol, { "retry-after": "7" }), async (server) => {
         const runtime = new ModelRuntime({ ...FAST, maxRetries: 0 });
         const error = await callError(modelOn(runtime, provider, server.url).complete(REQUEST));
         assert.equal(error.kind, "rate_limit");
@@ -149,7 +141,7 @@ describe("error classification, per provider (no retries)", () => {
     });
 
     test(`${provider.protocol}: a reply slower than the timeout → timeout`, async () => {
-      await withServer(() => ({ ...provider.ok("late"), delayMs: 400 }), async (server) => {
+      await withModelServer(() => ({ ...provider.ok("late"), delayMs: 400 }), async (server) => {
         const runtime = new ModelRuntime({ ...FAST, maxRetries: 0, timeoutMs: 100 });
         const started = performance.now();
         const error = await callError(modelOn(runtime, provider, server.url).complete(REQUEST));
@@ -183,7 +175,7 @@ describe("error classification, per provider (no retries)", () => {
         },
       },
     };
-    await withServer(() => reply, async (server) => {
+    await withModelServer(() => reply, async (server) => {
       const error = await callError(modelOn(new ModelRuntime({ ...FAST, maxRetries: 0 }), PROVIDERS[2]!, server.url).complete(REQUEST));
       assert.equal(error.kind, "rate_limit");
       assert.equal(error.retryAfterMs, 2500);
@@ -196,7 +188,7 @@ describe("retries", () => {
   test("429 with retry-after: the retry waits at least that long, and the pause holds every caller of the endpoint", async () => {
     let rateLimitedAt = 0;
     const arrivals: { index: number; at: number }[] = [];
-    await withServer(
+    await withModelServer(
       (_request, index) => {
         const at = performance.now();
         arrivals.push({ index, at });
@@ -232,7 +224,7 @@ describe("retries", () => {
 
   test("429 halves the endpoint's concurrency limit, which grows back by one per window of successes", async () => {
     const { script: okScript, maxInFlight } = countingScript(openAiReply("ok"), 40);
-    await withServer(
+    await withModelServer(
       (request, index) => (index === 0 ? { status: 429, headers: { "retry-after-ms": "100" }, body: { error: { message: "slow down" } } } : okScript(request, index)),
       async (server) => {
         const scheduler = new EndpointScheduler({ concurrency: 4, maxRetries: 2, timeoutMs: 2000, retryBaseMs: 5 });
@@ -279,7 +271,7 @@ describe("retries", () => {
   });
 
   test("5xx then success: retried, and the retries are counted in the call's usage and the run's", async () => {
-    await withServer(
+    await withModelServer(
       (_request, index) => (index < 2 ? { status: index === 0 ? 500 : 502, body: { error: { message: "upstream" } } } : openAiReply("Your mark: 3", { prompt_tokens: 21, completion_tokens: 4 })),
       async (server) => {
         const runtime = new ModelRuntime({ ...FAST, maxRetries: 3 });
@@ -300,7 +292,7 @@ describe("retries", () => {
   });
 
   test("5xx every time: maxRetries retries, then the server error", async () => {
-    await withServer(() => ({ status: 503, body: { error: { message: "overloaded" } } }), async (server) => {
+    await withModelServer(() => ({ status: 503, body: { error: { message: "overloaded" } } }), async (server) => {
       const runtime = new ModelRuntime({ ...FAST, maxRetries: 2 });
       const error = await callError(modelOn(runtime, OPENAI, server.url).complete(REQUEST));
       assert.equal(error.kind, "server");
@@ -348,7 +340,7 @@ describe("retries", () => {
   for (const provider of PROVIDERS) {
     test(`${provider.protocol}: 429, 500 and a reset, then success`, async () => {
       const faults: ScriptedReply[] = [rateLimitReply(provider.protocol, { "retry-after": "0" }), { status: 500, body: { error: { message: "x" } } }, { reset: true }];
-      await withServer((_request, index) => faults[index] ?? provider.ok("finally"), async (server) => {
+      await withModelServer((_request, index) => faults[index] ?? provider.ok("finally"), async (server) => {
         const runtime = new ModelRuntime({ ...FAST, maxRetries: 3 });
         const response = await modelOn(runtime, provider, server.url).complete(REQUEST);
         assert.equal(response.text, "finally");
@@ -359,7 +351,7 @@ describe("retries", () => {
   }
 
   test("a timeout is retried, and the retry that answers in time succeeds", async () => {
-    await withServer((_request, index) => ({ ...openAiReply("in time"), delayMs: index === 0 ? 600 : 0 }), async (server) => {
+    await withModelServer((_request, index) => ({ ...openAiReply("in time"), delayMs: index === 0 ? 600 : 0 }), async (server) => {
       const runtime = new ModelRuntime({ ...FAST, maxRetries: 2, timeoutMs: 150 });
       const started = performance.now();
       const response = await modelOn(runtime, OPENAI, server.url).complete(REQUEST);
@@ -372,7 +364,7 @@ describe("retries", () => {
   });
 
   test("timeouts every time: retried, then kind timeout", async () => {
-    await withServer(() => ({ ...openAiReply("too late"), delayMs: 1000 }), async (server) => {
+    await withModelServer(() => ({ ...openAiReply("too late"), delayMs: 1000 }), async (server) => {
       const runtime = new ModelRuntime({ ...FAST, maxRetries: 2, timeoutMs: 100 });
       const started = performance.now();
       const error = await callError(modelOn(runtime, OPENAI, server.url).complete(REQUEST));
@@ -384,7 +376,7 @@ describe("retries", () => {
   });
 
   test("a connection reset is retried", async () => {
-    await withServer((_request, index) => (index === 0 ? { reset: true } : openAiReply("after reset")), async (server) => {
+    await withModelServer((_request, index) => (index === 0 ? { reset: true } : openAiReply("after reset")), async (server) => {
       const runtime = new ModelRuntime({ ...FAST, maxRetries: 2 });
       const response = await modelOn(runtime, OPENAI, server.url).complete(REQUEST);
       assert.equal(response.text, "after reset");
@@ -394,7 +386,7 @@ describe("retries", () => {
   });
 
   test("resets every time: retried, then kind network", async () => {
-    await withServer(() => ({ reset: true }), async (server) => {
+    await withModelServer(() => ({ reset: true }), async (server) => {
       const runtime = new ModelRuntime({ ...FAST, maxRetries: 2 });
       const error = await callError(modelOn(runtime, OPENAI, server.url).complete(REQUEST));
       assert.equal(error.kind, "network", error.message);
@@ -403,7 +395,7 @@ describe("retries", () => {
   });
 
   test("garbage (not JSON) then a good reply: retried", async () => {
-    await withServer((_request, index) => (index < 2 ? { body: "Internal proxy error" } : openAiReply("good")), async (server) => {
+    await withModelServer((_request, index) => (index < 2 ? { body: "Internal proxy error" } : openAiReply("good")), async (server) => {
       const response = await modelOn(new ModelRuntime({ ...FAST, maxRetries: 3 }), OPENAI, server.url).complete(REQUEST);
       assert.equal(response.text, "good");
       assert.equal(response.usage.retries, 2);
@@ -419,7 +411,7 @@ describe("retries", () => {
   ];
   for (const { label, reply } of garbage) {
     test(`${label}: retried, then kind bad_response`, async () => {
-      await withServer(() => reply, async (server) => {
+      await withModelServer(() => reply, async (server) => {
         const runtime = new ModelRuntime({ ...FAST, maxRetries: 2 });
         const error = await callError(modelOn(runtime, OPENAI, server.url).complete(REQUEST));
         assert.equal(error.kind, "bad_response", error.message);
@@ -431,7 +423,7 @@ describe("retries", () => {
   }
 
   test("google: JSON of the wrong shape is retried, then bad_response", async () => {
-    await withServer(() => ({ body: { candidates: "none" } }), async (server) => {
+    await withModelServer(() => ({ body: { candidates: "none" } }), async (server) => {
       const error = await callError(modelOn(new ModelRuntime({ ...FAST, maxRetries: 1 }), PROVIDERS[2]!, server.url).complete(REQUEST));
       assert.equal(error.kind, "bad_response");
       assert.equal(server.requests.length, 2);
@@ -439,11 +431,11 @@ describe("retries", () => {
   });
 
   test("google: an empty reply is a wrong server (bad_response); a blocked prompt is a null answer", async () => {
-    await withServer(() => ({ body: {} }), async (server) => {
+    await withModelServer(() => ({ body: {} }), async (server) => {
       const error = await callError(modelOn(new ModelRuntime({ ...FAST, maxRetries: 0 }), PROVIDERS[2]!, server.url).complete(REQUEST));
       assert.equal(error.kind, "bad_response");
     });
-    await withServer(() => ({ body: { promptFeedback: { blockReason: "SAFETY" } } }), async (server) => {
+    await withModelServer(() => ({ body: { promptFeedback: { blockReason: "SAFETY" } } }), async (server) => {
       const response = await modelOn(new ModelRuntime({ ...FAST, maxRetries: 0 }), PROVIDERS[2]!, server.url).complete(REQUEST);
       assert.equal(response.text, null);
     });
@@ -451,7 +443,7 @@ describe("retries", () => {
 
   for (const status of [401, 403, 404, 400]) {
     test(`HTTP ${status} is never retried`, async () => {
-      await withServer(() => ({ status, body: { error: { message: "no" } } }), async (server) => {
+      await withModelServer(() => ({ status, body: { error: { message: "no" } } }), async (server) => {
         const runtime = new ModelRuntime({ ...FAST, maxRetries: 5 });
         const error = await callError(modelOn(runtime, OPENAI, server.url).complete(REQUEST));
         assert.equal(error.status, status);
@@ -462,7 +454,7 @@ describe("retries", () => {
   }
 
   test("401: kind auth, fatal for the run, no retries", async () => {
-    await withServer(() => ({ status: 401, body: { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } } }), async (server) => {
+    await withModelServer(() => ({ status: 401, body: { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } } }), async (server) => {
       const runtime = new ModelRuntime({ ...FAST, maxRetries: 5 });
       const error = await callError(modelOn(runtime, OPENAI, server.url).complete(REQUEST));
       assert.equal(error.kind, "auth");
@@ -488,7 +480,7 @@ describe("retries", () => {
 describe("concurrency", () => {
   test("never more calls in flight at the endpoint than the limit", async () => {
     const { script, maxInFlight } = countingScript(openAiReply("ok"), 100);
-    await withServer(script, async (server) => {
+    await withModelServer(script, async (server) => {
       const model = modelOn(new ModelRuntime({ ...FAST, concurrency: 3 }), OPENAI, server.url);
       const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => model.complete({ messages: [{ role: "user", content: `q${i}` }] })));
       assert.equal(responses.length, 12);
@@ -499,7 +491,7 @@ describe("concurrency", () => {
 
   test("the default limit is 8", async () => {
     const { script, maxInFlight } = countingScript(openAiReply("ok"), 100);
-    await withServer(script, async (server) => {
+    await withModelServer(script, async (server) => {
       const model = modelOn(new ModelRuntime(FAST), OPENAI, server.url);
       await Promise.all(Array.from({ length: 20 }, (_, i) => model.complete({ messages: [{ role: "user", content: `q${i}` }] })));
       assert.equal(maxInFlight(), 8);
@@ -508,7 +500,7 @@ describe("concurrency", () => {
 
   test("models on the same endpoint share its limit", async () => {
     const { script, maxInFlight } = countingScript(openAiReply("ok"), 100);
-    await withServer(script, async (server) => {
+    await withModelServer(script, async (server) => {
       const runtime = new ModelRuntime({ ...FAST, concurrency: 2 });
       const judge = modelOn(runtime, OPENAI, server.url, "openai/judge-model");
       const agent = modelOn(runtime, OPENAI, server.url, "openai/agent-model");
@@ -521,8 +513,8 @@ describe("concurrency", () => {
   test("separate endpoints have separate limits", async () => {
     const a = countingScript(openAiReply("a"), 100);
     const b = countingScript(openAiReply("b"), 100);
-    await withServer(a.script, async (serverA) => {
-      await withServer(b.script, async (serverB) => {
+    await withModelServer(a.script, async (serverA) => {
+      await withModelServer(b.script, async (serverB) => {
         const runtime = new ModelRuntime({ ...FAST, concurrency: 2 });
         const modelA = modelOn(runtime, OPENAI, serverA.url);
         const modelB = modelOn(runtime, OPENAI, serverB.url);
@@ -535,7 +527,7 @@ describe("concurrency", () => {
 
   test("failures release their slot: a limit of 1 with retries still finishes every call", async () => {
     const { script, maxInFlight } = countingScript(openAiReply("ok"), 5);
-    await withServer((request, index) => (index % 3 === 0 ? { status: 500, body: {} } : script(request, index)), async (server) => {
+    await withModelServer((request, index) => (index % 3 === 0 ? { status: 500, body: {} } : script(request, index)), async (server) => {
       const model = modelOn(new ModelRuntime({ ...FAST, concurrency: 1, maxRetries: 5 }), OPENAI, server.url);
       const responses = await Promise.all(Array.from({ length: 6 }, (_, i) => model.complete({ messages: [{ role: "user", content: `q${i}` }] })));
       assert.equal(responses.length, 6);
