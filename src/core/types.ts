@@ -34,3 +34,37 @@ export function episodeSource(episodeHistory: string): string {
   const slash = episodeHistory.indexOf("/");
   return slash === -1 ? episodeHistory : episodeHistory.slice(0, slash);
 }
+
+/** Pinhole intrinsics, in pixels, of an image of `width` × `height`. */
+export interface Camera {
+  width: number;
+  height: number;
+  fx: number;
+  fy: number;
+  cx: number;
+  cy: number;
+}
+
+/**
+ * A camera-to-world transform: 16 numbers, row-major. eqakit's one world convention:
+ * metres, y up; camera axes as OpenGL's (x right, y up, the camera looks along −z).
+ * HM3D poses are already so; ScanNet's (OpenCV camera axes, z-up world) are converted.
+ */
+export type Pose = Float64Array;
+
+/** One observation of an episode, with what geometry needs. */
+export interface Frame {
+  /** The frame's number in its episode (from its file name, or its position in a video). */
+  index: number;
+  /** The colour image's file, when the frame is a file (video frames have none). */
+  rgbPath?: string;
+  camera?: Camera;
+  /** Depth in metres, row-major, `depthCamera.width × depthCamera.height`; 0 where unknown. */
+  depth?: Float32Array;
+  /** The depth image's intrinsics (ScanNet's depth has its own size and camera). */
+  depthCamera?: Camera;
+  /** Null when the episode has poses but this frame's is invalid (ScanNet's -inf); absent when none. */
+  pose?: Pose | null;
+  /** Seconds from the episode's start, when known. */
+  timestamp?: number;
+}
