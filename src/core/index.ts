@@ -6,3 +6,4 @@ export * from "./prompts.js";
 export * from "./types.js";
 export * from "./paths.js";
 export * from "./concurrency.js";
+export * from "./python-format.js";

@@ -1,4 +1,3 @@
-export * from "./python-format.js";
 export * from "./llm-match.js";
 export * from "./stats.js";
 export * from "./aggregate.js";

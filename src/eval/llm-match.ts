@@ -1,6 +1,5 @@
-import { loadPromptFile, sha256Hex, type Question } from "../core/index.js";
+import { loadPromptFile, pythonFormat, pythonListRepr, pythonStrip, sha256Hex, type Question } from "../core/index.js";
 import { addUsage, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../models/index.js";
-import { pythonFormat, pythonListRepr, pythonStrip } from "./python-format.js";
 
 /**
  * `compat` reproduces OpenEQA's evaluate-predictions.py to the byte; `robust` (the default)

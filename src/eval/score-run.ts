@@ -1,6 +1,6 @@
-import { UserError, eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question, forEachConcurrent } from "../core/index.js";
+import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question } from "../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../data/index.js";
-import { ModelCallError, emptyUsage, mergeUsage, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { emptyUsage, mergeUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { RunDirectory } from "../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
@@ -105,40 +105,23 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   options.onProgress?.({ ...progress });
 
   const appender = run.appender(JUDGEMENTS_FILE);
-  let fatal: ModelCallError | undefined;
   try {
-    await forEachConcurrent(
-      pending,
-      options.concurrency ?? 8,
-      async (task) => {
-        const judgement = await judgeOrRecordFailure(task, options.judge, mode);
-        if (judgement === "fatal") return;
+    await runModelBatch({
+      items: pending,
+      concurrency: options.concurrency ?? 8,
+      work: (task) => judgeLlmMatch(task, options.judge, mode),
+      failed: (task, error) => failedJudgement(task, options.judge.name, mode, error.message),
+      finished: (task, judgement) => {
         appender.append(judgement);
         judgements.set(task.question.questionId, judgement);
         progress.done++;
         if (judgement.score === null) progress.failed++;
         options.onProgress?.({ ...progress });
       },
-      () => fatal !== undefined,
-    );
+      models: [options.judgeSpec],
+    });
   } finally {
     appender.close();
-  }
-  if (fatal) {
-    throw new UserError(`the judge ${options.judge.name} cannot be used: ${fatal.message}`, {}, fatalHint(fatal, options.judgeSpec));
-  }
-
-  async function judgeOrRecordFailure(task: LlmMatchTask, judge: ChatModel, judgeMode: LlmMatchMode): Promise<LlmMatchJudgement | "fatal"> {
-    try {
-      return await judgeLlmMatch(task, judge, judgeMode);
-    } catch (error) {
-      if (!(error instanceof ModelCallError)) throw error;
-      if (error.fatalForRun) {
-        fatal ??= error;
-        return "fatal";
-      }
-      return failedJudgement(task, judge.name, judgeMode, error.message);
-    }
   }
 
   const ordered = tasks.map((t) => judgements.get(t.question.questionId)!);
@@ -190,12 +173,6 @@ function failedJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode, 
     usage: emptyUsage(),
     finishedAt: new Date().toISOString(),
   };
-}
-
-function fatalHint(error: ModelCallError, spec: ModelSpec): string {
-  if (error.kind === "auth") return `check the API key for ${spec.provider} (it was refused by ${spec.baseURL})`;
-  if (error.kind === "not_found") return `check the model name "${spec.model}" and the base URL ${spec.baseURL}`;
-  return `is the server running at ${spec.baseURL}? Set --judge-base-url or the provider's *_BASE_URL variable to reach another one`;
 }
 
 function buildSummary(

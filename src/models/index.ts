@@ -5,3 +5,4 @@ export * from "./scheduler.js";
 export * from "./usage.js";
 export * from "./runtime.js";
 export * from "./messages.js";
+export * from "./batch.js";

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import type { Question } from "../../src/core/index.js";
+import { pythonFormat, pythonListRepr, pythonStrip, pythonStrRepr, type Question } from "../../src/core/index.js";
 import { loadOpenEqaBenchmark } from "../../src/data/index.js";
 import {
   LLM_MATCH_PARAMS,
@@ -11,10 +11,6 @@ import {
   parseMarkCompat,
   parseMarkRobust,
   prepareLlmMatchTask,
-  pythonFormat,
-  pythonListRepr,
-  pythonStrip,
-  pythonStrRepr,
   referenceCut,
   renderLlmMatchPrompt,
 } from "../../src/eval/index.js";
