@@ -2,7 +2,10 @@ import { Command, CommanderError } from "commander";
 import { eqakitVersion, isUserError } from "../core/index.js";
 import { cacheCommand } from "./cache.js";
 import { dataCommand } from "./data.js";
+import { framesCommand } from "./frames.js";
 import { scoreCommand } from "./score.js";
+import { answerCommand } from "./answer.js";
+import { runCommand } from "./run.js";
 
 /** Exit code for errors the user can fix (bad input, bad flags, unusable endpoint). */
 const USAGE_ERROR = 2;
@@ -12,7 +15,7 @@ function buildProgram(): Command {
     .description("eqakit: run, score and study Embodied Question Answering agents")
     .version(eqakitVersion)
     .showHelpAfterError("(run with --help for usage)");
-  for (const command of [scoreCommand(), dataCommand(), cacheCommand()]) program.addCommand(command);
+  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), cacheCommand()]) program.addCommand(command);
   program.commands.forEach(exitOverrideDeep);
   program.exitOverride();
   return program;

@@ -1,7 +1,5 @@
-import { existsSync } from "node:fs";
 import { Command, Option } from "commander";
-import { UserError } from "../core/index.js";
-import { defaultOpenEqaBenchmarkPath, loadOpenEqaBenchmark, loadPredictions, loadQuestionSubset, selectQuestions } from "../data/index.js";
+import { defaultOpenEqaBenchmarkPath, loadPredictions, loadQuestionSelection } from "../data/index.js";
 import { scorePredictions, type LlmMatchMode } from "../eval/index.js";
 import { resolveModel } from "../models/index.js";
 import { formatScoreSummary } from "../report/index.js";
@@ -41,13 +39,7 @@ export function scoreCommand(): Command {
 
 async function runScore(flags: ScoreFlags): Promise<number> {
   const judgeSpec = resolveModel(flags.judge, { flag: "--judge", ...(flags.judgeBaseUrl ? { baseURL: flags.judgeBaseUrl } : {}) });
-  const benchmarkPath = flags.benchmark ?? defaultOpenEqaBenchmarkPath();
-  if (!flags.benchmark && !existsSync(benchmarkPath)) {
-    throw new UserError("no benchmark given, and the OpenEQA benchmark has not been downloaded", { file: benchmarkPath }, "run `eqa data fetch openeqa`, or pass --benchmark FILE");
-  }
-  const benchmark = await loadOpenEqaBenchmark(benchmarkPath);
-  const subset = flags.subset ? await loadQuestionSubset(flags.subset) : undefined;
-  const questions = selectQuestions(benchmark, subset, flags.subset);
+  const { benchmark, questions } = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
   const predictions = await loadPredictions(flags.predictions);
   const outDir = flags.out ?? defaultRunPath("score");
 

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "./hash.js";
 import { packageRoot } from "./package.js";
+import { pythonFormat, pythonStrip } from "./python-format.js";
 
 /** A prompt file from `prompts/`, with the hash that summaries record. */
 export interface PromptFile {
@@ -21,4 +22,12 @@ export function loadPromptFile(name: string): PromptFile {
     loaded.set(name, prompt);
   }
   return prompt;
+}
+
+/**
+ * A prompt file filled as OpenEQA's scripts fill theirs: the file's text stripped of
+ * surrounding white space, then Python's `str.format` with the given fields.
+ */
+export function renderPromptFile(name: string, fields: Record<string, string>): string {
+  return pythonFormat(pythonStrip(loadPromptFile(name).text), fields);
 }

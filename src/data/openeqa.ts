@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, UserError, sha256Hex, type Prediction, type Question } from "../core/index.js";
 import { parseJsonText, readTextFile } from "./json.js";
@@ -134,4 +135,22 @@ export function pairPredictions(questions: Question[], predictions: Prediction[]
     return { question, answer: prediction ? prediction.answer : null, missing: prediction === undefined };
   });
   return { pairs, outsideSubset: predictions.filter((p) => !selected.has(p.questionId)).length };
+}
+
+export interface QuestionSelection {
+  benchmark: OpenEqaBenchmark;
+  /** The benchmark's questions, or the subset's in its order. */
+  questions: Question[];
+  subsetPath?: string;
+}
+
+/** Loads a benchmark (by default the one `eqa data fetch openeqa` wrote) and applies a subset file. */
+export async function loadQuestionSelection(options: { benchmark?: string; subset?: string; defaultBenchmark: string }): Promise<QuestionSelection> {
+  const path = options.benchmark ?? options.defaultBenchmark;
+  if (!options.benchmark && !existsSync(path)) {
+    throw new UserError("no benchmark given, and the OpenEQA benchmark has not been downloaded", { file: path }, "run `eqa data fetch openeqa`, or pass --benchmark FILE");
+  }
+  const benchmark = await loadOpenEqaBenchmark(path);
+  const subset = options.subset ? await loadQuestionSubset(options.subset) : undefined;
+  return { benchmark, questions: selectQuestions(benchmark, subset, options.subset), ...(options.subset ? { subsetPath: options.subset } : {}) };
 }

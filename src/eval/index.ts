@@ -2,3 +2,4 @@ export * from "./llm-match.js";
 export * from "./stats.js";
 export * from "./aggregate.js";
 export * from "./score-run.js";
+export * from "./answer-and-score.js";

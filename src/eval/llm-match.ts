@@ -1,4 +1,4 @@
-import { loadPromptFile, pythonFormat, pythonListRepr, pythonStrip, sha256Hex, type Question } from "../core/index.js";
+import { loadPromptFile, pythonListRepr, pythonStrip, renderPromptFile, sha256Hex, type Question } from "../core/index.js";
 import { addUsage, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../models/index.js";
 
 /**
@@ -29,8 +29,7 @@ export function referenceCut(answer: string): string {
 /** The exact text sent to the judge, with the template chosen as the reference chooses it. */
 export function renderLlmMatchPrompt(question: Question, prediction: string): { promptName: string; text: string } {
   const promptName = question.extraAnswers === undefined ? LLM_MATCH_PROMPTS.plain : LLM_MATCH_PROMPTS.extra;
-  const template = pythonStrip(loadPromptFile(promptName).text);
-  const text = pythonFormat(template, {
+  const text = renderPromptFile(promptName, {
     question: question.question,
     answer: question.answer,
     prediction,

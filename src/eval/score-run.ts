@@ -46,6 +46,8 @@ export interface ScoreOptions {
   bootstrap?: BootstrapOptions;
   /** Extra configuration to record in the summary (cache path, retries, …). */
   settings?: Record<string, unknown>;
+  /** The summary's file name in the run directory (`summary.json`). */
+  summaryFile?: string;
   onProgress?: (progress: ScoreProgress) => void;
 }
 
@@ -134,7 +136,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
     wallTimeMs: performance.now() - started,
   });
   await run.writeJson(METRICS_FILE, metrics);
-  await run.writeJson(SUMMARY_FILE, summary);
+  await run.writeJson(options.summaryFile ?? SUMMARY_FILE, summary);
   return { summary, runDir: run.path, metrics };
 }
 

@@ -1,3 +1,4 @@
+import type { AnswerSummary } from "../agents/index.js";
 import type { MeanEstimate, ScoreSummary } from "../eval/index.js";
 
 /** A plain-text table: the first column left-aligned, the others right-aligned. */
@@ -38,6 +39,24 @@ export function formatScoreSummary(summary: ScoreSummary): string {
   const usage = summary.usage.judgements;
   notes.push(`${usage.calls} judge call(s), ${usage.cacheHits} from the cache, ${usage.promptTokens + usage.completionTokens} tokens, ${usage.retries} retries`);
   lines.push("", ...notes.map((n) => `  ${n}`));
+  if (summary.failures.length > 0) {
+    lines.push("", `failed (${summary.failures.length}):`);
+    for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);
+    if (summary.failures.length > 20) lines.push(`  … and ${summary.failures.length - 20} more, listed in summary.json`);
+  }
+  return lines.join("\n");
+}
+
+/** What `eqa answer` prints: counts, abstention, failures. */
+export function formatAnswerSummary(summary: AnswerSummary): string {
+  const { counts, config } = summary;
+  const lines = [`${String(config.agent)} agent (${String(config.model)}): ${counts.answered} of ${counts.questions} questions answered, ${counts.failed} failed`];
+  if (counts.reused > 0) lines.push(`  ${counts.reused} answer(s) reused from the run directory`);
+  if (summary.abstentionRate !== null) {
+    lines.push(`  force-a-guess: ${counts.abstained} of ${counts.forceGuessChecked} answers abstained (${(100 * summary.abstentionRate).toFixed(1)}%), replaced by the blind LLM's guess`);
+  }
+  const usage = summary.usage.answers;
+  lines.push(`  ${usage.calls} model call(s), ${usage.cacheHits} from the cache, ${usage.images} image(s), ${usage.promptTokens + usage.completionTokens} tokens, ${usage.retries} retries`);
   if (summary.failures.length > 0) {
     lines.push("", `failed (${summary.failures.length}):`);
     for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);

@@ -1,0 +1,207 @@
+import { UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type Question } from "../core/index.js";
+import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
+import { emptyUsage, mergeUsage, runModelBatch, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { RunDirectory } from "../store/index.js";
+import type { Agent, AgentTrace } from "./types.js";
+
+export const TRACES_FILE = "traces.jsonl";
+export const PREDICTIONS_FILE = "predictions.json";
+
+/** One question's answer, as appended to `traces.jsonl`. */
+export interface AnswerRecord {
+  questionId: string;
+  answer: string | null;
+  agent: string;
+  /** Identifies the agent's configuration and the question: a resumed run reuses only matching records. */
+  inputKey: string;
+  episode: string | null;
+  trace: AgentTrace | null;
+  /** Why the question could not be answered (its episode, a model call), or null. */
+  error: string | null;
+  finishedAt: string;
+}
+
+export interface AnswerProgress {
+  done: number;
+  total: number;
+  failed: number;
+  reused: number;
+}
+
+export interface AnswerOptions {
+  questions: Question[];
+  agent: Agent;
+  /** Where episode histories are (a folder of episodes, one episode folder, or a video); not needed by the blind agent. */
+  framesRoot?: string;
+  outDir: string;
+  /** Questions answered at once. */
+  concurrency?: number;
+  /** The models the agent calls, to name in errors that stop the run. */
+  models: ModelSpec[];
+  usage?: UsageLedger;
+  /** Recorded in the summary as they are (benchmark path and hash, flags…). */
+  settings?: Record<string, unknown>;
+  /** The summary's file name in the run directory (`summary.json`). */
+  summaryFile?: string;
+  onProgress?: (progress: AnswerProgress) => void;
+}
+
+export interface AnswerSummary {
+  kind: "answer";
+  eqakitVersion: string;
+  createdAt: string;
+  wallTimeMs: number;
+  config: Record<string, unknown>;
+  counts: { questions: number; answered: number; failed: number; reused: number; nullAnswers: number; forceGuessChecked: number; abstained: number };
+  /** Share of force-a-guess checks that found the agent abstaining (OpenEQA Table III), or null when none ran. */
+  abstentionRate: number | null;
+  failures: { questionId: string; error: string }[];
+  usage: { answers: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
+}
+
+export interface AnswerResult {
+  summary: AnswerSummary;
+  runDir: string;
+  records: AnswerRecord[];
+}
+
+/**
+ * `eqa answer`: runs an agent on every question, appending each answer with its trace as it
+ * finishes, then writes predictions.json (OpenEQA's format) and the summary. A question whose
+ * episode cannot be read fails alone; run again in the same directory, only what is missing
+ * (or failed) is answered.
+ */
+export async function answerQuestions(options: AnswerOptions): Promise<AnswerResult> {
+  const started = performance.now();
+  if (options.agent.needsEpisode && !options.framesRoot) {
+    throw new UserError(`the ${options.agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
+  }
+  const run = new RunDirectory(options.outDir);
+  const configKey = canonicalJson(options.agent.configuration);
+  const keyOf = (q: Question): string => sha256Hex(`${configKey}\u0000${q.questionId}\u0000${q.question}`);
+  const earlier = reusableAnswers(run, options.questions, keyOf);
+  const records = new Map(earlier);
+  const pending = options.questions.filter((q) => !earlier.has(q.questionId));
+  const progress: AnswerProgress = { done: earlier.size, total: options.questions.length, failed: 0, reused: earlier.size };
+  options.onProgress?.({ ...progress });
+
+  const episodes = new Map<string, Promise<Episode>>();
+  const episodeFor = (question: Question): Promise<Episode> | undefined => {
+    if (!options.agent.needsEpisode) return undefined;
+    const path = episodePath(options.framesRoot, question);
+    const known = episodes.get(path);
+    if (known) return known;
+    const opened = openEpisode(path, question.episodeHistory);
+    episodes.set(path, opened);
+    return opened;
+  };
+  const record = (question: Question, fields: Partial<AnswerRecord>): AnswerRecord => ({
+    questionId: question.questionId,
+    answer: null,
+    agent: options.agent.name,
+    inputKey: keyOf(question),
+    episode: options.agent.needsEpisode ? question.episodeHistory : null,
+    trace: null,
+    error: null,
+    finishedAt: new Date().toISOString(),
+    ...fields,
+  });
+
+  const appender = run.appender(TRACES_FILE);
+  try {
+    await runModelBatch({
+      items: pending,
+      concurrency: options.concurrency ?? 8,
+      work: async (question) => {
+        try {
+          const episode = episodeFor(question);
+          const result = await options.agent.answer(question, episode ? await episode : undefined);
+          return record(question, { answer: result.answer, trace: result.trace });
+        } catch (error) {
+          if (isUserError(error)) return record(question, { error: error.message });
+          throw error;
+        }
+      },
+      failed: (question, error) => record(question, { error: error.message }),
+      finished: (question, result) => {
+        appender.append(result);
+        records.set(question.questionId, result);
+        progress.done++;
+        if (result.error !== null) progress.failed++;
+        options.onProgress?.({ ...progress });
+      },
+      models: options.models,
+    });
+  } finally {
+    appender.close();
+  }
+
+  const ordered = options.questions.map((q) => records.get(q.questionId)!);
+  await run.writeJson(PREDICTIONS_FILE, ordered.filter((r) => r.error === null).map(toPrediction));
+  const summary = buildSummary(options, ordered, earlier.size, performance.now() - started);
+  await run.writeJson(options.summaryFile ?? "summary.json", summary);
+  return { summary, runDir: run.path, records: ordered };
+}
+
+function episodePath(framesRoot: string | undefined, question: Question): string {
+  if (!framesRoot) throw new UserError("no episode histories given", { id: question.questionId }, "pass --frames DIR (a folder of episode folders, one episode folder, or a video)");
+  const path = resolveEpisodePath(framesRoot, question.episodeHistory);
+  if (!path) {
+    throw new UserError(`episode history "${question.episodeHistory}" not found under ${framesRoot}`, { id: question.questionId, field: "episode_history" }, "check --frames: it should hold OpenEQA's frames/<episode_history> folders, or videos named after them");
+  }
+  return path;
+}
+
+/** OpenEQA's results format, with eqakit's fields beside (the reference tools read only the first two). */
+function toPrediction(record: AnswerRecord): Record<string, unknown> {
+  const forced = record.trace?.forceGuess?.action === "guess";
+  return {
+    question_id: record.questionId,
+    answer: record.answer,
+    agent: record.agent,
+    ...(forced ? { forced_guess: true, agent_answer: record.trace?.agentAnswer ?? null } : {}),
+  };
+}
+
+function reusableAnswers(run: RunDirectory, questions: Question[], keyOf: (q: Question) => string): Map<string, AnswerRecord> {
+  const wanted = new Map(questions.map((q) => [q.questionId, keyOf(q)]));
+  const { records } = run.readRecords(TRACES_FILE, asAnswerRecord);
+  const reusable = new Map<string, AnswerRecord>();
+  for (const r of records) if (r.error === null && wanted.get(r.questionId) === r.inputKey) reusable.set(r.questionId, r);
+  return reusable;
+}
+
+function asAnswerRecord(value: unknown): AnswerRecord | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const r = value as Partial<AnswerRecord>;
+  if (typeof r.questionId !== "string" || typeof r.inputKey !== "string") return undefined;
+  if (r.answer !== null && typeof r.answer !== "string") return undefined;
+  return { ...(r as AnswerRecord), error: r.error ?? null };
+}
+
+function buildSummary(options: AnswerOptions, records: AnswerRecord[], reused: number, wallTimeMs: number): AnswerSummary {
+  const answered = records.filter((r) => r.error === null);
+  const checked = answered.filter((r) => r.trace?.forceGuess);
+  const abstained = checked.filter((r) => r.trace?.forceGuess?.action === "guess").length;
+  const usage = emptyUsage();
+  for (const r of answered) if (r.trace) mergeUsage(usage, r.trace.usage);
+  return {
+    kind: "answer",
+    eqakitVersion,
+    createdAt: new Date().toISOString(),
+    wallTimeMs: Math.round(wallTimeMs),
+    config: { ...options.agent.configuration, framesRoot: options.framesRoot ?? null, concurrency: options.concurrency ?? 8, ...options.settings },
+    counts: {
+      questions: records.length,
+      answered: answered.length,
+      failed: records.length - answered.length,
+      reused,
+      nullAnswers: answered.filter((r) => r.answer === null).length,
+      forceGuessChecked: checked.length,
+      abstained,
+    },
+    abstentionRate: checked.length > 0 ? abstained / checked.length : null,
+    failures: records.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "" })),
+    usage: { answers: usage, thisProcess: options.usage?.snapshot() ?? null },
+  };
+}

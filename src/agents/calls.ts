@@ -1,0 +1,64 @@
+import { loadPromptFile, sha256Hex } from "../core/index.js";
+import type { EpisodeFrameImage } from "../episodes/index.js";
+import { addUsage, emptyUsage, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../models/index.js";
+import type { AgentTrace, TracedImage } from "./types.js";
+
+/** A fresh trace for one question. */
+export function newTrace(agent: string): AgentTrace {
+  return { agent, frames: [], images: [], calls: [], agentAnswer: null, usage: emptyUsage(), notes: [] };
+}
+
+/** Calls a model and records the call in the trace. */
+export async function tracedCall(
+  trace: AgentTrace,
+  model: ChatModel,
+  role: string,
+  prompt: string,
+  request: ChatRequest,
+  frames?: number[],
+): Promise<ChatResponse> {
+  const response = await model.complete(request);
+  addUsage(trace.usage, response.usage);
+  trace.calls.push({
+    role,
+    model: model.name,
+    prompt,
+    promptSha256: sha256Hex(requestText(request)),
+    ...(frames ? { frames } : {}),
+    reply: response.text,
+    cached: response.usage.cached,
+  });
+  return response;
+}
+
+function requestText(request: ChatRequest): string {
+  return request.messages
+    .map((m) => (typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : `<image ${sha256Hex(p.data)}>`)).join("")))
+    .join("\n");
+}
+
+export function imagePart(image: EpisodeFrameImage): ContentPart {
+  return { type: "image", data: image.data, mediaType: image.mediaType };
+}
+
+export function traceImages(trace: AgentTrace, images: EpisodeFrameImage[]): void {
+  trace.frames = images.map((i) => i.index);
+  trace.images = images.map((i): TracedImage => ({ index: i.index, sha256: i.sha256, width: i.width, height: i.height, bytes: i.data.byteLength }));
+}
+
+/** The sha256 of each prompt file an agent uses, for its configuration and the summary. */
+export function promptHashes(names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(names.map((name) => [name, loadPromptFile(name).sha256]));
+}
+
+/**
+ * OpenEQA's parse of an answer: the text after "A:" up to the end of its line; without an
+ * "A:", the whole reply (as the reference's Claude and Gemini baselines do; its GPT-4 one raises).
+ */
+export function parseAnswerLine(reply: string | null): string | null {
+  if (reply === null) return null;
+  const start = reply.indexOf("A:");
+  if (start === -1) return reply.trim();
+  const end = reply.indexOf("\n", start);
+  return (end === -1 ? reply.slice(start) : reply.slice(start, end)).split("A:").join("").trim();
+}

@@ -1,0 +1,65 @@
+import type { Question } from "../core/index.js";
+import type { Episode } from "../episodes/index.js";
+import type { UsageTotals } from "../models/index.js";
+
+/** One model call an agent made, as its trace keeps it. */
+export interface TracedCall {
+  /** What the call was for: answer, caption, force-guess, blind-guess. */
+  role: string;
+  model: string;
+  /** The prompt file used and the sha256 of the exact text sent (images by their own hashes). */
+  prompt: string;
+  promptSha256: string;
+  /** Frame indices sent with the call, if any. */
+  frames?: number[];
+  reply: string | null;
+  cached: boolean;
+}
+
+/** The image an agent sent, by content hash: what the trace needs to say which pixels were seen. */
+export interface TracedImage {
+  index: number;
+  sha256: string;
+  width: number;
+  height: number;
+  bytes: number;
+}
+
+/** What an agent did for one question: written to `traces.jsonl`. */
+export interface AgentTrace {
+  agent: string;
+  /** The sampled frame indices, in the order sent. */
+  frames: number[];
+  images: TracedImage[];
+  /** Socratic captions by frame index. */
+  captions?: Record<string, string>;
+  calls: TracedCall[];
+  /** The agent's own answer, before force-a-guess. */
+  agentAnswer: string | null;
+  forceGuess?: ForceGuessTrace;
+  usage: UsageTotals;
+  notes: string[];
+}
+
+export interface ForceGuessTrace {
+  /** What the classifier said: the answer abstains (guess), it does not (keep), or unreadable (kept). */
+  action: "guess" | "keep" | "unreadable";
+  /** The blind guess that replaced the answer, when the action was guess. */
+  blindAnswer?: string | null;
+}
+
+export interface AgentAnswer {
+  /** The final answer (after force-a-guess). */
+  answer: string | null;
+  trace: AgentTrace;
+}
+
+/** An EM-EQA agent: a question (and its episode history) in, an answer and its trace out. */
+export interface Agent {
+  readonly name: string;
+  /** False for the blind agent, which never looks at frames. */
+  readonly needsEpisode: boolean;
+  /** Everything that decides the answers (models, prompts, frames, parameters): a changed configuration answers anew. */
+  readonly configuration: Record<string, unknown>;
+  answer(question: Question, episode: Episode | undefined): Promise<AgentAnswer>;
+}

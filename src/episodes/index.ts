@@ -1,0 +1,12 @@
+/**
+ * Episode histories: what an agent saw. OpenEQA frame folders (HM3D, ScanNet), folders of
+ * plain images and video files, opened as one `Episode`; frame sampling; image
+ * preparation for models.
+ */
+export { openEpisode, resolveEpisodePath } from "./open.js";
+export type { Episode, EpisodeFrameImage, EpisodeKind } from "./types.js";
+export { prepareImage, DEFAULT_MAX_SIDE, DEFAULT_JPEG_QUALITY, type ImageOptions, type PreparedImage } from "./image.js";
+export { parseSamplingSpec, sampleFrameIndices, linspaceRoundIndices, type SamplingSpec } from "./sampling.js";
+export { extractVideoFrames, VIDEO_EXTENSIONS } from "./video.js";
+export { ffmpegAvailable } from "./ffmpeg.js";
+export { scannetPoseToEqakit, correctLinearVfov, type Intrinsics } from "./matrix.js";

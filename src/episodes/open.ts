@@ -1,0 +1,74 @@
+import { readdirSync, statSync, type Stats } from "node:fs";
+import { stat } from "node:fs/promises";
+import { basename, extname, join } from "node:path";
+import { UserError } from "../core/index.js";
+import { FolderEpisode } from "./folder.js";
+import type { Episode } from "./types.js";
+import { VIDEO_EXTENSIONS, VideoEpisode } from "./video.js";
+
+/**
+ * Opens an episode: a frame folder (OpenEQA's HM3D or ScanNet layout, or plain images) or
+ * a video file (anything ffmpeg reads). `id` names it in messages and defaults to the
+ * folder's name (the video's, without its extension). Checks the episode's structure
+ * (a missing or empty folder, pose files that are not 4×4, depth images of the wrong
+ * size, unreadable image headers) with UserErrors naming the episode and the file.
+ */
+export async function openEpisode(path: string, id?: string): Promise<Episode> {
+  let info: Stats | undefined;
+  try {
+    info = await stat(path);
+  } catch {
+    info = undefined;
+  }
+  if (info?.isFile()) return VideoEpisode.open(path, id ?? basename(path, extname(path)));
+  const name = id ?? basename(path);
+  if (!info) {
+    throw new UserError(`episode ${name}: no episode folder or video here`, { file: path }, "check --frames: it should hold one folder (or video) per episode_history, or be the episode's folder or video itself");
+  }
+  return FolderEpisode.open(path, name);
+}
+
+/**
+ * Where the frames of `episodeHistory` (e.g. `hm3d-v0/000-hm3d-BFRyYbPCCPE`) are under
+ * `framesRoot`, first match wins:
+ * 1. `framesRoot` itself, when it is a file (a video) or a frame folder (holds `*-rgb.png`):
+ *    the one episode of every question;
+ * 2. `framesRoot/<episodeHistory>` as a folder or file, then with a video extension
+ *    (.mp4 .mkv .mov .avi .webm);
+ * 3. the same for the history's last segment alone (`framesRoot/<last>`…), so that the
+ *    folder holding `open-eqa-hm3d-demo.mp4` serves `assets/open-eqa-hm3d-demo`.
+ * Undefined when none exists.
+ */
+export function resolveEpisodePath(framesRoot: string, episodeHistory: string): string | undefined {
+  const root = statOrUndefined(framesRoot);
+  if (!root) return undefined;
+  if (root.isFile()) return framesRoot;
+  if (hasRgbFrames(framesRoot)) return framesRoot;
+  const segments = episodeHistory.split("/").filter((s) => s.length > 0);
+  const candidates = [join(framesRoot, ...segments)];
+  const last = segments[segments.length - 1];
+  if (segments.length > 1 && last !== undefined) candidates.push(join(framesRoot, last));
+  for (const candidate of candidates) {
+    if (statOrUndefined(candidate)) return candidate;
+    for (const extension of VIDEO_EXTENSIONS) {
+      if (statOrUndefined(candidate + extension)?.isFile()) return candidate + extension;
+    }
+  }
+  return undefined;
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function hasRgbFrames(folder: string): boolean {
+  try {
+    return readdirSync(folder).some((name) => /-rgb\.png$/i.test(name));
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,59 @@
+import { join } from "node:path";
+import { eqakitVersion } from "../core/index.js";
+import type { QuestionSelection } from "../data/index.js";
+import { PREDICTIONS_FILE, answerQuestions, type AnswerOptions, type AnswerSummary } from "../agents/index.js";
+import type { ChatModel, ModelSpec } from "../models/index.js";
+import { RunDirectory } from "../store/index.js";
+import type { LlmMatchMode } from "./llm-match.js";
+import { SUMMARY_FILE, scorePredictions, type ScoreSummary } from "./score-run.js";
+import type { BootstrapOptions } from "./stats.js";
+
+export interface AnswerAndScoreOptions extends Omit<AnswerOptions, "questions" | "summaryFile"> {
+  selection: QuestionSelection;
+  judge: ChatModel;
+  judgeSpec: ModelSpec;
+  mode?: LlmMatchMode;
+  bootstrap?: BootstrapOptions;
+  onScoreProgress?: (done: number, total: number, failed: number) => void;
+}
+
+export interface RunSummary {
+  kind: "run";
+  eqakitVersion: string;
+  createdAt: string;
+  answer: AnswerSummary;
+  score: ScoreSummary;
+}
+
+/**
+ * `eqa run`: answers, then scores the answers, in one run directory with one summary. The
+ * stages keep their own summaries beside it (summary.answer.json, summary.score.json), and
+ * each resumes on its own. Questions that could not be answered are not scored; they are
+ * listed in the answer stage's failures.
+ */
+export async function answerAndScore(options: AnswerAndScoreOptions): Promise<RunSummary> {
+  const { selection, judge, judgeSpec, mode, bootstrap, onScoreProgress, ...answerOptions } = options;
+  const answered = await answerQuestions({ ...answerOptions, questions: selection.questions, summaryFile: "summary.answer.json" });
+  const ok = answered.records.filter((r) => r.error === null);
+  const okIds = new Set(ok.map((r) => r.questionId));
+  const scored = await scorePredictions({
+    benchmark: selection.benchmark,
+    questions: selection.questions.filter((q) => okIds.has(q.questionId)),
+    ...(selection.subsetPath ? { subsetPath: selection.subsetPath } : {}),
+    predictions: ok.map((r) => ({ questionId: r.questionId, answer: r.answer })),
+    predictionsPath: join(answered.runDir, PREDICTIONS_FILE),
+    judge,
+    judgeSpec,
+    ...(options.usage ? { usage: options.usage } : {}),
+    ...(mode ? { mode } : {}),
+    outDir: options.outDir,
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(bootstrap ? { bootstrap } : {}),
+    ...(options.settings ? { settings: options.settings } : {}),
+    summaryFile: "summary.score.json",
+    ...(onScoreProgress ? { onProgress: (p) => onScoreProgress(p.done, p.total, p.failed) } : {}),
+  });
+  const summary: RunSummary = { kind: "run", eqakitVersion, createdAt: new Date().toISOString(), answer: answered.summary, score: scored.summary };
+  await new RunDirectory(options.outDir).writeJson(SUMMARY_FILE, summary);
+  return summary;
+}

@@ -1,0 +1,89 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import sharp from "sharp";
+import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
+import { openEqaBenchmarkFile, readRawBenchmark, sharedData, temporaryDir } from "../helpers/paths.js";
+
+const demoQuestions = join(sharedData, "openeqa", "open-eqa-demo-data.json");
+const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
+const lines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
+
+function isJudgeCall(request: ReceivedRequest): boolean {
+  return JSON.stringify(request.body).includes("Your mark");
+}
+
+describe("eqa run on the real OpenEQA demo video", () => {
+  test("answers the 3 demo questions from 8 frames of the video, scores them, one summary", async () => {
+    const home = temporaryDir();
+    await withModelServer((request) => openAiReply(isJudgeCall(request) ? "Your mark: 4" : "Eight chairs, I think."), async (server) => {
+      const out = join(home, "run");
+      const result = await runCli(
+        ["run", "--benchmark", demoQuestions, "--frames", join(sharedData, "openeqa"), "--agent", "vlm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--num-frames", "8", "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, "--no-cache"],
+        cliEnv(home),
+      );
+      assert.equal(result.code, 0, result.stderr);
+      const summary = readJson(join(out, "summary.json")) as { kind: string; answer: { counts: { answered: number } }; score: { counts: { scored: number }; llmMatch: { overall: { mean: number } } } };
+      assert.equal(summary.kind, "run");
+      assert.equal(summary.answer.counts.answered, 3);
+      assert.equal(summary.score.counts.scored, 3);
+      assert.equal(summary.score.llmMatch.overall.mean, 75);
+      assert.equal((readJson(join(out, "predictions.json")) as unknown[]).length, 3);
+      assert.equal(Object.keys(readJson(join(out, "metrics.json")) as object).length, 3);
+      const vlmCalls = server.requests.filter((r) => !isJudgeCall(r) && JSON.stringify(r.body).includes("image_url"));
+      assert.equal(vlmCalls.length, 3);
+      const parts = (vlmCalls[0]!.body as { messages: { content: { type: string; image_url?: { url: string } }[] }[] }).messages[0]!.content.filter((p) => p.type === "image_url");
+      assert.equal(parts.length, 8);
+      const meta = await sharp(Buffer.from(parts[0]!.image_url!.url.split(",")[1]!, "base64")).metadata();
+      assert.deepEqual([meta.width, meta.height], [512, 288], "the 1280x720 video's frames at 512 px");
+      const trace = JSON.parse(lines(join(out, "traces.jsonl"))[0]!) as { trace: { frames: number[] } };
+      assert.deepEqual(trace.trace.frames, [0, 24, 48, 72, 95, 119, 143, 167], "round(linspace(0, 167, 8))");
+    });
+  });
+});
+
+describe("eqa answer", () => {
+  test("killed with SIGKILL and run again, it answers only what is missing", async () => {
+    const home = temporaryDir();
+    const questions = readRawBenchmark().slice(0, 24);
+    const subset = join(home, "subset.json");
+    writeFileSync(subset, JSON.stringify(questions.map((q) => q.question_id)));
+    const server = await startModelServer(() => ({ ...openAiReply("A: a chair"), delayMs: 100 }));
+    try {
+      const out = join(home, "answers");
+      const args = ["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", "blind", "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", out, "--concurrency", "2", "--no-cache"];
+      const child = startCli(args, cliEnv(home));
+      const finished = collect(child);
+      while (lines(join(out, "traces.jsonl")).length < 6) await new Promise((r) => setTimeout(r, 20));
+      child.kill("SIGKILL");
+      await finished;
+      const done = lines(join(out, "traces.jsonl")).length;
+      const before = server.requests.length;
+      const resumed = await runCli(args, cliEnv(home));
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.equal(server.requests.length - before, questions.length - done);
+      const predictions = readJson(join(out, "predictions.json")) as { question_id: string; answer: string }[];
+      assert.equal(predictions.length, questions.length);
+      assert.ok(predictions.every((p) => p.answer === "a chair"));
+      assert.match(resumed.stdout, new RegExp(`${done} answer\\(s\\) reused`));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("an agent that needs frames without --frames, and too many frames for a hosted provider, exit 2 before any call", async () => {
+    const home = temporaryDir();
+    const noFrames = await runCli(["answer", "--benchmark", demoQuestions, "--agent", "vlm", "--model", "vllm/some-vlm", "--out", join(home, "a")], cliEnv(home));
+    assert.equal(noFrames.code, 2);
+    assert.match(noFrames.stderr, /--frames/);
+    const tooMany = await runCli(
+      ["answer", "--benchmark", demoQuestions, "--frames", join(sharedData, "openeqa"), "--agent", "vlm", "--model", "anthropic/claude-sonnet-4-5", "--num-frames", "150", "--out", join(home, "b")],
+      cliEnv(home, { ANTHROPIC_API_KEY: "sk-ant-test" }),
+    );
+    assert.equal(tooMany.code, 2);
+    assert.match(tooMany.stderr, /at most 100 images/);
+    assert.match(tooMany.stderr, /--num-frames/);
+  });
+});
