@@ -133,7 +133,7 @@ async function timeProcess(label: string, command: string, args: string[]): Prom
   const report = JSON.parse(stdout.trim().split("\n").pop()!) as { workSeconds: number; cpuSeconds: number; peakRssBytes: number; images: number; outputBytes: number; size: number[] };
   const figures: ImagePrepFigures = { label, wallSeconds, workSeconds: report.workSeconds, cpuSeconds: report.cpuSeconds, peakRssMB: report.peakRssBytes / 1e6, images: report.images, outputBytes: report.outputBytes };
   console.log(
-    `${label.padEnd(28)} ${wallSeconds.toFixed(2).padStart(6)} s wall  ${report.workSeconds.toFixed(2).padStart(6)} s work  ${report.cpuSeconds.toFixed(2).padStart(6)} s CPU  ${figures.peakRssMB.toFixed(0).padStart(4)} MB peak  ${report.images} images of ${report.size.join("×")}`,
+    `${label.padEnd(28)} ${wallSeconds.toFixed(2).padStart(6)} s wall  ${report.workSeconds.toFixed(2).padStart(6)} s work  ${report.cpuSeconds.toFixed(2).padStart(6)} s CPU  ${figures.peakRssMB.toFixed(0).padStart(4)} MB peak  ${report.images} images of ${report.size.join("×")}, ${(report.outputBytes / 1e6).toFixed(1)} MB`,
   );
   return figures;
 }

@@ -9,3 +9,5 @@ export * from "./store/index.js";
 export * from "./models/index.js";
 export * from "./eval/index.js";
 export * from "./report/index.js";
+export * from "./episodes/index.js";
+export * from "./agents/index.js";

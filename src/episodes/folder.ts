@@ -12,7 +12,8 @@ import { checkFrameIndex, distinctIndices, type Episode, type EpisodeFrameImage,
  *
  * HM3D (`hm3d-v0/…`, five-digit names):
  * - `NNNNN-rgb.png`: the colour frame (1920×1080 in OpenEQA);
- * - `NNNNN-depth.png`: 16-bit depth of the same size, metres = value / 65535 × 10;
+ * - `NNNNN-depth.png`: 16-bit depth of the same size, metres = value / 65535 × 10 (the
+ *   reference truncates to whole steps of 0.15 mm, and depth beyond 10 m does not fit);
  * - `NNNNN.txt`: the 4×4 camera-to-world pose, OpenGL camera axes in a y-up world, which is
  *   eqakit's convention already;
  * - `intrinsic_color.txt` (and `intrinsic_depth.txt`, the same): 4×4 intrinsics, whose fy
@@ -47,8 +48,6 @@ const OPEN_CONCURRENCY = 16;
 const IMAGE_CONCURRENCY = Math.max(2, Math.min(4, availableParallelism()));
 
 interface FrameFiles {
-  /** The number in the file name (absent for plain images). */
-  number?: number;
   rgb: string;
   rgbHeader: ImageHeader;
   depth?: string;
@@ -64,21 +63,17 @@ interface Cameras {
 }
 
 export class FolderEpisode implements Episode {
-  readonly kind: EpisodeKind;
   readonly frameCount: number;
-  readonly notes: string[];
 
   constructor(
     readonly id: string,
     readonly path: string,
-    kind: EpisodeKind,
+    readonly kind: EpisodeKind,
     private readonly frames: FrameFiles[],
     private readonly cameras: Cameras,
-    notes: string[],
+    readonly notes: string[],
   ) {
-    this.kind = kind;
     this.frameCount = frames.length;
-    this.notes = notes;
   }
 
   static async open(path: string, id: string): Promise<FolderEpisode> {
@@ -232,8 +227,7 @@ async function openLayout(path: string, id: string, names: string[], rgbNames: s
     notes.push(`frame files are numbered ${first}-${last} for ${numbered.length} frames: frame indices are positions in that order (0-${numbered.length - 1})`);
   }
 
-  const frames: FrameFiles[] = numbered.map((f, i) => ({
-    number: f.number,
+  const frames: FrameFiles[] = numbered.map((_, i) => ({
     rgb: rgbPaths[i]!,
     rgbHeader: rgbHeaders[i]!,
     ...(hasDepth ? { depth: depthPaths[i]!, depthHeader: depthHeaders[i]! } : {}),
