@@ -1,7 +1,7 @@
 import { UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type Question } from "../core/index.js";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { emptyUsage, mergeUsage, runModelBatch, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
-import { RunDirectory } from "../store/index.js";
+import { RunDirectory, reusableRecords } from "../store/index.js";
 import type { Agent, AgentTrace } from "./types.js";
 
 export const TRACES_FILE = "traces.jsonl";
@@ -79,7 +79,8 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
   const run = new RunDirectory(options.outDir);
   const configKey = canonicalJson(options.agent.configuration);
   const keyOf = (q: Question): string => sha256Hex(`${configKey}\u0000${q.questionId}\u0000${q.question}`);
-  const earlier = reusableAnswers(run, options.questions, keyOf);
+  const wanted = new Map(options.questions.map((q) => [q.questionId, keyOf(q)]));
+  const earlier = reusableRecords(run, TRACES_FILE, asAnswerRecord, wanted, (r) => r.error === null);
   const records = new Map(earlier);
   const pending = options.questions.filter((q) => !earlier.has(q.questionId));
   const progress: AnswerProgress = { done: earlier.size, total: options.questions.length, failed: 0, reused: earlier.size };
@@ -161,14 +162,6 @@ function toPrediction(record: AnswerRecord): Record<string, unknown> {
     agent: record.agent,
     ...(forced ? { forced_guess: true, agent_answer: record.trace?.agentAnswer ?? null } : {}),
   };
-}
-
-function reusableAnswers(run: RunDirectory, questions: Question[], keyOf: (q: Question) => string): Map<string, AnswerRecord> {
-  const wanted = new Map(questions.map((q) => [q.questionId, keyOf(q)]));
-  const { records } = run.readRecords(TRACES_FILE, asAnswerRecord);
-  const reusable = new Map<string, AnswerRecord>();
-  for (const r of records) if (r.error === null && wanted.get(r.questionId) === r.inputKey) reusable.set(r.questionId, r);
-  return reusable;
 }
 
 function asAnswerRecord(value: unknown): AnswerRecord | undefined {

@@ -1,5 +1,5 @@
 import { loadPromptFile, sha256Hex } from "../core/index.js";
-import type { EpisodeFrameImage } from "../episodes/index.js";
+import { sampleFrameIndices, type Episode, type EpisodeFrameImage, type ImageOptions, type SamplingSpec } from "../episodes/index.js";
 import { addUsage, emptyUsage, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../models/index.js";
 import type { AgentTrace, TracedImage } from "./types.js";
 
@@ -41,9 +41,12 @@ export function imagePart(image: EpisodeFrameImage): ContentPart {
   return { type: "image", data: image.data, mediaType: image.mediaType };
 }
 
-export function traceImages(trace: AgentTrace, images: EpisodeFrameImage[]): void {
+/** Samples an episode's frames, prepares them for a model, and records them in the trace. */
+export async function sampledImages(episode: Episode, sampling: SamplingSpec, image: ImageOptions | undefined, trace: AgentTrace): Promise<EpisodeFrameImage[]> {
+  const images = await episode.images(sampleFrameIndices(episode.frameCount, sampling, episode.timestamps), image);
   trace.frames = images.map((i) => i.index);
   trace.images = images.map((i): TracedImage => ({ index: i.index, sha256: i.sha256, width: i.width, height: i.height, bytes: i.data.byteLength }));
+  return images;
 }
 
 /** The sha256 of each prompt file an agent uses, for its configuration and the summary. */

@@ -1,9 +1,8 @@
 import { UserError, loadPromptFile, renderPromptFile, type Question } from "../core/index.js";
 import type { Episode, EpisodeFrameImage, SamplingSpec } from "../episodes/index.js";
-import { sampleFrameIndices } from "../episodes/index.js";
 import type { ChatModel } from "../models/index.js";
 import { BLIND_PROMPT, OPENEQA_ANSWER_PARAMS } from "./blind.js";
-import { imagePart, newTrace, parseAnswerLine, promptHashes, traceImages, tracedCall } from "./calls.js";
+import { imagePart, newTrace, parseAnswerLine, promptHashes, sampledImages, tracedCall } from "./calls.js";
 import { forceGuess, FORCE_GUESS_PROMPT } from "./force-guess.js";
 import type { FrameOptions } from "./vlm.js";
 import type { Agent, AgentAnswer, AgentTrace } from "./types.js";
@@ -47,9 +46,7 @@ export class SocraticAgent implements Agent {
   async answer(question: Question, episode: Episode | undefined): Promise<AgentAnswer> {
     if (!episode) throw new UserError("the socratic agent needs frames", { id: question.questionId }, "pass --frames DIR");
     const trace = newTrace(this.name);
-    const indices = sampleFrameIndices(episode.frameCount, this.sampling, episode.timestamps);
-    const images = await episode.images(indices, this.options.image);
-    traceImages(trace, images);
+    const images = await sampledImages(episode, this.sampling, this.options.image, trace);
     const captions = await Promise.all(images.map((image) => this.caption(image, trace)));
     trace.captions = Object.fromEntries(images.map((image, i) => [String(image.index), captions[i] ?? ""]));
     const described = images.map((image, i) => `Frame ${image.index}: ${(captions[i] ?? "").replace(/\s+/g, " ").trim()}`).join("\n");

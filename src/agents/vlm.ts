@@ -1,11 +1,9 @@
 import { UserError, loadPromptFile, pythonFormat, pythonStrip, type Question } from "../core/index.js";
 import type { Episode, ImageOptions, SamplingSpec } from "../episodes/index.js";
-import { sampleFrameIndices } from "../episodes/index.js";
 import { ModelCallError, type ChatModel, type ChatRequest, type GenerationParams, type ModelSpec, type Protocol } from "../models/index.js";
-import { OPENEQA_ANSWER_PARAMS } from "./blind.js";
-import { imagePart, newTrace, parseAnswerLine, promptHashes, traceImages, tracedCall } from "./calls.js";
+import { BLIND_PROMPT, OPENEQA_ANSWER_PARAMS } from "./blind.js";
+import { imagePart, newTrace, parseAnswerLine, promptHashes, sampledImages, tracedCall } from "./calls.js";
 import { forceGuess, FORCE_GUESS_PROMPT } from "./force-guess.js";
-import { BLIND_PROMPT } from "./blind.js";
 import { checkFrameCount, oversizeReason } from "./limits.js";
 import type { Agent, AgentAnswer } from "./types.js";
 
@@ -70,9 +68,7 @@ export class VlmAgent implements Agent {
   async answer(question: Question, episode: Episode | undefined): Promise<AgentAnswer> {
     if (!episode) throw new UserError("the vlm agent needs frames", { id: question.questionId }, "pass --frames DIR");
     const trace = newTrace(this.name);
-    const indices = sampleFrameIndices(episode.frameCount, this.sampling, episode.timestamps);
-    const images = await episode.images(indices, this.options.image);
-    traceImages(trace, images);
+    const images = await sampledImages(episode, this.sampling, this.options.image, trace);
     const { prefix, suffix } = splitVisionPrompt(this.style.prompt, question.question);
     const request: ChatRequest = {
       messages: [

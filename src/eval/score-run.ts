@@ -1,7 +1,7 @@
 import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question } from "../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../data/index.js";
 import { emptyUsage, mergeUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
-import { RunDirectory } from "../store/index.js";
+import { RunDirectory, reusableRecords } from "../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
   LLM_MATCH_PARAMS,
@@ -100,7 +100,8 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   });
   const run = new RunDirectory(options.outDir);
   const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judge.name));
-  const earlier = reusableJudgements(run, tasks);
+  const wanted = new Map(tasks.map((t) => [t.question.questionId, t.inputKey]));
+  const earlier = reusableRecords(run, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
   const judgements = new Map<string, LlmMatchJudgement>(earlier);
   const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
   const progress: ScoreProgress = { done: earlier.size, total: tasks.length, failed: 0, reused: earlier.size };
@@ -138,17 +139,6 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   await run.writeJson(METRICS_FILE, metrics);
   await run.writeJson(options.summaryFile ?? SUMMARY_FILE, summary);
   return { summary, runDir: run.path, metrics };
-}
-
-/** Successful judgements from an earlier run whose inputs are exactly the current ones. */
-function reusableJudgements(run: RunDirectory, tasks: LlmMatchTask[]): Map<string, LlmMatchJudgement> {
-  const wanted = new Map(tasks.map((t) => [t.question.questionId, t.inputKey]));
-  const { records } = run.readRecords(JUDGEMENTS_FILE, asJudgement);
-  const reusable = new Map<string, LlmMatchJudgement>();
-  for (const record of records) {
-    if (record.score !== null && wanted.get(record.questionId) === record.inputKey) reusable.set(record.questionId, record);
-  }
-  return reusable;
 }
 
 function asJudgement(value: unknown): LlmMatchJudgement | undefined {

@@ -40,3 +40,27 @@ export function defaultRunPath(kind: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
   return join("runs", `${kind}-${stamp}`);
 }
+
+/** What a resumable stage appends per item: the item's id and a key of its exact inputs. */
+export interface KeyedRecord {
+  questionId: string;
+  inputKey: string;
+}
+
+/**
+ * The records of an earlier (interrupted) run that can stand: finished successfully, and
+ * made from exactly the inputs wanted now (`wanted`: id → input key).
+ */
+export function reusableRecords<T extends KeyedRecord>(
+  run: RunDirectory,
+  file: string,
+  parse: (value: unknown) => T | undefined,
+  wanted: ReadonlyMap<string, string>,
+  succeeded: (record: T) => boolean,
+): Map<string, T> {
+  const reusable = new Map<string, T>();
+  for (const record of run.readRecords(file, parse).records) {
+    if (succeeded(record) && wanted.get(record.questionId) === record.inputKey) reusable.set(record.questionId, record);
+  }
+  return reusable;
+}
