@@ -7,3 +7,4 @@ export * from "./types.js";
 export * from "./paths.js";
 export * from "./concurrency.js";
 export * from "./python-format.js";
+export * from "./lazy.js";

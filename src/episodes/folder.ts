@@ -1,9 +1,10 @@
 import { availableParallelism } from "node:os";
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import sharp, { type OutputInfo } from "sharp";
-import { UserError, describeError, forEachConcurrent, type Camera, type Frame, type Pose } from "../core/index.js";
-import { DECODE_OPTIONS, checkImageOptions, encodePrepared, imageReadError, readImageHeader, type ImageHeader, type ImageOptions } from "./image.js";
+import type { OutputInfo } from "sharp";
+import { z } from "zod";
+import { UserError, describeError, forEachConcurrent, type Camera, type Frame, type InstanceMasks, type Pose } from "../core/index.js";
+import { DECODE_OPTIONS, checkImageOptions, encodePrepared, imageReadError, loadSharp, readImageHeader, type ImageHeader, type ImageOptions } from "./image.js";
 import { allFinite, correctLinearVfov, intrinsicsFromMatrix, isIdentity4, parseMatrixText, scaleCamera, scannetPoseToEqakit, type Intrinsics } from "./matrix.js";
 import { checkFrameIndex, distinctIndices, type Episode, type EpisodeFrameImage, type EpisodeKind } from "./types.js";
 
@@ -35,7 +36,11 @@ import { checkFrameIndex, distinctIndices, type Episode, type EpisodeFrameImage,
  * `*-rgb.*` files but with `.png`, `.jpg`, `.jpeg` or `.webp` images is of kind "images":
  * its frames are those files in natural name order, with no depth, pose or camera.
  *
- * Depth and poses are all or nothing: when some frames have them, every frame must.
+ * Either layout may add ground-truth instance masks, as a simulator writes them:
+ * `NNNNN-instance.png` (a 16-bit grey image of instance ids, 0 = none, at the depth image's
+ * size) per frame and one `instance_labels.json` (`{"<id>": "<label>", …}`) for the episode.
+ *
+ * Depth, poses and masks are all or nothing: when some frames have them, every frame must.
  * Opening reads every pose file and every image's header (not its pixels).
  */
 
@@ -54,6 +59,8 @@ interface FrameFiles {
   depthHeader?: ImageHeader;
   /** The pose in eqakit's convention, null when the file holds -inf or NaN; absent when the episode has no poses. */
   pose?: Pose | null;
+  /** The instance-id image, when the episode has masks. */
+  instances?: string;
 }
 
 /** The episode's intrinsics files; each frame's camera takes its image's size from the image's header. */
@@ -72,6 +79,7 @@ export class FolderEpisode implements Episode {
     private readonly frames: FrameFiles[],
     private readonly cameras: Cameras,
     readonly notes: string[],
+    private readonly instanceLabels?: Record<string, string>,
   ) {
     this.frameCount = frames.length;
   }
@@ -95,6 +103,7 @@ export class FolderEpisode implements Episode {
     await forEachConcurrent(distinctIndices(this, indices), IMAGE_CONCURRENCY, async (index) => {
       const file = this.frames[index]!.rgb;
       try {
+        const sharp = await loadSharp();
         prepared.set(index, { ...(await encodePrepared(sharp(file, DECODE_OPTIONS), settings)), index });
       } catch (error) {
         throw imageReadError(error, file, `episode ${this.id}, frame ${index}: `);
@@ -117,14 +126,30 @@ export class FolderEpisode implements Episode {
       else if (camera) frame.depthCamera = scaleCamera(camera, width, height);
     }
     if (files.pose !== undefined) frame.pose = files.pose === null ? null : Float64Array.from(files.pose);
+    if (files.instances) frame.masks = await this.readMasks(files.instances, index);
     return frame;
+  }
+
+  /** The instance ids of a frame, with the labels of the episode's `instance_labels.json`. */
+  private async readMasks(file: string, index: number): Promise<InstanceMasks> {
+    let raw: { data: Buffer; info: OutputInfo };
+    try {
+      raw = await (await loadSharp())(file, DECODE_OPTIONS).toColourspace("grey16").raw({ depth: "ushort" }).toBuffer({ resolveWithObject: true });
+    } catch (error) {
+      throw imageReadError(error, file, `episode ${this.id}, frame ${index}: instance masks: `);
+    }
+    const { data, info } = raw;
+    if (info.channels !== 1) throw episodeError(this.id, file, `the instance image has ${info.channels} channels, not one 16-bit grey channel`);
+    const aligned = data.byteOffset % 2 === 0 ? data : Buffer.from(data);
+    const ids = Uint32Array.from(new Uint16Array(aligned.buffer, aligned.byteOffset, info.width * info.height));
+    return { width: info.width, height: info.height, ids, labels: { ...(this.instanceLabels ?? {}) } };
   }
 
   /** Depth in metres: HM3D stores value / 65535 × 10 m, ScanNet millimetres; 0 stays 0 (unknown). */
   private async readDepth(file: string, header: ImageHeader, index: number): Promise<Float32Array> {
     let raw: { data: Buffer; info: OutputInfo };
     try {
-      raw = await sharp(file, DECODE_OPTIONS).toColourspace("grey16").raw({ depth: "ushort" }).toBuffer({ resolveWithObject: true });
+      raw = await (await loadSharp())(file, DECODE_OPTIONS).toColourspace("grey16").raw({ depth: "ushort" }).toBuffer({ resolveWithObject: true });
     } catch (error) {
       throw imageReadError(error, file, `episode ${this.id}, frame ${index}: depth: `);
     }
@@ -197,6 +222,9 @@ async function openLayout(path: string, id: string, names: string[], rgbNames: s
   const poseNames = numbered.map((f) => `${f.digits}.txt`);
   const hasDepth = allOrNone(id, path, depthNames, present, "depth image");
   const hasPoses = allOrNone(id, path, poseNames, present, "pose file");
+  const instanceNames = numbered.map((f) => `${f.digits}-instance.png`);
+  const hasMasks = allOrNone(id, path, instanceNames, present, "instance mask");
+  const instanceLabels = hasMasks ? await readInstanceLabels(id, join(path, "instance_labels.json"), present.has("instance_labels.json")) : undefined;
 
   const rgbPaths = numbered.map((f) => join(path, f.name));
   const depthPaths = hasDepth ? depthNames.map((name) => join(path, name)) : [];
@@ -232,8 +260,22 @@ async function openLayout(path: string, id: string, names: string[], rgbNames: s
     rgbHeader: rgbHeaders[i]!,
     ...(hasDepth ? { depth: depthPaths[i]!, depthHeader: depthHeaders[i]! } : {}),
     ...(poses ? { pose: poses[i]! } : {}),
+    ...(hasMasks ? { instances: join(path, instanceNames[i]!) } : {}),
   }));
-  return new FolderEpisode(id, path, kind, frames, cameras, notes);
+  return new FolderEpisode(id, path, kind, frames, cameras, notes, instanceLabels);
+}
+
+async function readInstanceLabels(id: string, file: string, present: boolean): Promise<Record<string, string>> {
+  if (!present) throw episodeError(id, file, "the frames have instance masks (NNNNN-instance.png) but the episode has no instance_labels.json", 'write {"<id>": "<label>", …} for the instance ids');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(file, "utf8"));
+  } catch (error) {
+    throw episodeError(id, file, `cannot read the instance labels (${describeError(error)})`);
+  }
+  const labels = z.record(z.string(), z.string()).safeParse(parsed);
+  if (!labels.success) throw episodeError(id, file, 'the instance labels are not an object of strings: expected {"<id>": "<label>", …}');
+  return labels.data;
 }
 
 /** Whether every frame has its file of this sort; a UserError naming the first missing one when only some do. */

@@ -1,6 +1,9 @@
 import { open } from "node:fs/promises";
-import sharp, { type Sharp } from "sharp";
-import { UserError, describeError, sha256Hex } from "../core/index.js";
+import type { Sharp } from "sharp";
+import { UserError, describeError, lazyImport, sha256Hex } from "../core/index.js";
+
+/** sharp, loaded when the first image is (it adds a tenth of a second to every start-up). */
+export const loadSharp = lazyImport(async () => (await import("sharp")).default);
 
 /** How a frame is prepared for a model. */
 export interface ImageOptions {
@@ -40,6 +43,7 @@ export const DECODE_OPTIONS = { failOn: "error" } as const;
 export async function prepareImage(input: Buffer | string, options: ImageOptions = {}): Promise<PreparedImage> {
   const settings = checkImageOptions(options);
   try {
+    const sharp = await loadSharp();
     return await encodePrepared(sharp(input, DECODE_OPTIONS), settings);
   } catch (error) {
     throw imageReadError(error, typeof input === "string" ? input : undefined);
@@ -122,6 +126,7 @@ export async function readImageHeader(path: string): Promise<ImageHeader> {
     if (width === 0 || height === 0 || channels === undefined) throw new Error("the PNG header is damaged");
     return { width, height, bitDepth: head[24]!, channels };
   }
+  const sharp = await loadSharp();
   const meta = await sharp(path).metadata();
   if (meta.width === undefined || meta.height === undefined) throw new Error("the image has no size in its header");
   return { width: meta.width, height: meta.height, bitDepth: meta.bitsPerSample ?? 8, channels: meta.channels ?? 3 };

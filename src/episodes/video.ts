@@ -1,9 +1,8 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
-import sharp from "sharp";
 import { UserError, type Frame } from "../core/index.js";
 import { lastLine, probeVideo, startTool } from "./ffmpeg.js";
-import { checkImageOptions, encodePrepared, imageReadError, type ImageOptions, type ImageSettings } from "./image.js";
+import { checkImageOptions, encodePrepared, imageReadError, loadSharp, type ImageOptions, type ImageSettings } from "./image.js";
 import { checkFrameIndex, distinctIndices, type Episode, type EpisodeFrameImage } from "./types.js";
 
 /** The file extensions tried when looking for an episode's video beside its folder name. */
@@ -97,6 +96,7 @@ async function decodeFrames(episode: VideoEpisode, wanted: number[], settings: I
   const parser = new PpmStream();
   let produced = 0;
   const fail = (message: string, hint?: string): UserError => new UserError(`episode ${episode.id}: ${message}`, { file: episode.path }, hint);
+  const sharp = await loadSharp();
   try {
     for await (const chunk of tool.child.stdout!) {
       for (const image of parser.push(chunk as Buffer)) {
