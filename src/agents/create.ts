@@ -2,11 +2,13 @@ import { UserError } from "../core/index.js";
 import type { ImageOptions, SamplingSpec } from "../episodes/index.js";
 import type { ModelRuntime, ModelSpec } from "../models/index.js";
 import { BlindAgent } from "./blind.js";
+import { ConceptGraphAgent, SvmAgent } from "./memory-agents.js";
+import { RetrievalAgent } from "./retrieval.js";
 import { SocraticAgent } from "./socratic.js";
 import type { Agent } from "./types.js";
 import { VlmAgent } from "./vlm.js";
 
-export const AGENT_NAMES = ["blind", "vlm", "socratic"] as const;
+export const AGENT_NAMES = ["blind", "vlm", "socratic", "svm", "conceptgraph", "retrieval"] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
 
 export interface AgentSetup {
@@ -22,6 +24,21 @@ export interface AgentSetup {
   image?: ImageOptions;
   /** OpenEQA's force-a-guess (on by default, as in the paper). */
   forceGuess?: boolean;
+  /** The memory agents' (svm, conceptgraph, retrieval) settings. */
+  memory?: MemoryAgentSetup;
+}
+
+export interface MemoryAgentSetup {
+  /** svm: instances given to the LLM (default 75). */
+  topN?: number;
+  /** svm: false for the crop-only ablation (no 3-D boxes in the prompt). */
+  boxes?: boolean;
+  /** retrieval: native tool calling or the text protocol. */
+  tools?: "native" | "text";
+  /** Run the embedded detector (default true); instance masks are used when the episode has them. */
+  detector?: boolean;
+  /** The captioner also detects each frame's objects (open-vocabulary); needs a captioner. */
+  vlmDetect?: boolean;
 }
 
 /** Builds an agent from its setup, with the models it calls (for error messages that name them). */
@@ -38,6 +55,24 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
     case "socratic": {
       const captioner = setup.captioner ?? setup.model;
       return { agent: new SocraticAgent(model, runtime.model(captioner), frameOptions), models: [setup.model, captioner] };
+    }
+    case "svm":
+    case "conceptgraph":
+    case "retrieval": {
+      // captions come from the captioner when one is named, from detector labels otherwise
+      const memory = setup.memory ?? {};
+      if (memory.vlmDetect && !setup.captioner) throw new UserError("open-vocabulary detection asks the captioner, and no captioner is set", { field: "--vlm-detect" }, "name a vision-language model with --captioner");
+      const options = {
+        forceGuess: setup.forceGuess ?? true,
+        ...(sampling ? { sampling } : {}),
+        ...(setup.captioner ? { captioner: runtime.model(setup.captioner) } : {}),
+        ...(memory.detector !== undefined ? { detector: memory.detector } : {}),
+        ...(memory.vlmDetect ? { vlmDetect: true } : {}),
+      };
+      const models = [setup.model, ...(setup.captioner ? [setup.captioner] : [])];
+      if (setup.agent === "svm") return { agent: new SvmAgent(model, { ...options, ...(memory.topN !== undefined ? { topN: memory.topN } : {}), ...(memory.boxes !== undefined ? { boxes: memory.boxes } : {}) }), models };
+      if (setup.agent === "conceptgraph") return { agent: new ConceptGraphAgent(model, options), models };
+      return { agent: new RetrievalAgent(model, { ...options, ...(memory.tools ? { tools: memory.tools } : {}) }), models };
     }
   }
 }

@@ -7,3 +7,7 @@ export * from "./vlm.js";
 export * from "./socratic.js";
 export * from "./answer-run.js";
 export * from "./create.js";
+export * from "./memory-source.js";
+export * from "./memory-agents.js";
+export * from "./retrieval.js";
+export * from "./memory/index.js";

@@ -39,6 +39,10 @@ export interface AgentTrace {
   forceGuess?: ForceGuessTrace;
   usage: UsageTotals;
   notes: string[];
+  /** The retrieval agent's tool calls, with their results. */
+  toolCalls?: { round: number; name: string; arguments: Record<string, unknown>; result: string }[];
+  /** The retrieval agent's retrieved observation ids. */
+  retrieved?: number[];
 }
 
 export interface ForceGuessTrace {

@@ -20,6 +20,11 @@ export interface AgentFlags {
   imageFormat: "png" | "jpeg";
   forceGuess: boolean;
   out?: string;
+  topN?: number;
+  boxes: boolean;
+  tools: "native" | "text";
+  detector: boolean;
+  vlmDetect?: boolean;
 }
 
 export function addAgentOptions(command: Command): Command {
@@ -27,17 +32,22 @@ export function addAgentOptions(command: Command): Command {
     .option("--benchmark <file>", "the benchmark file (default: the one `eqa data fetch openeqa` wrote)")
     .option("--subset <file>", "a JSON list of question ids to answer")
     .option("--frames <dir>", "episode histories: a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video")
-    .addOption(new Option("--agent <agent>", "blind, vlm (multi-frame) or socratic (frame captions)").argParser(oneOf(AGENT_NAMES)).makeOptionMandatory())
+    .addOption(new Option("--agent <agent>", "blind, vlm (multi-frame), socratic (frame captions), svm (Sparse Voxel Map captions), conceptgraph (scene graph) or retrieval (LLM + retrieval API)").argParser(oneOf(AGENT_NAMES)).makeOptionMandatory())
     .addOption(new Option("--model <provider/model>", "the agent's model, e.g. openai/gpt-4o").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
     .option("--captioner <provider/model>", "socratic: the captioning vision-language model (default: --model)")
     .option("--captioner-base-url <url>", "the captioner's endpoint")
-    .option("--num-frames <k>", "frames per question (default: 50 OpenAI, 20 Anthropic, 15 Gemini, 15 socratic)", positiveInteger)
+    .option("--num-frames <k>", "frames per question (default: 50 OpenAI, 20 Anthropic, 15 Gemini, 15 socratic; svm, conceptgraph, retrieval: 60 frames build the memory)", positiveInteger)
     .option("--sampling <spec>", "frame sampling: uniform:K, every:N or seconds:T (overrides --num-frames)")
     .option("--image-size <pixels>", "longest side of the images sent", positiveInteger, 512)
     .addOption(new Option("--image-format <format>", "png or jpeg").argParser(oneOf(["png", "jpeg"] as const)).default("png"))
     .option("--no-force-guess", "keep answers that abstain (OpenEQA replaces them with the blind LLM's guess)")
-    .option("--out <dir>", "run directory; an existing one resumes");
+    .option("--out <dir>", "run directory; an existing one resumes")
+    .option("--top-n <n>", "svm: instances given to the LLM (default 75)", positiveInteger)
+    .option("--no-boxes", "svm: leave out the 3-D box centres (OpenEQA's crop-only ablation, Table XI)")
+    .addOption(new Option("--tools <protocol>", "retrieval: native tool calling or the text protocol").argParser(oneOf(["native", "text"] as const)).default("native"))
+    .option("--no-detector", "svm, conceptgraph, retrieval: use the episode's instance masks only, not the embedded detector")
+    .option("--vlm-detect", "svm, conceptgraph, retrieval: the captioner also lists each frame's objects (open-vocabulary detection)");
 }
 
 export function agentSetupFromFlags(flags: AgentFlags): AgentSetup {
@@ -51,5 +61,6 @@ export function agentSetupFromFlags(flags: AgentFlags): AgentSetup {
     ...(flags.sampling ? { sampling: parseSamplingSpec(flags.sampling) } : {}),
     image: { maxSide: flags.imageSize, format: flags.imageFormat },
     forceGuess: flags.forceGuess,
+    memory: { ...(flags.topN !== undefined ? { topN: flags.topN } : {}), boxes: flags.boxes, tools: flags.tools, detector: flags.detector, ...(flags.vlmDetect ? { vlmDetect: true } : {}) },
   };
 }

@@ -67,4 +67,18 @@ export interface Frame {
   pose?: Pose | null;
   /** Seconds from the episode's start, when known. */
   timestamp?: number;
+  /** Ground-truth instance masks, when the episode provides them (a simulator's). */
+  masks?: InstanceMasks;
+}
+
+/**
+ * Instance masks of a frame: one instance id per pixel (0 = no instance), row-major, at
+ * `width × height` (the depth image's size when the frame has depth), with each id's label.
+ */
+export interface InstanceMasks {
+  width: number;
+  height: number;
+  ids: Uint32Array;
+  /** Label of each instance id present (e.g. "chair"), keyed by the id in decimal. */
+  labels: Record<string, string>;
 }

@@ -6,3 +6,5 @@ export * from "./usage.js";
 export * from "./runtime.js";
 export * from "./messages.js";
 export * from "./batch.js";
+export * from "./tools.js";
+export * from "./embedded/index.js";

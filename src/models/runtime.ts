@@ -25,6 +25,7 @@ export interface ModelRuntimeOptions {
 
 const cachedReplySchema = z.object({
   texts: z.array(z.string().nullable()).min(1),
+  toolCalls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()) })).optional(),
   finishReason: z.string().nullable(),
   promptTokens: z.number(),
   completionTokens: z.number(),
@@ -140,7 +141,7 @@ class ScheduledModel implements ChatModel {
   private respond(reply: ProviderReply, call: { images: number; latencyMs: number; retries: number; cached: boolean }): ChatResponse {
     const usage = { promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, ...call };
     this.usage.record(this.name, usage);
-    return { text: reply.texts[0] ?? null, texts: reply.texts, finishReason: reply.finishReason, usage };
+    return { text: reply.texts[0] ?? null, texts: reply.texts, finishReason: reply.finishReason, usage, ...(reply.toolCalls && reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}) };
   }
 }
 
@@ -163,6 +164,10 @@ export function requestCacheKey(spec: ModelSpec, request: ChatRequest): string {
       typeof m.content === "string"
         ? m.content
         : m.content.map((p) => (p.type === "text" ? p : { type: "image", mediaType: p.mediaType, sha256: sha256Hex(p.data) })),
+    // tool fields only when present, so that keys of requests without tools are unchanged
+    ...(m.toolCalls ? { toolCalls: m.toolCalls } : {}),
+    ...(m.toolCallId !== undefined ? { toolCallId: m.toolCallId } : {}),
+    ...(m.toolName !== undefined ? { toolName: m.toolName } : {}),
   }));
   const { messages: _ignored, sampleIndex, ...params } = request;
   return sha256Hex(

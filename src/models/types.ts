@@ -4,9 +4,31 @@ export type ContentPart =
   | { type: "image"; data: Uint8Array; mediaType: string };
 
 export interface ChatMessage {
-  role: "system" | "user" | "assistant";
+  /** "tool" carries the result of a tool call back to the model (`toolCallId`, `toolName`). */
+  role: "system" | "user" | "assistant" | "tool";
   /** A plain string is sent as a plain string, as the reference tools do. */
   content: string | ContentPart[];
+  /** An assistant message's tool calls, as the model made them (sent back in the provider's own format). */
+  toolCalls?: ToolCall[];
+  /** A tool message: the id of the call it answers. */
+  toolCallId?: string;
+  /** A tool message: the name of the tool that was called (Gemini matches results by name). */
+  toolName?: string;
+}
+
+/** A tool the model may call: a name, what it does, and its arguments as a JSON Schema object. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** A call the model asked for: arguments parsed from JSON (an unparsable string stays under `_raw`). */
+export interface ToolCall {
+  /** The provider's id (Gemini gives none: eqakit numbers the calls `call_0`, `call_1`, …). */
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
 }
 
 export interface GenerationParams {
@@ -18,6 +40,10 @@ export interface GenerationParams {
   n?: number;
   stop?: string[];
   responseFormat?: "text" | "json";
+  /** Tools the model may call, sent in the provider's native format. */
+  tools?: ToolDefinition[];
+  /** Whether the model may (auto), must (required) or must not (none) call a tool. */
+  toolChoice?: "auto" | "required" | "none";
 }
 
 export interface ChatRequest extends GenerationParams {
@@ -46,6 +72,8 @@ export interface ChatResponse {
   texts: (string | null)[];
   finishReason: string | null;
   usage: CallUsage;
+  /** The first choice's tool calls, when the model made some. */
+  toolCalls?: ToolCall[];
 }
 
 /** The one interface every model call goes through. */
@@ -58,6 +86,8 @@ export interface ChatModel {
 /** What a provider returns for one attempt, before usage bookkeeping. */
 export interface ProviderReply {
   texts: (string | null)[];
+  /** The first choice's tool calls, when any. */
+  toolCalls?: ToolCall[];
   finishReason: string | null;
   promptTokens: number;
   completionTokens: number;

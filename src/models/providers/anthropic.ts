@@ -4,13 +4,14 @@ import type { ChatMessage, ChatRequest, ContentPart, ProviderClient, ProviderRep
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
 import { plainText } from "../messages.js";
+import { parseToolArguments, withToolCalls } from "../tools.js";
 
 /** Anthropic requires max_tokens; this is sent when the caller sets none. */
 const DEFAULT_MAX_TOKENS = 1024;
 const API_VERSION = "2023-06-01";
 
 const messageSchema = z.object({
-  content: z.array(z.object({ type: z.string(), text: z.string().optional() }).loose()),
+  content: z.array(z.object({ type: z.string(), text: z.string().optional(), id: z.string().optional(), name: z.string().optional(), input: z.unknown().optional() }).loose()),
   stop_reason: z.string().nullable().optional(),
   usage: z.object({ input_tokens: z.number().optional(), output_tokens: z.number().optional() }).loose().optional(),
 }).loose();
@@ -28,8 +29,13 @@ export class AnthropicClient implements ProviderClient {
     const parsed = messageSchema.safeParse(raw);
     if (!parsed.success) throw new ModelCallError("bad_response", `${this.spec.baseURL} answered without content`, this.spec.baseURL);
     const text = parsed.data.content.filter((b) => b.type === "text").map((b) => b.text ?? "").join("");
+    const calls = parsed.data.content
+      .filter((b) => b.type === "tool_use")
+      .map((b, i) => ({ id: b.id ?? `call_${i}`, name: b.name ?? "", arguments: parseToolArguments(b.input) }));
+    const hasText = parsed.data.content.some((b) => b.type === "text");
     return {
-      texts: [parsed.data.content.length > 0 ? text : null],
+      texts: [parsed.data.content.length > 0 && (hasText || calls.length === 0) ? text : null],
+      ...withToolCalls(calls),
       finishReason: parsed.data.stop_reason ?? null,
       promptTokens: parsed.data.usage?.input_tokens ?? 0,
       completionTokens: parsed.data.usage?.output_tokens ?? 0,
@@ -41,16 +47,48 @@ export class AnthropicClient implements ProviderClient {
     return {
       model: this.spec.model,
       max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
-      messages: request.messages.filter((m) => m.role !== "system").map(toAnthropicMessage),
+      messages: mergeToolResults(request.messages.filter((m) => m.role !== "system").map(toAnthropicMessage)),
       ...(system ? { system } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.topP !== undefined ? { top_p: request.topP } : {}),
       ...(request.stop !== undefined ? { stop_sequences: request.stop } : {}),
+      ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
+      ...(request.toolChoice !== undefined ? { tool_choice: { type: ANTHROPIC_TOOL_CHOICE[request.toolChoice] } } : {}),
     };
   }
 }
 
-function toAnthropicMessage(message: ChatMessage): Record<string, unknown> {
+const ANTHROPIC_TOOL_CHOICE = { auto: "auto", required: "any", none: "none" } as const;
+
+interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: string | Record<string, unknown>[];
+  /** A user message made of tool results only: consecutive ones are merged, as the API requires. */
+  toolResults?: boolean;
+}
+
+function mergeToolResults(messages: AnthropicMessage[]): Record<string, unknown>[] {
+  const merged: AnthropicMessage[] = [];
+  for (const message of messages) {
+    const last = merged[merged.length - 1];
+    if (message.toolResults && last?.toolResults && Array.isArray(last.content) && Array.isArray(message.content)) {
+      last.content = [...last.content, ...message.content];
+    } else merged.push({ ...message });
+  }
+  return merged.map(({ role, content }) => ({ role, content }));
+}
+
+function toAnthropicMessage(message: ChatMessage): AnthropicMessage {
+  if (message.role === "tool") {
+    return { role: "user", content: [{ type: "tool_result", tool_use_id: message.toolCallId ?? "", content: plainText(message.content) }], toolResults: true };
+  }
+  if (message.role === "assistant" && message.toolCalls && message.toolCalls.length > 0) {
+    const text = plainText(message.content);
+    return {
+      role: "assistant",
+      content: [...(text.length > 0 ? [{ type: "text", text }] : []), ...message.toolCalls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.arguments }))],
+    };
+  }
   const role = message.role === "assistant" ? "assistant" : "user";
   if (typeof message.content === "string") return { role, content: message.content };
   return { role, content: message.content.map(toAnthropicBlock) };

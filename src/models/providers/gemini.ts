@@ -4,11 +4,12 @@ import type { ChatMessage, ChatRequest, ContentPart, ProviderClient, ProviderRep
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
 import { plainText } from "../messages.js";
+import { parseToolArguments, withToolCalls } from "../tools.js";
 
 const replySchema = z.object({
   candidates: z.array(
     z.object({
-      content: z.object({ parts: z.array(z.object({ text: z.string().optional() }).loose()).optional() }).loose().optional(),
+      content: z.object({ parts: z.array(z.object({ text: z.string().optional(), functionCall: z.object({ name: z.string(), args: z.unknown().optional() }).loose().optional() }).loose()).optional() }).loose().optional(),
       finishReason: z.string().optional(),
     }).loose(),
   ).optional(),
@@ -30,8 +31,10 @@ export class GeminiClient implements ProviderClient {
     if (candidates.length === 0 && parsed.data.promptFeedback === undefined) {
       throw new ModelCallError("bad_response", `${this.spec.baseURL} answered without candidates`, this.spec.baseURL);
     }
+    const calls = (candidates[0]?.content?.parts ?? []).flatMap((p, i) => (p.functionCall ? [{ id: `call_${i}`, name: p.functionCall.name, arguments: parseToolArguments(p.functionCall.args) }] : []));
     return {
-      texts: candidates.length > 0 ? candidates.map((c) => c.content?.parts?.map((p) => p.text ?? "").join("") ?? null) : [null],
+      texts: candidates.length > 0 ? candidates.map((c) => candidateText(c.content?.parts)) : [null],
+      ...withToolCalls(calls),
       finishReason: candidates[0]?.finishReason ?? null,
       promptTokens: parsed.data.usageMetadata?.promptTokenCount ?? 0,
       completionTokens: parsed.data.usageMetadata?.candidatesTokenCount ?? 0,
@@ -50,14 +53,59 @@ export class GeminiClient implements ProviderClient {
       ...(request.responseFormat === "json" ? { responseMimeType: "application/json" } : {}),
     };
     return {
-      contents: request.messages.filter((m) => m.role !== "system").map(toGeminiContent),
+      contents: mergeFunctionResponses(request.messages.filter((m) => m.role !== "system").map(toGeminiContent)),
+      ...(request.tools && request.tools.length > 0
+        ? { tools: [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) }] }
+        : {}),
+      ...(request.toolChoice !== undefined ? { toolConfig: { functionCallingConfig: { mode: GEMINI_TOOL_MODE[request.toolChoice] } } } : {}),
       ...(system ? { systemInstruction: { parts: [{ text: system }] } } : {}),
       ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
     };
   }
 }
 
-function toGeminiContent(message: ChatMessage): Record<string, unknown> {
+const GEMINI_TOOL_MODE = { auto: "AUTO", required: "ANY", none: "NONE" } as const;
+
+/** A candidate's text: its text parts joined; null when it has only function calls or nothing. */
+function candidateText(parts: { text?: string | undefined; functionCall?: unknown }[] | undefined): string | null {
+  if (!parts) return null;
+  if (parts.length > 0 && parts.every((p) => p.functionCall !== undefined)) return null;
+  return parts.map((p) => p.text ?? "").join("");
+}
+
+interface GeminiContent {
+  role: "user" | "model";
+  parts: Record<string, unknown>[];
+  functionResponses?: boolean;
+}
+
+/** Consecutive function responses travel in one content, as Gemini expects after a turn of parallel calls. */
+function mergeFunctionResponses(contents: GeminiContent[]): Record<string, unknown>[] {
+  const merged: GeminiContent[] = [];
+  for (const content of contents) {
+    const last = merged[merged.length - 1];
+    if (content.functionResponses && last?.functionResponses) last.parts = [...last.parts, ...content.parts];
+    else merged.push({ ...content });
+  }
+  return merged.map(({ role, parts }) => ({ role, parts }));
+}
+
+function toGeminiContent(message: ChatMessage): GeminiContent {
+  if (message.role === "tool") {
+    const text = plainText(message.content);
+    let response: unknown;
+    try {
+      response = JSON.parse(text);
+    } catch {
+      response = text;
+    }
+    const wrapped = response !== null && typeof response === "object" && !Array.isArray(response) ? response : { result: response };
+    return { role: "user", parts: [{ functionResponse: { name: message.toolName ?? "", response: wrapped } }], functionResponses: true };
+  }
+  if (message.role === "assistant" && message.toolCalls && message.toolCalls.length > 0) {
+    const text = plainText(message.content);
+    return { role: "model", parts: [...(text.length > 0 ? [{ text }] : []), ...message.toolCalls.map((c) => ({ functionCall: { name: c.name, args: c.arguments } }))] };
+  }
   const parts = typeof message.content === "string" ? [{ text: message.content }] : message.content.map(toGeminiPart);
   return { role: message.role === "assistant" ? "model" : "user", parts };
 }

@@ -4,11 +4,15 @@ import type { ChatMessage, ChatRequest, ProviderClient, ProviderReply } from "..
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
 import { plainText } from "../messages.js";
+import { parseToolArguments, withToolCalls } from "../tools.js";
 
 const completionSchema = z.object({
   choices: z.array(
     z.object({
-      message: z.object({ content: z.string().nullable().optional() }).loose(),
+      message: z.object({
+        content: z.string().nullable().optional(),
+        tool_calls: z.array(z.object({ id: z.string().optional(), function: z.object({ name: z.string(), arguments: z.unknown().optional() }).loose() }).loose()).nullable().optional(),
+      }).loose(),
       finish_reason: z.string().nullable().optional(),
     }).loose(),
   ).min(1),
@@ -27,8 +31,10 @@ export class OpenAiClient implements ProviderClient {
       throw new ModelCallError("bad_response", `${this.spec.baseURL} answered without choices`, this.spec.baseURL);
     }
     const { choices, usage } = parsed.data;
+    const calls = (choices[0]?.message.tool_calls ?? []).map((c, i) => ({ id: c.id ?? `call_${i}`, name: c.function.name, arguments: parseToolArguments(c.function.arguments) }));
     return {
       texts: choices.map((c) => c.message.content ?? null),
+      ...withToolCalls(calls),
       finishReason: choices[0]?.finish_reason ?? null,
       promptTokens: usage?.prompt_tokens ?? 0,
       completionTokens: usage?.completion_tokens ?? 0,
@@ -47,11 +53,24 @@ export class OpenAiClient implements ProviderClient {
       ...(request.n !== undefined ? { n: request.n } : {}),
       ...(request.stop !== undefined ? { stop: request.stop } : {}),
       ...(request.responseFormat === "json" ? { response_format: { type: "json_object" } } : {}),
+      ...(request.tools && request.tools.length > 0
+        ? { tools: request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+        : {}),
+      ...(request.toolChoice !== undefined ? { tool_choice: request.toolChoice } : {}),
     };
   }
 }
 
 function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
+  if (message.role === "tool") return { role: "tool", tool_call_id: message.toolCallId ?? "", content: plainText(message.content) };
+  if (message.role === "assistant" && message.toolCalls && message.toolCalls.length > 0) {
+    const text = plainText(message.content);
+    return {
+      role: "assistant",
+      content: text.length > 0 ? text : null,
+      tool_calls: message.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments) } })),
+    };
+  }
   if (typeof message.content === "string") return { role: message.role, content: message.content };
   if (message.role !== "user") return { role: message.role, content: plainText(message.content) };
   const parts = message.content.map((part) =>

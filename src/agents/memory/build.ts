@@ -1,0 +1,230 @@
+import { forEachConcurrent, loadPromptFile, renderPromptFile, sha256Hex } from "../../core/index.js";
+import { loadSharp, sampleFrameIndices, type Episode, type SamplingSpec } from "../../episodes/index.js";
+import { aabbCenter, backProject, cameraPosition, concatPoints, groundingTransform, orientedBoxOf, voxelDownsample } from "../../geometry/index.js";
+import { z } from "zod";
+import { readRgbImage, type ChatModel, type Detection, type ObjectDetector, type SentenceEncoder } from "../../models/index.js";
+import { embeddingSimilarity, mainLabel, mergeViews, type DraftInstance } from "./merge.js";
+import { inferRelations } from "./relations.js";
+import type { AgentPosition, MemoryInstance, ObjectView, SceneGraph, ViewRecord } from "./types.js";
+import { frameGeometry, viewsFromDetections, viewsFromMasks } from "./views.js";
+
+export const OBJECT_CAPTION_PROMPT = "memory-object-caption";
+export const DETECT_OBJECTS_PROMPT = "memory-detect-objects";
+const DETECT_PARAMS = { temperature: 0, maxTokens: 1024, seed: 1234 } as const;
+/** Frames looked at unless told otherwise: spread over the episode, as SVM samples K frames. */
+export const MEMORY_DEFAULT_FRAMES = 60;
+const CAPTION_PARAMS = { temperature: 0.2, maxTokens: 96, seed: 1234 } as const;
+/** Longest side of the frame the detector and the crops are taken from. */
+const DETECT_SIDE = 768;
+
+export interface MemoryOptions {
+  /** Which frames (default: 60 uniformly). */
+  sampling?: SamplingSpec;
+  /** The embedded detector; null to use instance masks only. */
+  detector?: ObjectDetector | null;
+  /** Use the episode's instance masks when it has them (default true). */
+  useMasks?: boolean;
+  /** For description similarity when views are merged (labels that differ); optional. */
+  encoder?: SentenceEncoder;
+  /** A vision-language model that describes each instance's best crop; without one, captions are labels. */
+  captioner?: ChatModel;
+  /** A vision-language model asked for the objects of each frame with their boxes (open-vocabulary detection). */
+  vlmDetector?: ChatModel;
+  /** Detector confidence kept (default 0.3). */
+  minScore?: number;
+  onFrame?: (done: number, total: number) => void;
+  /** Called for each model call (the captions), for traces. */
+  onCall?: (call: { role: string; model: string; prompt: string; promptSha256: string; frames: number[]; reply: string | null; cached: boolean }) => void;
+}
+
+export interface BuiltMemory {
+  graph: SceneGraph;
+  /** Every back-projected point of the frames looked at, down-sampled to 5 cm (for the top-down picture). */
+  mapPoints: Float32Array;
+}
+
+/**
+ * Builds an episode's object-centric memory: object views from instance masks and the
+ * detector (SVM's step 1), merged into instances (step 2), captioned from their best crop,
+ * related by geometry. An episode without depth or poses gives instances without boxes, and
+ * the graph says so; frames with an invalid pose are skipped and counted.
+ */
+export async function buildMemory(episode: Episode, options: MemoryOptions = {}): Promise<BuiltMemory> {
+  const indices = [...new Set(sampleFrameIndices(episode.frameCount, options.sampling ?? { kind: "uniform", count: MEMORY_DEFAULT_FRAMES }, episode.timestamps))];
+  const notes: string[] = [];
+  const views: ObjectView[] = [];
+  const agentPositions: AgentPosition[] = [];
+  const mapParts: Float32Array[] = [];
+  let skippedPoses = 0;
+  let withGeometry = 0;
+  let firstPose: Float64Array | undefined;
+  const useMasks = options.useMasks ?? true;
+  let usedMasks = false;
+  for (let n = 0; n < indices.length; n++) {
+    const index = indices[n]!;
+    const frame = await episode.frame(index);
+    if (frame.pose === null) {
+      skippedPoses++;
+      options.onFrame?.(n + 1, indices.length);
+      continue;
+    }
+    const geometry = frameGeometry(frame);
+    if (geometry) {
+      withGeometry++;
+      firstPose ??= geometry.pose;
+      agentPositions.push({ frame: index, position: cameraPosition(geometry.pose) });
+      const stride = Math.max(1, Math.round(Math.sqrt((geometry.camera.width * geometry.camera.height) / 20000)));
+      mapParts.push(voxelDownsample(backProject(geometry.depth, geometry.camera, geometry.pose, { stride }).points, 0.05).centroids);
+    }
+    if (useMasks && frame.masks) {
+      usedMasks = true;
+      views.push(...viewsFromMasks(index, frame.masks, geometry));
+    }
+    if (options.detector) {
+      // a frame file is decoded once, as it is; other frames (video) come prepared
+      const rgb = frame.rgbPath ? await readRgbImage(frame.rgbPath) : await readRgbImage((await episode.images([index], { maxSide: DETECT_SIDE, format: "png" }))[0]!.data);
+      const detections = await options.detector.detect(rgb, { minScore: options.minScore ?? 0.3 });
+      const withFractions = detections.map((d) => ({ ...d, fraction: [d.box[0] / rgb.width, d.box[1] / rgb.height, d.box[2] / rgb.width, d.box[3] / rgb.height] as [number, number, number, number] }));
+      views.push(...viewsFromDetections(index, withFractions, geometry, "detector"));
+    }
+    if (options.vlmDetector) {
+      const detections = await detectWithVlm(episode, index, options.vlmDetector, options.onCall);
+      views.push(...viewsFromDetections(index, detections, geometry, "vlm"));
+    }
+    options.onFrame?.(n + 1, indices.length);
+  }
+  const hasPositions = withGeometry > 0;
+  if (!hasPositions) notes.push("positions are missing: the frames have no depth or no valid poses, so instances have no 3-D boxes and are grouped by label");
+  if (skippedPoses > 0) notes.push(`${skippedPoses} of ${indices.length} frames skipped: invalid pose`);
+  if (!options.detector && !options.vlmDetector && !usedMasks) notes.push("no object views: no detector was used and the episode has no instance masks");
+
+  const labels = [...new Set(views.map((v) => v.label))];
+  const vectors = new Map<string, Float32Array>();
+  if (options.encoder && labels.length > 1) {
+    const embedded = await options.encoder.embed(labels);
+    labels.forEach((l, i) => vectors.set(l, embedded[i]!));
+  }
+  const drafts = mergeViews(views, embeddingSimilarity(vectors));
+  const instances = drafts.map((draft, id) => toInstance(draft, id));
+  if (options.captioner) await captionInstances(episode, instances, options.captioner, options.onCall);
+  const graph: SceneGraph = {
+    format: "eqakit-scene-graph/1",
+    episode: episode.id,
+    world: "metres, y up (gravity along -y), right-handed; cameras with OpenGL axes (x right, y up, looking along -z)",
+    hasPositions,
+    frames: indices,
+    skippedPoses,
+    detector: [options.detector?.name, options.vlmDetector ? `vlm:${options.vlmDetector.name}` : undefined].filter((d) => d !== undefined).join("+") || null,
+    captioner: options.captioner?.name ?? null,
+    instances,
+    relations: hasPositions ? inferRelations(instances) : [],
+    agentPositions,
+    ...(firstPose ? { grounding: Array.from(groundingTransform(firstPose)) } : {}),
+    notes: [...episode.notes.filter((n) => /invalid pose/.test(n)), ...notes],
+  };
+  return { graph, mapPoints: mapParts.length > 0 ? voxelDownsample(concatPoints(mapParts), 0.05).centroids : new Float32Array(0) };
+}
+
+function round(value: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+function toInstance(draft: DraftInstance, id: number): MemoryInstance {
+  const views: ViewRecord[] = draft.views.map((v) => ({
+    frame: v.frame,
+    label: v.label,
+    score: round(v.score),
+    source: v.source,
+    box2d: v.box2d.map((x) => round(x, 4)) as [number, number, number, number],
+    area: v.area,
+    ...(v.maskId !== undefined ? { maskId: v.maskId } : {}),
+  }));
+  let bestView = 0;
+  views.forEach((v, i) => {
+    if (v.area > views[bestView]!.area) bestView = i;
+  });
+  const label = mainLabel(draft.views);
+  const instance: MemoryInstance = { id, label, caption: label, captionSource: "label", views, bestView, pointCount: draft.points ? draft.points.length / 3 : 0 };
+  if (draft.box && draft.points) {
+    instance.box = { min: draft.box.min.map((x) => round(x)) as [number, number, number], max: draft.box.max.map((x) => round(x)) as [number, number, number] };
+    instance.center = aabbCenter(draft.box).map((x) => round(x)) as [number, number, number];
+    const obb = orientedBoxOf(draft.points);
+    if (obb) instance.orientedBox = { center: obb.center.map((x) => round(x)) as [number, number, number], size: obb.size.map((x) => round(x)) as [number, number, number], yaw: round(obb.yaw, 4) };
+  }
+  return instance;
+}
+
+/** The best crop of an instance (its largest view), with a margin, as PNG. */
+export async function instanceCrop(episode: Episode, instance: MemoryInstance, maxSide = 512): Promise<{ data: Buffer; frame: number }> {
+  const view = instance.views[instance.bestView]!;
+  const [image] = await episode.images([view.frame], { maxSide: 1024, format: "png" });
+  const meta = { width: image!.width, height: image!.height };
+  const [x, y, w, h] = view.box2d;
+  const margin = 0.1;
+  const left = Math.max(0, Math.floor((x - w * margin) * meta.width));
+  const top = Math.max(0, Math.floor((y - h * margin) * meta.height));
+  const right = Math.min(meta.width, Math.ceil((x + w * (1 + margin)) * meta.width));
+  const bottom = Math.min(meta.height, Math.ceil((y + h * (1 + margin)) * meta.height));
+  const sharp = await loadSharp();
+  const data = await sharp(image!.data)
+    .extract({ left, top, width: Math.max(1, right - left), height: Math.max(1, bottom - top) })
+    .resize(maxSide, maxSide, { fit: "inside", withoutEnlargement: true })
+    .png()
+    .toBuffer();
+  return { data, frame: view.frame };
+}
+
+async function captionInstances(episode: Episode, instances: MemoryInstance[], captioner: ChatModel, onCall: MemoryOptions["onCall"]): Promise<void> {
+  await forEachConcurrent(instances, 4, async (instance) => {
+    const crop = await instanceCrop(episode, instance);
+    const text = renderPromptFile(OBJECT_CAPTION_PROMPT, { label: instance.label });
+    const response = await captioner.complete({ messages: [{ role: "user", content: [{ type: "text", text }, { type: "image", data: crop.data, mediaType: "image/png" }] }], ...CAPTION_PARAMS });
+    onCall?.({ role: "caption", model: captioner.name, prompt: OBJECT_CAPTION_PROMPT, promptSha256: sha256Hex(`${text}\n<image ${sha256Hex(crop.data)}>`), frames: [crop.frame], reply: response.text, cached: response.usage.cached });
+    const caption = (response.text ?? "").replace(/\s+/g, " ").trim();
+    if (caption.length > 0) {
+      instance.caption = caption;
+      instance.captionSource = "captioner";
+    }
+  });
+}
+
+export function objectCaptionPromptHash(): string {
+  return loadPromptFile(OBJECT_CAPTION_PROMPT).sha256;
+}
+
+const vlmDetectionsSchema = z.object({
+  objects: z.array(z.object({ label: z.string().min(1), box: z.array(z.number()).length(4) }).loose()),
+}).loose();
+
+/** The JSON object in a reply (a fenced block or the first {...}), parsed; undefined when there is none. */
+function jsonInReply(reply: string | null): unknown {
+  if (!reply) return undefined;
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(reply);
+  const text = fenced ? fenced[1]! : reply.slice(reply.indexOf("{"), reply.lastIndexOf("}") + 1);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Open-vocabulary detection by a vision-language model: it lists the frame's objects with boxes
+ * in thousandths of the image (`prompts/memory-detect-objects.txt`). A reply that is not that
+ * JSON gives no views for the frame (the trace keeps the reply).
+ */
+export async function detectWithVlm(episode: Episode, index: number, model: ChatModel, onCall: MemoryOptions["onCall"]): Promise<(Detection & { fraction: [number, number, number, number] })[]> {
+  const [image] = await episode.images([index], { maxSide: DETECT_SIDE, format: "png" });
+  const text = loadPromptFile(DETECT_OBJECTS_PROMPT).text.trim();
+  const response = await model.complete({ messages: [{ role: "user", content: [{ type: "text", text }, { type: "image", data: image!.data, mediaType: image!.mediaType }] }], ...DETECT_PARAMS });
+  onCall?.({ role: "detect", model: model.name, prompt: DETECT_OBJECTS_PROMPT, promptSha256: sha256Hex(`${text}\n<image ${image!.sha256}>`), frames: [index], reply: response.text, cached: response.usage.cached });
+  const parsed = vlmDetectionsSchema.safeParse(jsonInReply(response.text));
+  if (!parsed.success) return [];
+  return parsed.data.objects.flatMap((o) => {
+    const [x1, y1, x2, y2] = o.box.map((v) => Math.min(1000, Math.max(0, v)) / 1000) as [number, number, number, number];
+    if (!(x2 > x1 && y2 > y1)) return [];
+    const fraction: [number, number, number, number] = [x1, y1, x2 - x1, y2 - y1];
+    return [{ label: o.label.trim().toLowerCase(), score: 1, box: [x1 * image!.width, y1 * image!.height, (x2 - x1) * image!.width, (y2 - y1) * image!.height] as [number, number, number, number], fraction }];
+  });
+}
