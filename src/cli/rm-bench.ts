@@ -1,0 +1,76 @@
+import { Command, Option } from "commander";
+import { loadRewardInstances } from "../data/index.js";
+import { resolveModel } from "../models/index.js";
+import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, type Aggregation } from "../reward/index.js";
+import { defaultRunPath } from "../store/index.js";
+import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { createProgress } from "./progress.js";
+import { addFrameOptions, type FrameFlags } from "./rm.js";
+
+interface RmBenchFlags extends ModelCallFlags, FrameFlags {
+  instances: string;
+  model?: string;
+  modelBaseUrl?: string;
+  maxK: number;
+  aggregate: Aggregation;
+  tolerance: number;
+  resamples: number;
+  out?: string;
+  bootstrapSeed: number;
+}
+
+export function rmBenchCommand(): Command {
+  const command = new Command("bench")
+    .description("benchmark a reward model against ground-truth scores at K = 1, 2, 4, … 32 from one set of shared samples; draws the scaling curves")
+    .requiredOption("--instances <file>", "benchmark instances with ground-truth scores (JSONL)")
+    .addOption(new Option("--model <provider/model>", "the reward model").env("EQA_RM_MODEL"))
+    .option("--model-base-url <url>", "the reward model's endpoint")
+    .option("--max-k <k>", "the largest K (a power of two; 32 as the paper)", positiveInteger, 32)
+    .addOption(new Option("--aggregate <method>", "the aggregation plotted (both are in bench.json)").argParser(oneOf(AGGREGATIONS)).default("vote"))
+    .option("--tolerance <tau>", "accuracy tolerance τ", nonNegativeInteger, 2)
+    .option("--resamples <n>", "bootstrap resamples", positiveInteger, 2000)
+    .option("--out <dir>", "run directory (default: runs/rm-bench-DATE); an existing one resumes")
+    .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
+  addFrameOptions(command);
+  addModelCallOptions(command);
+  return command.action(async (flags: RmBenchFlags) => {
+    const spec = resolveModel(flags.model, { flag: "--model", ...(flags.modelBaseUrl ? { baseURL: flags.modelBaseUrl } : {}) });
+    const file = await loadRewardInstances(flags.instances);
+    const ks = SCALING_KS.filter((k) => k <= flags.maxK);
+    if (!ks.includes(flags.maxK)) ks.push(flags.maxK);
+    const opened = await openModelRuntime(flags);
+    const progress = createProgress("sampling");
+    try {
+      const result = await benchRewardModel({
+        file,
+        model: opened.runtime.model(spec),
+        spec,
+        ks,
+        aggregate: flags.aggregate,
+        params: TTS_PARAMS,
+        ...(flags.frames ? { framesRoot: flags.frames } : {}),
+        image: { maxSide: flags.imageSize, format: flags.imageFormat },
+        outDir: flags.out ?? defaultRunPath("rm-bench"),
+        concurrency: flags.concurrency,
+        tolerance: flags.tolerance,
+        bootstrap: { seed: flags.bootstrapSeed, resamples: flags.resamples },
+        usage: opened.runtime.usage,
+        settings: modelCallSettings(flags, opened.cachePath),
+        onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
+      });
+      progress.stop();
+      const byK = result.summary.scaling[flags.aggregate];
+      console.log(`${spec.name}: ${result.summary.counts.instances} instances, ${result.summary.counts.samples} samples (${result.summary.counts.failedSamples} without a score)\n`);
+      console.log(`K     ${"Overall Acc".padEnd(12)} Overall RMSE`);
+      for (const k of ks) {
+        const m = byK[String(k)]!;
+        console.log(`${String(k).padEnd(5)} ${m.overall.accuracy.value.toFixed(2).padEnd(12)} ${m.overall.rmse.value.toFixed(3)}`);
+      }
+      console.log(`\nat K = ${ks[ks.length - 1]} (${flags.aggregate}):\n${formatRewardMetrics(byK[String(ks[ks.length - 1])]!)}`);
+      console.log(`\nwrote ${result.runDir}/{evaluations.jsonl,bench.json,${CURVES_PNG},scaling-curves.svg}`);
+    } finally {
+      progress.stop();
+      opened.close();
+    }
+  });
+}

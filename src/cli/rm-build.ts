@@ -1,0 +1,119 @@
+import { writeFile } from "node:fs/promises";
+import { Command } from "commander";
+import { UserError } from "../core/index.js";
+import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, writeRewardInstances } from "../data/index.js";
+import { resolveModel } from "../models/index.js";
+import { applyReview, buildRewardBench, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
+import { RunDirectory, defaultRunPath } from "../store/index.js";
+import { addModelCallOptions, nonNegativeInteger, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { createProgress } from "./progress.js";
+import { addFrameOptions, finiteNumber, type FrameFlags } from "./rm.js";
+
+interface BuildFlags extends ModelCallFlags, FrameFlags {
+  benchmark?: string;
+  subset?: string;
+  limit?: number;
+  responder?: string;
+  responderBaseUrl?: string;
+  scorer?: string;
+  scorerBaseUrl?: string;
+  responses: number;
+  keyframes: number;
+  finetuneFraction: number;
+  seed: number;
+  out?: string;
+}
+
+export function rmBuildCommand(): Command {
+  const command = new Command("build")
+    .description("build an EQARewardBench-style set: a VLM answers OpenEQA questions with reasoning traces, a stronger model scores them with the ground truth (resumable)")
+    .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote)")
+    .option("--subset <file>", "a JSON list of question ids")
+    .option("--limit <n>", "only the first n questions", positiveInteger)
+    .option("--responder <provider/model>", "step 1: the VLM that answers (the paper: Gemini-2.0-Flash)")
+    .option("--responder-base-url <url>", "the responder's endpoint")
+    .option("--scorer <provider/model>", "step 2: the stronger model that scores with the ground truth (the paper: Gemini-2.5-Pro)")
+    .option("--scorer-base-url <url>", "the scorer's endpoint")
+    .option("--responses <n>", "responses asked per question", positiveInteger, 2)
+    .option("--keyframes <n>", "keyframes per episode (N)", positiveInteger, 5)
+    .option("--finetune-fraction <f>", "share of the non-HM3D episodes set aside for fine-tuning (all HM3D goes to the benchmark)", finiteNumber, 0.5)
+    .option("--seed <n>", "seed of the episode split", nonNegativeInteger, 0)
+    .option("--out <dir>", "run directory (default: runs/rm-build-DATE); an existing one resumes");
+  addFrameOptions(command);
+  addModelCallOptions(command);
+  return command.action(async (flags: BuildFlags) => {
+    if (!flags.frames) throw new UserError("the responder and the scorer need the episodes' frames", { field: "--frames" }, "pass --frames DIR (one folder or video per episode_history)");
+    const responderSpec = resolveModel(flags.responder, { flag: "--responder", ...(flags.responderBaseUrl ? { baseURL: flags.responderBaseUrl } : {}) });
+    const scorerSpec = resolveModel(flags.scorer, { flag: "--scorer", ...(flags.scorerBaseUrl ? { baseURL: flags.scorerBaseUrl } : {}) });
+    const { questions } = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
+    const chosen = flags.limit !== undefined ? questions.slice(0, flags.limit) : questions;
+    const opened = await openModelRuntime(flags);
+    const progress = createProgress("building");
+    try {
+      const outDir = flags.out ?? defaultRunPath("rm-build");
+      const result = await buildRewardBench({
+        questions: chosen,
+        framesRoot: flags.frames,
+        responder: opened.runtime.model(responderSpec),
+        responderSpec,
+        scorer: opened.runtime.model(scorerSpec),
+        scorerSpec,
+        responsesPerQuestion: flags.responses,
+        keyframes: flags.keyframes,
+        image: { maxSide: flags.imageSize, format: flags.imageFormat },
+        outDir,
+        concurrency: flags.concurrency,
+        finetuneFraction: flags.finetuneFraction,
+        seed: flags.seed,
+        onProgress: (stage, done, total) => progress.update(done, total, stage),
+      });
+      progress.stop();
+      const s = result.split;
+      console.log(`${result.instances.length} instances (${result.failedResponses} responses unusable, ${result.failedScores} without a ground-truth score)`);
+      console.log(`benchmark: ${s.benchmark.length} instances from ${s.benchmarkEpisodes} episodes; fine-tuning: ${s.finetune.length} from ${s.finetuneEpisodes} episodes (no episode in both)`);
+      console.log(`\nwrote ${new RunDirectory(outDir).path}/{responses.jsonl,ground-truth-scores.jsonl,instances.jsonl,review.csv,benchmark.jsonl,finetune.jsonl}`);
+      console.log("review: fill decision (accept/reject) or corrected_score in review.csv, then `eqa rm review --instances instances.jsonl --import review.csv --out DIR`");
+    } finally {
+      progress.stop();
+      opened.close();
+    }
+  });
+}
+
+interface ReviewFlags {
+  instances: string;
+  export?: string;
+  import?: string;
+  out?: string;
+  finetuneFraction: number;
+  seed: number;
+}
+
+export function rmReviewCommand(): Command {
+  return new Command("review")
+    .description("the human check: export instances as a CSV sheet, or import the reviewed sheet and split again")
+    .requiredOption("--instances <file>", "reward-model instances (JSONL)")
+    .option("--export <csv>", "write the review sheet")
+    .option("--import <csv>", "read a filled sheet: reject drops an instance, corrected_score replaces its score")
+    .option("--out <dir>", "with --import: where reviewed.jsonl, benchmark.jsonl and finetune.jsonl go")
+    .option("--finetune-fraction <f>", "share of the non-HM3D episodes set aside for fine-tuning", finiteNumber, 0.5)
+    .option("--seed <n>", "seed of the episode split", nonNegativeInteger, 0)
+    .action(async (flags: ReviewFlags) => {
+      if ((flags.export === undefined) === (flags.import === undefined)) throw new UserError("give exactly one of --export and --import", { field: "--export" });
+      const file = await loadRewardInstances(flags.instances);
+      if (flags.export !== undefined) {
+        await writeFile(flags.export, reviewCsv(file.instances));
+        console.log(`wrote ${flags.export}: ${file.instances.length} rows; fill decision (accept/reject) or corrected_score`);
+        return;
+      }
+      if (!flags.out) throw new UserError("--import needs --out DIR", { field: "--out" });
+      const outcome = await applyReview(file.instances, flags.import!);
+      const run = new RunDirectory(flags.out);
+      await writeRewardInstances(run.file("reviewed.jsonl"), outcome.instances);
+      const split = splitByEpisode(outcome.instances, { finetuneFraction: flags.finetuneFraction, seed: flags.seed });
+      await writeSplit(run, split);
+      console.log(`${outcome.accepted} accepted, ${outcome.corrected} corrected, ${outcome.rejected} rejected, ${outcome.unreviewed} not in the sheet (kept)`);
+      console.log(`benchmark: ${split.benchmark.length} instances (${split.benchmarkEpisodes} episodes); fine-tuning: ${split.finetune.length} (${split.finetuneEpisodes} episodes)`);
+      console.log(`wrote ${run.path}/{reviewed.jsonl,benchmark.jsonl,finetune.jsonl}`);
+    });
+}

@@ -1,0 +1,68 @@
+import { Command, Option } from "commander";
+import { loadRewardInstances } from "../data/index.js";
+import { resolveModel } from "../models/index.js";
+import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, scoreRewardInstances, type Aggregation } from "../reward/index.js";
+import { defaultRunPath } from "../store/index.js";
+import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { createProgress } from "./progress.js";
+import { addFrameOptions, type FrameFlags } from "./rm.js";
+
+interface RmScoreFlags extends ModelCallFlags, FrameFlags {
+  instances: string;
+  model?: string;
+  modelBaseUrl?: string;
+  samples: number;
+  aggregate: Aggregation;
+  tolerance: number;
+  out?: string;
+  bootstrapSeed: number;
+}
+
+export function rmScoreCommand(): Command {
+  const command = new Command("score")
+    .description("score agents' responses with a generative reward model: critiques and 0-10 scores, K samples aggregated (resumable)")
+    .requiredOption("--instances <file>", "reward-model instances (JSONL)")
+    .addOption(new Option("--model <provider/model>", "the reward model, a vision-language model, e.g. openai/gpt-4o").env("EQA_RM_MODEL"))
+    .option("--model-base-url <url>", "the reward model's endpoint")
+    .option("--samples <k>", "K sampled critiques per instance (test-time scaling; temperature 0.8, top-p 0.9)", positiveInteger, 1)
+    .addOption(new Option("--aggregate <method>", "vote (majority, ties broken by the mean) or mean").argParser(oneOf(AGGREGATIONS)).default("vote"))
+    .option("--tolerance <tau>", "accuracy tolerance τ against ground-truth scores", nonNegativeInteger, 2)
+    .option("--out <dir>", "run directory (default: runs/rm-score-DATE); an existing one resumes")
+    .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
+  addFrameOptions(command);
+  addModelCallOptions(command);
+  return command.action(async (flags: RmScoreFlags) => {
+    const spec = resolveModel(flags.model, { flag: "--model", ...(flags.modelBaseUrl ? { baseURL: flags.modelBaseUrl } : {}) });
+    const file = await loadRewardInstances(flags.instances);
+    const opened = await openModelRuntime(flags);
+    const progress = createProgress("scoring");
+    try {
+      const result = await scoreRewardInstances({
+        file,
+        model: opened.runtime.model(spec),
+        spec,
+        samples: flags.samples,
+        aggregate: flags.aggregate,
+        params: TTS_PARAMS,
+        ...(flags.frames ? { framesRoot: flags.frames } : {}),
+        image: { maxSide: flags.imageSize, format: flags.imageFormat },
+        outDir: flags.out ?? defaultRunPath("rm-score"),
+        concurrency: flags.concurrency,
+        tolerance: flags.tolerance,
+        bootstrap: { seed: flags.bootstrapSeed },
+        usage: opened.runtime.usage,
+        settings: modelCallSettings(flags, opened.cachePath),
+        onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
+      });
+      progress.stop();
+      const c = result.summary.counts;
+      console.log(`${spec.name}: ${c.scored}/${c.instances} instances scored (K = ${flags.samples}, ${flags.aggregate}); ${c.failedSamples} of ${c.samples} samples without a score`);
+      if (result.summary.metrics) console.log(formatRewardMetrics(result.summary.metrics));
+      console.log(`\nwrote ${result.runDir}/{evaluations.jsonl,scores.json,summary.json}`);
+      process.exitCode = c.failed > 0 ? 1 : 0;
+    } finally {
+      progress.stop();
+      opened.close();
+    }
+  });
+}

@@ -1,0 +1,231 @@
+import { eqakitVersion, UserError } from "../core/index.js";
+import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
+import type { ImageOptions } from "../episodes/index.js";
+import { rewardModelMetrics, type BootstrapOptions, type RewardMetrics, type ScoredInstance } from "../eval/index.js";
+import { emptyUsage, mergeUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { RunDirectory } from "../store/index.js";
+import { aggregateScores, type Aggregation } from "./aggregate.js";
+import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
+import { KeyframeLoader } from "./keyframes.js";
+import { RM_PROMPTS, rmPromptHashes } from "./prompts.js";
+
+export const EVALUATIONS_FILE = "evaluations.jsonl";
+export const RM_SCORES_FILE = "scores.json";
+export const RM_SUMMARY_FILE = "summary.json";
+
+/** What `eqa rm score` appends per instance: every sample with its raw reply, and the aggregates. */
+export interface RmEvaluationRecord {
+  id: string;
+  inputKey: string;
+  model: string;
+  source: string;
+  category?: string;
+  groundTruthScore: number | null;
+  keyframes: number[];
+  images: string[];
+  samples: RmSample[];
+  /** The aggregated score by the run's method; null when no sample gave a score (a failed instance). */
+  score: number | null;
+  aggregates: Record<Aggregation, number | null>;
+  usage: UsageTotals;
+  finishedAt: string;
+}
+
+export interface RmScoreProgress {
+  done: number;
+  total: number;
+  failed: number;
+  reused: number;
+}
+
+export interface RmScoreOptions {
+  file: RewardInstanceFile;
+  instances?: RewardInstance[];
+  model: ChatModel;
+  spec: ModelSpec;
+  /** K, the samples per instance (1 by default). */
+  samples?: number;
+  aggregate?: Aggregation;
+  params?: GenerationParams;
+  framesRoot?: string;
+  image?: ImageOptions;
+  outDir: string;
+  concurrency?: number;
+  tolerance?: number;
+  bootstrap?: BootstrapOptions;
+  usage?: UsageLedger;
+  settings?: Record<string, unknown>;
+  onProgress?: (progress: RmScoreProgress) => void;
+}
+
+export interface RmRunResult {
+  run: RunDirectory;
+  records: RmEvaluationRecord[];
+  reused: number;
+  wallTimeMs: number;
+}
+
+/**
+ * Samples K evaluations of every instance with the generative reward model and appends one
+ * record per instance as it finishes. Run again in the same directory, it asks only for the
+ * instances not done with the same inputs (a sample whose call failed is asked again).
+ */
+export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunResult> {
+  const started = performance.now();
+  const instances = options.instances ?? options.file.instances;
+  const k = options.samples ?? 1;
+  if (!Number.isInteger(k) || k < 1) throw new UserError(`the number of samples must be a whole number of at least 1, got ${k}`, { field: "--samples" });
+  const params = options.params ?? TTS_PARAMS;
+  const aggregate = options.aggregate ?? "vote";
+  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
+  for (const instance of instances) loader.episodePath(instance); // every episode is found before any call
+  const run = new RunDirectory(options.outDir);
+  const earlier = new Map<string, RmEvaluationRecord>();
+  for (const record of run.readRecords(EVALUATIONS_FILE, asRecord).records) earlier.set(record.id, record);
+
+  const records = new Map<string, RmEvaluationRecord>();
+  const progress: RmScoreProgress = { done: 0, total: instances.length, failed: 0, reused: 0 };
+  const appender = run.appender(EVALUATIONS_FILE);
+  const indices = Array.from({ length: k }, (_, i) => i);
+  try {
+    await runModelBatch<RewardInstance, RmEvaluationRecord | null>({
+      items: instances,
+      concurrency: options.concurrency ?? 8,
+      work: async (instance) => {
+        const keyframes = await loader.keyframeIndices(instance);
+        const images = await (await loader.episode(instance)).images(keyframes, options.image);
+        const inputKey = evaluationInputKey(options.model.name, instance, images, params, { samples: k, prompt: rmPromptHashes([RM_PROMPTS.evaluator]) });
+        const before = earlier.get(instance.id);
+        if (before && before.inputKey === inputKey && before.samples.every((s) => !s.callFailed)) {
+          progress.reused++;
+          records.set(instance.id, before);
+          return null;
+        }
+        const usage = emptyUsage();
+        const samples = await sampleEvaluations(options.model, instance, imageParts(images), params, indices, usage);
+        const scores = samples.map((s) => s.score);
+        const aggregates = { vote: aggregateScores(scores, "vote"), mean: aggregateScores(scores, "mean") };
+        return {
+          id: instance.id,
+          inputKey,
+          model: options.model.name,
+          source: instance.source,
+          ...(instance.category !== undefined ? { category: instance.category } : {}),
+          groundTruthScore: instance.groundTruthScore,
+          keyframes,
+          images: images.map((i) => i.sha256),
+          samples,
+          score: aggregates[aggregate],
+          aggregates,
+          usage,
+          finishedAt: new Date().toISOString(),
+        };
+      },
+      failed: () => null,
+      finished: (instance, record) => {
+        if (record) {
+          appender.append(record);
+          records.set(instance.id, record);
+        }
+        progress.done++;
+        const kept = records.get(instance.id);
+        if (!kept || kept.score === null) progress.failed++;
+        options.onProgress?.({ ...progress });
+      },
+      models: [options.spec],
+    });
+  } finally {
+    appender.close();
+  }
+  const ordered = instances.map((i) => records.get(i.id)).filter((r): r is RmEvaluationRecord => r !== undefined);
+  return { run, records: ordered, reused: progress.reused, wallTimeMs: performance.now() - started };
+}
+
+function asRecord(value: unknown): RmEvaluationRecord | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const r = value as Partial<RmEvaluationRecord>;
+  if (typeof r.id !== "string" || typeof r.inputKey !== "string" || !Array.isArray(r.samples)) return undefined;
+  return r as RmEvaluationRecord;
+}
+
+/** The aggregate of the first K samples of a record (test-time scaling from shared samples). */
+export function scoreOfFirst(record: RmEvaluationRecord, k: number, method: Aggregation): number | null {
+  return aggregateScores(
+    record.samples.filter((s) => s.sampleIndex < k).map((s) => s.score),
+    method,
+  );
+}
+
+/** Instances with a ground-truth score and an aggregated score, ready for the metrics. */
+export function scoredPairs(records: readonly RmEvaluationRecord[], score: (r: RmEvaluationRecord) => number | null): ScoredInstance[] {
+  const pairs: ScoredInstance[] = [];
+  for (const r of records) {
+    const s = score(r);
+    if (s === null || r.groundTruthScore === null) continue;
+    pairs.push({ score: s, groundTruth: r.groundTruthScore, source: r.source, ...(r.category !== undefined ? { category: r.category } : {}) });
+  }
+  return pairs;
+}
+
+export interface RmScoreSummary {
+  kind: "rm-score";
+  eqakitVersion: string;
+  createdAt: string;
+  wallTimeMs: number;
+  config: Record<string, unknown>;
+  counts: { instances: number; scored: number; failed: number; withGroundTruth: number; samples: number; failedSamples: number; malformedSamples: number; reused: number };
+  /** Against the ground-truth scores, when the instances have them. */
+  metrics: RewardMetrics | null;
+  failures: { id: string; errors: string[]; replies: (string | null)[] }[];
+  usage: { evaluations: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
+}
+
+/** `eqa rm score`: samples, aggregates, writes scores.json ({id: score}) and summary.json. */
+export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ summary: RmScoreSummary; runDir: string; scores: Record<string, number | null> }> {
+  const result = await sampleRewardModel(options);
+  const aggregate = options.aggregate ?? "vote";
+  const scores: Record<string, number | null> = {};
+  for (const r of result.records) scores[r.id] = r.aggregates[aggregate];
+  const pairs = scoredPairs(result.records, (r) => r.aggregates[aggregate]);
+  const usage = emptyUsage();
+  for (const r of result.records) mergeUsage(usage, r.usage);
+  const samples = result.records.flatMap((r) => r.samples);
+  const summary: RmScoreSummary = {
+    kind: "rm-score",
+    eqakitVersion,
+    createdAt: new Date().toISOString(),
+    wallTimeMs: Math.round(result.wallTimeMs),
+    config: {
+      model: { name: options.spec.name, provider: options.spec.provider, model: options.spec.model, baseURL: options.spec.baseURL },
+      instances: { path: options.file.path, sha256: options.file.sha256, count: (options.instances ?? options.file.instances).length },
+      samples: options.samples ?? 1,
+      aggregate,
+      parameters: options.params ?? TTS_PARAMS,
+      prompts: rmPromptHashes([RM_PROMPTS.evaluator]),
+      image: options.image ?? {},
+      frames: options.framesRoot ?? null,
+      tolerance: options.tolerance ?? 2,
+      concurrency: options.concurrency ?? 8,
+      ...options.settings,
+    },
+    counts: {
+      instances: result.records.length,
+      scored: result.records.filter((r) => r.aggregates[aggregate] !== null).length,
+      failed: result.records.filter((r) => r.aggregates[aggregate] === null).length,
+      withGroundTruth: result.records.filter((r) => r.groundTruthScore !== null).length,
+      samples: samples.length,
+      failedSamples: samples.filter((s) => s.score === null).length,
+      malformedSamples: samples.filter((s) => !s.wellFormed).length,
+      reused: result.reused,
+    },
+    metrics: pairs.length > 0 ? rewardModelMetrics(pairs, { ...(options.tolerance !== undefined ? { tolerance: options.tolerance } : {}), ...(options.bootstrap ? { bootstrap: options.bootstrap } : {}) }) : null,
+    failures: result.records
+      .filter((r) => r.aggregates[aggregate] === null)
+      .map((r) => ({ id: r.id, errors: r.samples.map((s) => s.error ?? "no score"), replies: r.samples.map((s) => s.reply) })),
+    usage: { evaluations: usage, thisProcess: options.usage?.snapshot() ?? null },
+  };
+  await result.run.writeJson(RM_SCORES_FILE, scores);
+  await result.run.writeJson(RM_SUMMARY_FILE, summary);
+  return { summary, runDir: result.run.path, scores };
+}
+
