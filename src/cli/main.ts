@@ -6,6 +6,11 @@ import { framesCommand } from "./frames.js";
 import { scoreCommand } from "./score.js";
 import { answerCommand } from "./answer.js";
 import { runCommand } from "./run.js";
+import { memoryCommand } from "./memory.js";
+import { reportCommand } from "./report.js";
+import { viewCommand } from "./view.js";
+import { judgeAgreementCommand } from "./judge-agreement.js";
+import { rmCommand } from "./rm.js";
 
 /** Exit code for errors the user can fix (bad input, bad flags, unusable endpoint). */
 const USAGE_ERROR = 2;
@@ -15,7 +20,7 @@ function buildProgram(): Command {
     .description("eqakit: run, score and study Embodied Question Answering agents")
     .version(eqakitVersion)
     .showHelpAfterError("(run with --help for usage)");
-  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), cacheCommand()]) program.addCommand(command);
+  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand()]) program.addCommand(command);
   program.commands.forEach(exitOverrideDeep);
   program.exitOverride();
   return program;

@@ -1,6 +1,6 @@
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { defaultOpenEqaBenchmarkPath, loadPredictions, loadQuestionSelection } from "../data/index.js";
-import { scorePredictions, type LlmMatchMode } from "../eval/index.js";
+import { LLM_MATCH_VARIANTS, loadPredictionsWithoutGuess, parseLlmMatchVariant, scorePredictions, type LlmMatchJudgeOptions, type LlmMatchMode, type LlmMatchVariant } from "../eval/index.js";
 import { resolveModel } from "../models/index.js";
 import { formatScoreSummary } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
@@ -17,6 +17,21 @@ interface ScoreFlags extends ModelCallFlags {
   allowMissing?: boolean;
   out?: string;
   bootstrapSeed: number;
+  promptVariant?: LlmMatchVariant;
+  temperature?: number;
+  withoutGuess?: boolean;
+}
+
+function variantArgument(value: string): LlmMatchVariant {
+  const variant = parseLlmMatchVariant(value);
+  if (!variant) throw new InvalidArgumentError(`expected role=${LLM_MATCH_VARIANTS.role.join("|")} or criterion=${LLM_MATCH_VARIANTS.criterion.join("|")}`);
+  return variant;
+}
+
+function temperatureArgument(value: string): number {
+  const t = Number(value);
+  if (value.trim() === "" || !Number.isFinite(t) || t < 0 || t > 2) throw new InvalidArgumentError("expected a temperature from 0 to 2");
+  return t;
 }
 
 export function scoreCommand(): Command {
@@ -30,7 +45,10 @@ export function scoreCommand(): Command {
     .addOption(new Option("--mode <mode>", "robust (default) or compat (the reference's exact behaviour)").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
     .option("--allow-missing", "score questions without a prediction as a null answer (0 points)")
     .option("--out <dir>", "run directory (default: runs/score-DATE); an existing one resumes")
-    .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
+    .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0)
+    .option("--prompt-variant <variant>", "robustness study (OpenEQA Tables VIII-IX): role=ai|score-master|professional or criterion=perfect|contains|person|professional", variantArgument)
+    .option("--temperature <t>", "the judge's temperature (OpenEQA Table X; default 0.2, the reference's)", temperatureArgument)
+    .option("--without-guess", "score the agent's own answers where force-a-guess replaced them (OpenEQA Table III, w/o guess)");
   addModelCallOptions(command);
   return command.action(async (flags: ScoreFlags) => {
     process.exitCode = await runScore(flags);
@@ -40,7 +58,11 @@ export function scoreCommand(): Command {
 async function runScore(flags: ScoreFlags): Promise<number> {
   const judgeSpec = resolveModel(flags.judge, { flag: "--judge", ...(flags.judgeBaseUrl ? { baseURL: flags.judgeBaseUrl } : {}) });
   const { benchmark, questions } = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
-  const predictions = await loadPredictions(flags.predictions);
+  const predictions = flags.withoutGuess ? (await loadPredictionsWithoutGuess(flags.predictions)).predictions : await loadPredictions(flags.predictions);
+  const judgeOptions: LlmMatchJudgeOptions = {
+    ...(flags.promptVariant ? { variant: flags.promptVariant } : {}),
+    ...(flags.temperature !== undefined ? { temperature: flags.temperature } : {}),
+  };
   const outDir = flags.out ?? defaultRunPath("score");
 
   const opened = await openModelRuntime(flags);
@@ -56,11 +78,12 @@ async function runScore(flags: ScoreFlags): Promise<number> {
       judgeSpec,
       usage: opened.runtime.usage,
       mode: flags.mode,
+      ...(Object.keys(judgeOptions).length > 0 ? { judgeOptions } : {}),
       allowMissing: flags.allowMissing ?? false,
       outDir,
       concurrency: flags.concurrency,
       bootstrap: { seed: flags.bootstrapSeed },
-      settings: modelCallSettings(flags, opened.cachePath),
+      settings: { ...modelCallSettings(flags, opened.cachePath), ...(flags.withoutGuess ? { withoutGuess: true } : {}) },
       onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
     });
     progress.stop();

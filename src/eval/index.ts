@@ -3,3 +3,7 @@ export * from "./stats.js";
 export * from "./aggregate.js";
 export * from "./score-run.js";
 export * from "./answer-and-score.js";
+export * from "./reward-metrics.js";
+export * from "./agreement.js";
+export * from "./score-sets.js";
+export * from "./abstention.js";

@@ -20,6 +20,49 @@ export const LLM_MATCH_PROMPTS = {
   reask: "llm-match-reask",
 } as const;
 
+/**
+ * OpenEQA's robustness study (appendix XI, Tables VIII-IX) varies one thing of the
+ * LLM-Match prompt at a time: the judge's role, or the criterion for a 5. `role=ai` and
+ * `criterion=perfect` are the reference prompts themselves.
+ */
+export const LLM_MATCH_VARIANTS = {
+  role: ["ai", "score-master", "professional"],
+  criterion: ["perfect", "contains", "person", "professional"],
+} as const;
+
+export type LlmMatchVariant =
+  | { kind: "role"; value: (typeof LLM_MATCH_VARIANTS.role)[number] }
+  | { kind: "criterion"; value: (typeof LLM_MATCH_VARIANTS.criterion)[number] };
+
+/** What a judgement may change from the reference: the prompt variant, the temperature. */
+export interface LlmMatchJudgeOptions {
+  variant?: LlmMatchVariant;
+  temperature?: number;
+}
+
+/** Parses `role=score-master` or `criterion=contains`; undefined for a text that is neither. */
+export function parseLlmMatchVariant(text: string): LlmMatchVariant | undefined {
+  const [kind, value] = text.split("=", 2).map((s) => s.trim());
+  if (kind === "role" && (LLM_MATCH_VARIANTS.role as readonly string[]).includes(value ?? "")) return { kind, value: value as LlmMatchVariant["value"] } as LlmMatchVariant;
+  if (kind === "criterion" && (LLM_MATCH_VARIANTS.criterion as readonly string[]).includes(value ?? "")) return { kind, value: value as LlmMatchVariant["value"] } as LlmMatchVariant;
+  return undefined;
+}
+
+export function formatLlmMatchVariant(variant: LlmMatchVariant): string {
+  return `${variant.kind}=${variant.value}`;
+}
+
+/** The prompt file of a template under a variant (the reference's own file for role=ai and criterion=perfect). */
+export function llmMatchPromptName(base: string, variant: LlmMatchVariant | undefined): string {
+  if (!variant || (variant.kind === "role" && variant.value === "ai") || (variant.kind === "criterion" && variant.value === "perfect")) return base;
+  return `${base}.${variant.kind}-${variant.value}`;
+}
+
+/** The judge's generation parameters: the reference's, with the temperature changed when asked. */
+export function llmMatchParams(options: LlmMatchJudgeOptions = {}): { temperature: number; maxTokens: number; seed: number } {
+  return options.temperature === undefined ? LLM_MATCH_PARAMS : { ...LLM_MATCH_PARAMS, temperature: options.temperature };
+}
+
 /** The reference's pre-processing: cut a truthy answer after its last period (it cuts "3.5 m" to "3."). */
 export function referenceCut(answer: string): string {
   const end = answer.lastIndexOf(".");
@@ -27,8 +70,8 @@ export function referenceCut(answer: string): string {
 }
 
 /** The exact text sent to the judge, with the template chosen as the reference chooses it. */
-export function renderLlmMatchPrompt(question: Question, prediction: string): { promptName: string; text: string } {
-  const promptName = question.extraAnswers === undefined ? LLM_MATCH_PROMPTS.plain : LLM_MATCH_PROMPTS.extra;
+export function renderLlmMatchPrompt(question: Question, prediction: string, variant?: LlmMatchVariant): { promptName: string; text: string } {
+  const promptName = llmMatchPromptName(question.extraAnswers === undefined ? LLM_MATCH_PROMPTS.plain : LLM_MATCH_PROMPTS.extra, variant);
   const text = renderPromptFile(promptName, {
     question: question.question,
     answer: question.answer,
@@ -160,9 +203,11 @@ export interface LlmMatchTask {
   promptName: string | null;
   prompt: string | null;
   inputKey: string;
+  /** The judge's parameters (the reference's unless a temperature was given). */
+  params?: { temperature: number; maxTokens: number; seed: number };
 }
 
-export function prepareLlmMatchTask(question: Question, answer: string | null, mode: LlmMatchMode, judge: string): LlmMatchTask {
+export function prepareLlmMatchTask(question: Question, answer: string | null, mode: LlmMatchMode, judge: string, options: LlmMatchJudgeOptions = {}): LlmMatchTask {
   let prediction: string | null = answer;
   let neutralised = false;
   if (mode === "compat") {
@@ -173,9 +218,10 @@ export function prepareLlmMatchTask(question: Question, answer: string | null, m
     prediction = cleaned.text === "" ? null : cleaned.text;
     neutralised = cleaned.neutralised;
   }
-  const rendered = prediction === null ? null : renderLlmMatchPrompt(question, prediction);
-  const inputKey = sha256Hex(JSON.stringify([judge, mode, question.questionId, rendered?.text ?? null, LLM_MATCH_PARAMS]));
-  return { question, prediction, neutralised, promptName: rendered?.promptName ?? null, prompt: rendered?.text ?? null, inputKey };
+  const rendered = prediction === null ? null : renderLlmMatchPrompt(question, prediction, options.variant);
+  const params = llmMatchParams(options);
+  const inputKey = sha256Hex(JSON.stringify([judge, mode, question.questionId, rendered?.text ?? null, params]));
+  return { question, prediction, neutralised, promptName: rendered?.promptName ?? null, prompt: rendered?.text ?? null, inputKey, params };
 }
 
 /** Asks the judge for one question's mark; never throws for a reply it cannot read (that is a recorded failure). */
@@ -206,7 +252,7 @@ export async function judgeLlmMatch(task: LlmMatchTask, judge: ChatModel, mode: 
         messages.push({ role: "assistant", content: judgement.replies[attempt - 1] ?? "" });
         messages.push({ role: "user", content: loadPromptFile(LLM_MATCH_PROMPTS.reask).text.trim() });
       }
-      const response = await judge.complete({ messages: [...messages], ...LLM_MATCH_PARAMS });
+      const response = await judge.complete({ messages: [...messages], ...(task.params ?? LLM_MATCH_PARAMS) });
       addUsage(judgement.usage, response.usage);
       judgement.replies.push(response.text);
       judgement.score = parse(response.text) ?? null;

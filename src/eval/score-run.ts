@@ -7,7 +7,11 @@ import {
   LLM_MATCH_PARAMS,
   LLM_MATCH_PROMPTS,
   ROBUST_REASKS,
+  formatLlmMatchVariant,
   judgeLlmMatch,
+  llmMatchParams,
+  llmMatchPromptName,
+  type LlmMatchJudgeOptions,
   prepareLlmMatchTask,
   type LlmMatchJudgement,
   type LlmMatchMode,
@@ -39,6 +43,8 @@ export interface ScoreOptions {
   /** Usage of this process's calls, for the summary. */
   usage?: UsageLedger;
   mode?: LlmMatchMode;
+  /** A prompt variant or temperature of OpenEQA's robustness study; the reference's prompt and parameters when absent. */
+  judgeOptions?: LlmMatchJudgeOptions;
   allowMissing?: boolean;
   outDir: string;
   /** Questions judged at once; the endpoint's scheduler limits calls in flight. */
@@ -99,7 +105,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
     ...(options.allowMissing !== undefined ? { allowMissing: options.allowMissing } : {}),
   });
   const run = new RunDirectory(options.outDir);
-  const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judge.name));
+  const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judge.name, options.judgeOptions));
   const wanted = new Map(tasks.map((t) => [t.question.questionId, t.inputKey]));
   const earlier = reusableRecords(run, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
   const judgements = new Map<string, LlmMatchJudgement>(earlier);
@@ -182,7 +188,8 @@ function buildSummary(
   for (const j of judgements) mergeUsage(judgementUsage, j.usage);
   const bootstrap = { ...DEFAULT_BOOTSTRAP, ...options.bootstrap };
   const prompts: Record<string, string> = {};
-  for (const name of [LLM_MATCH_PROMPTS.plain, LLM_MATCH_PROMPTS.extra, ...(mode === "robust" ? [LLM_MATCH_PROMPTS.reask] : [])]) {
+  const variant = options.judgeOptions?.variant;
+  for (const name of [llmMatchPromptName(LLM_MATCH_PROMPTS.plain, variant), llmMatchPromptName(LLM_MATCH_PROMPTS.extra, variant), ...(mode === "robust" ? [LLM_MATCH_PROMPTS.reask] : [])]) {
     prompts[name] = loadPromptFile(name).sha256;
   }
   return {
@@ -193,7 +200,8 @@ function buildSummary(
     config: {
       judge: { name: options.judgeSpec.name, provider: options.judgeSpec.provider, model: options.judgeSpec.model, baseURL: options.judgeSpec.baseURL },
       mode,
-      parameters: { ...LLM_MATCH_PARAMS, ...(mode === "robust" ? { reasks: ROBUST_REASKS } : {}) },
+      parameters: { ...(options.judgeOptions ? llmMatchParams(options.judgeOptions) : LLM_MATCH_PARAMS), ...(mode === "robust" ? { reasks: ROBUST_REASKS } : {}) },
+      ...(variant ? { promptVariant: formatLlmMatchVariant(variant) } : {}),
       prompts,
       benchmark: { path: options.benchmark.path, sha256: options.benchmark.sha256, questions: options.benchmark.questions.length },
       subset: options.subsetPath ?? null,

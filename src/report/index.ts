@@ -1,1 +1,6 @@
 export * from "./text.js";
+export * from "./agreement-text.js";
+export * from "./runs.js";
+export { buildHtmlReport, type ReportOptions } from "./html.js";
+export { escapeHtml } from "./html-parts.js";
+export { createViewerApp, startViewer, isSuspiciousTarget, fileInside, type Viewer, type ViewerOptions } from "./viewer.js";

@@ -1,0 +1,32 @@
+import { Command, InvalidArgumentError } from "commander";
+import { startViewer } from "../report/index.js";
+
+interface ViewFlags {
+  port: number;
+  host: string;
+}
+
+function portNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("expected a port from 0 to 65535 (0: any free port)");
+  return n;
+}
+
+export function viewCommand(): Command {
+  return new Command("view")
+    .description("browse runs in a local web viewer: filter questions, open one to see its frames, trace and judge's reply, compare two runs")
+    .argument("<run-dirs...>", "directories written by eqa score, eqa answer or eqa run")
+    .option("--port <n>", "the port to listen on (0: any free port)", portNumber, 8765)
+    .option("--host <address>", "the address to bind (the viewer serves run contents: keep it local)", "127.0.0.1")
+    .action(async (dirs: string[], flags: ViewFlags) => {
+      const viewer = await startViewer({ runDirs: dirs, port: flags.port, host: flags.host });
+      console.log(`eqa view: serving ${dirs.length} run(s) at ${viewer.url}/ (Ctrl-C to stop)`);
+      await new Promise<void>((done) => {
+        const stop = (): void => {
+          void viewer.close().then(done);
+        };
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+    });
+}

@@ -1,0 +1,263 @@
+import { readFileSync } from "node:fs";
+import { basename, resolve, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+import { OPENEQA_CATEGORIES } from "../core/index.js";
+import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
+import { abstentionAnalysis, type AbstentionRow, type MeanEstimate } from "../eval/index.js";
+import { REPORT_SCRIPT, REPORT_STYLE } from "./assets.js";
+import { Html, barChart, escapeHtml, fmt, html, scriptHash, RUN_COLOURS, type BarSeries } from "./html-parts.js";
+import type { LoadedRun, RunQuestion } from "./runs.js";
+
+export interface ReportOptions {
+  title?: string;
+  /** Thumbnails per question and run (default 4; 0 for none). */
+  thumbnails?: number;
+  /** Longest side of a thumbnail in pixels (default 128). */
+  thumbnailSize?: number;
+}
+
+interface Thumbnail {
+  index: number;
+  src: string;
+  /** The frame's file (frame folders), or the video at the frame's time. */
+  full: string;
+}
+
+/**
+ * `eqa report`: one self-contained HTML file (no network, charts as inline SVG, frames as
+ * embedded thumbnails) with the runs side by side. Every text taken from a run or a model
+ * is escaped; the page's one inline script is pinned by its hash in the page's CSP, so even
+ * markup that slipped through could not run.
+ */
+export async function buildHtmlReport(runs: LoadedRun[], options: ReportOptions = {}): Promise<{ html: string; notes: string[] }> {
+  const notes: string[] = [];
+  const thumbs = await collectThumbnails(runs, options, notes);
+  const title = options.title ?? `eqakit report: ${runs.map((r) => r.label).join(", ")}`;
+  const body = html`
+<header><h1>${title}</h1><p class="meta">${runs.length} run(s); generated ${new Date().toISOString()}</p></header>
+${runsNotes(runs, notes)}
+<section id="headline"><h2>Headline</h2>${headlineTable(runs)}</section>
+${chartsSection(runs)}
+${abstentionSection(runs)}
+${otherMetricsSection(runs)}
+<section id="cost"><h2>Cost</h2>${costTable(runs)}</section>
+<section id="failures"><h2>Failures</h2>${failuresSection(runs)}</section>
+<section id="questions"><h2>Questions</h2>${questionTable(runs, thumbs)}</section>
+`;
+  const csp = `default-src 'none'; img-src data: file:; media-src file:; style-src 'unsafe-inline'; script-src ${scriptHash(REPORT_SCRIPT)}`;
+  const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${REPORT_STYLE}</style></head>
+<body>${body.text}
+<script>${REPORT_SCRIPT}</script>
+</body></html>
+`;
+  return { html: page, notes };
+}
+
+function runsNotes(runs: LoadedRun[], extra: string[]): Html {
+  const items = runs.flatMap((r) => r.notes.map((n) => html`<li><b>${r.label}</b>: ${n}</li>`));
+  items.push(...extra.map((n) => html`<li>${n}</li>`));
+  return items.length === 0 ? html`` : html`<section id="notes"><h2>Notes</h2><ul>${items}</ul></section>`;
+}
+
+function configText(config: Record<string, unknown> | undefined, key: string): string | undefined {
+  const value = config?.[key];
+  if (typeof value === "string") return value;
+  if (typeof value === "object" && value !== null && "name" in value && typeof value.name === "string") return value.name;
+  return undefined;
+}
+
+function estimateCells(estimate: MeanEstimate | undefined, field: string): Html {
+  if (!estimate || estimate.n === 0) return html`<td>–</td><td>–</td><td>–</td><td>–</td>`;
+  return html`<td class="num">${estimate.n}</td><td class="num" data-field="${field}" data-value="${estimate.mean}">${fmt(estimate.mean)}</td><td class="num">±${fmt(estimate.stderr)}</td><td class="num">[${fmt(estimate.ci[0])}, ${fmt(estimate.ci[1])}]</td>`;
+}
+
+function headlineTable(runs: LoadedRun[]): Html {
+  const rows = runs.map((run, i) => {
+    const score = run.score;
+    const judge = configText(score?.config, "judge");
+    const variant = configText(score?.config, "promptVariant");
+    const agent = configText(run.answer?.config, "agent");
+    const model = configText(run.answer?.config, "model");
+    return html`<tr data-run="${i}"><td><i class="swatch" style="background:${RUN_COLOURS[i % RUN_COLOURS.length]!}"></i>${run.label}</td><td>${run.kind}</td><td>${agent ?? "–"}${model ? ` (${model})` : ""}</td><td>${judge ?? "–"}${score ? ` · ${String(score.config.mode ?? "")}` : ""}${variant ? ` · ${variant}` : ""}</td>${estimateCells(score?.llmMatch.overall, "overall")}<td class="num">${run.answer?.abstentionRate !== null && run.answer?.abstentionRate !== undefined ? `${fmt(100 * run.answer.abstentionRate)}%` : "–"}</td></tr>`;
+  });
+  const confidence = runs.find((r) => r.score)?.score?.llmMatch.overall.confidence ?? 0.95;
+  return html`<table class="grid"><thead><tr><th>run</th><th>kind</th><th>agent</th><th>judge</th><th>n</th><th>LLM-Match</th><th>±SE</th><th>${Math.round(confidence * 100)}% CI</th><th>abstained</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function chartsSection(runs: LoadedRun[]): Html {
+  const scored = runs.filter((r) => r.score);
+  if (scored.length === 0) return html`<section id="charts"><h2>By category and source</h2><p>No scored run: run <code>eqa score</code> to see LLM-Match by category.</p></section>`;
+  const categories = [...OPENEQA_CATEGORIES.filter((c) => scored.some((r) => r.score!.llmMatch.byCategory[c])), ...new Set(scored.flatMap((r) => Object.keys(r.score!.llmMatch.byCategory)).filter((c) => !(OPENEQA_CATEGORIES as readonly string[]).includes(c)))];
+  const sources = [...new Set(scored.flatMap((r) => Object.keys(r.score!.llmMatch.bySource)))].sort();
+  const series = (pick: (r: LoadedRun) => Record<string, MeanEstimate>): BarSeries[] =>
+    scored.map((r) => ({ label: r.label, values: Object.fromEntries(Object.entries(pick(r)).map(([k, e]) => [k, { mean: e.mean, ci: e.ci, n: e.n }])) }));
+  const table = (groups: string[], pick: (r: LoadedRun) => Record<string, MeanEstimate>, kind: string): Html =>
+    html`<table class="grid compact"><thead><tr><th>${kind}</th>${scored.map((r) => html`<th>${r.label}</th>`)}</tr></thead><tbody>${groups.map(
+      (g) => html`<tr><td>${g}</td>${scored.map((r) => {
+        const e = pick(r)[g];
+        return e ? html`<td class="num" data-group="${g}" data-value="${e.mean}">${fmt(e.mean)} ±${fmt(e.stderr)}</td>` : html`<td>–</td>`;
+      })}</tr>`,
+    )}</tbody></table>`;
+  return html`<section id="charts"><h2>By category (OpenEQA Fig. 10, Table IV)</h2>${barChart("chart-category", categories, series((r) => r.score!.llmMatch.byCategory))}${table(categories, (r) => r.score!.llmMatch.byCategory, "category")}
+<h2>By source</h2>${barChart("chart-source", sources, series((r) => r.score!.llmMatch.bySource))}${table(sources, (r) => r.score!.llmMatch.bySource, "source")}</section>`;
+}
+
+function metricsOf(run: LoadedRun): Map<string, number> {
+  return new Map(run.questions.flatMap((q) => (typeof q.score === "number" ? [[q.questionId, q.score] as [string, number]] : [])));
+}
+
+/** The score run of the same answers without force-a-guess (`eqa score --without-guess`), among the given runs. */
+function withoutGuessRun(run: LoadedRun, runs: LoadedRun[]): LoadedRun | undefined {
+  return runs.find((other) => {
+    if (other === run || other.score?.config.withoutGuess !== true) return false;
+    const predictions = other.score.config.predictions;
+    const path = typeof predictions === "object" && predictions !== null && "path" in predictions && typeof predictions.path === "string" ? resolve(predictions.path) : "";
+    return path.startsWith(run.dir + sep);
+  });
+}
+
+function abstentionSection(runs: LoadedRun[]): Html {
+  const rows: { run: LoadedRun; row: AbstentionRow; without?: LoadedRun }[] = [];
+  for (const run of runs) {
+    if (!run.answer || run.answer.counts.forceGuessChecked === 0) continue;
+    const outcomes = run.questions.flatMap((q) => (q.forceGuess ? [{ questionId: q.questionId, action: q.forceGuess }] : []));
+    const without = withoutGuessRun(run, runs);
+    rows.push({ run, row: abstentionAnalysis(outcomes, run.score ? metricsOf(run) : undefined, without ? metricsOf(without) : undefined, { resamples: 1000 }), ...(without ? { without } : {}) });
+  }
+  if (rows.length === 0) return html``;
+  return html`<section id="abstention"><h2>Force-a-guess (OpenEQA Table III)</h2><table class="grid"><thead><tr><th>run</th><th>checked</th><th>abstained</th><th>rate</th><th>LLM-Match</th><th>w/o guess</th><th>difference</th></tr></thead><tbody>${rows.map(
+    ({ run, row, without }) =>
+      html`<tr><td>${run.label}</td><td class="num">${row.checked}</td><td class="num">${row.abstained}</td><td class="num">${row.rate === null ? "–" : `${fmt(100 * row.rate)}%`}</td><td class="num">${fmt(row.withGuess?.mean)}</td><td class="num">${without ? fmt(row.withoutGuess?.mean) : html`<span class="hint">score the agent's own answers: eqa score --without-guess --predictions ${run.dir}/predictions.json</span>`}</td><td class="num">${row.difference === null ? "–" : `${row.difference >= 0 ? "+" : ""}${fmt(row.difference)}`}</td></tr>`,
+  )}</tbody></table><p class="hint">LLM-Match with and without the difference are computed on the questions both scorings have.</p></section>`;
+}
+
+function otherMetricsSection(runs: LoadedRun[]): Html {
+  const others = runs.filter((r) => r.otherMetrics.length > 0);
+  if (others.length === 0) return html``;
+  return html`<section id="other-metrics"><h2>Other metrics</h2>${others.map(
+    (r) => html`<h3>${r.label} (${r.kind})</h3>${r.figures.map((f) => html`<img class="figure" alt="figure ${basename(f)}" src="data:image/png;base64,${readFileSync(f).toString("base64")}">`)}<table class="grid compact"><tbody>${r.otherMetrics.map(([k, v]) => html`<tr><td>${k}</td><td class="num" data-value="${v}">${Number.isInteger(v) ? String(v) : v.toFixed(4)}</td></tr>`)}</tbody></table>`,
+  )}</section>`;
+}
+
+function costTable(runs: LoadedRun[]): Html {
+  const rows = runs.map((run) => {
+    const parts = [
+      ...(run.answer ? [{ stage: "answer", usage: run.answer.usage.answers, wall: run.answer.wallTimeMs }] : []),
+      ...(run.score ? [{ stage: "judge", usage: run.score.usage.judgements, wall: run.score.wallTimeMs }] : []),
+    ];
+    for (const [stage, usage] of run.otherUsage) parts.push({ stage, usage, wall: Number.NaN });
+    if (parts.length === 0) return html`<tr><td>${run.label}</td><td colspan="8">no usage recorded</td></tr>`;
+    return parts.map(
+      (p) =>
+        html`<tr><td>${run.label}</td><td>${p.stage}</td><td class="num">${p.usage.calls}</td><td class="num">${p.usage.cacheHits}</td><td class="num">${p.usage.promptTokens}</td><td class="num">${p.usage.completionTokens}</td><td class="num">${p.usage.images}</td><td class="num">${p.usage.retries}</td><td class="num">${Number.isFinite(p.wall) ? `${fmt(p.wall / 1000)} s` : "–"}</td></tr>`,
+    );
+  });
+  return html`<table class="grid"><thead><tr><th>run</th><th>stage</th><th>calls</th><th>cache hits</th><th>prompt tokens</th><th>completion tokens</th><th>images</th><th>retries</th><th>wall time</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function failuresSection(runs: LoadedRun[]): Html {
+  const items = runs.flatMap((run) => [
+    ...(run.answer?.failures ?? []).map((f) => html`<li><b>${run.label}</b> · answer · ${f.questionId}: <span class="text">${f.error}</span></li>`),
+    ...(run.score?.failures ?? []).map((f) => html`<li><b>${run.label}</b> · judge · ${f.questionId}: <span class="text">${f.error}</span></li>`),
+  ]);
+  return items.length === 0 ? html`<p>None.</p>` : html`<ul class="failures">${items}</ul>`;
+}
+
+function answerCell(run: LoadedRun, q: RunQuestion | undefined, thumbs: Map<string, Thumbnail[]>, r: number): Html {
+  if (!q) return html`<td class="missing" data-sort="">–</td><td data-sort="-1">–</td>`;
+  const key = `${r}\u0000${q.questionId}`;
+  const frames = thumbs.get(key) ?? [];
+  const answer = q.answer === undefined ? html`<span class="hint">(not answered in this run)</span>` : q.answer === null ? html`<span class="hint">(no answer)</span>` : html`<span class="text answer">${q.answer}</span>`;
+  const forced = q.forceGuess === "guess" ? html`<div class="forced">forced guess; the agent said: <span class="text">${q.agentAnswer ?? "(nothing)"}</span></div>` : html``;
+  const error = q.error ? html`<div class="error text">${q.error}</div>` : html``;
+  const judge = q.judgeReplies.length > 0 ? html`<details><summary>judge's reply</summary><pre class="text">${q.judgeReplies.map((reply) => reply ?? "(empty)").join("\n---\n")}</pre></details>` : html``;
+  const strip = frames.length > 0 ? html`<div class="frames">${frames.map((t) => (t.full ? html`<a class="frame" href="${t.full}" target="_blank" rel="noopener" title="frame ${t.index}"><img src="${t.src}" alt="frame ${t.index}" width="80"></a>` : html`<img src="${t.src}" alt="frame ${t.index}" width="80">`))}</div>` : html``;
+  const points = q.points;
+  return html`<td data-sort="${q.answer ?? ""}">${answer}${forced}${error}${judge}${strip}</td><td class="num score" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
+}
+
+function questionTable(runs: LoadedRun[], thumbs: Map<string, Thumbnail[]>): Html {
+  // runs without questions (other kinds of runs) get no columns
+  const shown = runs.flatMap((run, r) => (run.questions.length > 0 ? [{ run, r }] : []));
+  const order: string[] = [];
+  const seen = new Set<string>();
+  for (const run of runs) for (const q of run.questions) if (!seen.has(q.questionId)) (seen.add(q.questionId), order.push(q.questionId));
+  const byRun = runs.map((run) => new Map(run.questions.map((q) => [q.questionId, q])));
+  const info = (id: string): RunQuestion | undefined => byRun.map((m) => m.get(id)).find((q) => q?.question !== undefined) ?? byRun.map((m) => m.get(id)).find((q) => q !== undefined);
+  const categories = [...new Set(order.map((id) => info(id)?.category).filter((c): c is string => c !== undefined))];
+  const rows = order.map((id) => {
+    const q = info(id);
+    const gt = q?.groundTruth === undefined ? "" : q.extraAnswers ? `${q.groundTruth} (also: ${q.extraAnswers.join("; ")})` : q.groundTruth;
+    return html`<tr data-category="${q?.category ?? ""}" data-id="${id}"><td data-sort="${id}"><code>${id}</code></td><td data-sort="${q?.category ?? ""}">${q?.category ?? "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}</td><td class="text" data-sort="${gt}">${gt || "–"}</td>${shown.map(({ run, r }) => answerCell(run, byRun[r]!.get(id), thumbs, r))}</tr>`;
+  });
+  const filters = html`<div class="filters"><label>search <input id="q-search" type="search" placeholder="question, answer, id…"></label>
+<label>category <select id="q-category"><option value="">all</option>${categories.map((c) => html`<option value="${c}">${c}</option>`)}</select></label>
+<label>run <select id="q-run">${shown.map(({ run, r }) => html`<option value="${r}">${run.label}</option>`)}</select></label>
+<label>score <select id="q-score"><option value="">any</option><option value="low">below 50</option><option value="high">50 or more</option><option value="failed">not scored</option></select></label>
+${shown.length > 1 ? html`<label><input id="q-differ" type="checkbox"> only where runs' scores differ</label>` : html``}
+<span id="q-count"></span></div>`;
+  return html`${filters}<table id="question-table" class="grid questions"><thead><tr><th data-col="0">id</th><th data-col="1">category</th><th data-col="2">question</th><th data-col="3">ground truth</th>${shown.map(({ run }, i) => html`<th data-col="${4 + 2 * i}">${run.label}: answer</th><th data-col="${5 + 2 * i}">score</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+async function collectThumbnails(runs: LoadedRun[], options: ReportOptions, notes: string[]): Promise<Map<string, Thumbnail[]>> {
+  const perQuestion = options.thumbnails ?? 4;
+  const size = options.thumbnailSize ?? 128;
+  const out = new Map<string, Thumbnail[]>();
+  if (perQuestion === 0) return out;
+  const episodes = new Map<string, Promise<Episode | undefined>>();
+  let failed = 0;
+  for (const [r, run] of runs.entries()) {
+    if (!run.framesRoot) continue;
+    for (const q of run.questions) {
+      if (q.frames.length === 0 || !q.episode) continue;
+      const path = resolveEpisodePath(run.framesRoot, q.episode);
+      if (!path) {
+        failed++;
+        continue;
+      }
+      let episode = episodes.get(path);
+      if (!episode) {
+        episode = openEpisode(path, q.episode).catch(() => undefined);
+        episodes.set(path, episode);
+      }
+      const opened = await episode;
+      if (!opened) {
+        failed++;
+        continue;
+      }
+      const indices = evenly(q.frames, perQuestion).filter((i) => i >= 0 && i < opened.frameCount);
+      try {
+        const small = await opened.images(indices, { maxSide: size, format: "jpeg", quality: 70 });
+        const thumbs: Thumbnail[] = [];
+        for (const image of small) {
+          const src = `data:${image.mediaType};base64,${image.data.toString("base64")}`;
+          if (opened.kind === "video") {
+            // the video itself, at the frame's time (a media fragment): nothing large is embedded
+            const seconds = opened.timestamps?.[image.index];
+            thumbs.push({ index: image.index, src, full: `${pathToFileURL(opened.path).href}${seconds !== undefined ? `#t=${seconds.toFixed(3)}` : ""}` });
+          } else {
+            const frame = await opened.frame(image.index);
+            thumbs.push({ index: image.index, src, full: frame.rgbPath ? pathToFileURL(frame.rgbPath).href : "" });
+          }
+        }
+        out.set(`${r}\u0000${q.questionId}`, thumbs);
+      } catch {
+        failed++;
+      }
+    }
+  }
+  if (failed > 0) notes.push(`frames of ${failed} answer(s) could not be read: shown without thumbnails`);
+  return out;
+}
+
+/** At most `k` items spread evenly over `items`, first and last included. */
+function evenly<T>(items: readonly T[], k: number): T[] {
+  if (items.length <= k) return [...items];
+  if (k === 1) return [items[0]!];
+  return Array.from({ length: k }, (_, i) => items[Math.round((i * (items.length - 1)) / (k - 1))]!);
+}

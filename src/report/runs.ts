@@ -1,0 +1,303 @@
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { z } from "zod";
+import { UserError, type Question } from "../core/index.js";
+import { loadOpenEqaBenchmark, loadPredictions } from "../data/index.js";
+import type { AnswerSummary, TracedCall } from "../agents/index.js";
+import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate, type ScoreSummary } from "../eval/index.js";
+import type { UsageTotals } from "../models/index.js";
+
+/**
+ * A run directory as the report and the viewer read it: whatever `eqa score`, `eqa answer`
+ * and `eqa run` wrote, and, for other kinds of runs, the numbers of their summary. A part
+ * that is missing or unreadable is left out and named in `notes`.
+ */
+export interface LoadedRun {
+  dir: string;
+  label: string;
+  /** The summary's kind ("llm-match", "answer", "run", or any other a run writes), or "unknown". */
+  kind: string;
+  score?: ScoreSummary;
+  answer?: AnswerSummary;
+  /** Numbers of a summary of another kind (reward-model benchmarks, exploration), flattened by path. */
+  otherMetrics: [string, number][];
+  /** Usage by stage of a summary of another kind (`usage.<stage>` with call counts). */
+  otherUsage: [string, UsageTotals][];
+  /** Figures the run drew itself (PNG files at its top level, e.g. reward-model scaling curves). */
+  figures: string[];
+  /** Per question, in the run's order. */
+  questions: RunQuestion[];
+  /** Where the episode histories of the run's answers are (the answer run's --frames). */
+  framesRoot?: string;
+  notes: string[];
+}
+
+export interface RunQuestion {
+  questionId: string;
+  /** From the benchmark, when it could be read. */
+  category?: string;
+  question?: string;
+  groundTruth?: string;
+  extraAnswers?: string[];
+  episode?: string;
+  /** The answer submitted (after force-a-guess); undefined when the run has no answer for it. */
+  answer?: string | null;
+  /** The agent's own answer when force-a-guess replaced it. */
+  agentAnswer?: string | null;
+  forceGuess?: "guess" | "keep" | "unreadable";
+  /** LLM-Match's mark σ (1-5, 0 for no answer), null when judging failed, undefined when not judged. */
+  score?: number | null;
+  /** 100·(clip(σ,1,5)−1)/4. */
+  points?: number;
+  judgeReplies: (string | null)[];
+  judgePrediction?: string | null;
+  error?: string;
+  /** Frame indices the agent used. */
+  frames: number[];
+  calls: TracedCall[];
+  usage?: UsageTotals;
+}
+
+const meanEstimate = z.object({ n: z.number(), mean: z.number().nullable(), stderr: z.number().nullable(), ci: z.tuple([z.number().nullable(), z.number().nullable()]), confidence: z.number() });
+const usageTotals = z.looseObject({ calls: z.number(), cacheHits: z.number(), promptTokens: z.number(), completionTokens: z.number(), images: z.number(), retries: z.number(), failures: z.number().default(0), latencyMs: z.number().default(0) });
+const scoreSummarySchema = z.looseObject({
+  kind: z.literal("llm-match"),
+  wallTimeMs: z.number(),
+  config: z.record(z.string(), z.unknown()),
+  counts: z.looseObject({ questions: z.number(), scored: z.number(), failed: z.number() }),
+  llmMatch: z.object({ overall: meanEstimate, byCategory: z.record(z.string(), meanEstimate), bySource: z.record(z.string(), meanEstimate) }),
+  failures: z.array(z.looseObject({ questionId: z.string(), error: z.string() })),
+  usage: z.looseObject({ judgements: usageTotals }),
+});
+const answerSummarySchema = z.looseObject({
+  kind: z.literal("answer"),
+  wallTimeMs: z.number(),
+  config: z.record(z.string(), z.unknown()),
+  counts: z.looseObject({ questions: z.number(), answered: z.number(), failed: z.number(), forceGuessChecked: z.number(), abstained: z.number() }),
+  abstentionRate: z.number().nullable(),
+  failures: z.array(z.looseObject({ questionId: z.string(), error: z.string() })),
+  usage: z.looseObject({ answers: usageTotals }),
+});
+const runSummarySchema = z.looseObject({ kind: z.literal("run"), answer: z.unknown(), score: z.unknown() });
+const kindSchema = z.looseObject({ kind: z.string() });
+
+const judgementLine = z.looseObject({
+  questionId: z.string(),
+  score: z.number().nullable(),
+  prediction: z.string().nullable().optional(),
+  replies: z.array(z.string().nullable()).optional(),
+  error: z.string().nullable().optional(),
+});
+const tracedCall = z.looseObject({ role: z.string(), model: z.string(), prompt: z.string(), promptSha256: z.string(), frames: z.array(z.number()).optional(), reply: z.string().nullable(), cached: z.boolean() });
+const answerLine = z.looseObject({
+  questionId: z.string(),
+  answer: z.string().nullable(),
+  episode: z.string().nullable().optional(),
+  error: z.string().nullable().optional(),
+  trace: z
+    .looseObject({
+      frames: z.array(z.number()).optional(),
+      calls: z.array(tracedCall).optional(),
+      agentAnswer: z.string().nullable().optional(),
+      forceGuess: z.looseObject({ action: z.enum(["guess", "keep", "unreadable"]) }).optional(),
+      usage: usageTotals.optional(),
+    })
+    .nullable()
+    .optional(),
+});
+
+/** Reads a JSONL file without touching it (a run may still be appending): complete lines only. */
+function readLines<T>(path: string, parse: (value: unknown) => T | undefined): { records: T[]; skipped: number } {
+  const text = readFileSync(path, "utf8");
+  const end = text.lastIndexOf("\n") + 1;
+  const records: T[] = [];
+  let skipped = 0;
+  for (const line of text.slice(0, end).split("\n")) {
+    if (line.trim() === "") continue;
+    let record: T | undefined;
+    try {
+      record = parse(JSON.parse(line));
+    } catch {
+      record = undefined;
+    }
+    if (record === undefined) skipped++;
+    else records.push(record);
+  }
+  return { records, skipped };
+}
+
+function readJson(path: string, notes: string[]): unknown {
+  if (!existsSync(path)) return undefined;
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    notes.push(`${basename(path)} could not be read (${error instanceof Error ? error.message : String(error)})`);
+    return undefined;
+  }
+}
+
+function parseSummary<T>(schema: z.ZodType, value: unknown, what: string, notes: string[]): T | undefined {
+  if (value === undefined) return undefined;
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    notes.push(`the ${what} summary does not have the expected shape (${parsed.error.issues[0]?.path.join(".") ?? "?"}: ${parsed.error.issues[0]?.message ?? ""}); left out`);
+    return undefined;
+  }
+  return parsed.data as T;
+}
+
+/** Numbers of an arbitrary summary, by dotted path (at most `limit`). */
+function flattenNumbers(value: unknown, prefix = "", out: [string, number][] = [], limit = 80): [string, number][] {
+  if (out.length >= limit) return out;
+  if (typeof value === "number" && Number.isFinite(value)) out.push([prefix, value]);
+  else if (Array.isArray(value)) value.slice(0, 20).forEach((v, i) => flattenNumbers(v, `${prefix}[${i}]`, out, limit));
+  else if (typeof value === "object" && value !== null) {
+    for (const [key, v] of Object.entries(value)) {
+      if (key === "eqakitVersion" || key === "createdAt") continue;
+      flattenNumbers(v, prefix ? `${prefix}.${key}` : key, out, limit);
+    }
+  }
+  return out;
+}
+
+const benchmarks = new Map<string, Promise<Map<string, Question> | undefined>>();
+
+async function benchmarkQuestions(path: string | undefined, notes: string[]): Promise<Map<string, Question> | undefined> {
+  if (!path) return undefined;
+  let pending = benchmarks.get(path);
+  if (!pending) {
+    pending = existsSync(path) ? loadOpenEqaBenchmark(path).then((b) => b.byId, () => undefined) : Promise.resolve(undefined);
+    benchmarks.set(path, pending);
+  }
+  const found = await pending;
+  if (!found) notes.push(`the benchmark ${path} could not be read: questions are shown by id only`);
+  return found;
+}
+
+function predictionsPathOf(config: Record<string, unknown> | undefined): string | undefined {
+  const predictions = config?.predictions;
+  if (typeof predictions === "object" && predictions !== null && "path" in predictions && typeof predictions.path === "string" && existsSync(predictions.path)) return predictions.path;
+  return undefined;
+}
+
+function benchmarkPath(config: Record<string, unknown> | undefined): string | undefined {
+  const benchmark = config?.benchmark;
+  if (typeof benchmark === "object" && benchmark !== null && "path" in benchmark && typeof benchmark.path === "string") return benchmark.path;
+  return undefined;
+}
+
+/** Reads a run directory; throws a UserError only when the path is not a directory. */
+export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
+  const path = resolve(dir);
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, "pass directories written by eqa score, eqa answer or eqa run");
+  const notes: string[] = [];
+  const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", otherMetrics: [], otherUsage: [], figures: [], questions: [], notes };
+  // other kinds of runs name their summary differently (`eqa rm bench` writes bench.json)
+  const summaryName = ["summary.json", "bench.json"].find((name) => existsSync(join(path, name))) ?? "summary.json";
+  const summary = readJson(join(path, summaryName), notes);
+  const kind = kindSchema.safeParse(summary);
+  if (summary === undefined) notes.push("no summary.json: the run may still be going, or was stopped; shown from its records");
+  if (kind.success) {
+    run.kind = kind.data.kind;
+    if (kind.data.kind === "llm-match") run.score = parseSummary<ScoreSummary>(scoreSummarySchema, summary, "score", notes);
+    else if (kind.data.kind === "answer") run.answer = parseSummary<AnswerSummary>(answerSummarySchema, summary, "answer", notes);
+    else if (kind.data.kind === "run") {
+      const both = runSummarySchema.safeParse(summary);
+      if (both.success) {
+        run.answer = parseSummary<AnswerSummary>(answerSummarySchema, both.data.answer, "answer", notes);
+        run.score = parseSummary<ScoreSummary>(scoreSummarySchema, both.data.score, "score", notes);
+      }
+    } else {
+      const { usage, ...rest } = kind.data;
+      run.otherMetrics = flattenNumbers(rest);
+      if (typeof usage === "object" && usage !== null) {
+        for (const [stage, totals] of Object.entries(usage)) {
+          const parsed = usageTotals.safeParse(totals);
+          if (parsed.success) run.otherUsage.push([stage, parsed.data as UsageTotals]);
+        }
+      }
+    }
+  }
+  // an unfinished `eqa run` still has its stages' summaries
+  if (!run.score && existsSync(join(path, "summary.score.json"))) run.score = parseSummary<ScoreSummary>(scoreSummarySchema, readJson(join(path, "summary.score.json"), notes), "score", notes);
+  if (!run.answer && existsSync(join(path, "summary.answer.json"))) run.answer = parseSummary<AnswerSummary>(answerSummarySchema, readJson(join(path, "summary.answer.json"), notes), "answer", notes);
+  if (run.kind === "unknown" && (run.score || run.answer)) run.kind = run.score && run.answer ? "run" : run.score ? "llm-match" : "answer";
+
+  const byId = new Map<string, RunQuestion>();
+  const entry = (id: string): RunQuestion => {
+    let q = byId.get(id);
+    if (!q) {
+      q = { questionId: id, judgeReplies: [], frames: [], calls: [] };
+      byId.set(id, q);
+    }
+    return q;
+  };
+  const traces = join(path, "traces.jsonl");
+  if (existsSync(traces)) {
+    const contents = readLines(traces, (v) => answerLine.safeParse(v).data);
+    if (contents.skipped > 0) notes.push(`${contents.skipped} line(s) of traces.jsonl unreadable, skipped`);
+    for (const record of contents.records) {
+      const q = entry(record.questionId);
+      q.answer = record.answer;
+      if (record.episode) q.episode = record.episode;
+      if (record.error) q.error = record.error;
+      else delete q.error;
+      q.frames = record.trace?.frames ?? [];
+      q.calls = (record.trace?.calls ?? []) as TracedCall[];
+      if (record.trace?.usage) q.usage = record.trace.usage as UsageTotals;
+      const action = record.trace?.forceGuess?.action;
+      if (action) q.forceGuess = action;
+      if (action === "guess") q.agentAnswer = record.trace?.agentAnswer ?? null;
+    }
+  }
+  const judgements = join(path, "judgements.jsonl");
+  if (existsSync(judgements)) {
+    const contents = readLines(judgements, (v) => judgementLine.safeParse(v).data);
+    if (contents.skipped > 0) notes.push(`${contents.skipped} line(s) of judgements.jsonl unreadable, skipped`);
+    for (const j of contents.records) {
+      const q = entry(j.questionId);
+      q.score = j.score;
+      if (j.score !== null) q.points = llmMatchPoints(j.score);
+      else delete q.points;
+      q.judgeReplies = j.replies ?? [];
+      q.judgePrediction = j.prediction ?? null;
+      if (j.error) q.error = j.error;
+    }
+  } else if (run.score) notes.push("no judgements.jsonl: per-question scores are not shown");
+
+  // a score run of predictions made elsewhere: the answers it judged, from its predictions file
+  const predictionsPath = predictionsPathOf(run.score?.config);
+  if (!existsSync(traces) && predictionsPath) {
+    try {
+      const predictions = run.score?.config.withoutGuess === true ? (await loadPredictionsWithoutGuess(predictionsPath)).predictions : await loadPredictions(predictionsPath);
+      for (const p of predictions) {
+        const q = byId.get(p.questionId);
+        if (q) q.answer = p.answer;
+      }
+    } catch {
+      notes.push(`the predictions ${predictionsPath} could not be read: answers are not shown`);
+    }
+  }
+
+  const config = run.answer?.config ?? run.score?.config;
+  const framesRoot = run.answer?.config.framesRoot;
+  if (typeof framesRoot === "string") run.framesRoot = resolve(framesRoot);
+  const questions = await benchmarkQuestions(benchmarkPath(run.answer?.config) ?? benchmarkPath(run.score?.config) ?? benchmarkPath(config), notes);
+  for (const q of byId.values()) {
+    const known = questions?.get(q.questionId);
+    if (!known) continue;
+    q.category = known.category;
+    q.question = known.question;
+    q.groundTruth = known.answer;
+    if (known.extraAnswers) q.extraAnswers = known.extraAnswers;
+    q.episode ??= known.episodeHistory;
+  }
+  run.questions = [...byId.values()];
+  run.figures = readdirSync(path).filter((name) => /\.png$/i.test(name) && statSync(join(path, name)).size < 4_000_000).sort().slice(0, 6).map((name) => join(path, name));
+  return run;
+}
+
+/** A mean's display, or an empty string for an empty group. */
+export function meanOrNull(estimate: MeanEstimate | undefined): number | null {
+  return estimate && estimate.n > 0 && Number.isFinite(estimate.mean) ? estimate.mean : null;
+}

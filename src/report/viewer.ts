@@ -1,0 +1,219 @@
+import { createReadStream, realpathSync, statSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { extname, resolve, sep } from "node:path";
+import { Readable } from "node:stream";
+import { serve, type HttpBindings, type ServerType } from "@hono/node-server";
+import { Hono, type Context } from "hono";
+import { UserError } from "../core/index.js";
+import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
+import { VIEWER_HTML, VIEWER_SCRIPT, VIEWER_STYLE } from "./assets.js";
+import { loadRun, type LoadedRun, type RunQuestion } from "./runs.js";
+
+export interface ViewerOptions {
+  runDirs: string[];
+  /** 127.0.0.1 unless given. */
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+}
+
+export interface Viewer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const SECURITY_HEADERS: Record<string, string> = {
+  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cross-origin-resource-policy": "same-origin",
+};
+
+const IMAGE_TYPES: Record<string, string> = { ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp" };
+
+/**
+ * Whether a request target tries to leave where it points: `..` segments (also
+ * percent-encoded), encoded slashes or backslashes, backslashes, NUL. Checked on the raw
+ * target, before any URL normalisation.
+ */
+export function isSuspiciousTarget(rawTarget: string): boolean {
+  const path = rawTarget.split("?")[0] ?? "";
+  if (/%2f|%5c|%00|\\|\0/i.test(path)) return true;
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return true;
+  }
+  return decoded.split("/").some((segment) => segment === ".." || segment === ".");
+}
+
+/** A file inside `root` (after following symbolic links), or undefined for anything else. */
+export function fileInside(root: string, relative: string[]): string | undefined {
+  if (relative.some((s) => s === "" || s === "." || s === ".." || s.includes("/") || s.includes("\\") || s.includes("\0"))) return undefined;
+  let realRoot: string;
+  let real: string;
+  try {
+    realRoot = realpathSync(root);
+    real = realpathSync(resolve(root, ...relative));
+  } catch {
+    return undefined;
+  }
+  if (!real.startsWith(realRoot + sep)) return undefined;
+  return statSync(real).isFile() ? real : undefined;
+}
+
+function pickQuestion(q: RunQuestion): Record<string, unknown> {
+  return { questionId: q.questionId, category: q.category, question: q.question, answer: q.answer, score: q.score };
+}
+
+/** Builds the viewer's app; runs are re-read (at most once a second) so a run in progress shows what it has. */
+export function createViewerApp(runDirs: string[], host = "127.0.0.1"): Hono<{ Bindings: HttpBindings }> {
+  // a page elsewhere that rebinds its own name to 127.0.0.1 still sends its own Host: refused
+  const allowedHosts = new Set(["127.0.0.1", "localhost", "[::1]", host.includes(":") ? `[${host}]` : host]);
+  const dirs = runDirs.map((d) => resolve(d));
+  let cached: { at: number; runs: Promise<LoadedRun[]> } | undefined;
+  const runs = (): Promise<LoadedRun[]> => {
+    if (!cached || Date.now() - cached.at > 1000) cached = { at: Date.now(), runs: Promise.all(dirs.map((d) => loadRun(d))) };
+    return cached.runs;
+  };
+  const episodes = new Map<string, Promise<Episode>>();
+  const app = new Hono<{ Bindings: HttpBindings }>();
+
+  app.use("*", async (c, next) => {
+    const raw = c.env?.incoming?.url ?? new URL(c.req.url).pathname;
+    const hostHeader = (c.req.header("host") ?? "").toLowerCase().replace(/:\d+$/, "");
+    if (!allowedHosts.has(hostHeader) && host !== "0.0.0.0" && host !== "::") {
+      return c.text("refused: unexpected Host header", 403, SECURITY_HEADERS);
+    }
+    if (isSuspiciousTarget(raw)) {
+      return c.text("refused: the path leaves the run directories", 403, SECURITY_HEADERS);
+    }
+    await next();
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(k, v);
+  });
+
+  app.get("/", (c) => c.html(VIEWER_HTML));
+  app.get("/viewer.js", (c) => c.body(VIEWER_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8" }));
+  app.get("/viewer.css", (c) => c.body(VIEWER_STYLE, 200, { "content-type": "text/css; charset=utf-8" }));
+  app.get("/favicon.ico", (c) => c.body(null, 204));
+
+  const runAt = async (c: Context): Promise<LoadedRun | undefined> => {
+    const index = Number(c.req.param("run"));
+    const all = await runs();
+    return Number.isInteger(index) ? all[index] : undefined;
+  };
+
+  app.get("/api/runs", async (c) => {
+    const all = await runs();
+    return c.json({
+      runs: all.map((r, index) => ({
+        index,
+        label: r.label,
+        kind: r.kind,
+        agent: typeof r.answer?.config.agent === "string" ? `${r.answer.config.agent} (${String(r.answer.config.model ?? "")})` : null,
+        judge: r.score ? String((r.score.config.judge as { name?: string } | undefined)?.name ?? "") : null,
+        questions: r.questions.length,
+        overall: r.score?.llmMatch.overall.mean ?? null,
+        ci: r.score?.llmMatch.overall.ci ?? null,
+      })),
+    });
+  });
+  app.get("/api/runs/:run", async (c) => {
+    const run = await runAt(c);
+    if (!run) return c.json({ error: "no such run" }, 404);
+    const categories = [...new Set(run.questions.map((q) => q.category).filter((x): x is string => x !== undefined))];
+    return c.json({ label: run.label, kind: run.kind, notes: run.notes, categories, questions: run.questions.map(pickQuestion) });
+  });
+  app.get("/api/runs/:run/questions/:id", async (c) => {
+    const run = await runAt(c);
+    const q = run?.questions.find((x) => x.questionId === c.req.param("id"));
+    if (!run || !q) return c.json({ error: "no such question" }, 404);
+    return c.json({ ...q, runLabel: run.label });
+  });
+  app.get("/api/runs/:run/frames/:id/:index", async (c) => {
+    const run = await runAt(c);
+    const q = run?.questions.find((x) => x.questionId === c.req.param("id"));
+    const index = Number(c.req.param("index"));
+    // only frames the agent used, of the episode the run names
+    if (!run?.framesRoot || !q?.episode || !q.frames.includes(index)) return c.text("no such frame", 404);
+    const path = resolveEpisodePath(run.framesRoot, q.episode);
+    if (!path) return c.text("the episode's frames are not there any more", 404);
+    let episode = episodes.get(path);
+    if (!episode) {
+      episode = openEpisode(path, q.episode);
+      episodes.set(path, episode);
+      episode.catch(() => episodes.delete(path));
+    }
+    try {
+      const opened = await episode;
+      const full = c.req.query("size") === "full";
+      const [image] = await opened.images([index], full ? { maxSide: 8192, format: "png" } : { maxSide: 240, format: "jpeg", quality: 75 });
+      return c.body(new Uint8Array(image!.data), 200, { "content-type": image!.mediaType, "cache-control": "max-age=3600" });
+    } catch {
+      return c.text("the frame could not be read", 500);
+    }
+  });
+  app.get("/api/compare", async (c) => {
+    const all = await runs();
+    const a = all[Number(c.req.query("a"))];
+    const b = all[Number(c.req.query("b"))];
+    if (!a || !b) return c.json({ error: "no such run" }, 404);
+    const byA = new Map(a.questions.map((q) => [q.questionId, q]));
+    const byB = new Map(b.questions.map((q) => [q.questionId, q]));
+    const ids = [...new Set([...byA.keys(), ...byB.keys()])];
+    const rows = ids.map((id) => {
+      const qa = byA.get(id);
+      const qb = byB.get(id);
+      return { questionId: id, question: qa?.question ?? qb?.question, a: qa ? pickQuestion(qa) : null, b: qb ? pickQuestion(qb) : null };
+    });
+    const both = rows.filter((r) => typeof r.a?.score === "number" && typeof r.b?.score === "number");
+    const better = both.filter((r) => (r.a!.score as number) > (r.b!.score as number)).length;
+    const worse = both.filter((r) => (r.a!.score as number) < (r.b!.score as number)).length;
+    return c.json({ a: a.label, b: b.label, rows, summary: `${both.length} questions scored in both: ${a.label} higher on ${better}, lower on ${worse}, equal on ${both.length - better - worse}` });
+  });
+  // the run's own files, as data: never rendered as HTML
+  app.get("/runs/:run/files/*", async (c) => {
+    const index = Number(c.req.param("run"));
+    const dir = Number.isInteger(index) ? dirs[index] : undefined;
+    const prefix = `/runs/${c.req.param("run")}/files/`;
+    const rest = new URL(c.req.url).pathname.slice(prefix.length);
+    if (!dir) return c.text("no such run", 404);
+    let segments: string[];
+    try {
+      segments = rest.split("/").map((s) => decodeURIComponent(s));
+    } catch {
+      return c.text("refused", 403);
+    }
+    const file = fileInside(dir, segments);
+    if (!file) return c.text("refused: not a file inside the run directory", 403);
+    const type = IMAGE_TYPES[extname(file).toLowerCase()] ?? (extname(file) === ".json" ? "application/json; charset=utf-8" : "text/plain; charset=utf-8");
+    const stream = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
+    return c.body(stream, 200, { "content-type": type, "content-disposition": "inline" });
+  });
+  return app;
+}
+
+/** `eqa view`: serves the viewer on 127.0.0.1 (unless another host is given). */
+export async function startViewer(options: ViewerOptions): Promise<Viewer> {
+  for (const dir of options.runDirs) await loadRun(dir); // a bad path is a UserError now, not a 500 later
+  const host = options.host ?? "127.0.0.1";
+  const app = createViewerApp(options.runDirs, host);
+  const server: ServerType = await new Promise((resolveServer, reject) => {
+    const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, () => resolveServer(s));
+    s.once("error", (error: NodeJS.ErrnoException) => {
+      reject(error.code === "EADDRINUSE" ? new UserError(`port ${options.port} is in use`, { field: "--port" }, "choose another port, or 0 for any free one") : error);
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shown = host.includes(":") ? `[${host}]` : host;
+  return {
+    url: `http://${shown}:${address.port}`,
+    close: () =>
+      new Promise<void>((done) => {
+        if ("closeAllConnections" in server) server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
+
