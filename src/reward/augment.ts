@@ -1,5 +1,5 @@
-import sharp from "sharp";
 import { sha256Hex, seededRandom, type Random } from "../core/index.js";
+import { loadSharp } from "../episodes/index.js";
 
 /**
  * C-GRPO's three augmentations (EQA-RM, seed 004, §4.3 and Table 5), each seeded and
@@ -98,6 +98,7 @@ export interface MaskedImage {
  * pixels stay exactly 0 and the others exactly as they were).
  */
 export async function spatialMask(image: Uint8Array, seed: number, options: MaskOptions = {}): Promise<MaskedImage> {
+  const sharp = await loadSharp();
   const { data, info } = await sharp(image).raw().toBuffer({ resolveWithObject: true });
   const { columns, patches } = chooseMaskedPatches(info.width, info.height, seed, options);
   maskPixels(data, info.width, info.height, info.channels, patches, columns, options);

@@ -1,5 +1,5 @@
-import sharp from "sharp";
 import { environmentLabel } from "../data/index.js";
+import { loadSharp } from "../episodes/index.js";
 
 /** One line of a test-time-scaling plot: a value per K. */
 export interface CurveSeries {
@@ -85,6 +85,7 @@ export function scalingCurvesSvg(title: string, accuracy: CurveSeries[], rmse: C
 }
 
 export async function svgToPng(svg: string): Promise<Buffer> {
+  const sharp = await loadSharp();
   return sharp(Buffer.from(svg)).png().toBuffer();
 }
 
