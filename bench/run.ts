@@ -1,15 +1,30 @@
 /**
  * eqakit's benchmarks (`npm run bench`): figures are printed and written to
  * bench/out/results.json, never asserted. See BENCHMARKS.md for what they mean.
+ * `npm run bench -- score reward` runs only the named ones; `--quick` shortens each.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { imagesBenchmark } from "./images.js";
-import { scoreBenchmark } from "./score.js";
-import { rewardBenchmark } from "./reward.js";
 import { memoryBenchmark } from "./memory.js";
+import { rewardBenchmark } from "./reward.js";
+import { scoreBenchmark } from "./score.js";
 
 const quick = process.argv.includes("--quick");
-const results = { score: await scoreBenchmark({ includeSequential: !quick }), images: await imagesBenchmark({ rounds: quick ? 1 : 3 }), reward: await rewardBenchmark({ quick }), memory: await memoryBenchmark({ quick }) };
-const { mkdirSync, writeFileSync } = await import("node:fs");
+const benchmarks: Record<string, () => Promise<unknown>> = {
+  score: () => scoreBenchmark({ includeSequential: !quick }),
+  images: () => imagesBenchmark({ rounds: quick ? 1 : 3 }),
+  reward: () => rewardBenchmark({ quick }),
+  memory: () => memoryBenchmark({ quick }),
+};
+const named = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+const unknown = named.filter((n) => !(n in benchmarks));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark(s): ${unknown.join(", ")}; known: ${Object.keys(benchmarks).join(", ")}`);
+  process.exit(2);
+}
+const results: Record<string, unknown> = {};
+for (const name of named.length > 0 ? named : Object.keys(benchmarks)) results[name] = await benchmarks[name]!();
 mkdirSync(new URL("./out/", import.meta.url), { recursive: true });
-writeFileSync(new URL("./out/results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-console.log("\nwrote bench/out/results.json");
+const file = new URL(named.length > 0 ? `./out/results-${named.join("-")}.json` : "./out/results.json", import.meta.url);
+writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`\nwrote ${file.pathname}`);
