@@ -9,4 +9,4 @@ export { prepareImage, loadSharp, DEFAULT_MAX_SIDE, DEFAULT_JPEG_QUALITY, type I
 export { parseSamplingSpec, sampleFrameIndices, linspaceRoundIndices, type SamplingSpec } from "./sampling.js";
 export { extractVideoFrames, VIDEO_EXTENSIONS } from "./video.js";
 export { ffmpegAvailable } from "./ffmpeg.js";
-export { scannetPoseToEqakit, correctLinearVfov, type Intrinsics } from "./matrix.js";
+export { scannetPoseToEqakit, correctLinearVfov, multiplyTransforms, OPENGL_OPENCV_FLIP, type Intrinsics } from "./matrix.js";

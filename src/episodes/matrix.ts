@@ -43,7 +43,7 @@ export function allFinite(values: ArrayLike<number>): boolean {
 }
 
 /** Row-major 4×4 product a·b. */
-export function multiply4(a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
+export function multiplyTransforms(a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
   const out = new Float64Array(16);
   for (let r = 0; r < 4; r++) {
     for (let c = 0; c < 4; c++) {
@@ -57,8 +57,8 @@ export function multiply4(a: ArrayLike<number>, b: ArrayLike<number>): Float64Ar
 
 /** ScanNet's z-up world to eqakit's y-up world: (x, y, z) ↦ (x, z, −y), a rotation of −90° about x. */
 const SCANNET_WORLD_TO_EQAKIT = Float64Array.from([1, 0, 0, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 1]);
-/** OpenGL camera axes (x right, y up, looking along −z) to OpenCV's (x right, y down, looking along +z). */
-const OPENGL_TO_OPENCV_CAMERA = Float64Array.from([1, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1]);
+/** OpenGL camera axes (x right, y up, looking along −z) to OpenCV's (x right, y down, looking along +z), and back: y and z flipped. */
+export const OPENGL_OPENCV_FLIP = Float64Array.from([1, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1]);
 
 /**
  * A ScanNet camera-to-world pose (OpenCV camera axes, z-up world) in eqakit's convention
@@ -71,7 +71,7 @@ const OPENGL_TO_OPENCV_CAMERA = Float64Array.from([1, 0, 0, 0, 0, -1, 0, 0, 0, 0
  * −y becoming +z). Both are rotations, so the result stays a rigid transform.
  */
 export function scannetPoseToEqakit(scannet: ArrayLike<number>): Pose {
-  return multiply4(multiply4(SCANNET_WORLD_TO_EQAKIT, scannet), OPENGL_TO_OPENCV_CAMERA);
+  return multiplyTransforms(multiplyTransforms(SCANNET_WORLD_TO_EQAKIT, scannet), OPENGL_OPENCV_FLIP);
 }
 
 /** A pinhole camera's focal lengths and principal point, in pixels, before an image size is attached. */

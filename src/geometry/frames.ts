@@ -1,4 +1,5 @@
 import type { Camera, Pose } from "../core/index.js";
+import { multiplyTransforms, OPENGL_OPENCV_FLIP } from "../episodes/index.js";
 
 /**
  * eqakit's world frame, used by every geometry function: metres, y up (gravity along −y),
@@ -15,20 +16,8 @@ export type PoseConvention = "opengl" | "opencv";
 /** A row-major 4×4 transform. */
 export type Transform = Float64Array;
 
-/** OpenGL camera axes to OpenCV's and back (the same matrix): y and z flipped. */
-export const OPENGL_OPENCV_FLIP: Transform = Float64Array.from([1, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1]);
-
-export function multiplyTransforms(a: ArrayLike<number>, b: ArrayLike<number>): Transform {
-  const out = new Float64Array(16);
-  for (let r = 0; r < 4; r++) {
-    for (let c = 0; c < 4; c++) {
-      let sum = 0;
-      for (let k = 0; k < 4; k++) sum += a[r * 4 + k]! * b[k * 4 + c]!;
-      out[r * 4 + c] = sum;
-    }
-  }
-  return out;
-}
+// 4×4 products and the camera-axes flip are the episodes' own (they convert ScanNet poses with them)
+export { multiplyTransforms, OPENGL_OPENCV_FLIP };
 
 /** The inverse of a rigid transform (rotation and translation). */
 export function invertRigid(m: ArrayLike<number>): Transform {

@@ -21,15 +21,7 @@ export interface ObjectView {
 }
 
 /** A view as the scene graph keeps it (no points). */
-export interface ViewRecord {
-  frame: number;
-  label: string;
-  score: number;
-  source: ViewSource;
-  box2d: [number, number, number, number];
-  area: number;
-  maskId?: number;
-}
+export type ViewRecord = Omit<ObjectView, "points" | "box">;
 
 /** A global object instance (SVM's step 2): the views merged into it, its box from their merged points, its caption. */
 export interface MemoryInstance {
