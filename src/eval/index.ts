@@ -7,3 +7,6 @@ export * from "./reward-metrics.js";
 export * from "./agreement.js";
 export * from "./score-sets.js";
 export * from "./abstention.js";
+export * from "./efficiency.js";
+export * from "./express-metrics.js";
+export * from "./eac.js";

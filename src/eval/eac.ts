@@ -1,0 +1,147 @@
+/**
+ * The EAC judge of EXPRESS-Bench (seed `003_…`): a VLM sees the question, the reference answer,
+ * the agent's response and the agent's final frame, and replies with two numbers: the grounding
+ * δ ∈ {0, 0.5, 1} (is the response about what the image shows) and the accuracy σ (1-5).
+ *
+ * The request is built as the benchmark's code builds it from `prompts/express-eac-evaluation.txt`
+ * (a byte-identical copy of its `evaluation.txt`): the file's second line is the system message,
+ * lines four onwards followed by `Question: …\nAnswer: …\nResponse: …\nYour mark: ` are the user
+ * text, and the final frame follows as an image with its own media type (the reference labels
+ * every image `image/jpeg`, even its PNG frames). No generation parameters are set (the reference
+ * sends none).
+ *
+ * Reading the reply. The reference strips "Your mark:", splits on "," and reads
+ * `float(first), int(second)`: it crashes on "1, 4.5", on "1,4 (correct)" and on prose. eqakit
+ * reads, in order of preference:
+ *   1. the whole reply (after removing "Your mark:") as `δ , σ`;
+ *   2. else the last `δ , σ` pair of numbers anywhere in the reply (prose around it is ignored);
+ *   3. else numbers labelled `grounding … δ` and `accuracy … σ` (in either order);
+ *   4. else exactly two numbers in the whole reply, taken as δ then σ.
+ * A number may be a decimal ("0.5", ".5") or a fraction "a/b" (the prompt asks for "fractions"):
+ * for δ its value a/b; for σ, "a/5" means a out of 5 and any other a/b its value.
+ * δ must lie in [0, 1] and is snapped to the nearest of 0, 0.5, 1 (0.25 → 0.5, 0.75 → 1);
+ * σ must lie in [1, 5] and is kept as given, fractions included ("4.5" stays 4.5).
+ * Anything else is a failure: the judgement records the raw reply and why it was unreadable.
+ */
+import { loadPromptFile } from "../core/index.js";
+import type { ChatModel, ChatRequest, ContentPart } from "../models/index.js";
+import type { EacScores } from "./express-metrics.js";
+
+export const EAC_PROMPT = "express-eac-evaluation";
+
+export interface EacInput {
+  question: string;
+  /** The reference answer. */
+  answer: string;
+  /** The agent's response. */
+  response: string;
+  /** The agent's final frame. */
+  image: { data: Uint8Array; mediaType: string };
+}
+
+export type EacJudgement =
+  | ({ status: "ok"; /** δ·σ, the EAC score 0-5. */ score: number; raw: string; rule: EacParseRule } & EacScores)
+  | { status: "failed"; raw: string; error: string };
+
+export type EacParseRule = "exact" | "pair" | "labelled" | "two-numbers";
+
+export type EacParse = ({ ok: true; rule: EacParseRule } & EacScores) | { ok: false; error: string };
+
+/** Python's `readlines()`: lines with their line breaks (universal newlines). */
+function pythonReadLines(text: string): string[] {
+  const normalised = text.replace(/\r\n?/g, "\n");
+  const lines = normalised.split(/(?<=\n)/);
+  return lines.filter((line) => line.length > 0);
+}
+
+/** The system and user texts of the EAC request, as the benchmark builds them. */
+export function eacPromptTexts(input: Pick<EacInput, "question" | "answer" | "response">): { system: string; user: string } {
+  const lines = pythonReadLines(loadPromptFile(EAC_PROMPT).text);
+  const system = lines[1] ?? "";
+  const user = lines.slice(3).join("") + `Question: ${input.question}\nAnswer: ${input.answer}\nResponse: ${input.response}\nYour mark: `;
+  return { system, user };
+}
+
+/** The chat request for one EAC judgement: system text, then user text and the final frame. */
+export function buildEacRequest(input: EacInput): ChatRequest {
+  const { system, user } = eacPromptTexts(input);
+  const content: ContentPart[] = [
+    { type: "text", text: user },
+    { type: "image", data: input.image.data, mediaType: input.image.mediaType },
+  ];
+  return {
+    messages: [
+      { role: "system", content: system },
+      { role: "user", content },
+    ],
+  };
+}
+
+const NUM = String.raw`(\d+(?:\.\d*)?|\.\d+)(?:\s*\/\s*(\d+(?:\.\d*)?|\.\d+))?`;
+
+interface NumberToken {
+  numerator: number;
+  denominator: number | undefined;
+}
+
+function token(numerator: string | undefined, denominator: string | undefined): NumberToken {
+  return { numerator: Number(numerator), denominator: denominator === undefined ? undefined : Number(denominator) };
+}
+
+function groundingValue(t: NumberToken): number {
+  return t.denominator === undefined ? t.numerator : t.numerator / t.denominator;
+}
+
+function accuracyValue(t: NumberToken): number {
+  if (t.denominator === undefined) return t.numerator;
+  if (t.denominator === 5) return t.numerator;
+  return t.numerator / t.denominator;
+}
+
+function checked(g: NumberToken, a: NumberToken, rule: EacParseRule): EacParse {
+  const rawGrounding = groundingValue(g);
+  const accuracy = accuracyValue(a);
+  if (!Number.isFinite(rawGrounding) || rawGrounding < 0 || rawGrounding > 1) {
+    return { ok: false, error: `grounding ${rawGrounding} is outside [0, 1]` };
+  }
+  if (!Number.isFinite(accuracy) || accuracy < 1 || accuracy > 5) {
+    return { ok: false, error: `accuracy ${accuracy} is outside [1, 5]` };
+  }
+  const grounding = rawGrounding < 0.25 ? 0 : rawGrounding < 0.75 ? 0.5 : 1;
+  return { ok: true, rule, grounding, accuracy };
+}
+
+/** Reads an EAC reply (see the module comment for the rules). */
+export function parseEacReply(reply: string): EacParse {
+  const text = reply.replace(/your\s+mark\s*:/gi, " ").trim();
+  const exact = new RegExp(`^${NUM}\\s*,\\s*${NUM}\\.?$`).exec(text);
+  if (exact) return checked(token(exact[1], exact[2]), token(exact[3], exact[4]), "exact");
+
+  const pairs = [...text.matchAll(new RegExp(`(?<![\\d.\\/])${NUM}\\s*,\\s*${NUM}(?![\\d\\/])`, "g"))];
+  const last = pairs.at(-1);
+  if (last) return checked(token(last[1], last[2]), token(last[3], last[4]), "pair");
+
+  const g = new RegExp(`grounding[^\\d.]{0,40}?${NUM}`, "i").exec(text);
+  const a = new RegExp(`accuracy[^\\d.]{0,40}?${NUM}`, "i").exec(text);
+  if (g && a) return checked(token(g[1], g[2]), token(a[1], a[2]), "labelled");
+
+  const numbers = [...text.matchAll(new RegExp(`(?<![\\d.\\/])${NUM}`, "g"))];
+  if (numbers.length === 2) {
+    const [first, second] = numbers as [RegExpMatchArray, RegExpMatchArray];
+    return checked(token(first[1], first[2]), token(second[1], second[2]), "two-numbers");
+  }
+  return { ok: false, error: numbers.length === 0 ? "no numbers in the reply" : `cannot tell grounding and accuracy apart among ${numbers.length} numbers` };
+}
+
+/**
+ * Asks `model` for the EAC judgement of one answer. Errors of the call itself (an unreachable
+ * endpoint) propagate; an unreadable reply is returned as a failed judgement with the raw text.
+ */
+export async function judgeEac(model: ChatModel, input: EacInput): Promise<EacJudgement> {
+  const response = await model.complete(buildEacRequest(input));
+  const raw = response.text ?? "";
+  if (response.text === null) return { status: "failed", raw, error: "the model returned no text" };
+  const parsed = parseEacReply(raw);
+  if (!parsed.ok) return { status: "failed", raw, error: parsed.error };
+  return { status: "ok", grounding: parsed.grounding, accuracy: parsed.accuracy, score: parsed.grounding * parsed.accuracy, raw, rule: parsed.rule };
+}
