@@ -13,3 +13,4 @@ export * from "./agents/index.js";
 export * from "./eval/index.js";
 export * from "./reward/index.js";
 export * from "./report/index.js";
+export * from "./sim/index.js";

@@ -1,0 +1,37 @@
+/**
+ * Frames per second of the built-in simulator rendering 320×240 RGB, depth and instance
+ * masks (target: at least 30 on a 2-core machine), over a scripted walk through several homes.
+ *
+ *   node --import tsx bench/sim.ts [--frames 300] [--seeds 0,1,2,3,4]
+ *
+ * Not part of bench/run.ts. Prints one JSON line of figures.
+ */
+import { HouseholdEnvironment, type DiscreteAction } from "../src/sim/index.js";
+
+function flag(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+
+const frames = Number(flag("frames", "300"));
+const seeds = flag("seeds", "0,1,2,3,4").split(",").map(Number);
+const script: DiscreteAction[] = ["move_forward", "move_forward", "turn_left", "move_forward", "look_down", "turn_right", "move_forward", "look_up"];
+
+const perSeed: { seed: number; fps: number; objects: number }[] = [];
+let total = 0;
+let totalMs = 0;
+for (const seed of seeds) {
+  const env = HouseholdEnvironment.fromSeed(seed, { width: 320, height: 240, hfovDeg: 90, masks: true });
+  env.observeNow(); // warm-up
+  const t0 = performance.now();
+  for (let i = 0; i < frames; i++) {
+    const r = env.actNow({ type: script[i % script.length] as DiscreteAction });
+    if (!r.success) env.actNow({ type: "turn_left" });
+    env.observeNow();
+  }
+  const ms = performance.now() - t0;
+  total += frames;
+  totalMs += ms;
+  perSeed.push({ seed, fps: Math.round((frames / ms) * 10000) / 10, objects: env.home.objects.length });
+}
+console.log(JSON.stringify({ benchmark: "sim-render-320x240-rgb-depth-masks", frames: total, fps: Math.round((total / totalMs) * 10000) / 10, perSeed }));
