@@ -11,3 +11,4 @@ export * from "./memory-source.js";
 export * from "./memory-agents.js";
 export * from "./retrieval.js";
 export * from "./memory/index.js";
+export * from "./explore/index.js";

@@ -1,0 +1,4 @@
+/** Exploration for active EQA: an occupancy map from depth, frontiers and goals, and the frontier explorer. */
+export * from "./occupancy.js";
+export * from "./planning.js";
+export * from "./explorer.js";
