@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/explore.ts [--seeds 0,1,2,3,4] [--max-steps 500] [--width 320 --height 240]
  *
- * Not part of bench/run.ts. Prints one JSON line of figures.
+ * Run by `npm run bench -- explore` (bench/run.ts), or alone. Prints one JSON line of figures.
  */
 import { exploreFrontier } from "../src/agents/index.js";
 import { HouseholdEnvironment } from "../src/sim/index.js";

@@ -3,18 +3,32 @@
  * bench/out/results.json, never asserted. See BENCHMARKS.md for what they mean.
  * `npm run bench -- score reward` runs only the named ones; `--quick` shortens each.
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { imagesBenchmark } from "./images.js";
 import { memoryBenchmark } from "./memory.js";
 import { rewardBenchmark } from "./reward.js";
 import { scoreBenchmark } from "./score.js";
 
 const quick = process.argv.includes("--quick");
+
+/** Runs a benchmark script that prints its figures as one JSON line (its own process, so it is measured alone). */
+function jsonScript(script: string, args: string[]): unknown {
+  const path = fileURLToPath(new URL(script, import.meta.url));
+  const output = execFileSync(process.execPath, ["--import", "tsx", path, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const line = output.trim().split("\n").at(-1) ?? "";
+  console.log(`${script}: ${line}`);
+  return JSON.parse(line);
+}
+
 const benchmarks: Record<string, () => Promise<unknown>> = {
   score: () => scoreBenchmark({ includeSequential: !quick }),
   images: () => imagesBenchmark({ rounds: quick ? 1 : 3 }),
   reward: () => rewardBenchmark({ quick }),
   memory: () => memoryBenchmark({ quick }),
+  sim: async () => jsonScript("./sim.ts", quick ? ["--frames", "60"] : []),
+  explore: async () => jsonScript("./explore.ts", quick ? ["--seeds", "0"] : []),
 };
 const named = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const unknown = named.filter((n) => !(n in benchmarks));

@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/sim.ts [--frames 300] [--seeds 0,1,2,3,4]
  *
- * Not part of bench/run.ts. Prints one JSON line of figures.
+ * Run by `npm run bench -- sim` (bench/run.ts), or alone. Prints one JSON line of figures.
  */
 import { HouseholdEnvironment, type DiscreteAction } from "../src/sim/index.js";
 
