@@ -1,6 +1,6 @@
 import { UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type Question } from "../core/index.js";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
-import { emptyUsage, mergeUsage, runModelBatch, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { sumUsage, runModelBatch, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { RunDirectory, reusableRecords } from "../store/index.js";
 import type { Agent, AgentTrace } from "./types.js";
 
@@ -176,8 +176,7 @@ function buildSummary(options: AnswerOptions, records: AnswerRecord[], reused: n
   const answered = records.filter((r) => r.error === null);
   const checked = answered.filter((r) => r.trace?.forceGuess);
   const abstained = checked.filter((r) => r.trace?.forceGuess?.action === "guess").length;
-  const usage = emptyUsage();
-  for (const r of answered) if (r.trace) mergeUsage(usage, r.trace.usage);
+  const usage = sumUsage(answered.flatMap((r) => (r.trace ? [r.trace.usage] : [])));
   return {
     kind: "answer",
     eqakitVersion,

@@ -1,6 +1,6 @@
 import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question } from "../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../data/index.js";
-import { emptyUsage, mergeUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { RunDirectory, reusableRecords } from "../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
@@ -184,8 +184,7 @@ function buildSummary(
     const score = judgements[i]!.score;
     return score === null ? [] : [{ question: t.question, score }];
   });
-  const judgementUsage = emptyUsage();
-  for (const j of judgements) mergeUsage(judgementUsage, j.usage);
+  const judgementUsage = sumUsage(judgements.map((j) => j.usage));
   const bootstrap = { ...DEFAULT_BOOTSTRAP, ...options.bootstrap };
   const prompts: Record<string, string> = {};
   const variant = options.judgeOptions?.variant;
@@ -198,7 +197,7 @@ function buildSummary(
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(extra.wallTimeMs),
     config: {
-      judge: { name: options.judgeSpec.name, provider: options.judgeSpec.provider, model: options.judgeSpec.model, baseURL: options.judgeSpec.baseURL },
+      judge: describeModel(options.judgeSpec),
       mode,
       parameters: { ...(options.judgeOptions ? llmMatchParams(options.judgeOptions) : LLM_MATCH_PARAMS), ...(mode === "robust" ? { reasks: ROBUST_REASKS } : {}) },
       ...(variant ? { promptVariant: formatLlmMatchVariant(variant) } : {}),

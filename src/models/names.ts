@@ -117,3 +117,8 @@ export function resolveModel(name: string | undefined, options: ResolveOptions =
   }
   return { name, provider, protocol: defaults.protocol, model, baseURL, apiKey };
 }
+
+/** A model as summaries record it: everything that identifies it, never its key. */
+export function describeModel(spec: ModelSpec): { name: string; provider: string; model: string; baseURL: string } {
+  return { name: spec.name, provider: spec.provider, model: spec.model, baseURL: spec.baseURL };
+}

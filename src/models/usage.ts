@@ -32,6 +32,13 @@ export function mergeUsage(into: UsageTotals, from: UsageTotals): void {
   for (const key of Object.keys(into) as (keyof UsageTotals)[]) into[key] += from[key];
 }
 
+/** The sum of several usage totals (per item of a run, into the run's). */
+export function sumUsage(parts: Iterable<UsageTotals>): UsageTotals {
+  const total = emptyUsage();
+  for (const part of parts) mergeUsage(total, part);
+  return total;
+}
+
 /** Records every call's usage, by model name. */
 export class UsageLedger {
   private readonly byModel = new Map<string, UsageTotals>();
@@ -56,12 +63,7 @@ export class UsageLedger {
   }
 
   snapshot(): { total: UsageTotals; byModel: Record<string, UsageTotals> } {
-    const total = emptyUsage();
-    const byModel: Record<string, UsageTotals> = {};
-    for (const [model, totals] of this.byModel) {
-      byModel[model] = { ...totals };
-      mergeUsage(total, totals);
-    }
-    return { total, byModel };
+    const byModel = Object.fromEntries([...this.byModel].map(([model, totals]) => [model, { ...totals }]));
+    return { total: sumUsage(this.byModel.values()), byModel };
   }
 }

@@ -1,6 +1,6 @@
 import { eqakitVersion } from "../core/index.js";
 import { rewardModelMetrics, type RewardMetrics } from "../eval/index.js";
-import { emptyUsage, mergeUsage, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { describeModel, sumUsage, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { AGGREGATIONS, type Aggregation } from "./aggregate.js";
 import { scalingCurvesSvg, seriesLabel, svgToPng, type CurveSeries } from "./curves.js";
 import { TTS_PARAMS } from "./evaluate.js";
@@ -50,8 +50,7 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
       };
     }
   }
-  const usage = emptyUsage();
-  for (const r of result.records) mergeUsage(usage, r.usage);
+  const usage = sumUsage(result.records.map((r) => r.usage));
   const samples = result.records.flatMap((r) => r.samples);
   const aggregate = options.aggregate ?? "vote";
   const summary: RmBenchSummary = {
@@ -60,7 +59,7 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(result.wallTimeMs),
     config: {
-      model: { name: options.spec.name, provider: options.spec.provider, model: options.spec.model, baseURL: options.spec.baseURL },
+      model: describeModel(options.spec),
       instances: { path: options.file.path, sha256: options.file.sha256, count: result.records.length },
       ks,
       plotted: aggregate,

@@ -2,7 +2,7 @@ import { eqakitVersion, UserError } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { ImageOptions } from "../episodes/index.js";
 import { rewardModelMetrics, type BootstrapOptions, type RewardMetrics, type ScoredInstance } from "../eval/index.js";
-import { emptyUsage, mergeUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { RunDirectory } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
@@ -187,8 +187,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
   const scores: Record<string, number | null> = {};
   for (const r of result.records) scores[r.id] = r.aggregates[aggregate];
   const pairs = scoredPairs(result.records, (r) => r.aggregates[aggregate]);
-  const usage = emptyUsage();
-  for (const r of result.records) mergeUsage(usage, r.usage);
+  const usage = sumUsage(result.records.map((r) => r.usage));
   const samples = result.records.flatMap((r) => r.samples);
   const summary: RmScoreSummary = {
     kind: "rm-score",
@@ -196,7 +195,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(result.wallTimeMs),
     config: {
-      model: { name: options.spec.name, provider: options.spec.provider, model: options.spec.model, baseURL: options.spec.baseURL },
+      model: describeModel(options.spec),
       instances: { path: options.file.path, sha256: options.file.sha256, count: (options.instances ?? options.file.instances).length },
       samples: options.samples ?? 1,
       aggregate,
