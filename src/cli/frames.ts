@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { extractVideoFrames } from "../episodes/index.js";
+import { describeFfmpeg, extractVideoFrames } from "../episodes/index.js";
 import { positiveInteger } from "./options.js";
 
 interface ExtractFlags {
@@ -12,7 +12,7 @@ export function framesCommand(): Command {
   const frames = new Command("frames").description("work with episode frames");
   frames
     .command("extract")
-    .description("write a video's frames as an OpenEQA-style folder (00000-rgb.png, 00001-rgb.png, …), decoded by the system's ffmpeg")
+    .description("write a video's frames as an OpenEQA-style folder (00000-rgb.png, 00001-rgb.png, …), decoded by ffmpeg (the system's when on PATH, else the one eqakit's npm dependencies bring)")
     .argument("<video>", "a video file ffmpeg reads (.mp4, .mkv, .mov, .avi, .webm, …)")
     .requiredOption("--out <dir>", "the folder to write (created; must not already hold frames)")
     .option("--every <n>", "keep every n-th frame (default 1: all)", positiveInteger)
@@ -23,6 +23,7 @@ export function framesCommand(): Command {
         ...(flags.maxFrames !== undefined ? { maxFrames: flags.maxFrames } : {}),
       });
       console.log(`wrote ${result.frames} frames to ${result.outDir}`);
+      console.log(`decoded with ${await describeFfmpeg()}`);
     });
   return frames;
 }

@@ -1,19 +1,81 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { delimiter, join } from "node:path";
 import { z } from "zod";
 import { UserError } from "../core/index.js";
 
 /**
- * eqakit decodes videos with the system's ffmpeg and ffprobe, found on PATH; it never
- * downloads them.
+ * eqakit decodes videos with ffmpeg and ffprobe. Each is looked for in this order:
+ * `FFMPEG_PATH` / `FFPROBE_PATH` (a user's explicit choice), then the system's PATH (a
+ * system build is usually newer and faster), then the binary inside the npm packages
+ * `@ffmpeg-installer/ffmpeg` and `@ffprobe-installer/ffprobe`, which `npm install` brings with
+ * the platform's build in the registry tarball (nothing is downloaded). It never downloads.
  */
-const INSTALL_HINT = "install ffmpeg from your system's packages: `apt-get install ffmpeg` (Debian, Ubuntu), `brew install ffmpeg` (macOS), `dnf install ffmpeg` (Fedora)";
+const INSTALL_HINT = "reinstall eqakit's dependencies (`npm install`: they bring ffmpeg for Linux, macOS and Windows), or install ffmpeg from your system's packages: `apt-get install ffmpeg` (Debian, Ubuntu), `brew install ffmpeg` (macOS), `dnf install ffmpeg` (Fedora)";
 
-let available: Promise<boolean> | undefined;
+export type FfmpegProgram = "ffmpeg" | "ffprobe";
 
-/** Whether `ffmpeg` and `ffprobe` can be started (checked once per process). */
-export function ffmpegAvailable(): Promise<boolean> {
-  available ??= Promise.all([canRun("ffmpeg"), canRun("ffprobe")]).then(([a, b]) => a && b);
-  return available;
+/** Where a program was found: the variable that named it, PATH, or eqakit's npm dependency. */
+export type ToolSource = "variable" | "system" | "npm";
+
+export interface ResolvedTool {
+  program: FfmpegProgram;
+  path: string;
+  source: ToolSource;
+}
+
+export interface ToolSearch {
+  /** The environment whose PATH and FFMPEG_PATH/FFPROBE_PATH are read (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  /** Whether the binaries of the npm packages may be used (default true). */
+  packages?: boolean;
+}
+
+const VARIABLES: Record<FfmpegProgram, string> = { ffmpeg: "FFMPEG_PATH", ffprobe: "FFPROBE_PATH" };
+const PACKAGES: Record<FfmpegProgram, string> = { ffmpeg: "@ffmpeg-installer/ffmpeg", ffprobe: "@ffprobe-installer/ffprobe" };
+const require = createRequire(import.meta.url);
+
+/** Finds `program` as described above; undefined when none can be run. */
+export async function findTool(program: FfmpegProgram, search: ToolSearch = {}): Promise<ResolvedTool | undefined> {
+  const env = search.env ?? process.env;
+  const named = env[VARIABLES[program]];
+  if (named) {
+    if (await canRun(named)) return { program, path: named, source: "variable" };
+    throw new UserError(`${VARIABLES[program]} names ${named}, which cannot be run`, { field: VARIABLES[program] }, `point ${VARIABLES[program]} at a working ${program}, or unset it`);
+  }
+  const onPath = searchPath(program, env.PATH ?? "");
+  if (onPath && (await canRun(onPath))) return { program, path: onPath, source: "system" };
+  if (search.packages === false) return undefined;
+  const packaged = packageBinary(program);
+  if (packaged && (await canRun(packaged))) return { program, path: packaged, source: "npm" };
+  return undefined;
+}
+
+function searchPath(program: string, pathVariable: string): string | undefined {
+  const name = process.platform === "win32" ? `${program}.exe` : program;
+  for (const dir of pathVariable.split(delimiter)) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** The binary an npm package ships for this platform; undefined when the platform has none. */
+function packageBinary(program: FfmpegProgram): string | undefined {
+  try {
+    const module: unknown = require(PACKAGES[program]);
+    const path = z.object({ path: z.string() }).safeParse(module);
+    return path.success ? path.data.path : undefined;
+  } catch {
+    return undefined; // an unsupported platform: the package throws when loaded
+  }
 }
 
 function canRun(program: string): Promise<boolean> {
@@ -24,21 +86,52 @@ function canRun(program: string): Promise<boolean> {
   });
 }
 
+let resolved: Promise<Partial<Record<FfmpegProgram, ResolvedTool>>> | undefined;
+
+/** ffmpeg and ffprobe as this process uses them (looked for once per process). */
+export function ffmpegTools(): Promise<Partial<Record<FfmpegProgram, ResolvedTool>>> {
+  resolved ??= Promise.all([findTool("ffmpeg"), findTool("ffprobe")]).then(([ffmpeg, ffprobe]) => ({
+    ...(ffmpeg ? { ffmpeg } : {}),
+    ...(ffprobe ? { ffprobe } : {}),
+  }));
+  return resolved;
+}
+
+/** Whether both `ffmpeg` and `ffprobe` can be run. */
+export async function ffmpegAvailable(): Promise<boolean> {
+  const tools = await ffmpegTools();
+  return tools.ffmpeg !== undefined && tools.ffprobe !== undefined;
+}
+
+/** A line saying which binaries are used, e.g. for `eqa frames extract`. */
+export async function describeFfmpeg(): Promise<string> {
+  const tools = await ffmpegTools();
+  const describe = (program: FfmpegProgram): string => {
+    const tool = tools[program];
+    if (!tool) return `${program}: not found`;
+    const from = tool.source === "npm" ? `from the npm package ${PACKAGES[program]}` : tool.source === "system" ? "from PATH" : `from ${VARIABLES[program]}`;
+    return `${program} ${tool.path} (${from})`;
+  };
+  return `${describe("ffmpeg")}; ${describe("ffprobe")}`;
+}
+
 /** Throws a UserError saying how to install ffmpeg when it is missing; `file` is the video wanted. */
 export async function requireFfmpeg(file: string, context = ""): Promise<void> {
-  if (!(await ffmpegAvailable())) throw new UserError(`${context}reading a video needs ffmpeg and ffprobe, which are not installed (not found on PATH)`, { file }, INSTALL_HINT);
+  if (!(await ffmpegAvailable())) throw new UserError(`${context}reading a video needs ffmpeg and ffprobe, which were found neither on PATH nor in eqakit's npm dependencies`, { file }, INSTALL_HINT);
 }
 
 /** Starts ffmpeg or ffprobe with stderr kept (its last lines explain a failure). */
-export function startTool(program: "ffmpeg" | "ffprobe", args: string[]): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
-  const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
+export async function startTool(program: FfmpegProgram, args: string[]): Promise<{ child: ChildProcess; stderr: () => string; exit: Promise<number | null> }> {
+  const tool = (await ffmpegTools())[program];
+  if (!tool) throw new UserError(`${program} was found neither on PATH nor in eqakit's npm dependencies`, {}, INSTALL_HINT);
+  const child = spawn(tool.path, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
     if (stderr.length > 16_384) stderr = stderr.slice(-8_192);
   });
   const exit = new Promise<number | null>((resolve, reject) => {
-    child.on("error", (error: NodeJS.ErrnoException) => reject(error.code === "ENOENT" ? new UserError(`${program} is not installed (not found on PATH)`, {}, INSTALL_HINT) : error));
+    child.on("error", reject);
     child.on("close", (code) => resolve(code));
   });
   // marked handled here; whoever awaits `exit` still sees the error
@@ -112,7 +205,7 @@ function parseTime(text: string | undefined): number | undefined {
 }
 
 async function runProbe(file: string, entries: string[], context: string): Promise<z.infer<typeof probeSchema>> {
-  const tool = startTool("ffprobe", ["-v", "error", "-select_streams", "v:0", ...entries, "-of", "json", file]);
+  const tool = await startTool("ffprobe", ["-v", "error", "-select_streams", "v:0", ...entries, "-of", "json", file]);
   let stdout = "";
   tool.child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   const code = await tool.exit;

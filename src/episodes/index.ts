@@ -8,6 +8,6 @@ export type { Episode, EpisodeFrameImage, EpisodeKind } from "./types.js";
 export { prepareImage, loadSharp, DEFAULT_MAX_SIDE, DEFAULT_JPEG_QUALITY, type ImageOptions, type PreparedImage } from "./image.js";
 export { parseSamplingSpec, sampleFrameIndices, linspaceRoundIndices, type SamplingSpec } from "./sampling.js";
 export { extractVideoFrames, VIDEO_EXTENSIONS } from "./video.js";
-export { ffmpegAvailable } from "./ffmpeg.js";
+export { describeFfmpeg, ffmpegAvailable, findTool, type FfmpegProgram, type ResolvedTool, type ToolSearch, type ToolSource } from "./ffmpeg.js";
 export { scannetPoseToEqakit, correctLinearVfov, multiplyTransforms, OPENGL_OPENCV_FLIP, type Intrinsics } from "./matrix.js";
 export { FrameFolderWriter, type ObservedFrame } from "./frame-writer.js";

@@ -88,7 +88,7 @@ async function decodeFrames(episode: VideoEpisode, wanted: number[], settings: I
   const args = ["-v", "error", "-nostdin", "-i", episode.path, "-map", "0:v:0", "-an", "-sn", "-dn"];
   if (select) args.push("-vf", select);
   args.push("-vsync", "passthrough", "-frames:v", String(outputs), "-f", "image2pipe", "-c:v", "ppm", "-pix_fmt", "rgb24", "-");
-  const tool = startTool("ffmpeg", args);
+  const tool = await startTool("ffmpeg", args);
   const prepared = new Map<number, EpisodeFrameImage>();
   // each promise settles without rejecting (the first failure is kept), so none goes unhandled
   const pending: Promise<void>[] = [];
@@ -226,7 +226,7 @@ export async function extractVideoFrames(video: string, outDir: string, options:
   const args = ["-v", "error", "-nostdin", "-i", video, "-map", "0:v:0", "-an", "-sn", "-dn"];
   if (every > 1) args.push("-vf", `select='not(mod(n\\,${every}))'`);
   args.push("-vsync", "passthrough", "-frames:v", String(count), "-start_number", "0", join(outDir, "%05d-rgb.png"));
-  const tool = startTool("ffmpeg", args);
+  const tool = await startTool("ffmpeg", args);
   const code = await tool.exit;
   if (code !== 0) throw new UserError(`ffmpeg could not extract the frames of ${basename(video)} (${lastLine(tool.stderr())})`, { file: video });
   const frames = (await readdir(outDir)).filter((name) => /^\d+-rgb\.png$/.test(name)).length;
