@@ -8,10 +8,10 @@ import type { Question } from "../../src/core/index.js";
 import { ModelRuntime, resolveModel, type ModelSpec } from "../../src/models/index.js";
 import { anthropicReply, geminiReply, openAiReply, withModelServer, type ReceivedRequest, type Script } from "../helpers/model-server.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
-import { sharedData, temporaryDir } from "../helpers/paths.js";
+import { openEqaPromptsDir, temporaryDir } from "../helpers/paths.js";
 
 const ENV = { OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test", GEMINI_API_KEY: "gm-test" };
-const prompt = (name: string): string => readFileSync(join(sharedData, "openeqa", "prompts", `${name}.txt`), "utf8").trim();
+const prompt = (name: string): string => readFileSync(join(openEqaPromptsDir, `${name}.txt`), "utf8").trim();
 
 function question(id: string, text: string, episode = "hm3d-v0/000-hm3d-test"): Question {
   return { questionId: id, question: text, answer: "x", category: "object recognition", episodeHistory: episode };

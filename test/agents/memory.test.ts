@@ -1,14 +1,13 @@
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { buildMemory, writeMemory, type SceneGraph } from "../../src/agents/index.js";
-import { openEpisode } from "../../src/episodes/index.js";
+import { extractVideoFrames, openEpisode } from "../../src/episodes/index.js";
 import { loadObjectDetector, readRgbImage } from "../../src/models/index.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
-import { sharedData, temporaryDir } from "../helpers/paths.js";
+import { openEqaDir, temporaryDir } from "../helpers/paths.js";
 import { IMAGE, SCENE, truthCentre, writeSceneEpisode } from "./scene-fixture.js";
 import { iou3d } from "../../src/geometry/index.js";
 import { ModelRuntime, resolveModel } from "../../src/models/index.js";
@@ -125,16 +124,11 @@ describe("a vision-language model as open-vocabulary detector and captioner", ()
 });
 
 describe("the embedded detector", () => {
-  test("finds the chairs, and the couch or dining table, in the OpenEQA demo video's real frames, offline", async (t) => {
-    const video = join(sharedData, "openeqa", "open-eqa-hm3d-demo.mp4");
-    const probe = spawnSync("ffmpeg", ["-version"]);
-    if (probe.error || !existsSync(video)) {
-      t.skip("ffmpeg or the demo video is not available");
-      return;
-    }
+  test("finds the chairs, and the couch or dining table, in the OpenEQA demo video's real frames, offline", async () => {
+    const video = join(openEqaDir, "open-eqa-hm3d-demo.mp4");
     const dir = temporaryDir("eqakit-demo-frames-");
-    const extracted = spawnSync("ffmpeg", ["-loglevel", "error", "-i", video, "-vf", "select='not(mod(n\\,6))',scale=640:-2", "-vsync", "vfr", join(dir, "f%03d.png")]);
-    assert.equal(extracted.status, 0, extracted.stderr.toString());
+    // every 6th frame of the 640x360 fixture, decoded by eqakit's own ffmpeg (the system's or the npm package's)
+    await extractVideoFrames(video, dir, { every: 6 });
     // cut the network off: any fetch fails
     const realFetch = globalThis.fetch;
     globalThis.fetch = () => Promise.reject(new Error("network is cut off in this test"));

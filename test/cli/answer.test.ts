@@ -5,9 +5,9 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
-import { openEqaBenchmarkFile, readRawBenchmark, sharedData, temporaryDir } from "../helpers/paths.js";
+import { openEqaBenchmarkFile, openEqaDir, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
-const demoQuestions = join(sharedData, "openeqa", "open-eqa-demo-data.json");
+const demoQuestions = join(openEqaDir, "open-eqa-demo-data.json");
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
 const lines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
 
@@ -21,7 +21,7 @@ describe("eqa run on the real OpenEQA demo video", () => {
     await withModelServer((request) => openAiReply(isJudgeCall(request) ? "Your mark: 4" : "Eight chairs, I think."), async (server) => {
       const out = join(home, "run");
       const result = await runCli(
-        ["run", "--benchmark", demoQuestions, "--frames", join(sharedData, "openeqa"), "--agent", "vlm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--num-frames", "8", "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, "--no-cache"],
+        ["run", "--benchmark", demoQuestions, "--frames", openEqaDir, "--agent", "vlm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--num-frames", "8", "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, "--no-cache"],
         cliEnv(home),
       );
       assert.equal(result.code, 0, result.stderr);
@@ -79,7 +79,7 @@ describe("eqa answer", () => {
     assert.equal(noFrames.code, 2);
     assert.match(noFrames.stderr, /--frames/);
     const tooMany = await runCli(
-      ["answer", "--benchmark", demoQuestions, "--frames", join(sharedData, "openeqa"), "--agent", "vlm", "--model", "anthropic/claude-sonnet-4-5", "--num-frames", "150", "--out", join(home, "b")],
+      ["answer", "--benchmark", demoQuestions, "--frames", openEqaDir, "--agent", "vlm", "--model", "anthropic/claude-sonnet-4-5", "--num-frames", "150", "--out", join(home, "b")],
       cliEnv(home, { ANTHROPIC_API_KEY: "sk-ant-test" }),
     );
     assert.equal(tooMany.code, 2);

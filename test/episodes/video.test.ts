@@ -4,19 +4,27 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { UserError } from "../../src/core/index.js";
-import { ffmpegAvailable, openEpisode, prepareImage, resolveEpisodePath, sampleFrameIndices } from "../../src/episodes/index.js";
+import { ffmpegAvailable, findTool, openEpisode, prepareImage, resolveEpisodePath, sampleFrameIndices } from "../../src/episodes/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { sharedData, temporaryDir } from "../helpers/paths.js";
+import { openEqaDir, temporaryDir } from "../helpers/paths.js";
 import { writeRgb } from "./fixtures.js";
 
-const demoDir = join(sharedData, "openeqa");
+const demoDir = openEqaDir;
 const demoVideo = join(demoDir, "open-eqa-hm3d-demo.mp4");
 const demoHistory = "assets/open-eqa-hm3d-demo";
 const work = temporaryDir("eqakit-video-");
 
 describe("the OpenEQA demo video as an episode", () => {
-  it("ffmpeg is installed (the tests need it: apt-get install ffmpeg)", async () => {
+  it("ffmpeg and ffprobe can be run with no system install: the npm packages' binaries serve when PATH has none", async () => {
     assert.equal(await ffmpegAvailable(), true);
+    const emptyBin = join(work, "no-tools-bin");
+    mkdirSync(emptyBin, { recursive: true });
+    for (const program of ["ffmpeg", "ffprobe"] as const) {
+      const tool = await findTool(program, { env: { PATH: emptyBin } });
+      assert.equal(tool?.source, "npm", program);
+      assert.match(tool.path, new RegExp(`node_modules/@${program}-installer/`));
+      assert.equal(await findTool(program, { env: { PATH: emptyBin }, packages: false }), undefined);
+    }
   });
 
   it("is found under --frames for its episode_history, and opened with 168 frames and their timestamps", async () => {
@@ -28,11 +36,11 @@ describe("the OpenEQA demo video as an episode", () => {
     assert.equal(episode.frameCount, 168);
     const timestamps = episode.timestamps!;
     assert.equal(timestamps.length, 168);
-    assert.deepEqual(timestamps.slice(0, 3), [0, 0.070703, 0.170703]);
-    assert.equal(timestamps[167], 16.670703);
+    assert.deepEqual(timestamps.slice(0, 3), [0, 0.1, 0.2]);
+    assert.equal(timestamps[167], 16.7);
     for (let i = 1; i < timestamps.length; i++) assert.ok(timestamps[i]! > timestamps[i - 1]!);
     assert.deepEqual(episode.notes, []);
-    assert.deepEqual(await episode.frame(41), { index: 41, timestamp: 4.070703 });
+    assert.deepEqual(await episode.frame(41), { index: 41, timestamp: 4.1 });
   });
 
   it("decodes only the frames asked for, in the order asked, at 512 px", async () => {
@@ -48,9 +56,10 @@ describe("the OpenEQA demo video as an episode", () => {
   it("frame k is the frame shown at timestamps[k] (checked against ffmpeg seeking to that time)", async () => {
     const episode = await openEpisode(demoVideo);
     const ours = await episode.images([41, 100]);
+    const ffmpeg = (await findTool("ffmpeg"))!.path;
     for (const image of ours) {
       const still = join(work, `seek-${image.index}.png`);
-      execFileSync("ffmpeg", ["-v", "error", "-y", "-ss", String(episode.timestamps![image.index]), "-i", demoVideo, "-frames:v", "1", still]);
+      execFileSync(ffmpeg, ["-v", "error", "-y", "-ss", String(episode.timestamps![image.index]), "-i", demoVideo, "-frames:v", "1", still]);
       assert.equal((await prepareImage(still)).sha256, image.sha256, `frame ${image.index}`);
     }
   });
@@ -61,7 +70,7 @@ describe("the OpenEQA demo video as an episode", () => {
     const images = await episode.images(uniform, { format: "jpeg" });
     assert.equal(images.length, 50);
     assert.deepEqual(images.map((i) => i.index), uniform);
-    assert.deepEqual(sampleFrameIndices(episode.frameCount, { kind: "seconds", interval: 2 }, episode.timestamps), [0, 21, 41, 61, 81, 101, 121, 141, 161]);
+    assert.deepEqual(sampleFrameIndices(episode.frameCount, { kind: "seconds", interval: 2 }, episode.timestamps), [0, 20, 40, 60, 80, 100, 120, 140, 160]);
   });
 
   it("a file ffmpeg cannot read is refused, naming the episode and the file", async () => {
@@ -93,7 +102,8 @@ describe("eqa frames extract", () => {
     const out = join(work, "extracted");
     const result = await runCli(["frames", "extract", demoVideo, "--out", out, "--every", "40"], cliEnv(work));
     assert.equal(result.code, 0, result.stderr);
-    assert.equal(result.stdout.trim(), `wrote 5 frames to ${out}`);
+    assert.equal(result.stdout.split("\n")[0], `wrote 5 frames to ${out}`);
+    assert.match(result.stdout, /^decoded with ffmpeg \S+ \((from PATH|from the npm package @ffmpeg-installer\/ffmpeg)\); ffprobe \S+/m);
     assert.deepEqual(readdirSync(out).sort(), ["00000-rgb.png", "00001-rgb.png", "00002-rgb.png", "00003-rgb.png", "00004-rgb.png"]);
     const folder = await openEpisode(out, "extracted");
     assert.equal(folder.kind, "hm3d");
@@ -115,7 +125,7 @@ describe("eqa frames extract", () => {
     assert.equal(readdirSync(out).length, 3);
   });
 
-  it("bad input exits 2 with a message: a missing video, a bad flag, no ffmpeg on PATH", async () => {
+  it("bad input exits 2 with a message: a missing video, a bad flag, an FFMPEG_PATH that cannot run", async () => {
     const missing = await runCli(["frames", "extract", join(work, "missing.mp4"), "--out", join(work, "x")], cliEnv(work));
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /missing\.mp4: ffprobe cannot read this file as a video/);
@@ -124,13 +134,28 @@ describe("eqa frames extract", () => {
     assert.equal(badFlag.code, 2);
     assert.match(badFlag.stderr, /--every.*at least 1/);
 
+    const badVariable = await runCli(["frames", "extract", demoVideo, "--out", join(work, "v")], cliEnv(work, { FFMPEG_PATH: join(work, "no-such-ffmpeg") }));
+    assert.equal(badVariable.code, 2);
+    assert.match(badVariable.stderr, /FFMPEG_PATH names .*no-such-ffmpeg, which cannot be run/);
+  });
+
+  it("with no ffmpeg on PATH it decodes with the npm package's binary and says so", async () => {
     // the CLI starts from process.execPath, so a PATH of one empty folder hides ffmpeg and nothing else
     const emptyBin = join(work, "empty-bin");
     mkdirSync(emptyBin, { recursive: true });
-    const noFfmpeg = await runCli(["frames", "extract", demoVideo, "--out", join(work, "z")], cliEnv(work, { PATH: emptyBin }));
-    assert.equal(noFfmpeg.code, 2);
-    assert.match(noFfmpeg.stderr, /needs ffmpeg and ffprobe, which are not installed/);
-    assert.match(noFfmpeg.stderr, /apt-get install ffmpeg/);
-    assert.match(noFfmpeg.stderr, /brew install ffmpeg/);
+    const out = join(work, "z");
+    const result = await runCli(["frames", "extract", demoVideo, "--out", out, "--max-frames", "2"], cliEnv(work, { PATH: emptyBin }));
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /decoded with ffmpeg \S+node_modules\/@ffmpeg-installer\/\S+ \(from the npm package @ffmpeg-installer\/ffmpeg\); ffprobe \S+ \(from the npm package @ffprobe-installer\/ffprobe\)/);
+    assert.equal(readdirSync(out).length, 2);
+  });
+
+  it("a system ffmpeg on PATH wins over the npm package's", async () => {
+    const bin = join(work, "system-bin");
+    mkdirSync(bin, { recursive: true });
+    const fake = join(bin, "ffmpeg");
+    writeFileSync(fake, "#!/bin/sh\necho ffmpeg version system\n", { mode: 0o755 });
+    assert.deepEqual(await findTool("ffmpeg", { env: { PATH: bin } }), { program: "ffmpeg", path: fake, source: "system" });
+    assert.deepEqual(await findTool("ffmpeg", { env: { PATH: bin, FFMPEG_PATH: fake } }), { program: "ffmpeg", path: fake, source: "variable" });
   });
 });

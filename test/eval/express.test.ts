@@ -53,7 +53,7 @@ describe("OpenEQA efficiency (Eq. 2)", () => {
   });
 
   test("loads the ground-truth path lengths of the 557 HM3D questions, in metres", async () => {
-    const file = join(sharedData, "openeqa", "third_party", "3d-mem-aeqa-eval", "gt_path_length.json");
+    const file = join(openEqaDir, "third_party", "3d-mem-aeqa-eval", "gt_path_length.json");
     const lengths = await loadGroundTruthPathLengths(file);
     const hm3d = readRawBenchmark().filter((q) => q.episode_history.startsWith("hm3d"));
     assert.equal(lengths.size, 557);

@@ -16,7 +16,7 @@ import {
 } from "../../src/eval/index.js";
 import { openEqaBenchmarkFile, pr15Dir, projectRoot, sharedData, temporaryDir } from "../helpers/paths.js";
 
-const referencePromptsDir = join(sharedData, "openeqa", "prompts");
+const referencePromptsDir = openEqaPromptsDir;
 const referenceScript = join(projectRoot, "test", "fixtures", "openeqa_reference.py");
 
 const pythonCheck = spawnSync("python3", ["-c", "import sys; assert sys.version_info >= (3, 8)"], { encoding: "utf8" });

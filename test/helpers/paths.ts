@@ -4,11 +4,17 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-/** The real reference data beside the project. */
-export const sharedData = resolve(projectRoot, "..", "shared", "data");
-export const openEqaBenchmarkFile = join(sharedData, "openeqa", "open-eqa-v0.json");
-export const openEqaSubsetFile = join(sharedData, "openeqa", "open-eqa-v0-184-questions.json");
-export const pr15Dir = join(sharedData, "openeqa", "third_party", "open-eqa-pr15");
+/** Small copies of public files and synthetic files of the same formats, each folder with its SOURCE.md. */
+export const fixturesDir = join(projectRoot, "test", "fixtures");
+/** OpenEQA's files (MIT): the benchmark, the A-EQA subset, the demo episode, prompts, third-party results. */
+export const openEqaDir = join(fixturesDir, "openeqa");
+export const openEqaBenchmarkFile = join(openEqaDir, "open-eqa-v0.json");
+export const openEqaSubsetFile = join(openEqaDir, "open-eqa-v0-184-questions.json");
+export const openEqaPromptsDir = join(openEqaDir, "prompts");
+export const pr15Dir = join(openEqaDir, "third_party", "open-eqa-pr15");
+export const alfredDir = join(fixturesDir, "alfred");
+export const expressBenchDir = join(fixturesDir, "express-bench");
+export const hmEqaDir = join(fixturesDir, "hm-eqa");
 
 export function temporaryDir(prefix = "eqakit-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
