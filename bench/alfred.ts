@@ -5,11 +5,16 @@
  *
  *   node --import tsx bench/alfred.ts [--rounds 3] [--dir ../shared/data/alfred]
  *
+ * It also checks the whole set, which the tests (a few trajectories in test/fixtures/alfred)
+ * cannot: every file replays and validates, the heat/cool/clean events add up to the plans'
+ * totals (76/75/73), and every object type is in the AI2-THOR catalogue.
+ *
  * Run by `npm run bench -- alfred` (bench/run.ts), or alone. Prints one JSON line of figures.
  */
 import { readFile } from "node:fs/promises";
+import { z } from "zod";
 import { fileURLToPath } from "node:url";
-import { findAlfredFiles, parseTrajectoryLog, replayAlfredTrajectory } from "../src/data/index.js";
+import { ai2thorCatalogue, findAlfredFiles, loadAlfredTrajectories, parseAlfredId, parseTrajectoryLog, replayAlfredTrajectory } from "../src/data/index.js";
 
 function flag(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -53,11 +58,42 @@ for (let i = 0; i < rounds; i++) passes.push(await pass());
 const total = (p: Pass): number => p.readMs + p.replayMs + p.validateMs;
 const best = passes.reduce((a, b) => (total(b) < total(a) ? b : a));
 const round1 = (v: number): number => Math.round(v * 10) / 10;
+
+/** Object types named by the files' poses or actions that the catalogue lacks (expected: none). */
+async function typesMissingFromCatalogue(): Promise<string[]> {
+  const catalogue = ai2thorCatalogue();
+  const missing = new Set<string>();
+  const schema = z.object({
+    scene: z.object({ object_poses: z.array(z.object({ objectName: z.string() })) }),
+    plan: z.object({ low_actions: z.array(z.object({ api_action: z.object({ objectId: z.string().optional(), receptacleObjectId: z.string().optional() }) })) }),
+  });
+  for (const file of files) {
+    const raw = schema.parse(JSON.parse(await readFile(file, "utf8")));
+    for (const pose of raw.scene.object_poses) {
+      const type = pose.objectName.split("_")[0]!;
+      if (!catalogue.has(type)) missing.add(type);
+    }
+    for (const a of raw.plan.low_actions) {
+      for (const id of [a.api_action.objectId, a.api_action.receptacleObjectId]) {
+        const type = id === undefined ? undefined : parseAlfredId(id)?.type;
+        if (type !== undefined && !catalogue.has(type)) missing.add(type);
+      }
+    }
+  }
+  return [...missing];
+}
+
+const { logs, skipped } = await loadAlfredTrajectories(dir);
+const eventCount = (type: string): number => logs.reduce((n, l) => n + l.events.filter((e) => e.type === type).length, 0);
 console.log(
   JSON.stringify({
     files: files.length,
     steps: best.steps,
     events: best.events,
+    validLogs: logs.length,
+    skipped: skipped.length,
+    heatCoolCleanEvents: [eventCount("heat"), eventCount("cool"), eventCount("clean")],
+    typesMissingFromCatalogue: await typesMissingFromCatalogue(),
     readMs: round1(best.readMs),
     replayMs: round1(best.replayMs),
     validateMs: round1(best.validateMs),

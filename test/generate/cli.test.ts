@@ -5,7 +5,7 @@ import { join, relative } from "node:path";
 import { parseTagQuestions } from "../../src/data/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { openAiReply, withModelServer } from "../helpers/model-server.js";
-import { sharedData, temporaryDir } from "../helpers/paths.js";
+import { alfredDir, temporaryDir } from "../helpers/paths.js";
 import { kitchenRaw } from "./fixtures.js";
 
 function writeRecording(dir: string, raw: unknown): void {
@@ -82,7 +82,7 @@ describe("eqa generate tag", () => {
 
   test("reads real ALFRED trajectories through the replayer", async () => {
     const source = temporaryDir();
-    const seen = join(sharedData, "alfred", "valid_seen");
+    const seen = join(alfredDir, "valid_seen");
     for (const task of readdirSync(seen).sort().slice(0, 3)) cpSync(join(seen, task), join(source, task), { recursive: true });
     writeRecording(join(source, "zz-broken"), {});
     writeFileSync(join(source, "zz-broken", "traj_data.json"), JSON.stringify({ task_type: "pick_and_place_simple" }));
