@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -7,7 +8,7 @@ import { EXPRESS_REGIONS, exploreFineEqa, habitatSceneFile, loadActiveEpisodes, 
 import { ModelRuntime, resolveModel } from "../../src/models/index.js";
 import { HouseholdEnvironment } from "../../src/sim/index.js";
 import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
-import { projectRoot, sharedData, temporaryDir } from "../helpers/paths.js";
+import { expressBenchDir, projectRoot, temporaryDir } from "../helpers/paths.js";
 
 const ENV = { OPENAI_API_KEY: "sk-test" };
 const QUESTION = "What is on the kitchen counter?";
@@ -46,9 +47,19 @@ function kind(s: Sent): string {
   return "other";
 }
 
+/** EXPRESS-Bench's prompt files by SHA-256 (their text has no licence to be copied into the tests). */
+const REFERENCE_PROMPT_SHA256: Record<string, string> = {
+  "region.txt": "53cc9ff78753a7195a31142f8d42cb36afd12cf6c25715b240c6602a771cc92f",
+  "explore.txt": "7f311ecdc63a41881c8658c4a32c9208b69d944e31feed134d840700e48f4b77",
+  "answer.txt": "e589e1bbeda27e95cc2c33b84de200937a9004a1452b5fb568d75a980ba42a74",
+  "random_answer.txt": "9571b0614ef97708377c7d65ec296c21d3ba57c0836acc03f5195807568391a9",
+};
+const OUR_PROMPT: Record<string, string> = { "region.txt": "express-bench-region", "explore.txt": "express-bench-explore", "answer.txt": "express-bench-answer", "random_answer.txt": "express-bench-random-answer" };
+const promptBytes = (file: string): Buffer => readFileSync(join(projectRoot, "prompts", `${OUR_PROMPT[file]}.txt`));
+
 /** The reference's request texts: line 2 is the system message, lines 4 on plus the tail the user text. */
 function reference(file: string, tail: string): { system: string; user: string } {
-  const lines = readFileSync(join(sharedData, "express-bench", "prompts", file), "utf8").split(/(?<=\n)/);
+  const lines = promptBytes(file).toString("utf8").split(/(?<=\n)/);
   return { system: lines[1] as string, user: lines.slice(3).join("") + tail };
 }
 
@@ -76,9 +87,9 @@ describe("Fine-EQA reply parsing", () => {
     assert.equal(EXPRESS_REGIONS.length, 20);
   });
 
-  test("the prompt files are byte-identical copies of EXPRESS-Bench's", () => {
-    for (const [ours, theirs] of [["express-bench-region", "region"], ["express-bench-explore", "explore"], ["express-bench-answer", "answer"], ["express-bench-random-answer", "random_answer"]]) {
-      assert.deepEqual(readFileSync(join(projectRoot, "prompts", `${ours}.txt`)), readFileSync(join(sharedData, "express-bench", "prompts", `${theirs}.txt`)), ours);
+  test("the prompt files are byte-identical to EXPRESS-Bench's (same SHA-256)", () => {
+    for (const [file, sha256] of Object.entries(REFERENCE_PROMPT_SHA256)) {
+      assert.equal(createHash("sha256").update(promptBytes(file)).digest("hex"), sha256, file);
     }
   });
 });
@@ -206,7 +217,7 @@ describe("the Fine-EQA loop against a scripted VLM", () => {
 
 describe("active episodes", () => {
   test("an EXPRESS-Bench file is read as episodes: start yaw from the quaternion, geodesic distance as ground truth", async () => {
-    const file = join(sharedData, "express-bench", "express-bench.first2.json");
+    const file = join(expressBenchDir, "express-bench.synthetic.json");
     const raw = JSON.parse(readFileSync(file, "utf8")) as { question: string; scene_id: string; start_rotation: number[]; geodesic_distance: number; goal_position: number[] }[];
     const episodes = await loadActiveEpisodes(file);
     assert.equal(episodes.length, raw.length);

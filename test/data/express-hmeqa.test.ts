@@ -1,8 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import {
   expressTrajectoryLength,
   findHmEqaInitPose,
@@ -15,22 +14,29 @@ import {
   parsePythonStringList,
 } from "../../src/data/index.js";
 import { UserError } from "../../src/core/index.js";
-import { sharedData, temporaryDir } from "../helpers/paths.js";
+import { expressBenchDir, hmEqaDir, temporaryDir } from "../helpers/paths.js";
 
-const expressFile = join(sharedData, "express-bench", "express-bench.first2.json");
-const questionsFile = join(sharedData, "hm-eqa", "questions.csv");
-const posesFile = join(sharedData, "hm-eqa", "scene_init_poses.csv");
+// synthetic records and rows of the benchmarks' formats (test/fixtures/*/SOURCE.md)
+const expressFile = join(expressBenchDir, "express-bench.synthetic.json");
+const questionsFile = join(hmEqaDir, "questions.csv");
+const posesFile = join(hmEqaDir, "scene_init_poses.csv");
+
+/** What Python's csv module and ast.literal_eval make of the fixtures (test/fixtures/hm-eqa/make.py). */
+interface PythonReference {
+  csvRows: Record<string, string[][]>;
+  trickyCsv: { text: string; rows: string[][] };
+  choices: string[][];
+  referenceSplitMangled: number;
+  trickyLiterals: { texts: string[]; values: string[][] };
+}
+const python = JSON.parse(readFileSync(join(hmEqaDir, "python-reference.json"), "utf8")) as PythonReference;
 
 function rawExpress(): Record<string, unknown>[] {
   return JSON.parse(readFileSync(expressFile, "utf8")) as Record<string, unknown>[];
 }
 
-function python(script: string, input: string): unknown {
-  return JSON.parse(execFileSync("python3", ["-c", script], { input, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }));
-}
-
 describe("EXPRESS-Bench loader", () => {
-  test("reads the real records with poses, distance and the trajectory in step order", async () => {
+  test("reads the records with poses, distance and the trajectory in step order", async () => {
     const records = await loadExpressBench(expressFile);
     const raw = rawExpress();
     assert.equal(records.length, 2);
@@ -107,20 +113,16 @@ describe("CSV parser", () => {
   });
 
   test("agrees with Python's csv module on blank lines, lone CR and quotes mid-field", () => {
-    const text = 'a,b\n\n1,"x\r\ny"\r2,ab"c"d\n"q"z,\n""\n,\n';
-    const expected = python("import csv,sys,json,io; print(json.dumps(list(csv.reader(io.StringIO(sys.stdin.read(), newline='')))))", text);
-    assert.deepEqual(parseCsvRows(text), expected);
+    assert.deepEqual(parseCsvRows(python.trickyCsv.text), python.trickyCsv.rows);
   });
 
   test("an unterminated quote names the file and line", () => {
     assert.throws(() => parseCsvRows('a,b\n1,"open\n2,3\n', "bad.csv"), /bad\.csv:2: unterminated quoted field/);
   });
 
-  test("agrees with Python's csv module on the real HM-EQA files", () => {
+  test("agrees with Python's csv module on HM-EQA-format files", () => {
     for (const file of [questionsFile, posesFile]) {
-      const text = readFileSync(file, "utf8");
-      const expected = python("import csv,sys,json; print(json.dumps(list(csv.reader(sys.stdin))))", text);
-      assert.deepEqual(parseCsvRows(text), expected, file);
+      assert.deepEqual(parseCsvRows(readFileSync(file, "utf8")), python.csvRows[basename(file)], file);
     }
   });
 });
@@ -136,30 +138,24 @@ describe("Python list literals", () => {
     }
   });
 
-  test("agrees with ast.literal_eval on every choices field of the real file", () => {
+  test("agrees with ast.literal_eval on every choices field of an HM-EQA-format file", () => {
     const questions = parseHmEqaQuestions(readFileSync(questionsFile, "utf8"), questionsFile);
-    const expected = python(
-      "import csv,sys,json,ast; print(json.dumps([ast.literal_eval(r['choices']) for r in csv.DictReader(sys.stdin)]))",
-      readFileSync(questionsFile, "utf8"),
-    ) as string[][];
-    assert.equal(questions.length, 500);
-    assert.deepEqual(questions.map((q) => q.choices), expected);
+    assert.equal(questions.length, 24);
+    assert.deepEqual(questions.map((q) => q.choices), python.choices);
     // The choices that a split on "', '" would mangle: double-quoted, with an apostrophe.
     const apostrophes = questions.flatMap((q) => q.choices).filter((c) => c.includes("'"));
     assert.ok(apostrophes.includes("It's open"), apostrophes.join(" | "));
-    assert.ok(apostrophes.length >= 15);
+    assert.ok(apostrophes.length >= 15, String(apostrophes.length));
     // The reference's split rule, `[c.split("'")[1] for c in choices.split("',")]`, gets these wrong.
     const referenceSplit = (text: string): string[] => text.split("',").map((c) => c.split("'")[1] ?? "");
     const raw = parseCsvRows(readFileSync(questionsFile, "utf8")).slice(1).map((row) => row[3]!);
     const mangled = raw.filter((text, k) => JSON.stringify(referenceSplit(text)) !== JSON.stringify(questions[k]!.choices));
-    assert.equal(mangled.length, 13);
+    assert.equal(mangled.length, python.referenceSplitMangled);
     assert.ok(raw.filter((text) => !text.includes('"')).every((text) => referenceSplit(text).length === 4));
   });
 
   test("agrees with ast.literal_eval on tricky literals", () => {
-    const literals = [`["a\\\\", 'b\\\\\\'c', "d'e\\"f"]`, `['\\0\\08\\777', "\\N"]`, `[ 'x' ,\n 'y' ]`, `['caf\\xe9', u'u', R'\\'']`];
-    const expected = python("import sys,json,ast; print(json.dumps([ast.literal_eval(l) for l in json.load(sys.stdin)]))", JSON.stringify(literals.filter((l) => !l.includes("\\N"))));
-    assert.deepEqual(literals.filter((l) => !l.includes("\\N")).map(parsePythonStringList), expected);
+    assert.deepEqual(python.trickyLiterals.texts.map(parsePythonStringList), python.trickyLiterals.values);
   });
 });
 
@@ -168,7 +164,7 @@ describe("HM-EQA loaders", () => {
     const questions = await loadHmEqaQuestions(questionsFile);
     const first = questions[0]!;
     assert.equal(first.scene, "00004-VqCaAuuoeWk");
-    assert.equal(first.floor, 1);
+    assert.equal(first.floor, 0);
     assert.deepEqual(first.choices, ["(Do not choose this option)", "Yes, it is on", "No, it is not on", "(Do not choose this option)"]);
     assert.equal(first.answer, "B");
     assert.equal(first.answerText, "Yes, it is on");
@@ -178,8 +174,8 @@ describe("HM-EQA loaders", () => {
 
   test("reads start poses and finds each question's", async () => {
     const poses = await loadHmEqaInitPoses(posesFile);
-    assert.equal(poses.length, 1015);
-    assert.deepEqual(poses[0], { sceneFloor: "00001-UVdNNRcVyV1_0", scene: "00001-UVdNNRcVyV1", floor: 0, position: [-0.30367583, 0.12231609, -0.106891215], angle: 0.9581783304603155 });
+    assert.equal(poses.length, 10);
+    assert.deepEqual(poses[0], { sceneFloor: "00004-VqCaAuuoeWk_0", scene: "00004-VqCaAuuoeWk", floor: 0, position: [-0.3, 0.12, 0], angle: 0 });
     const questions = await loadHmEqaQuestions(questionsFile);
     assert.ok(questions.every((q) => findHmEqaInitPose(poses, q) !== undefined));
   });
