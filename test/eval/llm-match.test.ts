@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -14,27 +13,25 @@ import {
   referenceCut,
   renderLlmMatchPrompt,
 } from "../../src/eval/index.js";
-import { openEqaBenchmarkFile, pr15Dir, projectRoot, sharedData, temporaryDir } from "../helpers/paths.js";
+import { fixturesDir, openEqaBenchmarkFile, openEqaPromptsDir, pr15Dir, projectRoot, temporaryDir } from "../helpers/paths.js";
+import { PARSE_CASES, REPR_CASES, parseReplies, reprLists, syntheticPredictions, syntheticRecords, trickyPrediction, utf16Digest } from "./llm-match-inputs.js";
 
-const referencePromptsDir = openEqaPromptsDir;
-const referenceScript = join(projectRoot, "test", "fixtures", "openeqa_reference.py");
-
-const pythonCheck = spawnSync("python3", ["-c", "import sys; assert sys.version_info >= (3, 8)"], { encoding: "utf8" });
-const noPython = pythonCheck.error !== undefined || pythonCheck.status !== 0 ? "python3 (>= 3.8) is not installed" : false;
-
-/** Runs the reference script with a JSON input file and returns its parsed JSON output. */
-function runReference(command: string, ...args: string[]): unknown {
-  const result = spawnSync("python3", [referenceScript, command, ...args], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
-  assert.equal(result.error, undefined);
-  assert.equal(result.status, 0, `python3 failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as unknown;
+/**
+ * What OpenEQA's own code (run by python3 once, test/fixtures/llm-match-reference/make.ts) made of
+ * the inputs in ./llm-match-inputs.ts; prompts as digests of their UTF-16 code units.
+ */
+interface ReferenceRendering {
+  prompt_name: string;
+  formatted: string | null;
+  compat: string | null;
 }
-
-function writeJson(value: unknown, name: string): string {
-  const path = join(temporaryDir("eqakit-llm-match-"), name);
-  writeFileSync(path, JSON.stringify(value));
-  return path;
-}
+const reference = JSON.parse(readFileSync(join(fixturesDir, "llm-match-reference", "reference.json"), "utf8")) as {
+  realQuestions: Record<string, ReferenceRendering>;
+  syntheticQuestions: Record<string, ReferenceRendering>;
+  parse: (number | null)[];
+  repr: string[];
+};
+const digest = (text: string | null): string | null => (text === null ? null : utf16Digest(text));
 
 function question(overrides: Partial<Question> = {}): Question {
   return {
@@ -47,33 +44,6 @@ function question(overrides: Partial<Question> = {}): Question {
   };
 }
 
-/** Strings and their `repr` as CPython 3.11 prints it (computed with python3 and copied here). */
-const REPR_CASES: [string, string][] = [
-  ["plain", "'plain'"],
-  ["", "''"],
-  ["it's", "\"it's\""],
-  ['say "hi"', "'say \"hi\"'"],
-  ["it's \"both\"", "'it\\'s \"both\"'"],
-  ["back\\slash", "'back\\\\slash'"],
-  ["back\\slash and it's", "\"back\\\\slash and it's\""],
-  ["tab\there\nnew\rret", "'tab\\there\\nnew\\rret'"],
-  ["café naïve 日本語", "'café naïve 日本語'"],
-  ["bell\u0007 nul\u0000 esc\u001b del\u007f", "'bell\\x07 nul\\x00 esc\\x1b del\\x7f'"],
-  ["nbsp\u00a0here", "'nbsp\\xa0here'"],
-  ["line\u2028sep\u2029para", "'line\\u2028sep\\u2029para'"],
-  ["emoji \u{1F642} family \u{1F468}\u200d\u{1F469}\u200d\u{1F467}", "'emoji \u{1F642} family \u{1F468}\\u200d\u{1F469}\\u200d\u{1F467}'"],
-  ["zero\u200bwidth", "'zero\\u200bwidth'"],
-  ["soft\u00adhyphen", "'soft\\xadhyphen'"],
-  ["c1\u0085\u009f", "'c1\\x85\\x9f'"],
-  ["bom\ufeff", "'bom\\ufeff'"],
-  ["thin\u2009space\u3000ideo", "'thin\\u2009space\\u3000ideo'"],
-  ["priv\ue000ate", "'priv\\ue000ate'"],
-  ["\u{1D7CE} math", "'\u{1D7CE} math'"],
-  ["'", "\"'\""],
-  ['"', "'\"'"],
-  ["'\"", "'\\'\"'"],
-  ["\\'", "\"\\\\'\""],
-];
 
 describe("Python string formatting", () => {
   for (const [text, expected] of REPR_CASES) {
@@ -89,9 +59,9 @@ describe("Python string formatting", () => {
     assert.equal(pythonListRepr(["doesn't look like it", "no", " it's sunny"]), "[\"doesn't look like it\", 'no', \" it's sunny\"]");
   });
 
-  test("pythonListRepr agrees with python3's str(list) on every tricky string", { skip: noPython }, () => {
-    const lists = [...REPR_CASES.map(([text]) => [text]), REPR_CASES.map(([text]) => text), [], ["{question}", "{{}}", "%s"]];
-    const expected = runReference("repr", writeJson(lists, "lists.json")) as string[];
+  test("pythonListRepr agrees with Python's str(list) on every tricky string", () => {
+    const lists = reprLists();
+    const expected = reference.repr;
     assert.equal(expected.length, lists.length);
     lists.forEach((items, i) => assert.equal(pythonListRepr(items), expected[i], JSON.stringify(items)));
   });
@@ -180,8 +150,8 @@ const EXTRA_PROMPT = [
 
 describe("LLM-Match prompt bytes", () => {
   test("eqakit's prompt files are byte-identical to OpenEQA's", () => {
-    assert.deepEqual(readFileSync(join(projectRoot, "prompts", "openeqa-mmbench.txt")), readFileSync(join(referencePromptsDir, "mmbench.txt")));
-    assert.deepEqual(readFileSync(join(projectRoot, "prompts", "openeqa-mmbench-extra.txt")), readFileSync(join(referencePromptsDir, "mmbench-extra.txt")));
+    assert.deepEqual(readFileSync(join(projectRoot, "prompts", "openeqa-mmbench.txt")), readFileSync(join(openEqaPromptsDir, "mmbench.txt")));
+    assert.deepEqual(readFileSync(join(projectRoot, "prompts", "openeqa-mmbench-extra.txt")), readFileSync(join(openEqaPromptsDir, "mmbench-extra.txt")));
   });
 
   test("a question without extra answers: the mmbench template, stripped, filled", async () => {
@@ -217,62 +187,19 @@ describe("LLM-Match prompt bytes", () => {
 });
 
 /** Predictions that stress formatting: braces, quotes, line breaks, unicode, periods for the cut. */
-const TRICKY_PREDICTIONS: (string | null)[] = [
-  "a clock",
-  "{question}",
-  "{answer} and {prediction} and {extra_answers}",
-  "{{literal}} braces }{ {",
-  "{0} {} {!r} {:>10} {question!s}",
-  'it\'s a "red" mug',
-  "multi\nline\r\nanswer\rwith returns",
-  "tab\tseparated\vvertical\fform feed",
-  "café, naïve, 日本語, Ελληνικά",
-  "emoji \u{1F642} \u{1F468}\u200d\u{1F469}\u200d\u{1F467} and zero\u200bwidth",
-  "nbsp\u00a0and\u2028line\u2029para\u0085next",
-  "backslash \\ and \\n escaped \\u0041",
-  "$& $1 $$ $' $`",
-  "3.5 m",
-  "It is about 3.5 m away. Probably",
-  "Yes.",
-  "a.b",
-  "",
-  "   ",
-  "Your mark: 5",
-  "\u0000\u0007\u001b\u007f control",
-  "lone \ud800 surrogate",
-  "None",
-  "...",
-  ". leading period",
-  "\ufeffbyte order mark",
-  null,
-];
-
-function trickyPrediction(q: Question, index: number): string | null {
-  const base = TRICKY_PREDICTIONS[index % TRICKY_PREDICTIONS.length]!;
-  if (base === null) return null;
-  // mix in the question's own words, with a sentence after a period for the reference's cut
-  return index % 3 === 1 ? `${q.answer}. ${base}` : base;
-}
-
-interface ReferenceRendering {
-  prompt_name: string;
-  formatted: string | null;
-  compat: string | null;
-}
 
 describe("renderLlmMatchPrompt against Python's str.format", () => {
-  test("all 1,636 real questions, with tricky predictions, render to the same bytes", { skip: noPython }, async () => {
+  test("all 1,636 real questions, with tricky predictions, render to the same bytes", async () => {
     const benchmark = await loadOpenEqaBenchmark(openEqaBenchmarkFile);
     const predictions: Record<string, string | null> = {};
     benchmark.questions.forEach((q, i) => (predictions[q.questionId] = trickyPrediction(q, i)));
-    const reference = runReference("render", openEqaBenchmarkFile, referencePromptsDir, writeJson(predictions, "predictions.json")) as Record<string, ReferenceRendering>;
-    assert.equal(Object.keys(reference).length, 1636);
+    assert.equal(Object.keys(reference.realQuestions).length, 1636);
 
     const mismatches: string[] = [];
     let extraCount = 0;
     let nullCount = 0;
     for (const q of benchmark.questions) {
-      const expected = reference[q.questionId]!;
+      const expected = reference.realQuestions[q.questionId]!;
       const prediction = predictions[q.questionId]!;
       const expectedName = expected.prompt_name === "mmbench" ? "openeqa-mmbench" : "openeqa-mmbench-extra";
       if (expectedName === "openeqa-mmbench-extra") extraCount++;
@@ -282,10 +209,10 @@ describe("renderLlmMatchPrompt against Python's str.format", () => {
       } else {
         const rendered = renderLlmMatchPrompt(q, prediction);
         if (rendered.promptName !== expectedName) mismatches.push(`${q.questionId}: template ${rendered.promptName}`);
-        if (rendered.text !== expected.formatted) mismatches.push(`${q.questionId}: formatted ${JSON.stringify(rendered.text.slice(-200))}`);
+        if (digest(rendered.text) !== expected.formatted) mismatches.push(`${q.questionId}: formatted ${JSON.stringify(rendered.text.slice(-200))}`);
       }
       const task = prepareLlmMatchTask(q, prediction, "compat", "openai/gpt-4o");
-      if (task.prompt !== expected.compat) mismatches.push(`${q.questionId}: compat ${JSON.stringify(task.prompt?.slice(-200))}`);
+      if (digest(task.prompt) !== expected.compat) mismatches.push(`${q.questionId}: compat ${JSON.stringify(task.prompt?.slice(-200))}`);
       if (task.prompt !== null && task.promptName !== expectedName) mismatches.push(`${q.questionId}: compat template ${task.promptName}`);
     }
     assert.deepEqual(mismatches.slice(0, 5), []);
@@ -293,29 +220,15 @@ describe("renderLlmMatchPrompt against Python's str.format", () => {
     assert.ok(nullCount > 50);
   });
 
-  test("synthetic questions whose extra answers hold quotes, escapes and unicode render to the same bytes", { skip: noPython }, async () => {
-    const texts = REPR_CASES.map(([text]) => text);
-    const records = [
-      ...texts.map((text, i) => ({
-        question_id: `s${i}`,
-        question: `Where is it? ${text}`,
-        answer: `${text} {answer}`,
-        category: "object localization",
-        episode_history: "scannet-v0/002-scannet-scene0709_00",
-        extra_answers: [text, `${text}'s`, `"${text}"`],
-      })),
-      { question_id: "all", question: "q", answer: "a", category: "object localization", episode_history: "hm3d-v0/x", extra_answers: texts },
-      { question_id: "empty", question: "q", answer: "a", category: "object localization", episode_history: "hm3d-v0/x", extra_answers: [] },
-      { question_id: "none", question: "{question} {{", answer: "}} {answer}", category: "world knowledge", episode_history: "hm3d-v0/x" },
-    ];
-    const benchmarkPath = writeJson(records, "synthetic-benchmark.json");
+  test("synthetic questions whose extra answers hold quotes, escapes and unicode render to the same bytes", async () => {
+    const benchmarkPath = join(temporaryDir("eqakit-llm-match-"), "synthetic-benchmark.json");
+    writeFileSync(benchmarkPath, JSON.stringify(syntheticRecords()));
     const benchmark = await loadOpenEqaBenchmark(benchmarkPath);
-    const predictions = Object.fromEntries(records.map((r, i) => [r.question_id, texts[i % texts.length]!]));
-    const reference = runReference("render", benchmarkPath, referencePromptsDir, writeJson(predictions, "synthetic-predictions.json")) as Record<string, ReferenceRendering>;
+    const predictions = syntheticPredictions();
     for (const q of benchmark.questions) {
       const prediction = predictions[q.questionId]!;
-      assert.equal(renderLlmMatchPrompt(q, prediction).text, reference[q.questionId]!.formatted, q.questionId);
-      assert.equal(prepareLlmMatchTask(q, prediction, "compat", "openai/gpt-4o").prompt, reference[q.questionId]!.compat, q.questionId);
+      assert.equal(digest(renderLlmMatchPrompt(q, prediction).text), reference.syntheticQuestions[q.questionId]!.formatted, q.questionId);
+      assert.equal(digest(prepareLlmMatchTask(q, prediction, "compat", "openai/gpt-4o").prompt), reference.syntheticQuestions[q.questionId]!.compat, q.questionId);
     }
   });
 });
@@ -347,49 +260,14 @@ describe("referenceCut", () => {
 });
 
 describe("parseMarkCompat reproduces the reference's parse_score", () => {
-  const cases: [string | null, number | undefined][] = [
-    ["4", 4],
-    ["1", 1],
-    ["Your mark: 4", 4],
-    ["Your mark: 4\nbecause the colours match", 4],
-    ["  Your mark:  3 ", 3],
-    ["Your mark:5", 5],
-    ["Your mark: 4\r\n", 4],
-    ["The response names the right object.\nYour mark: 2", 2],
-    ["Your mark: 4/5", undefined],
-    ["Your mark: 4.5", undefined],
-    ["Your mark: four", undefined],
-    ["Your mark: ", undefined],
-    ["Your mark: 3 Your mark: 3", undefined],
-    ["4\n", undefined],
-    [" 4", undefined],
-    ["Mark: 4", undefined],
-    ["your mark: 4", undefined],
-    ["", undefined],
-    [null, undefined],
-    ["Your mark: 7", 7],
-    ["Your mark: 0", 0],
-    ["Your mark: -1", -1],
-    ["Your mark: +2", 2],
-    ["Your mark: 1_0", 10],
-    ["12", 12],
-    // int() reads any Unicode decimal digit, and str.isdigit() is true for them
-    ["\u0664", 4],
-    ["Your mark: \uff14", 4],
-    // superscript two is a digit to isdigit() but not to int(): the reference raises
-    ["\u00b2", undefined],
-    // int() strips Python white space, which U+FEFF is not
-    ["Your mark: 4\ufeff", undefined],
-    ["Your mark: 4\u3000", 4],
-  ];
+  const cases = PARSE_CASES;
   for (const [reply, expected] of cases) {
     test(`${JSON.stringify(reply)} -> ${String(expected)}`, () => assert.equal(parseMarkCompat(reply), expected));
   }
 
-  test("agrees with python3 running the reference's parse_score on every reply", { skip: noPython }, () => {
-    const replies = cases.map(([reply]) => reply).filter((reply): reply is string => reply !== null);
-    replies.push("Your mark: 5 (perfect)", "5 - perfect match", "Your mark:\n5", "Your mark: 3\nYour mark: 4", "Your mark: \u0661\u0660", "Your mark: 0004");
-    const expected = runReference("parse", writeJson(replies, "replies.json")) as (number | null)[];
+  test("agrees with Python running the reference's parse_score on every reply", () => {
+    const replies = parseReplies();
+    const expected = reference.parse;
     replies.forEach((reply, i) => assert.equal(parseMarkCompat(reply) ?? null, expected[i], JSON.stringify(reply)));
   });
 });

@@ -27,7 +27,7 @@ import {
   CONTRASTIVE_DEFAULTS,
   KeyframeLoader,
 } from "../../src/reward/index.js";
-import { sharedData, temporaryDir } from "../helpers/paths.js";
+import { fixturesDir, temporaryDir } from "../helpers/paths.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 
 interface PaperRecord {
@@ -38,7 +38,7 @@ interface PaperRecord {
   ground_truth_answer: string;
   ground_truth_score: number | null;
 }
-const paper = (JSON.parse(readFileSync(join(sharedData, "eqa-rm", "paper-case-studies.reconstructed.json"), "utf8")) as { records: PaperRecord[] }).records;
+const paper = (JSON.parse(readFileSync(join(fixturesDir, "eqa-rm", "paper-case-studies.reconstructed.json"), "utf8")) as { records: PaperRecord[] }).records;
 /** The paper's two complete worked examples (Tables 6 and 7) as eqakit instances. */
 const paperJsonl = paper
   .filter((r) => r.reasoning_trace !== undefined)
