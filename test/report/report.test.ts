@@ -5,7 +5,8 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import sharp from "sharp";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchBrowser } from "../helpers/browser.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
 import { closedPortUrl } from "../helpers/model-server.js";
@@ -43,7 +44,6 @@ function script(request: ReceivedRequest) {
   return openAiReply("A: a table");
 }
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
 function watch(page: Page): string[] {
   const problems: string[] = [];
@@ -78,7 +78,7 @@ before(async () => {
   writeFileSync(join(runE, "bench.json"), JSON.stringify({ kind: "rm-bench", accuracy: 0.625, counts: { pairs: 8 }, usage: { evaluations: { calls: 16, cacheHits: 2, promptTokens: 900, completionTokens: 300, images: 0, retries: 1 } } }));
   await sharp({ create: { width: 120, height: 80, channels: 3, background: { r: 20, g: 120, b: 200 } } }).png().toFile(join(runE, "scaling-curves.png"));
   mkdirSync(runF);
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  browser = await launchBrowser();
 });
 
 after(async () => {
