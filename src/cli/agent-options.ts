@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import { AGENT_NAMES, type AgentName, type AgentSetup } from "../agents/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
-import { oneOf, positiveInteger } from "./options.js";
+import { oneOf, outputDirectory, positiveInteger } from "./options.js";
 
 /** The flags `eqa answer` and `eqa run` share. */
 export interface AgentFlags {
@@ -42,7 +42,7 @@ export function addAgentOptions(command: Command): Command {
     .option("--image-size <pixels>", "longest side of the images sent", positiveInteger, 512)
     .addOption(new Option("--image-format <format>", "png or jpeg").argParser(oneOf(["png", "jpeg"] as const)).default("png"))
     .option("--no-force-guess", "keep answers that abstain (OpenEQA replaces them with the blind LLM's guess)")
-    .option("--out <dir>", "run directory; an existing one resumes")
+    .option("--out <dir>", "run directory; an existing one resumes", outputDirectory)
     .option("--top-n <n>", "svm: instances given to the LLM (default 75)", positiveInteger)
     .option("--no-boxes", "svm: leave out the 3-D box centres (OpenEQA's crop-only ablation, Table XI)")
     .addOption(new Option("--tools <protocol>", "retrieval: native tool calling or the text protocol").argParser(oneOf(["native", "text"] as const)).default("native"))

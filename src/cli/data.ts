@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { KNOWN_DATASETS, fetchDataset } from "../data/index.js";
-import { positiveSeconds } from "./options.js";
+import { outputDirectory, positiveSeconds } from "./options.js";
 
 interface FetchFlags {
   out?: string;
@@ -15,7 +15,7 @@ export function dataCommand(): Command {
     .command("fetch")
     .description(`download a dataset and check its md5 (${Object.keys(KNOWN_DATASETS).join(", ")})`)
     .argument("<dataset>", Object.values(KNOWN_DATASETS).map((d) => `${d.name}: ${d.description}`).join("; "))
-    .option("--out <dir>", "destination folder (default: $XDG_DATA_HOME/eqakit/DATASET)")
+    .option("--out <dir>", "destination folder (default: $XDG_DATA_HOME/eqakit/DATASET)", outputDirectory)
     .option("--url <url>", "where to download the benchmark file from (a mirror or a local copy)")
     .option("--subset-url <url>", "where to download the subset file from")
     .option("--timeout <seconds>", "timeout of each download", positiveSeconds, 120)

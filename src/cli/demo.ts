@@ -5,7 +5,7 @@ import { AGENT_NAMES, type AgentName } from "../agents/index.js";
 import { runDemo } from "../generate/index.js";
 import { resolveModel } from "../models/index.js";
 import { buildHtmlReport, loadRun } from "../report/index.js";
-import { addModelCallOptions, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 
 interface DemoFlags extends ModelCallFlags {
   out: string;
@@ -32,7 +32,7 @@ function agentList(value: string): AgentName[] {
 export function demoCommand(): Command {
   const command = new Command("demo")
     .description("the whole pipeline offline: simulated homes, recorded tasks, TAG-EQA questions, 3-D memory, the program agent, the structured judge, the HTML report")
-    .option("--out <dir>", "the demo's directory (run again to go on where it stopped)", "eqakit-demo")
+    .option("--out <dir>", "the demo's directory (run again to go on where it stopped)", outputDirectory, "eqakit-demo")
     .option("--seeds <list>", "the homes' seeds", seedList, [1, 2, 3])
     .option("--per-trajectory <n>", "questions asked per recording", positiveInteger, 16)
     .option("--model <provider/model>", "also run the language-model agents (and the judge's extraction of their answers) with this model")

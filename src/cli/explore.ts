@@ -6,7 +6,7 @@ import { scoreExploration, writeExploreScores, type LlmMatchMode } from "../eval
 import { describeModel, resolveModel } from "../models/index.js";
 import { HouseholdEnvironment, StdioEnvironment } from "../sim/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, modelCallSettings, oneOf, openModelRuntime, positiveInteger, positiveSeconds, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds } from "./options.js";
 import { createProgress } from "./progress.js";
 
 type EnvKind = "builtin" | "habitat" | "stdio";
@@ -87,7 +87,7 @@ export function exploreCommand(): Command {
     .option("--scenes <dir>", "habitat: your HM3D folder (holding train/, val/ …)")
     .option("--env-command <command>", "stdio: the environment's command line; {scene} is replaced by the episode's scene")
     .option("--env-timeout <seconds>", "stdio and habitat: most time for one environment request", positiveSeconds, 120)
-    .option("--out <dir>", "run directory; an existing one resumes")
+    .option("--out <dir>", "run directory; an existing one resumes", outputDirectory)
     .addOption(new Option("--judge <provider/model>", "score the answers: LLM-Match, OpenEQA's efficiency E, EXPRESS-Bench's EAC, C, C*, E_path, d_T (a VLM: EAC sees the last frame)").env("EQA_JUDGE"))
     .option("--judge-base-url <url>", "the judge's endpoint")
     .addOption(new Option("--mode <mode>", "LLM-Match mode: robust or compat").argParser(oneOf(["robust", "compat"] as const)).default("robust"));

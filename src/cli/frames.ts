@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { describeFfmpeg, extractVideoFrames } from "../episodes/index.js";
-import { positiveInteger } from "./options.js";
+import { outputDirectory, positiveInteger } from "./options.js";
 
 interface ExtractFlags {
   out: string;
@@ -14,7 +14,7 @@ export function framesCommand(): Command {
     .command("extract")
     .description("write a video's frames as an OpenEQA-style folder (00000-rgb.png, 00001-rgb.png, …), decoded by ffmpeg (the system's when on PATH, else the one eqakit's npm dependencies bring)")
     .argument("<video>", "a video file ffmpeg reads (.mp4, .mkv, .mov, .avi, .webm, …)")
-    .requiredOption("--out <dir>", "the folder to write (created; must not already hold frames)")
+    .requiredOption("--out <dir>", "the folder to write (created; must not already hold frames)", outputDirectory)
     .option("--every <n>", "keep every n-th frame (default 1: all)", positiveInteger)
     .option("--max-frames <n>", "write at most n frames", positiveInteger)
     .action(async (video: string, flags: ExtractFlags) => {

@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { resolveModel } from "../models/index.js";
 import { buildTagDataset, loadTrajectorySource, rewriteQuestions, writeTagDataset } from "../generate/index.js";
 import { RunDirectory } from "../store/index.js";
-import { addModelCallOptions, nonNegativeInteger, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface GenerateTagFlags extends ModelCallFlags {
@@ -19,7 +19,7 @@ export function generateCommand(): Command {
   const tag = new Command("tag")
     .description("generate a TAG-EQA dataset (temporal, ambiguous, grounded questions with structured answers) from trajectory logs")
     .requiredOption("--source <alfred:DIR|sim:DIR>", "ALFRED trajectories (alfred:DIR) or simulator recordings (sim:DIR: every trajectory.json below DIR)")
-    .requiredOption("--out <dir>", "the dataset directory: questions.json, stats.json, skipped.json")
+    .requiredOption("--out <dir>", "the dataset directory: questions.json, stats.json, skipped.json", outputDirectory)
     .option("--per-trajectory <n>", "questions per trajectory (fewer when a trajectory does not allow as many)", positiveInteger, 10)
     .option("--seed <n>", "seed of sampling and splits (the same seed gives the same dataset)", nonNegativeInteger, 0)
     .option("--renderer <template|provider/model>", "template (offline, deterministic) or a model that rewrites the texts", "template")

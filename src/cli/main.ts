@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { eqakitVersion, isUserError } from "../core/index.js";
+import { OutputError, eqakitVersion, isUserError } from "../core/index.js";
 import { cacheCommand } from "./cache.js";
 import { dataCommand } from "./data.js";
 import { framesCommand } from "./frames.js";
@@ -19,6 +19,8 @@ import { demoCommand } from "./demo.js";
 
 /** Exit code for errors the user can fix (bad input, bad flags, unusable endpoint). */
 const USAGE_ERROR = 2;
+/** Exit code when results cannot be written (a full disk, a read-only folder): the run resumes once fixed. */
+const OUTPUT_ERROR = 3;
 
 function buildProgram(): Command {
   const program = new Command("eqa")
@@ -48,7 +50,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     }
     if (isUserError(error)) {
       process.stderr.write(`eqa: ${error.message}\n`);
-      process.exitCode = USAGE_ERROR;
+      process.exitCode = error instanceof OutputError ? OUTPUT_ERROR : USAGE_ERROR;
       return;
     }
     throw error;

@@ -3,7 +3,7 @@ import { buildMemory, writeMemory } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/index.js";
 import { loadObjectDetector, loadSentenceEncoder, resolveModel } from "../models/index.js";
-import { addModelCallOptions, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface MemoryBuildFlags extends ModelCallFlags {
@@ -37,7 +37,7 @@ export function memoryCommand(): Command {
     .description("build an episode's scene graph from its RGB-D frames and write scene-graph.json, topdown.png and crops/<id>.png")
     .requiredOption("--frames <dir>", "an episode folder or video, or a folder of OpenEQA frames/<episode_history> (then --episode)")
     .option("--episode <id>", "the episode_history under --frames, e.g. hm3d-v0/000-hm3d-BFRyYbPCCPE")
-    .requiredOption("--out <dir>", "the folder to write")
+    .requiredOption("--out <dir>", "the folder to write", outputDirectory)
     .option("--num-frames <k>", "frames looked at, spread uniformly (default 60)", positiveInteger)
     .option("--sampling <spec>", "frame sampling: uniform:K, every:N or seconds:T (overrides --num-frames)")
     .option("--captioner <provider/model>", "a vision-language model that describes each object's best crop (default: captions are detector labels)")
@@ -48,7 +48,7 @@ export function memoryCommand(): Command {
     .option("--ignore-labels <list>", "instance-mask labels that are not objects, left out (e.g. wall,floor,ceiling for simulator recordings)", labelList);
   addModelCallOptions(build);
   build.action(async (flags: MemoryBuildFlags) => {
-    const path = flags.episode ? resolveEpisodePath(flags.frames, flags.episode) : flags.frames;
+    const path = flags.episode ? resolveEpisodePath(flags.frames, flags.episode, { field: "--episode" }) : flags.frames;
     if (!path) throw new UserError(`no episode ${flags.episode} under ${flags.frames}`, { file: flags.frames }, "check --frames and --episode");
     if (flags.vlmDetect && !flags.captioner) throw new UserError("--vlm-detect asks the captioner for objects, and no --captioner is set", { field: "--vlm-detect" }, "name a vision-language model with --captioner");
     const episode = await openEpisode(path, flags.episode);

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { ModelCallCache, defaultCachePath } from "../store/index.js";
+import { ModelCallCache, defaultCachePath, outputDirectoryProblem } from "../store/index.js";
 import { ModelRuntime } from "../models/index.js";
 
 /** Commander parsers that reject bad values with a message naming the flag's expectation. */
@@ -19,6 +19,16 @@ export function positiveSeconds(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("expected a number of seconds above 0");
   return n;
+}
+
+/**
+ * An output directory: created later when missing. A file in its place, or a file where one of
+ * its parent folders should be, is refused while the flags are read, before any work starts.
+ */
+export function outputDirectory(value: string): string {
+  const problem = outputDirectoryProblem(value);
+  if (problem) throw new InvalidArgumentError(problem);
+  return value;
 }
 
 export function oneOf<T extends string>(choices: readonly T[]): (value: string) => T {

@@ -3,7 +3,7 @@ import { loadRewardInstances } from "../data/index.js";
 import { resolveModel } from "../models/index.js";
 import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, type Aggregation } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
 import { addFrameOptions, type FrameFlags } from "./rm.js";
 
@@ -29,7 +29,7 @@ export function rmBenchCommand(): Command {
     .addOption(new Option("--aggregate <method>", "the aggregation plotted (both are in bench.json)").argParser(oneOf(AGGREGATIONS)).default("vote"))
     .option("--tolerance <tau>", "accuracy tolerance τ", nonNegativeInteger, 2)
     .option("--resamples <n>", "bootstrap resamples", positiveInteger, 2000)
-    .option("--out <dir>", "run directory (default: runs/rm-bench-DATE); an existing one resumes")
+    .option("--out <dir>", "run directory (default: runs/rm-bench-DATE); an existing one resumes", outputDirectory)
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
   addFrameOptions(command);
   addModelCallOptions(command);

@@ -5,7 +5,7 @@ import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances
 import { resolveModel } from "../models/index.js";
 import { applyReview, buildRewardBench, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
 import { RunDirectory, defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, nonNegativeInteger, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
 import { addFrameOptions, finiteNumber, type FrameFlags } from "./rm.js";
 
@@ -38,7 +38,7 @@ export function rmBuildCommand(): Command {
     .option("--keyframes <n>", "keyframes per episode (N)", positiveInteger, 5)
     .option("--finetune-fraction <f>", "share of the non-HM3D episodes set aside for fine-tuning (all HM3D goes to the benchmark)", finiteNumber, 0.5)
     .option("--seed <n>", "seed of the episode split", nonNegativeInteger, 0)
-    .option("--out <dir>", "run directory (default: runs/rm-build-DATE); an existing one resumes");
+    .option("--out <dir>", "run directory (default: runs/rm-build-DATE); an existing one resumes", outputDirectory);
   addFrameOptions(command);
   addModelCallOptions(command);
   return command.action(async (flags: BuildFlags) => {
@@ -95,7 +95,7 @@ export function rmReviewCommand(): Command {
     .requiredOption("--instances <file>", "reward-model instances (JSONL)")
     .option("--export <csv>", "write the review sheet")
     .option("--import <csv>", "read a filled sheet: reject drops an instance, corrected_score replaces its score")
-    .option("--out <dir>", "with --import: where reviewed.jsonl, benchmark.jsonl and finetune.jsonl go")
+    .option("--out <dir>", "with --import: where reviewed.jsonl, benchmark.jsonl and finetune.jsonl go", outputDirectory)
     .option("--finetune-fraction <f>", "share of the non-HM3D episodes set aside for fine-tuning", finiteNumber, 0.5)
     .option("--seed <n>", "seed of the episode split", nonNegativeInteger, 0)
     .action(async (flags: ReviewFlags) => {

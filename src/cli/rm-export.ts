@@ -3,7 +3,7 @@ import { loadRewardInstances } from "../data/index.js";
 import { resolveModel } from "../models/index.js";
 import { TTS_PARAMS, VARIANTS, exportGrpo, exportRft, type Variant } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, modelCallSettings, nonNegativeInteger, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
 import { addFrameOptions, type FrameFlags } from "./rm.js";
 
@@ -38,7 +38,7 @@ export function rmExportCommand(): Command {
     .option("--model-base-url <url>", "its endpoint")
     .option("--candidates <n>", "N_RFT, candidates per instance", positiveInteger, 8)
     .option("--tolerance <tau>", "τ: a candidate is correct when |s_gt − s| < τ", nonNegativeInteger, 2)
-    .option("--out <dir>", "output directory (default: runs/rm-rft-DATE); an existing one resumes");
+    .option("--out <dir>", "output directory (default: runs/rm-rft-DATE); an existing one resumes", outputDirectory);
   addFrameOptions(rft);
   addModelCallOptions(rft);
   rft.action(async (flags: RftFlags) => {
@@ -77,7 +77,7 @@ export function rmExportCommand(): Command {
     .requiredOption("--instances <file>", "fine-tuning instances with ground-truth scores (JSONL)")
     .option("--seed <n>", "seed of the augmentations", nonNegativeInteger, 0)
     .option("--variants <list>", "comma-separated variants", variantList, [...VARIANTS])
-    .option("--out <dir>", "output directory (default: runs/rm-grpo-DATE)");
+    .option("--out <dir>", "output directory (default: runs/rm-grpo-DATE)", outputDirectory);
   addFrameOptions(grpo);
   grpo.action(async (flags: GrpoFlags) => {
     const file = await loadRewardInstances(flags.instances);

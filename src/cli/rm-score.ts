@@ -3,7 +3,7 @@ import { loadRewardInstances } from "../data/index.js";
 import { resolveModel } from "../models/index.js";
 import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, scoreRewardInstances, type Aggregation } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
 import { addFrameOptions, type FrameFlags } from "./rm.js";
 
@@ -27,7 +27,7 @@ export function rmScoreCommand(): Command {
     .option("--samples <k>", "K sampled critiques per instance (test-time scaling; temperature 0.8, top-p 0.9)", positiveInteger, 1)
     .addOption(new Option("--aggregate <method>", "vote (majority, ties broken by the mean) or mean").argParser(oneOf(AGGREGATIONS)).default("vote"))
     .option("--tolerance <tau>", "accuracy tolerance τ against ground-truth scores", nonNegativeInteger, 2)
-    .option("--out <dir>", "run directory (default: runs/rm-score-DATE); an existing one resumes")
+    .option("--out <dir>", "run directory (default: runs/rm-score-DATE); an existing one resumes", outputDirectory)
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
   addFrameOptions(command);
   addModelCallOptions(command);

@@ -16,7 +16,7 @@ import { renderAnswer } from "../generate/index.js";
 import { resolveModel, type ModelSpec } from "../models/index.js";
 import { formatTable } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, positiveInteger, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface ScoreTagFlags extends ModelCallFlags {
@@ -40,7 +40,7 @@ export function scoreTagCommand(): Command {
     .description("score TAG-EQA answers with the structured grounded judge (resumable), or validate the judge with --validate")
     .requiredOption("--questions <file>", "TAG-EQA questions (questions.json)")
     .option("--predictions <file>", 'predictions [{"question_id", "answer"}], each answer free text or a structured answer')
-    .option("--out <dir>", "run directory (default: runs/score-tag-DATE); an existing one resumes")
+    .option("--out <dir>", "run directory (default: runs/score-tag-DATE); an existing one resumes", outputDirectory)
     .addOption(new Option("--judge <provider/model>", "the LLM that extracts the structure of free-text answers, e.g. openai/gpt-4o").env("EQA_JUDGE"))
     .option("--judge-base-url <url>", "the judge's endpoint (overrides OPENAI_BASE_URL and the provider's default)")
     .option("--grounded", "the predictions answer the grounded form of the questions: score against their grounded answers")

@@ -4,7 +4,7 @@ import { LLM_MATCH_VARIANTS, loadPredictionsWithoutGuess, parseLlmMatchVariant, 
 import { resolveModel } from "../models/index.js";
 import { formatScoreSummary } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface ScoreFlags extends ModelCallFlags {
@@ -44,7 +44,7 @@ export function scoreCommand(): Command {
     .option("--judge-base-url <url>", "the judge's endpoint (overrides OPENAI_BASE_URL and the provider's default)")
     .addOption(new Option("--mode <mode>", "robust (default) or compat (the reference's exact behaviour)").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
     .option("--allow-missing", "score questions without a prediction as a null answer (0 points)")
-    .option("--out <dir>", "run directory (default: runs/score-DATE); an existing one resumes")
+    .option("--out <dir>", "run directory (default: runs/score-DATE); an existing one resumes", outputDirectory)
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0)
     .option("--prompt-variant <variant>", "robustness study (OpenEQA Tables VIII-IX): role=ai|score-master|professional or criterion=perfect|contains|person|professional", variantArgument)
     .option("--temperature <t>", "the judge's temperature (OpenEQA Table X; default 0.2, the reference's)", temperatureArgument)

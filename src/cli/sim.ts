@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from "commander";
-import { nonNegativeInteger, positiveInteger } from "./options.js";
+import { nonNegativeInteger, outputDirectory, positiveInteger } from "./options.js";
 import { TASK_TYPES, generateHome, recordTask, writeHome, type TaskType } from "../sim/index.js";
 
 function seedNumber(value: string): number {
@@ -45,7 +45,7 @@ export function simCommand(): Command {
     .command("home")
     .description("generate the home of a seed: home.json and a top-down plan.png")
     .requiredOption("--seed <n>", "the home's seed (a non-negative integer)", seedNumber)
-    .requiredOption("--out <dir>", "the directory to write into")
+    .requiredOption("--out <dir>", "the directory to write into", outputDirectory)
     .action(async (flags: { seed: number; out: string }) => {
       const home = generateHome(flags.seed);
       const written = await writeHome(home, flags.out);
@@ -58,7 +58,7 @@ export function simCommand(): Command {
     .description("record a scripted agent doing household tasks: frames/, trajectory.json, home.json, plan.png")
     .requiredOption("--seed <n>", "the home's seed (a non-negative integer)", seedNumber)
     .requiredOption("--task <types>", `tasks in order, comma-separated: ${TASK_TYPES.join(", ")}, or random`, taskList)
-    .requiredOption("--out <dir>", "the directory to write into")
+    .requiredOption("--out <dir>", "the directory to write into", outputDirectory)
     .option("--width <px>", "image width", positiveInteger, 320)
     .option("--height <px>", "image height", positiveInteger, 240)
     .option("--hfov <degrees>", "horizontal field of view", fieldOfView, 90)

@@ -9,3 +9,4 @@ export * from "./concurrency.js";
 export * from "./python-format.js";
 export * from "./lazy.js";
 export * from "./colours.js";
+export * from "./files.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, UserError, sha256Hex } from "../core/index.js";
-import { writeFileAtomically } from "./fetch.js";
+import { writeFileAtomically } from "../core/index.js";
 import { readTextFile } from "./json.js";
 import { describeJsonType } from "./validate.js";
 

@@ -1,6 +1,5 @@
-import { mkdir, rename, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { UserError, describeError, md5Hex, userDataDir } from "../core/index.js";
+import { join } from "node:path";
+import { UserError, describeError, md5Hex, userDataDir, writeFileAtomically } from "../core/index.js";
 
 /** A file eqakit knows how to download and verify. */
 export interface KnownFile {
@@ -98,10 +97,3 @@ async function download(url: string, timeoutMs: number): Promise<Uint8Array> {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-/** Writes beside the target and renames, so a killed download never leaves a half file. */
-export async function writeFileAtomically(path: string, data: string | Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, data);
-  await rename(temporary, path);
-}

@@ -8,8 +8,8 @@
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { UserError, seededRandom, randomInt } from "../core/index.js";
-import { parseTrajectoryLog, writeFileAtomically, type TrajectoryEvent, type TrajectoryLog, type TrajectoryLogStep, type TrajectoryObject, type TrajectoryObjectState, type TrajectoryEventType } from "../data/index.js";
+import { UserError, seededRandom, randomInt, writeFileAtomically } from "../core/index.js";
+import { parseTrajectoryLog, type TrajectoryEvent, type TrajectoryLog, type TrajectoryLogStep, type TrajectoryObject, type TrajectoryObjectState, type TrajectoryEventType } from "../data/index.js";
 import { FrameFolderWriter } from "../episodes/index.js";
 import { catalogueType } from "./catalogue.js";
 import { generateHome, type Home, type SceneObject } from "./home.js";

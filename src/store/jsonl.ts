@@ -1,4 +1,5 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import { outputFailure } from "../core/index.js";
 import { dirname } from "node:path";
 
 export interface JsonlContents<T> {
@@ -37,15 +38,32 @@ export function readJsonl<T>(path: string, parse: (value: unknown) => T | undefi
 /** Appends one JSON record a line, each written at once, so a kill loses nothing finished. */
 export class JsonlAppender {
   private fd: number | undefined;
+  /** Bytes in the file after the last whole line. */
+  private size = 0;
 
   constructor(readonly path: string) {}
 
+  /** Appends one line; a write the disk refuses is undone (no half line is left) and thrown as an OutputError. */
   append(record: unknown): void {
-    if (this.fd === undefined) {
-      mkdirSync(dirname(this.path), { recursive: true });
-      this.fd = openSync(this.path, "a");
+    const line = Buffer.from(`${JSON.stringify(record)}\n`);
+    try {
+      if (this.fd === undefined) {
+        mkdirSync(dirname(this.path), { recursive: true });
+        this.fd = openSync(this.path, "a");
+        this.size = fstatSync(this.fd).size;
+      }
+      for (let written = 0; written < line.length; ) written += writeSync(this.fd, line, written);
+      this.size += line.length;
+    } catch (error) {
+      if (this.fd !== undefined) {
+        try {
+          ftruncateSync(this.fd, this.size);
+        } catch {
+          // the file keeps a torn last line, which the reader ignores and cuts off
+        }
+      }
+      throw outputFailure(this.path, error);
     }
-    writeSync(this.fd, `${JSON.stringify(record)}\n`);
   }
 
   close(): void {

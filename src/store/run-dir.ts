@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { writeFileAtomically } from "../data/index.js";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { UserError, outputFailure, writeFileAtomically, removeStaleTemporaries } from "../core/index.js";
 import { JsonlAppender, readJsonl, type JsonlContents } from "./jsonl.js";
 
 /**
@@ -14,8 +14,16 @@ export class RunDirectory {
 
   constructor(path: string) {
     this.path = resolve(path);
+    const problem = outputDirectoryProblem(this.path);
+    if (problem) throw new UserError(problem, { file: this.path }, "give --out a new or existing directory");
     this.existed = existsSync(this.path);
-    mkdirSync(this.path, { recursive: true });
+    try {
+      mkdirSync(this.path, { recursive: true });
+    } catch (error) {
+      throw outputFailure(this.path, error);
+    }
+    // what an earlier process was writing when it was stopped
+    if (this.existed) removeStaleTemporaries(this.path);
   }
 
   file(name: string): string {
@@ -32,6 +40,28 @@ export class RunDirectory {
 
   async writeJson(name: string, value: unknown): Promise<void> {
     await writeFileAtomically(this.file(name), `${JSON.stringify(value, null, 2)}\n`);
+  }
+}
+
+/**
+ * Why `path` cannot be an output directory (a file is in its place, or in the place of one of
+ * its parent folders), or undefined when it can: it is a directory or can be made one.
+ */
+export function outputDirectoryProblem(path: string): string | undefined {
+  if (path.trim() === "") return "expected a directory path";
+  let current = resolve(path);
+  for (;;) {
+    let isDirectory: boolean;
+    try {
+      isDirectory = statSync(current).isDirectory();
+    } catch {
+      const parent = dirname(current);
+      if (parent === current) return undefined;
+      current = parent;
+      continue;
+    }
+    if (isDirectory) return undefined;
+    return current === resolve(path) ? `${path} is an existing file, not a directory` : `${current} is a file, so ${path} cannot be made a directory`;
   }
 }
 
