@@ -1,4 +1,4 @@
-import { UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type Question } from "../core/index.js";
+import { UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type InputLocation, type Question } from "../core/index.js";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { sumUsage, runModelBatch, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { RunDirectory, reusableRecords } from "../store/index.js";
@@ -33,6 +33,8 @@ export interface AnswerOptions {
   agent: Agent;
   /** Where episode histories are (a folder of episodes, one episode folder, or a video); not needed by the blind agent. */
   framesRoot?: string;
+  /** The benchmark file the questions came from, named in errors about their records. */
+  benchmarkFile?: string;
   outDir: string;
   /** Questions answered at once. */
   concurrency?: number;
@@ -76,6 +78,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
   if (options.agent.needsEpisode && !options.framesRoot) {
     throw new UserError(`the ${options.agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
   }
+  if (options.agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, options.questions, options.benchmarkFile);
   const run = new RunDirectory(options.outDir);
   const configKey = canonicalJson(options.agent.configuration);
   const keyOf = (q: Question): string => sha256Hex(`${configKey}\u0000${q.questionId}\u0000${q.question}`);
@@ -146,11 +149,29 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
 
 function episodePath(framesRoot: string | undefined, question: Question): string {
   if (!framesRoot) throw new UserError("no episode histories given", { id: question.questionId }, "pass --frames DIR (a folder of episode folders, one episode folder, or a video)");
-  const path = resolveEpisodePath(framesRoot, question.episodeHistory);
+  const path = resolveEpisodePath(framesRoot, question.episodeHistory, episodeLocation(question));
   if (!path) {
     throw new UserError(`episode history "${question.episodeHistory}" not found under ${framesRoot}`, { id: question.questionId, field: "episode_history" }, "check --frames: it should hold OpenEQA's frames/<episode_history> folders, or videos named after them");
   }
   return path;
+}
+
+/**
+ * Refuses, before any work, a selection in which an episode_history is absolute or leads out
+ * of the frames folder: such a benchmark would have frames read from anywhere. A history that
+ * is merely missing fails its question alone, later.
+ */
+function checkEpisodePaths(framesRoot: string, questions: Question[], benchmarkFile: string | undefined): void {
+  const checked = new Set<string>();
+  for (const question of questions) {
+    if (checked.has(question.episodeHistory)) continue;
+    checked.add(question.episodeHistory);
+    resolveEpisodePath(framesRoot, question.episodeHistory, episodeLocation(question, benchmarkFile));
+  }
+}
+
+function episodeLocation(question: Question, file?: string): InputLocation {
+  return { ...(file !== undefined ? { file } : {}), id: question.questionId, field: "episode_history" };
 }
 
 /** OpenEQA's results format, with eqakit's fields beside (the reference tools read only the first two). */

@@ -22,6 +22,7 @@ export function answerCommand(): Command {
         questions: selection.questions,
         agent,
         ...(flags.frames ? { framesRoot: flags.frames } : {}),
+        benchmarkFile: selection.benchmark.path,
         outDir: flags.out ?? defaultRunPath("answer"),
         concurrency: flags.concurrency,
         models,

@@ -38,6 +38,7 @@ export function runCommand(): Command {
         selection,
         agent,
         ...(flags.frames ? { framesRoot: flags.frames } : {}),
+        benchmarkFile: selection.benchmark.path,
         outDir,
         concurrency: flags.concurrency,
         models: [...models, judgeSpec],

@@ -1,9 +1,10 @@
-import { Command, InvalidArgumentError } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { startViewer } from "../report/index.js";
 
 interface ViewFlags {
   port: number;
   host: string;
+  token?: string;
 }
 
 function portNumber(value: string): number {
@@ -17,10 +18,11 @@ export function viewCommand(): Command {
     .description("browse runs in a local web viewer: filter questions, open one to see its frames, trace and judge's reply, compare two runs")
     .argument("<run-dirs...>", "directories written by eqa score, eqa answer or eqa run")
     .option("--port <n>", "the port to listen on (0: any free port)", portNumber, 8765)
-    .option("--host <address>", "the address to bind (the viewer serves run contents: keep it local)", "127.0.0.1")
+    .option("--host <address>", "the address to bind (the viewer serves run contents: keep it local; any other address needs --token)", "127.0.0.1")
+    .addOption(new Option("--token <secret>", "a secret every request must carry (Authorization: Bearer, or the printed URL's ?token= once per browser); required beyond loopback").env("EQA_VIEW_TOKEN"))
     .action(async (dirs: string[], flags: ViewFlags) => {
-      const viewer = await startViewer({ runDirs: dirs, port: flags.port, host: flags.host });
-      console.log(`eqa view: serving ${dirs.length} run(s) at ${viewer.url}/ (Ctrl-C to stop)`);
+      const viewer = await startViewer({ runDirs: dirs, port: flags.port, host: flags.host, ...(flags.token !== undefined ? { token: flags.token } : {}) });
+      console.log(`eqa view: serving ${dirs.length} run(s) at ${viewer.openUrl} (Ctrl-C to stop)`);
       await new Promise<void>((done) => {
         const stop = (): void => {
           void viewer.close().then(done);

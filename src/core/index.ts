@@ -10,3 +10,4 @@ export * from "./python-format.js";
 export * from "./lazy.js";
 export * from "./colours.js";
 export * from "./files.js";
+export * from "./net.js";

@@ -1,7 +1,7 @@
 import { readdirSync, statSync, type Stats } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
-import { UserError } from "../core/index.js";
+import { UserError, resolveInside, type InputLocation } from "../core/index.js";
 import { FolderEpisode } from "./folder.js";
 import type { Episode } from "./types.js";
 import { VIDEO_EXTENSIONS, VideoEpisode } from "./video.js";
@@ -37,25 +37,34 @@ export async function openEpisode(path: string, id?: string): Promise<Episode> {
  *    (.mp4 .mkv .mov .avi .webm);
  * 3. the same for the history's last segment alone (`framesRoot/<last>`…), so that the
  *    folder holding `open-eqa-hm3d-demo.mp4` serves `assets/open-eqa-hm3d-demo`.
- * Undefined when none exists.
+ * Undefined when none exists. A history that is absolute, climbs out with `..`, or reaches
+ * a file outside `framesRoot` through a symbolic link is a UserError at `at` (the record
+ * it came from), whether or not such a file exists.
  */
-export function resolveEpisodePath(framesRoot: string, episodeHistory: string): string | undefined {
+export function resolveEpisodePath(framesRoot: string, episodeHistory: string, at: InputLocation = { field: "episode_history" }): string | undefined {
+  const inside = (relative: string): string => resolveInside(framesRoot, relative, at, EPISODE_PATH_HINT);
+  inside(episodeHistory);
   const root = statOrUndefined(framesRoot);
   if (!root) return undefined;
   if (root.isFile()) return framesRoot;
   if (hasRgbFrames(framesRoot)) return framesRoot;
   const segments = episodeHistory.split("/").filter((s) => s.length > 0);
-  const candidates = [join(framesRoot, ...segments)];
+  const candidates = [segments.join("/")];
   const last = segments[segments.length - 1];
-  if (segments.length > 1 && last !== undefined) candidates.push(join(framesRoot, last));
+  if (segments.length > 1 && last !== undefined) candidates.push(last);
   for (const candidate of candidates) {
-    if (statOrUndefined(candidate)) return candidate;
-    for (const extension of VIDEO_EXTENSIONS) {
-      if (statOrUndefined(candidate + extension)?.isFile()) return candidate + extension;
+    for (const name of [candidate, ...VIDEO_EXTENSIONS.map((extension) => candidate + extension)]) {
+      const info = statOrUndefined(join(framesRoot, name));
+      if (info && (name === candidate || info.isFile())) {
+        inside(name);
+        return join(framesRoot, name);
+      }
     }
   }
   return undefined;
 }
+
+const EPISODE_PATH_HINT = "an episode_history names a folder or video inside --frames: relative, without \"..\" that leaves it, and without symbolic links that lead out of it";
 
 function statOrUndefined(path: string): Stats | undefined {
   try {

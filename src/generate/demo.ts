@@ -10,8 +10,8 @@
  * demo that was stopped goes on where it was.
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import type { OpenEqaCategory, Question } from "../core/index.js";
+import { dirname, join, relative, resolve } from "node:path";
+import { resolveInside, type OpenEqaCategory, type Question } from "../core/index.js";
 import { loadTagQuestions, type TagQueryType, type TagQuestion } from "../data/index.js";
 import type { ModelRuntime, ModelSpec } from "../models/index.js";
 import { RunDirectory } from "../store/index.js";
@@ -101,7 +101,7 @@ async function programRun(questions: TagQuestion[], questionsPath: string, recor
   const episodes = new Map<string, ProgramAgentEpisode>();
   const { inputs } = await loadSimRecordings(recordings, recordings);
   for (const { log, file } of inputs) {
-    if (file && log.frames) episodes.set(log.id, { frames: join(file, "..", log.frames), environment: log.environment, cameraHeight: log.cameraHeight });
+    if (file && log.frames) episodes.set(log.id, { frames: resolveInside(dirname(file), log.frames, { file, field: "frames" }), environment: log.environment, cameraHeight: log.cameraHeight });
   }
   const predictionsFile = join(dir, "predictions.json");
   let answers: TagPrediction[];
@@ -120,13 +120,16 @@ async function programRun(questions: TagQuestion[], questionsPath: string, recor
   return { agent: "program", dir, summary: result.summary };
 }
 
-function asOpenEqaQuestion(q: TagQuestion): Question {
-  return { questionId: q.question_id, question: q.question, answer: q.answer, category: CATEGORY_OF_QUERY[q.tags.query_type], episodeHistory: q.episode_history ?? "" };
+/** A TAG question as an OpenEQA one; its frame folder (relative to the dataset) made relative to `framesRoot`, which holds it. */
+function asOpenEqaQuestion(q: TagQuestion, datasetDir: string, framesRoot: string): Question {
+  const episodeHistory = q.episode_history ? relative(framesRoot, resolve(datasetDir, q.episode_history)) : "";
+  return { questionId: q.question_id, question: q.question, answer: q.answer, category: CATEGORY_OF_QUERY[q.tags.query_type], episodeHistory };
 }
 
 async function modelRun(agentName: AgentName, questions: TagQuestion[], questionsPath: string, framesRoot: string, dir: string, options: Required<Pick<DemoOptions, "model" | "runtime">>): Promise<DemoRun> {
   const { agent, models } = createAgent({ agent: agentName, model: options.model }, options.runtime);
-  const answered = await answerQuestions({ questions: questions.map(asOpenEqaQuestion), agent, framesRoot, outDir: join(dir, "answers"), models, usage: options.runtime.usage });
+  const datasetDir = dirname(questionsPath);
+  const answered = await answerQuestions({ questions: questions.map((q) => asOpenEqaQuestion(q, datasetDir, framesRoot)), agent, framesRoot, outDir: join(dir, "answers"), models, usage: options.runtime.usage });
   const byId = new Map(answered.records.map((r) => [r.questionId, r.answer]));
   const predictions = questions.map((q) => ({ question_id: q.question_id, answer: byId.get(q.question_id) ?? null }));
   const predictionsPath = join(dir, "predictions.json");
@@ -147,7 +150,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   options.onStage?.(`program agent: ${runs[0]!.summary.counts.scored} questions scored`);
   if (options.model && options.runtime) {
     for (const agent of options.agents ?? DEMO_AGENTS) {
-      runs.push(await modelRun(agent, questions, questionsPath, datasetDir, join(options.out, "runs", agent), { model: options.model, runtime: options.runtime }));
+      // the recordings beside the dataset hold the frames: both are under options.out
+      runs.push(await modelRun(agent, questions, questionsPath, options.out, join(options.out, "runs", agent), { model: options.model, runtime: options.runtime }));
       options.onStage?.(`${agent} agent (${options.model.name}): ${runs.at(-1)!.summary.counts.scored} questions scored`);
     }
   }

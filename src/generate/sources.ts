@@ -6,7 +6,7 @@
  */
 import { readdir } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
-import { describeError, isUserError, UserError } from "../core/index.js";
+import { describeError, isUserError, resolveInside, UserError } from "../core/index.js";
 import { loadAlfredTrajectories, loadTrajectoryLog, type TrajectoryLog } from "../data/index.js";
 import type { SkippedTrajectory, TrajectoryInput } from "./dataset.js";
 
@@ -39,7 +39,9 @@ export async function loadSimRecordings(dir: string, outDir: string): Promise<Lo
   for (const file of files) {
     try {
       const log = await loadTrajectoryLog(file);
-      inputs.push({ log, file, episodeHistory: log.frames ? relative(resolve(outDir), resolve(dirname(file), log.frames)) : null });
+      // a log names its frame folder beside it: one that leads elsewhere is refused, the log skipped
+      const frames = log.frames ? resolveInside(dirname(file), log.frames, { file, field: "frames" }, "a recording's frames folder is relative to its trajectory.json and stays inside its folder") : undefined;
+      inputs.push({ log, file, episodeHistory: frames ? relative(resolve(outDir), frames) : null });
     } catch (error) {
       if (!isUserError(error)) throw error;
       skipped.push(skippedFile(file, error));

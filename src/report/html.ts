@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { basename, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
-import { OPENEQA_CATEGORIES } from "../core/index.js";
+import { OPENEQA_CATEGORIES, isUserError } from "../core/index.js";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { abstentionAnalysis, type AbstentionRow, type MeanEstimate } from "../eval/index.js";
 import type { UsageTotals } from "../models/index.js";
@@ -222,7 +222,13 @@ async function collectThumbnails(runs: LoadedRun[], options: ReportOptions, note
     if (!run.framesRoot) continue;
     for (const q of run.questions) {
       if (q.frames.length === 0 || !q.episode) continue;
-      const path = resolveEpisodePath(run.framesRoot, q.episode);
+      let path: string | undefined;
+      try {
+        path = resolveEpisodePath(run.framesRoot, q.episode);
+      } catch (error) {
+        if (!isUserError(error)) throw error;
+        path = undefined; // a path that leaves the frames folder is not read
+      }
       if (!path) {
         failed++;
         continue;

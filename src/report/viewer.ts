@@ -1,10 +1,11 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { createReadStream, realpathSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { extname, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import { serve, type HttpBindings, type ServerType } from "@hono/node-server";
 import { Hono, type Context } from "hono";
-import { UserError } from "../core/index.js";
+import { UserError, isLoopbackHost, isUserError } from "../core/index.js";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { REPORT_SCRIPT, VIEWER_HTML, VIEWER_SCRIPT, VIEWER_STYLE } from "./assets.js";
 import { buildHtmlReport } from "./html.js";
@@ -18,11 +19,50 @@ export interface ViewerOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /**
+   * The secret every request must carry (`--token`, `EQA_VIEW_TOKEN`): required when `host` is
+   * not a loopback address, optional on one. At least 16 characters.
+   */
+  token?: string;
 }
 
 export interface Viewer {
   url: string;
+  /** The URL to open in a browser: `url`, with `?token=` when the viewer has a token. */
+  openUrl: string;
   close(): Promise<void>;
+}
+
+/** Fewest characters a viewer token may have. */
+const MIN_TOKEN_LENGTH = 16;
+
+const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
+
+/**
+ * The token check: `Authorization: Bearer TOKEN`, or the cookie that a page load with
+ * `?token=TOKEN` sets (so the browser's own requests carry it). The cookie holds a hash of
+ * the token, never the token, and its name depends on the token, so that viewers with
+ * different tokens on one host (cookies ignore ports) do not overwrite each other's.
+ */
+function tokenGate(token: string) {
+  const expected = digest(token);
+  const cookieValue = createHash("sha256").update(`eqa view cookie\u0000${token}`).digest("hex");
+  const cookieName = `eqa_view_${cookieValue.slice(0, 12)}`;
+  const matches = (given: string | undefined): boolean => given !== undefined && timingSafeEqual(digest(given), expected);
+  return {
+    /** The request's standing: allowed, allowed with a cookie to set (a `?token=` page load), or refused. */
+    check(c: Context): "ok" | "set-cookie" | "refused" {
+      const authorization = c.req.header("authorization") ?? "";
+      const bearer = /^Bearer\s+(.+)$/i.exec(authorization)?.[1]?.trim();
+      if (matches(bearer)) return "ok";
+      const cookies = (c.req.header("cookie") ?? "").split(";").map((part) => part.trim());
+      const cookie = cookies.find((part) => part.startsWith(`${cookieName}=`))?.slice(cookieName.length + 1);
+      if (cookie !== undefined && timingSafeEqual(digest(cookie), digest(cookieValue))) return "ok";
+      if (matches(c.req.query("token"))) return "set-cookie";
+      return "refused";
+    },
+    cookie: `${cookieName}=${cookieValue}; Path=/; HttpOnly; SameSite=Strict`,
+  };
 }
 
 const SECURITY_HEADERS: Record<string, string> = {
@@ -103,9 +143,12 @@ function configName(value: unknown): string | null {
 }
 
 /** Builds the viewer's app; runs are re-read (at most once a second) so a run in progress shows what it has. */
-export function createViewerApp(runDirs: string[], host = "127.0.0.1"): Hono<{ Bindings: HttpBindings }> {
-  // a page elsewhere that rebinds its own name to 127.0.0.1 still sends its own Host: refused
+export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: string): Hono<{ Bindings: HttpBindings }> {
+  // a page elsewhere that rebinds its own name to 127.0.0.1 still sends its own Host: refused.
+  // Beyond loopback, the names the viewer is reached by are not known: the token guards it.
   const allowedHosts = new Set(["127.0.0.1", "localhost", "[::1]", host.includes(":") ? `[${host}]` : host]);
+  const checkHost = isLoopbackHost(host) || token === undefined;
+  const gate = token === undefined ? undefined : tokenGate(token);
   const dirs = runDirs.map((d) => resolve(d));
   let cached: { at: number; runs: Promise<LoadedRun[]> } | undefined;
   const runs = (): Promise<LoadedRun[]> => {
@@ -118,11 +161,21 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1"): Hono<{ B
   app.use("*", async (c, next) => {
     const raw = c.env?.incoming?.url ?? new URL(c.req.url).pathname;
     const hostHeader = (c.req.header("host") ?? "").toLowerCase().replace(/:\d+$/, "");
-    if (!allowedHosts.has(hostHeader) && host !== "0.0.0.0" && host !== "::") {
+    if (checkHost && !allowedHosts.has(hostHeader)) {
       return c.text("refused: unexpected Host header", 403, SECURITY_HEADERS);
     }
     if (isSuspiciousTarget(raw)) {
       return c.text("refused: the path leaves the run directories", 403, SECURITY_HEADERS);
+    }
+    const standing = gate?.check(c) ?? "ok";
+    if (standing === "refused") {
+      return c.text("unauthorized: this viewer needs its token: open the URL eqa view printed (it ends in ?token=...), or send Authorization: Bearer TOKEN", 401, { ...SECURITY_HEADERS, "www-authenticate": 'Bearer realm="eqa view"' });
+    }
+    if (standing === "set-cookie") {
+      // the token leaves the address bar (and the history) at once; the cookie carries it on
+      const url = new URL(c.req.url);
+      url.searchParams.delete("token");
+      return c.body(null, 303, { ...SECURITY_HEADERS, location: `${url.pathname}${url.search}`, "set-cookie": gate!.cookie, "cache-control": "no-store" });
     }
     await next();
     // a page with its own policy (the report, pinning its script by hash) keeps it
@@ -186,7 +239,13 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1"): Hono<{ B
     const index = Number(c.req.param("index"));
     // only frames the agent used, of the episode the run names
     if (!run?.framesRoot || !q?.episode || !q.frames.includes(index)) return c.text("no such frame", 404);
-    const path = resolveEpisodePath(run.framesRoot, q.episode);
+    let path: string | undefined;
+    try {
+      path = resolveEpisodePath(run.framesRoot, q.episode);
+    } catch (error) {
+      if (isUserError(error)) return c.text("refused: the episode's path leaves the frames folder", 403);
+      throw error;
+    }
     if (!path) return c.text("the episode's frames are not there any more", 404);
     let episode = episodes.get(path);
     if (!episode) {
@@ -245,9 +304,16 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1"): Hono<{ B
 
 /** `eqa view`: serves the viewer on 127.0.0.1 (unless another host is given). */
 export async function startViewer(options: ViewerOptions): Promise<Viewer> {
-  for (const dir of options.runDirs) await loadRun(dir); // a bad path is a UserError now, not a 500 later
   const host = options.host ?? "127.0.0.1";
-  const app = createViewerApp(options.runDirs, host);
+  const token = options.token;
+  if (token === undefined && !isLoopbackHost(host)) {
+    throw new UserError(`binding ${host} serves the runs beyond this machine, and no token guards them`, { field: "--host" }, `pass --token SECRET (or set EQA_VIEW_TOKEN), at least ${MIN_TOKEN_LENGTH} characters, e.g. --token "$(openssl rand -hex 16)"; or keep --host 127.0.0.1 and reach it through an SSH tunnel`);
+  }
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+    throw new UserError(`the token has ${token.length} characters, fewer than ${MIN_TOKEN_LENGTH}`, { field: "--token" }, `choose a longer secret, e.g. --token "$(openssl rand -hex 16)"`);
+  }
+  for (const dir of options.runDirs) await loadRun(dir); // a bad path is a UserError now, not a 500 later
+  const app = createViewerApp(options.runDirs, host, token);
   const server: ServerType = await new Promise((resolveServer, reject) => {
     const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, () => resolveServer(s));
     s.once("error", (error: NodeJS.ErrnoException) => {
@@ -256,8 +322,10 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   });
   const address = server.address() as AddressInfo;
   const shown = host.includes(":") ? `[${host}]` : host;
+  const url = `http://${shown}:${address.port}`;
   return {
-    url: `http://${shown}:${address.port}`,
+    url,
+    openUrl: token === undefined ? `${url}/` : `${url}/?token=${encodeURIComponent(token)}`,
     close: () =>
       new Promise<void>((done) => {
         if ("closeAllConnections" in server) server.closeAllConnections();

@@ -73,16 +73,17 @@ export interface BuildResult {
  * the human check, and the episode-disjoint benchmark.jsonl / finetune.jsonl.
  */
 export async function buildRewardBench(options: BuildOptions): Promise<BuildResult> {
-  const run = new RunDirectory(options.outDir);
   const episodes = new Map<string, Promise<Episode>>();
   const episodeOf = (q: Question): Promise<Episode> => {
-    const path = resolveEpisodePath(options.framesRoot, q.episodeHistory);
-    if (path === undefined) throw new UserError(`no frames for episode ${q.episodeHistory} under ${options.framesRoot}`, { id: q.questionId }, "check --frames: it should hold one folder (or video) per episode_history");
+    const path = resolveEpisodePath(options.framesRoot, q.episodeHistory, { id: q.questionId, field: "episode_history" });
+    if (path === undefined) throw new UserError(`no frames for episode ${q.episodeHistory} under ${options.framesRoot}`, { id: q.questionId, field: "episode_history" }, "check --frames: it should hold one folder (or video) per episode_history");
     let e = episodes.get(path);
     if (!e) episodes.set(path, (e = openEpisode(path, q.episodeHistory)));
     return e;
   };
-  for (const q of options.questions) if (resolveEpisodePath(options.framesRoot, q.episodeHistory) === undefined) await episodeOf(q);
+  // every episode is there and inside --frames before any work
+  for (const q of options.questions) if (resolveEpisodePath(options.framesRoot, q.episodeHistory, { id: q.questionId, field: "episode_history" }) === undefined) await episodeOf(q);
+  const run = new RunDirectory(options.outDir);
 
   // step 1: responses
   const jobs = options.questions.flatMap((q) => Array.from({ length: options.responsesPerQuestion }, (_, i) => ({ question: q, sampleIndex: i })));

@@ -1,5 +1,5 @@
-import { dirname, isAbsolute, resolve } from "node:path";
-import { UserError } from "../core/index.js";
+import { dirname } from "node:path";
+import { UserError, resolveInside } from "../core/index.js";
 import type { RewardInstance } from "../data/index.js";
 import { linspaceRoundIndices, openEpisode, resolveEpisodePath, type Episode, type EpisodeFrameImage, type ImageOptions } from "../episodes/index.js";
 
@@ -26,13 +26,13 @@ export class KeyframeLoader {
 
   episodePath(instance: RewardInstance): string {
     if (instance.frames !== undefined) {
-      return isAbsolute(instance.frames) ? instance.frames : resolve(dirname(this.location.instanceFile), instance.frames);
+      return resolveInside(dirname(this.location.instanceFile), instance.frames, { file: this.location.instanceFile, id: instance.id, field: "frames" }, "an instance's frames path is relative to its file and stays inside that file's folder");
     }
     const root = this.location.framesRoot;
     if (root === undefined) {
       throw new UserError(`no frames for episode ${instance.episodeHistory}`, { file: this.location.instanceFile, id: instance.id, field: "frames" }, "pass --frames DIR (one folder or video per episode_history), or give the instance a frames path");
     }
-    const path = resolveEpisodePath(root, instance.episodeHistory);
+    const path = resolveEpisodePath(root, instance.episodeHistory, { file: this.location.instanceFile, id: instance.id, field: "episode_history" });
     if (path === undefined) {
       throw new UserError(`no frames for episode ${instance.episodeHistory} under ${root}`, { file: this.location.instanceFile, id: instance.id, field: "episode_history" }, "check --frames: it should hold one folder (or video) per episode_history");
     }

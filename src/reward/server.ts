@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { timingSafeEqual } from "node:crypto";
-import { UserError } from "../core/index.js";
+import { UserError, isLoopbackHost } from "../core/index.js";
 import { CONTRASTIVE_DEFAULTS, VARIANTS, batchRewards, type BatchEvaluation, type ContrastiveParams, type Variant } from "./rewards.js";
 
 /**
@@ -29,10 +29,6 @@ export interface RewardServerOptions {
 }
 
 export const SERVER_DEFAULTS = { host: "127.0.0.1", port: 5000, maxBodyBytes: 8 * 1024 * 1024, maxBatch: 4096 } as const;
-
-export function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
 
 export interface RewardReply {
   status: number;

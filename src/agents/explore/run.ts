@@ -175,9 +175,10 @@ export interface ExploreSummary {
   usage: { episodes: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
 }
 
-/** The file name an episode's trajectory and frame folder take (characters outside [A-Za-z0-9._-] become _). */
+/** The file name an episode's trajectory and frame folder take (characters outside [A-Za-z0-9._-] become _; so do the dots of `.` and `..`, which name folders already). */
 export function episodeFileName(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]/g, "_");
+  const name = id.replace(/[^A-Za-z0-9._-]/g, "_");
+  return name === "." || name === ".." ? name.replaceAll(".", "_") : name;
 }
 
 /** The last frame an episode recorded (Fine-EQA answers from it; the EAC judge sees it), or undefined. */
