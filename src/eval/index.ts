@@ -1,18 +1,11 @@
-export * from "./llm-match.js";
+/**
+ * Judges and metrics, grouped by the benchmark that defines them: `openeqa/` (LLM-Match,
+ * efficiency, abstention), `express/` (EAC, C / C* / E_path / d_T), `tag-eqa/` (structured
+ * grounded matching). The statistics they share sit here: bootstrap means and intervals
+ * (stats.ts) and agreement between judges (agreement.ts). Reward-model metrics live in `reward/`.
+ */
 export * from "./stats.js";
-export * from "./aggregate.js";
-export * from "./score-run.js";
-export * from "./answer-and-score.js";
-export * from "./reward-metrics.js";
 export * from "./agreement.js";
-export * from "./score-sets.js";
-export * from "./abstention.js";
-export * from "./efficiency.js";
-export * from "./express-metrics.js";
-export * from "./eac.js";
-export * from "./hungarian.js";
-export * from "./structured-match.js";
-export * from "./structured-extract.js";
-export * from "./structured-run.js";
-export * from "./structured-validate.js";
-export * from "./explore-score.js";
+export * from "./openeqa/index.js";
+export * from "./express/index.js";
+export * from "./tag-eqa/index.js";

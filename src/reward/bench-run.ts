@@ -1,5 +1,5 @@
 import { eqakitVersion } from "../core/index.js";
-import { rewardModelMetrics, type RewardMetrics } from "../eval/index.js";
+import { rewardModelMetrics, type RewardMetrics } from "./metrics.js";
 import { describeModel, sumUsage, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { AGGREGATIONS, type Aggregation } from "./aggregate.js";
 import { scalingCurvesSvg, seriesLabel, svgToPng, type CurveSeries } from "./curves.js";

@@ -1,5 +1,5 @@
 import { environmentLabel } from "../data/index.js";
-import type { GroupMetrics, RewardMetrics } from "../eval/index.js";
+import type { GroupMetrics, RewardMetrics } from "./metrics.js";
 
 function cell(m: GroupMetrics | undefined): string {
   if (!m || m.n === 0) return "      –             –      ";

@@ -1,7 +1,8 @@
 /**
  * Reward modelling for EQA (EQA-RM, seed 004): the generative reward model and its
- * test-time scaling, the reward-model benchmark run, EQARewardBench-style data building,
- * rejective fine-tuning and C-GRPO exports, C-GRPO's rewards and the reward server.
+ * test-time scaling, the reward-model benchmark run and its metrics (accuracy within a
+ * tolerance, RMSE), EQARewardBench-style data building, rejective fine-tuning and C-GRPO
+ * exports, C-GRPO's rewards and the reward server.
  */
 export * from "./parse.js";
 export * from "./aggregate.js";
@@ -18,3 +19,4 @@ export * from "./export.js";
 export * from "./csv.js";
 export * from "./build.js";
 export * from "./format.js";
+export * from "./metrics.js";

@@ -1,7 +1,8 @@
 import { eqakitVersion, UserError } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { ImageOptions } from "../episodes/index.js";
-import { rewardModelMetrics, type BootstrapOptions, type RewardMetrics, type ScoredInstance } from "../eval/index.js";
+import type { BootstrapOptions } from "../eval/index.js";
+import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
 import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { RunDirectory } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";

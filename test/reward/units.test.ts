@@ -5,8 +5,8 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { UserError } from "../../src/core/index.js";
 import { parseRewardInstances, toRewardInstanceRecord, type RewardInstance } from "../../src/data/index.js";
-import { accuracyAndRmse, rewardModelMetrics } from "../../src/eval/index.js";
 import {
+  accuracyAndRmse,
   accuracyReward,
   aggregateScores,
   batchRewards,
@@ -26,6 +26,7 @@ import {
   toCsv,
   CONTRASTIVE_DEFAULTS,
   KeyframeLoader,
+  rewardModelMetrics,
 } from "../../src/reward/index.js";
 import { fixturesDir, temporaryDir } from "../helpers/paths.js";
 import { writeRgbEpisode } from "../helpers/frames.js";

@@ -16,12 +16,12 @@
  * The text rendering is deterministic: eqakit's own `renderStructuredAnswer` by default, or one
  * given (`eqa score-tag --validate` uses the dataset generator's answer template, src/generate).
  */
-import { sha256Hex, seededRandom, randomInt, type Random } from "../core/index.js";
-import type { AnswerGroup, StructuredAnswer, StructuredObject, TagQuestion } from "../data/index.js";
-import { runModelBatch, type ChatModel, type ModelSpec } from "../models/index.js";
-import { RunDirectory, reusableRecords } from "../store/index.js";
-import { correlate, type CorrelationEstimate } from "./agreement.js";
-import { mean } from "./stats.js";
+import { sha256Hex, seededRandom, randomInt, type Random } from "../../core/index.js";
+import type { AnswerGroup, StructuredAnswer, StructuredObject, TagQuestion } from "../../data/index.js";
+import { runModelBatch, type ChatModel, type ModelSpec } from "../../models/index.js";
+import { RunDirectory, reusableRecords } from "../../store/index.js";
+import { correlate, type CorrelationEstimate } from "../agreement.js";
+import { mean } from "../stats.js";
 import { extractStructuredAnswer } from "./structured-extract.js";
 import { defaultTextSimilarity, matchStructuredAnswers, type StructuredMatchOptions } from "./structured-match.js";
 

@@ -13,9 +13,9 @@
  * reply the judge is asked once more (`prompts/tag-judge-extract-reask.txt`, naming the problem);
  * a second failure is recorded as an invalid answer, never thrown.
  */
-import { loadPromptFile, renderPromptFile } from "../core/index.js";
-import { structuredAnswerSchema, type StructuredAnswer } from "../data/index.js";
-import { addUsage, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../models/index.js";
+import { loadPromptFile, renderPromptFile } from "../../core/index.js";
+import { structuredAnswerSchema, type StructuredAnswer } from "../../data/index.js";
+import { addUsage, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../../models/index.js";
 
 export const TAG_EXTRACT_PROMPTS = { extract: "tag-judge-extract", reask: "tag-judge-extract-reask" } as const;
 export const TAG_EXTRACT_PARAMS = { temperature: 0, maxTokens: 2048, seed: 1234 } as const;

@@ -32,8 +32,8 @@
  * confidences eqakit records); the seed's ratio is unitless. Infinite pᵢ gives a ratio of 0 here
  * (an agent that never reached a path contributes no path credit), since the seed excludes nothing.
  */
-import { UserError } from "../core/index.js";
-import { pathRatio } from "./efficiency.js";
+import { UserError } from "../../core/index.js";
+import { pathRatio } from "../openeqa/index.js";
 
 /** The EAC judgement of one answer. */
 export interface EacScores {

@@ -1,5 +1,5 @@
 import { llmMatchPoints } from "./aggregate.js";
-import { bootstrapMean, type BootstrapOptions, type MeanEstimate } from "./stats.js";
+import { bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 
 /** What force-a-guess decided for one question, as an answer run's trace records it. */
 export interface ForceGuessOutcome {

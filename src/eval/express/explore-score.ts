@@ -12,16 +12,14 @@
  * episode out of C, C*, E_path (counted as unjudged); a model call refused for one episode fails
  * that episode's scores alone; an unusable judge stops the run.
  */
-import { canonicalJson, sha256Hex, type Question } from "../core/index.js";
-import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../agents/index.js";
-import { prepareImage, type ImageOptions } from "../episodes/index.js";
-import { runModelBatch, type ChatModel, type ModelSpec, type UsageTotals, sumUsage } from "../models/index.js";
-import { RunDirectory, reusableRecords } from "../store/index.js";
+import { canonicalJson, sha256Hex, type Question } from "../../core/index.js";
+import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
+import { prepareImage, type ImageOptions } from "../../episodes/index.js";
+import { runModelBatch, type ChatModel, type ModelSpec, type UsageTotals, sumUsage } from "../../models/index.js";
+import { RunDirectory, reusableRecords } from "../../store/index.js";
 import { judgeEac, type EacJudgement } from "./eac.js";
-import { openEqaEfficiency, type EfficiencySummary } from "./efficiency.js";
 import { expressMetrics, type ExpressMetrics } from "./express-metrics.js";
-import { judgeLlmMatch, prepareLlmMatchTask, type LlmMatchMode } from "./llm-match.js";
-import { llmMatchPoints } from "./aggregate.js";
+import { judgeLlmMatch, llmMatchPoints, openEqaEfficiency, prepareLlmMatchTask, type EfficiencySummary, type LlmMatchMode } from "../openeqa/index.js";
 
 export const EXPLORE_JUDGEMENTS_FILE = "judgements.jsonl";
 

@@ -1,5 +1,5 @@
-import { loadPromptFile, pythonListRepr, pythonStrip, renderPromptFile, sha256Hex, type Question } from "../core/index.js";
-import { addUsage, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../models/index.js";
+import { loadPromptFile, pythonListRepr, pythonStrip, renderPromptFile, sha256Hex, type Question } from "../../core/index.js";
+import { addUsage, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../../models/index.js";
 
 /**
  * `compat` reproduces OpenEQA's evaluate-predictions.py to the byte; `robust` (the default)

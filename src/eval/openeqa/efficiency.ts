@@ -21,8 +21,8 @@
  *   question.
  * - N = 0 gives E = 0 with n = 0 (nothing to average).
  */
-import { UserError } from "../core/index.js";
-import { readJsonFile } from "../data/index.js";
+import { UserError } from "../../core/index.js";
+import { readJsonFile } from "../../data/index.js";
 import { llmMatchPoints } from "./aggregate.js";
 
 export type PathUnit = "steps" | "metres";

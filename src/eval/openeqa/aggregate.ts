@@ -1,5 +1,5 @@
-import { episodeSource, OPENEQA_CATEGORIES, type Question } from "../core/index.js";
-import { bootstrapMean, type BootstrapOptions, type MeanEstimate } from "./stats.js";
+import { episodeSource, OPENEQA_CATEGORIES, type Question } from "../../core/index.js";
+import { bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 
 /** OpenEQA's per-question points: 100·(clip(σ, 1, 5) − 1)/4 (a null answer, σ = 0, gives 0). */
 export function llmMatchPoints(score: number): number {

@@ -23,8 +23,8 @@
  * σ must lie in [1, 5] and is kept as given, fractions included ("4.5" stays 4.5).
  * Anything else is a failure: the judgement records the raw reply and why it was unreadable.
  */
-import { loadPromptFile } from "../core/index.js";
-import type { ChatModel, ChatRequest, ContentPart } from "../models/index.js";
+import { loadPromptFile } from "../../core/index.js";
+import type { ChatModel, ChatRequest, ContentPart } from "../../models/index.js";
 import type { EacScores } from "./express-metrics.js";
 
 export const EAC_PROMPT = "express-eac-evaluation";

@@ -1,7 +1,7 @@
-import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question } from "../core/index.js";
-import { pairPredictions, type OpenEqaBenchmark } from "../data/index.js";
-import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
-import { RunDirectory, reusableRecords } from "../store/index.js";
+import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question } from "../../core/index.js";
+import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
+import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { RunDirectory, reusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
   LLM_MATCH_PARAMS,
@@ -17,7 +17,7 @@ import {
   type LlmMatchMode,
   type LlmMatchTask,
 } from "./llm-match.js";
-import { DEFAULT_BOOTSTRAP, type BootstrapOptions } from "./stats.js";
+import { DEFAULT_BOOTSTRAP, type BootstrapOptions } from "../stats.js";
 
 export const JUDGEMENTS_FILE = "judgements.jsonl";
 export const METRICS_FILE = "metrics.json";

@@ -1,5 +1,5 @@
 import { seededRandom } from "../core/index.js";
-import { quantileSorted, type BootstrapOptions } from "./stats.js";
+import { quantileSorted, type BootstrapOptions } from "../eval/index.js";
 
 /**
  * Reward-model metrics of EQARewardBench (seed 004, §5.1, Eqs. 8-9): accuracy within a

@@ -52,8 +52,8 @@
  * true match; object false negatives are truth objects without a true match (objects of unmatched
  * groups included), false positives predicted objects without one.
  */
-import type { AnswerGroup, StructuredAnswer, StructuredObject } from "../data/index.js";
-import { cosineSimilarity, loadSentenceEncoder, type SentenceEncoder } from "../models/index.js";
+import type { AnswerGroup, StructuredAnswer, StructuredObject } from "../../data/index.js";
+import { cosineSimilarity, loadSentenceEncoder, type SentenceEncoder } from "../../models/index.js";
 import { hungarian } from "./hungarian.js";
 
 export const TAG_POSITION_SIGMA = 1.65;

@@ -1,8 +1,8 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { z } from "zod";
-import { UserError, type Prediction } from "../core/index.js";
-import { parseJsonText, readTextFile, validateRecords } from "../data/index.js";
+import { UserError, type Prediction } from "../../core/index.js";
+import { parseJsonText, readTextFile, validateRecords } from "../../data/index.js";
 import { METRICS_FILE, SUMMARY_FILE } from "./score-run.js";
 
 /**

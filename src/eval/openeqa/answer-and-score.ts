@@ -1,12 +1,12 @@
 import { join } from "node:path";
-import { eqakitVersion } from "../core/index.js";
-import type { QuestionSelection } from "../data/index.js";
-import { PREDICTIONS_FILE, answerQuestions, type AnswerOptions, type AnswerSummary } from "../agents/index.js";
-import type { ChatModel, ModelSpec } from "../models/index.js";
-import { RunDirectory } from "../store/index.js";
+import { eqakitVersion } from "../../core/index.js";
+import type { QuestionSelection } from "../../data/index.js";
+import { PREDICTIONS_FILE, answerQuestions, type AnswerOptions, type AnswerSummary } from "../../agents/index.js";
+import type { ChatModel, ModelSpec } from "../../models/index.js";
+import { RunDirectory } from "../../store/index.js";
 import type { LlmMatchMode } from "./llm-match.js";
 import { SUMMARY_FILE, scorePredictions, type ScoreSummary } from "./score-run.js";
-import type { BootstrapOptions } from "./stats.js";
+import type { BootstrapOptions } from "../stats.js";
 
 export interface AnswerAndScoreOptions extends Omit<AnswerOptions, "questions" | "summaryFile"> {
   selection: QuestionSelection;

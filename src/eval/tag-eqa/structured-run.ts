@@ -12,12 +12,12 @@
  */
 import { resolve } from "node:path";
 import { z } from "zod";
-import { UserError, eqakitVersion, sha256Hex } from "../core/index.js";
-import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../data/index.js";
-import { describeModel, emptyUsage, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageTotals } from "../models/index.js";
-import { RunDirectory, reusableRecords } from "../store/index.js";
-import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "./score-run.js";
-import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "./stats.js";
+import { UserError, eqakitVersion, sha256Hex } from "../../core/index.js";
+import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
+import { describeModel, emptyUsage, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageTotals } from "../../models/index.js";
+import { RunDirectory, reusableRecords } from "../../store/index.js";
+import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
+import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { extractStructuredAnswer, extractionPromptHashes, structuredPrediction, TAG_EXTRACT_PARAMS, type Extraction } from "./structured-extract.js";
 import {
   DEFAULT_STRUCTURED_WEIGHTS,
