@@ -1,0 +1,40 @@
+import { Command } from "commander";
+import { eqakitVersion } from "../core/index.js";
+import { cacheCommand } from "./cache.js";
+import { dataCommand } from "./data.js";
+import { framesCommand } from "./frames.js";
+import { scoreCommand } from "./score.js";
+import { answerCommand } from "./answer.js";
+import { runCommand } from "./run.js";
+import { memoryCommand } from "./memory.js";
+import { reportCommand } from "./report.js";
+import { viewCommand } from "./view.js";
+import { judgeAgreementCommand } from "./judge-agreement.js";
+import { rmCommand } from "./rm.js";
+import { simCommand } from "./sim.js";
+import { generateCommand } from "./generate.js";
+import { scoreTagCommand } from "./score-tag.js";
+import { exploreCommand } from "./explore.js";
+import { demoCommand } from "./demo.js";
+
+/**
+ * The `eqa` command with every subcommand, parsing nothing and running nothing until asked
+ * (`main.ts` runs it; tools that read the commands and their flags import it).
+ * Commander errors are thrown as CommanderError instead of exiting the process.
+ */
+export function buildProgram(): Command {
+  const program = new Command("eqa")
+    .description("eqakit: run, score and study Embodied Question Answering agents")
+    .version(eqakitVersion)
+    .showHelpAfterError("(run with --help for usage)");
+  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), exploreCommand(), scoreTagCommand()]) program.addCommand(command);
+  program.addCommand(generateCommand());
+  program.commands.forEach(exitOverrideDeep);
+  program.exitOverride();
+  return program;
+}
+
+function exitOverrideDeep(command: Command): void {
+  command.exitOverride();
+  command.commands.forEach(exitOverrideDeep);
+}
