@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { ModelCallCache, defaultCachePath, outputDirectoryProblem } from "../store/index.js";
+import { ModelCallCache, defaultCachePath, outputDirectoryProblem, outputFileProblem } from "../store/index.js";
 import { ModelRuntime } from "../models/index.js";
 
 /** Commander parsers that reject bad values with a message naming the flag's expectation. */
@@ -27,6 +27,13 @@ export function positiveSeconds(value: string): number {
  */
 export function outputDirectory(value: string): string {
   const problem = outputDirectoryProblem(value);
+  if (problem) throw new InvalidArgumentError(problem);
+  return value;
+}
+
+/** An output file: its missing folders are made when it is written; a directory in its place is refused. */
+export function outputFile(value: string): string {
+  const problem = outputFileProblem(value);
   if (problem) throw new InvalidArgumentError(problem);
   return value;
 }

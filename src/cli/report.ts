@@ -1,8 +1,8 @@
-import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { Command } from "commander";
+import { writeFileAtomically } from "../core/index.js";
 import { buildHtmlReport, loadRun } from "../report/index.js";
-import { nonNegativeInteger } from "./options.js";
+import { nonNegativeInteger, outputFile } from "./options.js";
 
 interface ReportFlags {
   out: string;
@@ -14,14 +14,14 @@ export function reportCommand(): Command {
   return new Command("report")
     .description("one self-contained HTML report of one or more runs, side by side (charts, intervals, cost, failures, every question)")
     .argument("<run-dirs...>", "directories written by eqa score, eqa answer or eqa run (others show their summary's numbers)")
-    .option("--out <file>", "the HTML file to write", "report.html")
+    .option("--out <file>", "the HTML file to write (missing folders are made)", outputFile, "report.html")
     .option("--title <text>", "the report's title")
     .option("--thumbnails <n>", "thumbnails of the frames used, per question and run (0 for none)", nonNegativeInteger, 4)
     .action(async (dirs: string[], flags: ReportFlags) => {
       const runs = [];
       for (const dir of dirs) runs.push(await loadRun(dir));
       const { html, notes } = await buildHtmlReport(runs, { ...(flags.title ? { title: flags.title } : {}), thumbnails: flags.thumbnails });
-      await writeFile(flags.out, html);
+      await writeFileAtomically(flags.out, html);
       for (const run of runs) for (const note of run.notes) console.log(`${run.label}: ${note}`);
       for (const note of notes) console.log(note);
       console.log(`wrote ${resolve(flags.out)} (${runs.length} run(s), ${(Buffer.byteLength(html) / 1024).toFixed(0)} KiB)`);

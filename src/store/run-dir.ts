@@ -65,6 +65,21 @@ export function outputDirectoryProblem(path: string): string | undefined {
   }
 }
 
+/**
+ * Why `path` cannot be an output file (a directory is in its place, or a file in the place of
+ * one of its parent folders), or undefined when it can: missing folders are made when writing.
+ */
+export function outputFileProblem(path: string): string | undefined {
+  if (path.trim() === "") return "expected a file path";
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    return outputDirectoryProblem(dirname(resolve(path)));
+  }
+  return isDirectory ? `${path} is a directory, not a file` : undefined;
+}
+
 /** A fresh run directory name under `runs/`, for commands run without --out. */
 export function defaultRunPath(kind: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);

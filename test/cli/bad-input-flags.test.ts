@@ -48,3 +48,33 @@ describe("--out naming an existing file", () => {
     assert.deepEqual(readdirSync(dir), ["taken.txt"]);
   });
 });
+
+describe("eqa report --out", () => {
+  function writeRun(dir: string): string {
+    const run = join(dir, "run");
+    mkdirSync(run);
+    writeFileSync(join(run, "summary.json"), JSON.stringify({ kind: "explore", counts: { episodes: 1 } }));
+    return run;
+  }
+
+  test("into folders that do not exist yet: they are made and the report written whole", async () => {
+    const dir = temporaryDir();
+    const run = writeRun(dir);
+    const out = join(dir, "reports", "today", "report.html");
+    const result = await runCli(["report", run, "--out", out], cliEnv(dir));
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, new RegExp(`wrote ${escape(out)} \\(1 run\\(s\\)`));
+    assert.match(readFileSync(out, "utf8"), /^<!doctype html>/i);
+    assert.deepEqual(readdirSync(join(dir, "reports", "today")), ["report.html"]);
+  });
+
+  test("naming a directory is refused with exit 2, naming the flag and the path", async () => {
+    const dir = temporaryDir();
+    const run = writeRun(dir);
+    const result = await runCli(["report", run, "--out", run], cliEnv(dir));
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /--out <file>/);
+    assert.match(result.stderr, new RegExp(`${escape(run)} is a directory, not a file`));
+    assert.deepEqual(readdirSync(run), ["summary.json"]);
+  });
+});
