@@ -1,9 +1,10 @@
 import { availableParallelism } from "node:os";
-import { readFile, readdir } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { OutputInfo } from "sharp";
 import { z } from "zod";
-import { UserError, describeError, forEachConcurrent, type Camera, type Frame, type InstanceMasks, type Pose } from "../core/index.js";
+import { UserError, describeError, forEachConcurrent, isUserError, type Camera, type Frame, type InstanceMasks, type Pose } from "../core/index.js";
+import { readJsonFile, readTextFile } from "../data/index.js";
 import { DECODE_OPTIONS, checkImageOptions, encodePrepared, imageReadError, loadSharp, readImageHeader, type ImageHeader, type ImageOptions } from "./image.js";
 import { allFinite, correctLinearVfov, intrinsicsFromMatrix, isIdentity4, parseMatrixText, scaleCamera, scannetPoseToEqakit, type Intrinsics } from "./matrix.js";
 import { checkFrameIndex, distinctIndices, type Episode, type EpisodeFrameImage, type EpisodeKind } from "./types.js";
@@ -269,8 +270,9 @@ async function readInstanceLabels(id: string, file: string, present: boolean): P
   if (!present) throw episodeError(id, file, "the frames have instance masks (NNNNN-instance.png) but the episode has no instance_labels.json", 'write {"<id>": "<label>", …} for the instance ids');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(file, "utf8"));
+    parsed = await readJsonFile(file);
   } catch (error) {
+    if (isUserError(error)) throw error;
     throw episodeError(id, file, `cannot read the instance labels (${describeError(error)})`);
   }
   const labels = z.record(z.string(), z.string()).safeParse(parsed);
@@ -322,8 +324,9 @@ function checkDepth(id: string, kind: EpisodeKind, rgbPaths: string[], rgbHeader
 async function readMatrixFile(id: string, file: string, what: string): Promise<{ rows: number; columns: number; values: Float64Array }> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readTextFile(file);
   } catch (error) {
+    if (isUserError(error)) throw error;
     throw episodeError(id, file, `cannot read the ${what} (${describeError(error)})`);
   }
   const parsed = parseMatrixText(text);

@@ -1,6 +1,5 @@
-import { readFile } from "node:fs/promises";
 import { canonicalJson, seededRandom, sha256Hex, UserError, type Question } from "../core/index.js";
-import { environmentOf, writeRewardInstances, type RewardInstance } from "../data/index.js";
+import { environmentOf, readTextFile, writeRewardInstances, type RewardInstance } from "../data/index.js";
 import { linspaceRoundIndices, openEpisode, resolveEpisodePath, type Episode, type ImageOptions } from "../episodes/index.js";
 import { runModelBatch, type ChatModel, type GenerationParams, type ModelSpec } from "../models/index.js";
 import { RunDirectory } from "../store/index.js";
@@ -245,13 +244,7 @@ export interface ReviewOutcome {
  * instances without a row are kept as they are (counted as unreviewed).
  */
 export async function applyReview(instances: readonly RewardInstance[], csvPath: string): Promise<ReviewOutcome> {
-  let text: string;
-  try {
-    text = await readFile(csvPath, "utf8");
-  } catch {
-    throw new UserError("cannot read the review sheet", { file: csvPath });
-  }
-  const { rows, lines } = parseCsv(text, csvPath);
+  const { rows, lines } = parseCsv(await readTextFile(csvPath), csvPath);
   const header = rows[0]?.map((h) => h.trim());
   if (!header) throw new UserError("the review sheet is empty", { file: csvPath });
   const column = (name: string): number => {
