@@ -17,12 +17,16 @@ export async function readJsonFile(path: string): Promise<unknown> {
   return parseJsonText(text, path);
 }
 
-/** Reads a UTF-8 text file whole, refusing one larger than {@link MAX_DATA_FILE_BYTES}. */
+/**
+ * Reads a UTF-8 text file whole. A leading byte-order mark is dropped (spreadsheets and Windows
+ * editors write one); a file that is not UTF-8 (Latin-1, UTF-16) or larger than
+ * {@link MAX_DATA_FILE_BYTES} is refused with a UserError naming it.
+ */
 export async function readTextFile(path: string): Promise<string> {
-  return (await readDataBytes(path)).toString("utf8");
+  return decodeUtf8(await readDataBytes(path), path);
 }
 
-async function readDataBytes(path: string): Promise<Buffer> {
+async function readDataBytes(path: string): Promise<Uint8Array> {
   try {
     const handle = await open(path, "r");
     try {
@@ -55,6 +59,54 @@ function fileTooLarge(path: string, size: number): UserError {
 
 function formatMebibytes(bytes: number): string {
   return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/** Decodes UTF-8 strictly (no silent U+FFFD), dropping a byte-order mark. */
+function decodeUtf8(bytes: Uint8Array, path: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (error) {
+    const offset = firstInvalidUtf8Byte(bytes);
+    if (offset < 0) throw error;
+    return invalidUtf8(bytes, offset, path);
+  }
+}
+
+function invalidUtf8(bytes: Uint8Array, offset: number, path: string): never {
+  let line = 1;
+  for (let i = 0; i < offset; i++) if (bytes[i] === 0x0a) line++;
+  const byte = bytes[offset]?.toString(16).toUpperCase().padStart(2, "0") ?? "";
+  throw new UserError(
+    `not valid UTF-8: byte 0x${byte} at byte offset ${offset}`,
+    { file: path, line },
+    "save the file as UTF-8 (it may be in Latin-1, Windows-1252 or UTF-16)",
+  );
+}
+
+/** The offset where the first ill-formed UTF-8 sequence starts (RFC 3629 §4), or -1 when there is none. */
+function firstInvalidUtf8Byte(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i]!;
+    const length = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    if (length === 0) return i;
+    for (let k = 1; k < length; k++) {
+      const [low, high] = k === 1 ? secondByteRange(lead) : [0x80, 0xbf];
+      const next = bytes[i + k];
+      if (next === undefined || next < low || next > high) return i;
+    }
+    i += length;
+  }
+  return -1;
+}
+
+/** Overlong forms, surrogates and code points past U+10FFFF are excluded by the second byte's range. */
+function secondByteRange(lead: number): [number, number] {
+  if (lead === 0xe0) return [0xa0, 0xbf];
+  if (lead === 0xed) return [0x80, 0x9f];
+  if (lead === 0xf0) return [0x90, 0xbf];
+  if (lead === 0xf4) return [0x80, 0x8f];
+  return [0x80, 0xbf];
 }
 
 export function parseJsonText(text: string, path: string): unknown {

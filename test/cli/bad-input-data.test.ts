@@ -1,10 +1,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, ftruncateSync, openSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, ftruncateSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliEnv, runCli, type CliResult } from "../helpers/cli.js";
+import { openAiReply, withModelServer } from "../helpers/model-server.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
+const BOM = "\uFEFF";
 const GIB = 2 ** 30;
 const MIB = 2 ** 20;
 
@@ -58,5 +60,51 @@ describe("eqa on data files too large to read", () => {
     const result = await scoreWithoutJudge(home, ["--benchmark", big, "--predictions", write(join(home, "p.json"), predictionsJson)]);
     assertUserError(result, big, "512.0 MiB", "larger than the 500.0 MiB");
     assert.doesNotMatch(result.stderr, /ERR_STRING_TOO_LONG/);
+  });
+});
+
+describe("eqa on the text encoding of data files", () => {
+  test("eqa score accepts a benchmark and predictions saved as UTF-8 with a byte-order mark", async () => {
+    const home = temporaryDir();
+    const bench = write(join(home, "bench.json"), BOM + JSON.stringify(firstQuestions));
+    const predictions = write(join(home, "predictions.json"), BOM + predictionsJson);
+    await withModelServer(() => openAiReply("Your mark: 5"), async (server) => {
+      const result = await runCli(
+        ["score", "--benchmark", bench, "--predictions", predictions, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--no-cache", "--out", join(home, "run")],
+        cliEnv(home, { OPENAI_API_KEY: "test" }),
+      );
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(JSON.parse(readFileSync(join(home, "run", "metrics.json"), "utf8")), Object.fromEntries(firstQuestions.map((q) => [q.question_id, 5])));
+    });
+  });
+
+  test("eqa judge-agreement accepts CSV and JSON score files with a byte-order mark", async () => {
+    const home = temporaryDir();
+    const ids = ["q1", "q2", "q3", "q4"];
+    const csv = write(join(home, "human.csv"), `${BOM}question_id,score\r\n${ids.map((id, i) => `${id},${i + 1}`).join("\r\n")}\r\n`);
+    const json = write(join(home, "judge.json"), BOM + JSON.stringify(Object.fromEntries(ids.map((id, i) => [id, i + 2]))));
+    const result = await runCli(["judge-agreement", csv, json, "--resamples", "50"], cliEnv(home));
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /human: 4 item\(s\)/);
+    assert.match(result.stdout, /judge: 4 item\(s\)/);
+  });
+
+  test("eqa rm review accepts a JSONL instance file with a byte-order mark", async () => {
+    const home = temporaryDir();
+    const instance = { id: "i1", question: "What colour is the sofa?", predicted_answer: "red", reasoning_trace: ["I saw a red sofa."], episode_history: "hm3d-v0/000-hm3d-BFRyYbPCCPE", ground_truth_score: 8 };
+    const instances = write(join(home, "instances.jsonl"), `${BOM}${JSON.stringify(instance)}\n${JSON.stringify({ ...instance, id: "i2" })}\n`);
+    const sheet = join(home, "review.csv");
+    const result = await runCli(["rm", "review", "--instances", instances, "--export", sheet], cliEnv(home));
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /2 rows/);
+  });
+
+  test("a Latin-1 predictions file is refused, naming the file and the offset of the first byte that is not UTF-8", async () => {
+    const home = temporaryDir();
+    const id = firstQuestions[0]!.question_id;
+    const head = `[{"question_id": "${id}", "answer": "caf`;
+    const latin1 = write(join(home, "latin1.json"), Buffer.concat([Buffer.from(head, "latin1"), Buffer.from([0xe9]), Buffer.from('"}]', "latin1")]));
+    const result = await scoreWithoutJudge(home, ["--benchmark", openEqaBenchmarkFile, "--predictions", latin1, "--allow-missing"]);
+    assertUserError(result, latin1, "not valid UTF-8", `byte offset ${Buffer.byteLength(head)}`, "0xE9");
   });
 });
