@@ -1,4 +1,5 @@
 import { UserError } from "../core/index.js";
+import { checkBaseURL } from "./base-url.js";
 
 /** The wire protocol a model name maps to. */
 export type Protocol = "openai" | "anthropic" | "google";
@@ -19,6 +20,8 @@ export interface ModelSpec {
 interface ProviderDefaults {
   protocol: Protocol;
   baseURL: (env: NodeJS.ProcessEnv) => string;
+  /** The environment variable that overrides the default base URL, named when its value is unusable. */
+  baseURLVariable: string;
   apiKey: (env: NodeJS.ProcessEnv) => string | undefined;
   /** A key is required when talking to the provider's own hosted API. */
   hostedBaseURL?: string;
@@ -33,6 +36,7 @@ const PROVIDERS: Record<string, ProviderDefaults> = {
   openai: {
     protocol: "openai",
     baseURL: (env) => env.OPENAI_BASE_URL || OPENAI_URL,
+    baseURLVariable: "OPENAI_BASE_URL",
     apiKey: (env) => env.OPENAI_API_KEY,
     hostedBaseURL: OPENAI_URL,
     keyVariable: "OPENAI_API_KEY",
@@ -40,16 +44,19 @@ const PROVIDERS: Record<string, ProviderDefaults> = {
   vllm: {
     protocol: "openai",
     baseURL: (env) => env.VLLM_BASE_URL || "http://localhost:8000/v1",
+    baseURLVariable: "VLLM_BASE_URL",
     apiKey: (env) => env.VLLM_API_KEY || "EMPTY",
   },
   ollama: {
     protocol: "openai",
     baseURL: (env) => `${ollamaHost(env)}/v1`,
+    baseURLVariable: "OLLAMA_HOST",
     apiKey: () => "ollama",
   },
   anthropic: {
     protocol: "anthropic",
     baseURL: (env) => env.ANTHROPIC_BASE_URL || ANTHROPIC_URL,
+    baseURLVariable: "ANTHROPIC_BASE_URL",
     apiKey: (env) => env.ANTHROPIC_API_KEY,
     hostedBaseURL: ANTHROPIC_URL,
     keyVariable: "ANTHROPIC_API_KEY",
@@ -57,6 +64,7 @@ const PROVIDERS: Record<string, ProviderDefaults> = {
   google: {
     protocol: "google",
     baseURL: (env) => env.GEMINI_BASE_URL || GEMINI_URL,
+    baseURLVariable: "GEMINI_BASE_URL",
     apiKey: (env) => env.GEMINI_API_KEY || env.GOOGLE_API_KEY,
     hostedBaseURL: GEMINI_URL,
     keyVariable: "GEMINI_API_KEY",
@@ -84,7 +92,7 @@ export function modelSetupHelp(flag: string): string {
 }
 
 export interface ResolveOptions {
-  /** Overrides the provider's default or environment base URL (the `--…-base-url` flags). */
+  /** Overrides the provider's default or environment base URL (the `--…-base-url` flags, named in messages as `<flag>-base-url`). */
   baseURL?: string;
   env?: NodeJS.ProcessEnv;
   /** The flag the name came from, for error messages. */
@@ -107,7 +115,9 @@ export function resolveModel(name: string | undefined, options: ResolveOptions =
       modelSetupHelp(flag),
     );
   }
-  const baseURL = (options.baseURL || defaults.baseURL(env)).replace(/\/+$/, "");
+  // checked here, where flags and environment variables become endpoints, so that a bad URL stops the run before any call
+  const given = options.baseURL ? checkBaseURL(options.baseURL, `${flag}-base-url`) : checkBaseURL(defaults.baseURL(env), defaults.baseURLVariable);
+  const baseURL = given.replace(/\/+$/, "");
   let apiKey = defaults.apiKey(env);
   if (!apiKey) {
     if (baseURL === defaults.hostedBaseURL) {

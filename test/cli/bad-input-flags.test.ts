@@ -78,3 +78,51 @@ describe("eqa report --out", () => {
     assert.deepEqual(readdirSync(run), ["summary.json"]);
   });
 });
+
+describe("model base URLs", () => {
+  // each flag with a command that would call a model through it
+  const flags: [string, string, (dir: string) => string[]][] = [
+    ["--judge-base-url", "not-a-url", (dir) => ["score", "--predictions", join(dir, "predictions.json"), "--judge", "openai/gpt-4o"]],
+    ["--model-base-url", "ftp://models.example.com/v1", () => ["answer", "--agent", "blind", "--model", "openai/gpt-4o"]],
+    ["--model-base-url", "localhost:8000/v1", (dir) => ["rm", "score", "--instances", join(dir, "instances.jsonl"), "--model", "vllm/qwen"]],
+    ["--renderer-base-url", "not a url", (dir) => ["generate", "tag", "--source", `sim:${dir}`, "--renderer", "ollama/qwen2.5"]],
+  ];
+  for (const [flag, url, args] of flags) {
+    test(`${flag} ${url} stops the command with exit 2 naming the flag, before any call or file`, async () => {
+      const dir = temporaryDir();
+      const result = await runCli([...args(dir), flag, url, "--out", join(dir, "run")], cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, new RegExp(`field "${flag}": "${escape(url)}" is not an http or https URL`));
+      assert.match(result.stderr, new RegExp(`give ${flag} the endpoint's http\\(s\\) address`));
+      assert.doesNotMatch(result.stderr, /\n\s+at /);
+      assert.deepEqual(readdirSync(dir), []);
+    });
+  }
+
+  const variables: [string, string, string][] = [
+    ["OPENAI_BASE_URL", "openai/gpt-4o", "not-a-url"],
+    ["ANTHROPIC_BASE_URL", "anthropic/claude-sonnet-4-5", "ftp://claude.example.com"],
+    ["GEMINI_BASE_URL", "google/gemini-2.5-flash", "generativelanguage.googleapis.com"],
+    ["VLLM_BASE_URL", "vllm/Qwen/Qwen2.5-VL-7B-Instruct", "file:///v1"],
+  ];
+  for (const [variable, judge, url] of variables) {
+    test(`${variable}=${url} stops the command with exit 2 naming the variable`, async () => {
+      const dir = temporaryDir();
+      const env = cliEnv(dir, { [variable]: url, OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-test", GEMINI_API_KEY: "test" });
+      const result = await runCli(["score", "--predictions", join(dir, "predictions.json"), "--judge", judge, "--out", join(dir, "run")], env);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, new RegExp(`field "${variable}": "${escape(url)}" is not an http or https URL`));
+      assert.deepEqual(readdirSync(dir), []);
+    });
+  }
+
+  test("a --judge-base-url overrides an unusable OPENAI_BASE_URL, which is then not in the way", async () => {
+    const dir = temporaryDir();
+    const env = cliEnv(dir, { OPENAI_BASE_URL: "not-a-url", OPENAI_API_KEY: "sk-test" });
+    // the next problem is the missing predictions file: the URLs passed
+    const result = await runCli(["score", "--predictions", join(dir, "predictions.json"), "--benchmark", join(dir, "benchmark.json"), "--judge", "openai/gpt-4o", "--judge-base-url", "http://127.0.0.1:9/v1", "--out", join(dir, "run")], env);
+    assert.equal(result.code, 2, result.stderr);
+    assert.doesNotMatch(result.stderr, /OPENAI_BASE_URL|not an http/);
+    assert.match(result.stderr, /benchmark\.json/);
+  });
+});
