@@ -60,7 +60,7 @@ function scriptedModel(): ChatModel {
     name: "bench/scripted",
     async complete(request: ChatRequest): Promise<ChatResponse> {
       const text = reply(request);
-      return { text, texts: [text], finishReason: "stop", usage: { promptTokens: 0, completionTokens: 0, images: 0, latencyMs: 0, retries: 0, cached: false } };
+      return { text, texts: [text], finishReason: "stop", usage: { promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, latencyMs: 0, retries: 0, cached: false } };
     },
   };
 }

@@ -50,5 +50,6 @@ function unusableModelError(error: ModelCallError, models: readonly ModelSpec[])
   let hint = `is the server running at ${error.endpoint}? Set the --…-base-url flag or the provider's *_BASE_URL variable to reach another one`;
   if (error.kind === "auth") hint = `check the API key for ${spec?.provider ?? "the provider"} (it was refused by ${error.endpoint})`;
   if (error.kind === "not_found") hint = `check the model name "${spec?.model ?? name}" and the base URL ${error.endpoint}`;
+  if (error.kind === "quota") hint = `the account behind ${error.endpoint} has no credits left: top it up (or raise its limit), then run the same command again: every finished item is kept`;
   return new UserError(`the model ${name} cannot be used: ${error.message}`, {}, hint);
 }

@@ -1,8 +1,9 @@
 /**
  * How a model call failed, which decides what the scheduler does:
  * rate_limit, server, timeout, network and bad_response are retried;
- * unreachable, auth and not_found stop a run (the configuration is wrong);
- * bad_request fails only the item that made it.
+ * unreachable, auth, not_found and quota (the account is out of credits) stop a run;
+ * bad_request fails only the item that made it, as do the reply statuses truncated,
+ * filtered and refused (the model answered, but not with an answer).
  */
 export type ModelErrorKind =
   | "rate_limit"
@@ -13,10 +14,14 @@ export type ModelErrorKind =
   | "unreachable"
   | "auth"
   | "not_found"
-  | "bad_request";
+  | "quota"
+  | "bad_request"
+  | "truncated"
+  | "filtered"
+  | "refused";
 
 const RETRYABLE: ReadonlySet<ModelErrorKind> = new Set(["rate_limit", "server", "timeout", "network", "bad_response", "unreachable"]);
-const FATAL_FOR_RUN: ReadonlySet<ModelErrorKind> = new Set(["unreachable", "auth", "not_found"]);
+const FATAL_FOR_RUN: ReadonlySet<ModelErrorKind> = new Set(["unreachable", "auth", "not_found", "quota"]);
 
 export class ModelCallError extends Error {
   /** Retries made before this error was final (set by the scheduler). */
@@ -29,6 +34,8 @@ export class ModelCallError extends Error {
     readonly status?: number,
     /** From `retry-after` / `retry-after-ms` headers or the provider's body. */
     readonly retryAfterMs?: number,
+    /** A reply that is not an answer: its text so far and the provider's finish reason. */
+    readonly reply?: { text: string | null; finishReason: string | null },
   ) {
     super(message);
     this.name = "ModelCallError";
@@ -44,8 +51,18 @@ export class ModelCallError extends Error {
   }
 }
 
-/** Classifies an HTTP status from a provider. */
-export function kindForStatus(status: number): ModelErrorKind {
+/** Whether a failure is a reply status (truncated, filtered, refused) rather than a failed call. */
+export function isReplyStatus(kind: ModelErrorKind): kind is "truncated" | "filtered" | "refused" {
+  return kind === "truncated" || kind === "filtered" || kind === "refused";
+}
+
+/**
+ * Classifies an HTTP status from a provider. A 429 that says the account has no credits
+ * left (OpenAI's `insufficient_quota`, a billing message) is not a rate limit: waiting
+ * does not help, so it stops the run.
+ */
+export function kindForStatus(status: number, body = ""): ModelErrorKind {
+  if (status === 429 && OUT_OF_CREDITS.test(body)) return "quota";
   if (status === 429) return "rate_limit";
   if (status === 401 || status === 403) return "auth";
   if (status === 404) return "not_found";
@@ -64,6 +81,8 @@ export function retryAfterFromHeaders(get: (name: string) => string | null | und
   const date = Date.parse(value);
   return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
 }
+
+const OUT_OF_CREDITS = /insufficient_quota|exceeded your current quota|credit balance is too low|billing/i;
 
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 

@@ -63,7 +63,7 @@ function httpError(reply: RawReply, endpoint: string): ModelCallError {
   };
   const retryAfterMs = retryAfterFromHeaders(header) ?? retryDelayFromBody(reply.text);
   const message = errorMessageFromBody(reply.text);
-  return new ModelCallError(kindForStatus(reply.status), `${endpoint} answered HTTP ${reply.status}${message ? `: ${message}` : ""}`, endpoint, reply.status, retryAfterMs);
+  return new ModelCallError(kindForStatus(reply.status, reply.text.slice(0, 4096)), `${endpoint} answered HTTP ${reply.status}${message ? `: ${message}` : ""}`, endpoint, reply.status, retryAfterMs);
 }
 
 /** `{"error": {"message": …}}` (OpenAI, Anthropic, Gemini alike), or the body's start. */

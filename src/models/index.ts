@@ -8,3 +8,6 @@ export * from "./messages.js";
 export * from "./batch.js";
 export * from "./tools.js";
 export * from "./embedded/index.js";
+export * from "./families.js";
+export * from "./models-file.js";
+export * from "./images.js";

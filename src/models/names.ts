@@ -1,5 +1,7 @@
 import { UserError } from "../core/index.js";
 import { checkBaseURL } from "./base-url.js";
+import { modelProfile, type ModelOptions, type ModelProfile } from "./families.js";
+import { modelsFileEntry } from "./models-file.js";
 
 /** The wire protocol a model name maps to. */
 export type Protocol = "openai" | "anthropic" | "google";
@@ -15,6 +17,10 @@ export interface ModelSpec {
   model: string;
   baseURL: string;
   apiKey: string;
+  /** What the model accepts (its family with the user's options), applied to every request. */
+  profile: ModelProfile;
+  /** The options the user set (models file, then --model-option), as given. */
+  options: ModelOptions;
 }
 
 interface ProviderDefaults {
@@ -97,6 +103,8 @@ export interface ResolveOptions {
   env?: NodeJS.ProcessEnv;
   /** The flag the name came from, for error messages. */
   flag?: string;
+  /** Per-model options (`--model-option key=value`): they win over the models file's entry. */
+  options?: ModelOptions;
 }
 
 /** Resolves `provider/model` into an endpoint and credentials, or says how to fix it. */
@@ -125,10 +133,13 @@ export function resolveModel(name: string | undefined, options: ResolveOptions =
     }
     apiKey = "EMPTY"; // self-hosted servers usually accept any key
   }
-  return { name, provider, protocol: defaults.protocol, model, baseURL, apiKey };
+  const modelOptions: ModelOptions = { ...modelsFileEntry(name, env), ...options.options };
+  const profile = modelProfile(defaults.protocol, model, modelOptions, `${flag}-option`);
+  return { name, provider, protocol: defaults.protocol, model, baseURL, apiKey, profile, options: modelOptions };
 }
 
-/** A model as summaries record it: everything that identifies it, never its key. */
-export function describeModel(spec: ModelSpec): { name: string; provider: string; model: string; baseURL: string } {
-  return { name: spec.name, provider: spec.provider, model: spec.model, baseURL: spec.baseURL };
+/** A model as summaries record it: everything that identifies it (its family and the options set), never its key. */
+export function describeModel(spec: ModelSpec): { name: string; provider: string; model: string; baseURL: string; family: string; options?: ModelOptions } {
+  const options = Object.keys(spec.options).length > 0 ? { options: spec.options } : {};
+  return { name: spec.name, provider: spec.provider, model: spec.model, baseURL: spec.baseURL, family: spec.profile.id, ...options };
 }

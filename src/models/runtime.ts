@@ -6,6 +6,8 @@ import { UsageLedger } from "./usage.js";
 import type { ModelSpec } from "./names.js";
 import type { ChatModel, ChatRequest, ChatResponse, ProviderClient, ProviderReply } from "./types.js";
 import { ModelCallError } from "./errors.js";
+import { adaptRequest, type AdaptedRequest } from "./families.js";
+import { checkImageLimits } from "./images.js";
 import { OpenAiClient } from "./providers/openai.js";
 import { AnthropicClient } from "./providers/anthropic.js";
 import { GeminiClient } from "./providers/gemini.js";
@@ -25,10 +27,11 @@ export interface ModelRuntimeOptions {
 
 const cachedReplySchema = z.object({
   texts: z.array(z.string().nullable()).min(1),
-  toolCalls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()) })).optional(),
+  toolCalls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()), signature: z.string().optional() })).optional(),
   finishReason: z.string().nullable(),
   promptTokens: z.number(),
   completionTokens: z.number(),
+  thinkingTokens: z.number().optional(),
 });
 
 /**
@@ -95,23 +98,45 @@ class ScheduledModel implements ChatModel {
     this.name = spec.name;
   }
 
+  /**
+   * One reply that is an answer. A reply cut by its token limit is asked again with twice
+   * the budget while the model's `truncation_retries` allow; a cut, filtered or refused
+   * reply that remains is a ModelCallError of that kind (its text kept), and is never cached.
+   */
   async complete(request: ChatRequest): Promise<ChatResponse> {
+    checkImageLimits(this.spec, request);
     const images = countImages(request);
-    const key = this.cache ? requestCacheKey(this.spec, request) : undefined;
-    if (key) {
-      const hit = cachedReplySchema.safeParse(await this.lookUpCache(key));
-      if (hit.success) return this.respond(hit.data, { images, latencyMs: 0, retries: 0, cached: true });
+    for (let scale = 1, retry = 0; ; scale *= 2, retry++) {
+      const adapted = adaptRequest(this.spec.profile, request, scale);
+      this.usage.noteDeviations(this.name, adapted.deviations);
+      const key = this.cache ? requestCacheKey(this.spec, adapted.request, adapted.thinking) : undefined;
+      if (key) {
+        const hit = cachedReplySchema.safeParse(await this.lookUpCache(key));
+        if (hit.success) return this.respond(hit.data, { images, latencyMs: 0, retries: 0, cached: true });
+      }
+      const result = await this.send(adapted);
+      const reply = result.value;
+      const status = reply.status ?? "ok";
+      if (status === "ok") {
+        if (this.cache && key) await this.storeInCache(key, reply);
+        return this.respond(reply, { images, latencyMs: result.latencyMs, retries: result.retries, cached: false });
+      }
+      const response = this.respond(reply, { images, latencyMs: result.latencyMs, retries: result.retries, cached: false });
+      this.usage.recordStatus(this.name, status);
+      if (status === "truncated" && retry < this.spec.profile.truncationRetries) continue;
+      const reason = reply.statusReason ?? status;
+      throw new ModelCallError(status, `${this.name}: ${reason}`, this.spec.baseURL, undefined, undefined, { text: response.text, finishReason: reply.finishReason });
     }
-    let result;
+  }
+
+  private async send(adapted: AdaptedRequest): Promise<{ value: ProviderReply; latencyMs: number; retries: number }> {
     try {
-      result = await this.scheduler.run((signal) => this.client.send(request, signal));
+      return await this.scheduler.run((signal) => this.client.send(adapted, signal));
     } catch (error) {
       const failure = error instanceof ModelCallError ? error : new ModelCallError("bad_response", String(error), this.spec.baseURL);
       this.usage.recordFailure(this.name, failure.retries);
       throw failure;
     }
-    if (this.cache && key) await this.storeInCache(key, result.value);
-    return this.respond(result.value, { images, latencyMs: result.latencyMs, retries: result.retries, cached: false });
   }
 
   /** A cache that cannot be read (a damaged file) is a miss, never a failed call. */
@@ -139,9 +164,10 @@ class ScheduledModel implements ChatModel {
   }
 
   private respond(reply: ProviderReply, call: { images: number; latencyMs: number; retries: number; cached: boolean }): ChatResponse {
-    const usage = { promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, ...call };
+    const usage = { promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, thinkingTokens: reply.thinkingTokens ?? 0, ...call };
     this.usage.record(this.name, usage);
-    return { text: reply.texts[0] ?? null, texts: reply.texts, finishReason: reply.finishReason, usage, ...(reply.toolCalls && reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}) };
+    const toolCalls = reply.toolCalls && reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {};
+    return { text: reply.texts[0] ?? null, texts: reply.texts, finishReason: reply.finishReason, usage, ...toolCalls };
   }
 }
 
@@ -154,10 +180,11 @@ function countImages(request: ChatRequest): number {
 }
 
 /**
- * The cache key: a hash of the canonical request (endpoint, model, messages with images
- * by content hash, generation parameters, sample index).
+ * The cache key: a hash of the canonical request as sent (endpoint, model, messages with
+ * images by content hash, generation parameters after the family's adaptation, thinking
+ * setting, sample index).
  */
-export function requestCacheKey(spec: ModelSpec, request: ChatRequest): string {
+export function requestCacheKey(spec: ModelSpec, request: ChatRequest, thinking?: AdaptedRequest["thinking"]): string {
   const messages = request.messages.map((m) => ({
     role: m.role,
     content:
@@ -171,6 +198,7 @@ export function requestCacheKey(spec: ModelSpec, request: ChatRequest): string {
   }));
   const { messages: _ignored, sampleIndex, ...params } = request;
   return sha256Hex(
-    canonicalJson({ protocol: spec.protocol, baseURL: spec.baseURL, model: spec.model, messages, params, sampleIndex: sampleIndex ?? 0 }),
+    // thinking only when set, so that keys of requests without it are unchanged
+    canonicalJson({ protocol: spec.protocol, baseURL: spec.baseURL, model: spec.model, messages, params, sampleIndex: sampleIndex ?? 0, ...(thinking ? { thinking } : {}) }),
   );
 }

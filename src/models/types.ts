@@ -1,3 +1,5 @@
+import type { AdaptedRequest } from "./families.js";
+
 /** A piece of a message: text, or an image as bytes with its media type. */
 export type ContentPart =
   | { type: "text"; text: string }
@@ -29,6 +31,8 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments: Record<string, unknown>;
+  /** Gemini's thoughtSignature of the call: sent back with the model's turn, as Gemini 3 requires. */
+  signature?: string;
 }
 
 export interface GenerationParams {
@@ -58,18 +62,28 @@ export interface ChatRequest extends GenerationParams {
 /** What one call cost, as recorded per call and summed per run. */
 export interface CallUsage {
   promptTokens: number;
+  /** Every output token billed, thinking included. */
   completionTokens: number;
+  /** Of completionTokens, those spent thinking (reasoning tokens) before the reply. */
+  thinkingTokens: number;
   images: number;
   latencyMs: number;
   retries: number;
   cached: boolean;
 }
 
+/**
+ * Whether a reply is an answer: `ok`, or cut by its token limit (`truncated`), withheld by a
+ * content filter (`filtered`), or declined by the model (`refused`).
+ */
+export type ReplyStatus = "ok" | "truncated" | "filtered" | "refused";
+
 export interface ChatResponse {
   /** The first choice's text; null when the model returned no text. */
   text: string | null;
   /** Every choice's text, in order. */
   texts: (string | null)[];
+  /** The provider's own finish reason, as it sent it. */
   finishReason: string | null;
   usage: CallUsage;
   /** The first choice's tool calls, when the model made some. */
@@ -89,11 +103,19 @@ export interface ProviderReply {
   /** The first choice's tool calls, when any. */
   toolCalls?: ToolCall[];
   finishReason: string | null;
+  /** Absent means ok (replies cached by older versions were all taken as ok). */
+  status?: ReplyStatus;
+  /** Why the reply is not ok, in words (the refusal's text, the filter, the limit). */
+  statusReason?: string;
   promptTokens: number;
+  /** Every output token billed, thinking included (Gemini counts thoughts apart: they are added here). */
   completionTokens: number;
+  /** Of completionTokens, those spent thinking, where the provider says. */
+  thinkingTokens?: number;
 }
 
 /** One provider's wire protocol: a single attempt, no retries (the scheduler retries). */
 export interface ProviderClient {
-  send(request: ChatRequest, signal: AbortSignal): Promise<ProviderReply>;
+  /** Sends a request already adapted to the model's family (families.ts). */
+  send(request: AdaptedRequest, signal: AbortSignal): Promise<ProviderReply>;
 }

@@ -1,4 +1,4 @@
-import type { CallUsage } from "./types.js";
+import type { CallUsage, ReplyStatus } from "./types.js";
 
 /** Usage summed over calls, per model and overall, as written into summaries. */
 export interface UsageTotals {
@@ -6,6 +6,8 @@ export interface UsageTotals {
   cacheHits: number;
   promptTokens: number;
   completionTokens: number;
+  /** Of completionTokens, those spent thinking. */
+  thinkingTokens: number;
   images: number;
   retries: number;
   failures: number;
@@ -14,7 +16,7 @@ export interface UsageTotals {
 }
 
 export function emptyUsage(): UsageTotals {
-  return { calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0, images: 0, retries: 0, failures: 0, latencyMs: 0 };
+  return { calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, retries: 0, failures: 0, latencyMs: 0 };
 }
 
 export function addUsage(totals: UsageTotals, call: CallUsage): void {
@@ -22,6 +24,7 @@ export function addUsage(totals: UsageTotals, call: CallUsage): void {
   if (call.cached) totals.cacheHits++;
   totals.promptTokens += call.promptTokens;
   totals.completionTokens += call.completionTokens;
+  totals.thinkingTokens += call.thinkingTokens;
   totals.images += call.images;
   totals.retries += call.retries;
   if (!call.cached) totals.latencyMs += call.latencyMs;
@@ -29,7 +32,8 @@ export function addUsage(totals: UsageTotals, call: CallUsage): void {
 
 /** Adds every count of `from` into `into`. */
 export function mergeUsage(into: UsageTotals, from: UsageTotals): void {
-  for (const key of Object.keys(into) as (keyof UsageTotals)[]) into[key] += from[key];
+  // totals written by older versions lack newer counts: those add nothing
+  for (const key of Object.keys(into) as (keyof UsageTotals)[]) into[key] += from[key] ?? 0;
 }
 
 /** The sum of several usage totals (per item of a run, into the run's). */
@@ -39,9 +43,36 @@ export function sumUsage(parts: Iterable<UsageTotals>): UsageTotals {
   return total;
 }
 
+/** A ledger's totals, with what was sent differently than asked and the replies that were not answers. */
+export interface UsageSnapshot {
+  total: UsageTotals;
+  byModel: Record<string, UsageTotals>;
+  /** Per model: each parameter sent differently than the caller asked, in words. */
+  deviations?: Record<string, string[]>;
+  /** Per model: replies that were cut, filtered or refused. */
+  replyStatuses?: Record<string, Partial<Record<ReplyStatus, number>>>;
+}
+
 /** Records every call's usage, by model name. */
 export class UsageLedger {
   private readonly byModel = new Map<string, UsageTotals>();
+  private readonly deviations = new Map<string, Set<string>>();
+  private readonly statuses = new Map<string, Partial<Record<ReplyStatus, number>>>();
+
+  /** Parameters a model was sent differently than asked (families.ts), each once. */
+  noteDeviations(model: string, deviations: readonly string[]): void {
+    if (deviations.length === 0) return;
+    let known = this.deviations.get(model);
+    if (!known) this.deviations.set(model, (known = new Set()));
+    for (const deviation of deviations) known.add(deviation);
+  }
+
+  /** A reply that was not an answer (truncated, filtered, refused). */
+  recordStatus(model: string, status: ReplyStatus): void {
+    const counts = this.statuses.get(model) ?? {};
+    counts[status] = (counts[status] ?? 0) + 1;
+    this.statuses.set(model, counts);
+  }
 
   record(model: string, call: CallUsage): void {
     addUsage(this.totalsFor(model), call);
@@ -62,8 +93,10 @@ export class UsageLedger {
     return totals;
   }
 
-  snapshot(): { total: UsageTotals; byModel: Record<string, UsageTotals> } {
+  snapshot(): UsageSnapshot {
     const byModel = Object.fromEntries([...this.byModel].map(([model, totals]) => [model, { ...totals }]));
-    return { total: sumUsage(this.byModel.values()), byModel };
+    const deviations = Object.fromEntries([...this.deviations].map(([model, set]) => [model, [...set]]));
+    const statuses = Object.fromEntries([...this.statuses].map(([model, counts]) => [model, { ...counts }]));
+    return { total: sumUsage(this.byModel.values()), byModel, ...(this.deviations.size > 0 ? { deviations } : {}), ...(this.statuses.size > 0 ? { replyStatuses: statuses } : {}) };
   }
 }

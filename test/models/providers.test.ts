@@ -194,7 +194,7 @@ describe("OpenAI chat completions", () => {
           created: 0,
           model: "gpt-4o",
           choices: [
-            { index: 0, message: { role: "assistant", content: "yes" }, finish_reason: "length" },
+            { index: 0, message: { role: "assistant", content: "yes" }, finish_reason: "stop" },
             { index: 1, message: { role: "assistant", content: "no" }, finish_reason: "stop" },
           ],
           usage: { prompt_tokens: 20, completion_tokens: 2, total_tokens: 22 },
@@ -209,7 +209,7 @@ describe("OpenAI chat completions", () => {
       assert.equal(wireBody<OpenAiBody>(server.requests[0]!).n, 2);
       assert.deepEqual(two.texts, ["yes", "no"]);
       assert.equal(two.text, "yes");
-      assert.equal(two.finishReason, "length");
+      assert.equal(two.finishReason, "stop");
       assert.equal(two.usage.promptTokens, 20);
       assert.equal(two.usage.completionTokens, 2);
 
@@ -387,7 +387,7 @@ describe("Anthropic Messages", () => {
           { type: "text", text: "Your mark: " },
           { type: "text", text: "3" },
         ],
-        stop_reason: "max_tokens",
+        stop_reason: "end_turn",
         stop_sequence: null,
         usage: { input_tokens: 12, output_tokens: 5 },
       },
@@ -395,7 +395,7 @@ describe("Anthropic Messages", () => {
     await withModelServer(() => reply, async (server) => {
       const response = await modelFor("anthropic/claude-test-model", server.url, env).complete(TEXT_ONLY);
       assert.equal(response.text, "Your mark: 3");
-      assert.equal(response.finishReason, "max_tokens");
+      assert.equal(response.finishReason, "end_turn");
       assert.equal(response.usage.promptTokens, 12);
       assert.equal(response.usage.completionTokens, 5);
     });
@@ -442,11 +442,11 @@ describe("Gemini generateContent", () => {
 
   test("posts to /v1beta/models/MODEL:generateContent with x-goog-api-key, contents and systemInstruction", async () => {
     await withModelServer(() => geminiReply("Your mark: 2", { promptTokenCount: 33, candidatesTokenCount: 4 }), async (server) => {
-      const model = modelFor("google/gemini-2.5-flash", server.url, env);
+      const model = modelFor("google/gemini-test-model", server.url, env);
       const response = await model.complete(TEXT_ONLY);
       const request = only(server);
       assert.equal(request.method, "POST");
-      assert.equal(request.path, "/v1beta/models/gemini-2.5-flash:generateContent");
+      assert.equal(request.path, "/v1beta/models/gemini-test-model:generateContent");
       assert.equal(request.headers["x-goog-api-key"], "gm-test-key");
       assert.equal(request.headers.authorization, undefined, "the key is not also sent as a bearer token");
       assert.match(String(request.headers["content-type"]), /^application\/json/);
@@ -465,7 +465,7 @@ describe("Gemini generateContent", () => {
 
   test("sends generationConfig with Gemini's names only for the parameters set", async () => {
     await withModelServer(() => geminiReply("{}"), async (server) => {
-      const model = modelFor("google/gemini-2.5-flash", server.url, env);
+      const model = modelFor("google/gemini-test-model", server.url, env);
       await model.complete({ messages: [{ role: "user", content: "q" }], temperature: 0.2, topP: 0.8, maxTokens: 32, seed: 1234, n: 1, stop: ["END"], responseFormat: "json" });
       await model.complete({ messages: [{ role: "user", content: "q" }], temperature: 0 });
       assert.equal(server.requests.length, 2);
@@ -517,12 +517,12 @@ describe("Gemini generateContent", () => {
     });
   });
 
-  test("joins the parts of each candidate; a blocked prompt without candidates is a null text", async () => {
+  test("joins the parts of each candidate; a blocked prompt or a stopped candidate is a refusal with its reason", async () => {
     const replies: ScriptedReply[] = [
       {
         body: {
           candidates: [
-            { content: { role: "model", parts: [{ text: "Your " }, { text: "mark: 1" }] }, finishReason: "MAX_TOKENS", index: 0 },
+            { content: { role: "model", parts: [{ text: "Your " }, { text: "mark: 1" }] }, finishReason: "STOP", index: 0 },
             { content: { role: "model", parts: [{ text: "other" }] }, finishReason: "STOP", index: 1 },
           ],
           usageMetadata: { promptTokenCount: 8, candidatesTokenCount: 9, totalTokenCount: 17 },
@@ -536,17 +536,11 @@ describe("Gemini generateContent", () => {
       const joined = await model.complete(TEXT_ONLY);
       assert.deepEqual(joined.texts, ["Your mark: 1", "other"]);
       assert.equal(joined.text, "Your mark: 1");
-      assert.equal(joined.finishReason, "MAX_TOKENS");
+      assert.equal(joined.finishReason, "STOP");
       assert.equal(joined.usage.completionTokens, 9);
 
-      const blocked = await model.complete(TEXT_ONLY);
-      assert.equal(blocked.text, null);
-      assert.equal(blocked.usage.promptTokens, 8);
-      assert.equal(blocked.usage.completionTokens, 0);
-
-      const noContent = await model.complete(TEXT_ONLY);
-      assert.equal(noContent.text, null);
-      assert.equal(noContent.finishReason, "SAFETY");
+      await assert.rejects(model.complete(TEXT_ONLY), (e: unknown) => e instanceof ModelCallError && e.kind === "refused" && /promptFeedback\.blockReason SAFETY/.test(e.message) && e.reply?.text === null);
+      await assert.rejects(model.complete(TEXT_ONLY), (e: unknown) => e instanceof ModelCallError && e.kind === "refused" && /finishReason SAFETY/.test(e.message) && e.reply?.finishReason === "SAFETY");
     });
   });
 
@@ -569,7 +563,8 @@ describe("Gemini generateContent", () => {
 
 describe("resolveModel", () => {
   test("names the protocol, model id, endpoint and key of each provider", () => {
-    assert.deepEqual(resolveModel("openai/gpt-4o", { env: { OPENAI_API_KEY: "sk" } }), {
+    const identity = ({ profile: _profile, options: _options, ...rest }: ReturnType<typeof resolveModel>): Omit<ReturnType<typeof resolveModel>, "profile" | "options"> => rest;
+    assert.deepEqual(identity(resolveModel("openai/gpt-4o", { env: { OPENAI_API_KEY: "sk" } })), {
       name: "openai/gpt-4o",
       provider: "openai",
       protocol: "openai",
@@ -577,7 +572,7 @@ describe("resolveModel", () => {
       baseURL: "https://api.openai.com/v1",
       apiKey: "sk",
     });
-    assert.deepEqual(resolveModel("vllm/Qwen/Qwen2.5-VL-7B-Instruct", { env: {} }), {
+    assert.deepEqual(identity(resolveModel("vllm/Qwen/Qwen2.5-VL-7B-Instruct", { env: {} })), {
       name: "vllm/Qwen/Qwen2.5-VL-7B-Instruct",
       provider: "vllm",
       protocol: "openai",

@@ -430,14 +430,16 @@ describe("retries", () => {
     });
   });
 
-  test("google: an empty reply is a wrong server (bad_response); a blocked prompt is a null answer", async () => {
+  test("google: an empty reply is a wrong server (bad_response); a blocked prompt is a refusal, sent once", async () => {
     await withModelServer(() => ({ body: {} }), async (server) => {
       const error = await callError(modelOn(new ModelRuntime({ ...FAST, maxRetries: 0 }), PROVIDERS[2]!, server.url).complete(REQUEST));
       assert.equal(error.kind, "bad_response");
     });
     await withModelServer(() => ({ body: { promptFeedback: { blockReason: "SAFETY" } } }), async (server) => {
-      const response = await modelOn(new ModelRuntime({ ...FAST, maxRetries: 0 }), PROVIDERS[2]!, server.url).complete(REQUEST);
-      assert.equal(response.text, null);
+      const error = await callError(modelOn(new ModelRuntime({ ...FAST, maxRetries: 5 }), PROVIDERS[2]!, server.url).complete(REQUEST));
+      assert.equal(error.kind, "refused");
+      assert.equal(error.retryable, false);
+      assert.equal(server.requests.length, 1);
     });
   });
 

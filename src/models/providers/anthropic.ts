@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ModelSpec } from "../names.js";
-import type { ChatMessage, ChatRequest, ContentPart, ProviderClient, ProviderReply } from "../types.js";
+import type { AdaptedRequest } from "../families.js";
+import type { ChatMessage, ContentPart, ProviderClient, ProviderReply, ReplyStatus } from "../types.js";
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
 import { plainText } from "../messages.js";
@@ -20,12 +21,12 @@ const messageSchema = z.object({
 export class AnthropicClient implements ProviderClient {
   constructor(private readonly spec: ModelSpec) {}
 
-  async send(request: ChatRequest, signal: AbortSignal): Promise<ProviderReply> {
-    if ((request.n ?? 1) > 1) {
+  async send(adapted: AdaptedRequest, signal: AbortSignal): Promise<ProviderReply> {
+    if ((adapted.request.n ?? 1) > 1) {
       throw new ModelCallError("bad_request", "anthropic models give one choice per call: ask for samples instead of n > 1", this.spec.baseURL);
     }
     const headers = { "x-api-key": this.spec.apiKey, "anthropic-version": API_VERSION };
-    const raw = await postJson(`${this.spec.baseURL}/v1/messages`, headers, this.body(request), signal, this.spec.baseURL);
+    const raw = await postJson(`${this.spec.baseURL}/v1/messages`, headers, this.body(adapted), signal, this.spec.baseURL);
     const parsed = messageSchema.safeParse(raw);
     if (!parsed.success) throw new ModelCallError("bad_response", `${this.spec.baseURL} answered without content`, this.spec.baseURL);
     const text = parsed.data.content.filter((b) => b.type === "text").map((b) => b.text ?? "").join("");
@@ -37,12 +38,13 @@ export class AnthropicClient implements ProviderClient {
       texts: [parsed.data.content.length > 0 && (hasText || calls.length === 0) ? text : null],
       ...withToolCalls(calls),
       finishReason: parsed.data.stop_reason ?? null,
+      ...replyStatus(parsed.data.stop_reason ?? null, text),
       promptTokens: parsed.data.usage?.input_tokens ?? 0,
       completionTokens: parsed.data.usage?.output_tokens ?? 0,
     };
   }
 
-  private body(request: ChatRequest): Record<string, unknown> {
+  body({ request, thinking }: AdaptedRequest): Record<string, unknown> {
     const system = request.messages.filter((m) => m.role === "system").map((m) => plainText(m.content)).join("\n\n");
     return {
       model: this.spec.model,
@@ -54,8 +56,18 @@ export class AnthropicClient implements ProviderClient {
       ...(request.stop !== undefined ? { stop_sequences: request.stop } : {}),
       ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
       ...(request.toolChoice !== undefined ? { tool_choice: { type: ANTHROPIC_TOOL_CHOICE[request.toolChoice] } } : {}),
+      ...(thinking?.kind === "anthropic-budget" ? { thinking: { type: "enabled", budget_tokens: thinking.budgetTokens } } : {}),
+      ...(thinking?.kind === "anthropic-adaptive" ? { thinking: { type: "adaptive" }, output_config: { effort: thinking.effort } } : {}),
     };
   }
+}
+
+/** `refusal` (declined by the model's safety layer), `max_tokens` or a full context window (cut). */
+function replyStatus(stopReason: string | null, text: string): { status?: ReplyStatus; statusReason?: string } {
+  if (stopReason === "refusal") return { status: "refused", statusReason: `the model declined to answer (stop_reason refusal)${text ? `: ${text.slice(0, 200)}` : ""}` };
+  if (stopReason === "max_tokens") return { status: "truncated", statusReason: "cut by the token limit (stop_reason max_tokens)" };
+  if (stopReason === "model_context_window_exceeded") return { status: "truncated", statusReason: "cut by the model's context window (stop_reason model_context_window_exceeded)" };
+  return {};
 }
 
 const ANTHROPIC_TOOL_CHOICE = { auto: "auto", required: "any", none: "none" } as const;

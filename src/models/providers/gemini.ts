@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ModelSpec } from "../names.js";
-import type { ChatMessage, ChatRequest, ContentPart, ProviderClient, ProviderReply } from "../types.js";
+import type { AdaptedRequest } from "../families.js";
+import type { ChatMessage, ContentPart, ProviderClient, ProviderReply, ReplyStatus } from "../types.js";
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
 import { plainText } from "../messages.js";
@@ -9,21 +10,23 @@ import { parseToolArguments, withToolCalls } from "../tools.js";
 const replySchema = z.object({
   candidates: z.array(
     z.object({
-      content: z.object({ parts: z.array(z.object({ text: z.string().optional(), functionCall: z.object({ name: z.string(), args: z.unknown().optional() }).loose().optional() }).loose()).optional() }).loose().optional(),
+      content: z.object({
+        parts: z.array(z.object({ text: z.string().optional(), thought: z.boolean().optional(), thoughtSignature: z.string().optional(), functionCall: z.object({ name: z.string(), args: z.unknown().optional() }).loose().optional() }).loose()).optional(),
+      }).loose().optional(),
       finishReason: z.string().optional(),
     }).loose(),
   ).optional(),
-  promptFeedback: z.unknown().optional(),
-  usageMetadata: z.object({ promptTokenCount: z.number().optional(), candidatesTokenCount: z.number().optional() }).loose().optional(),
+  promptFeedback: z.object({ blockReason: z.string().optional() }).loose().optional(),
+  usageMetadata: z.object({ promptTokenCount: z.number().optional(), candidatesTokenCount: z.number().optional(), thoughtsTokenCount: z.number().optional() }).loose().optional(),
 }).loose();
 
 /** Google's Gemini API (`models/{model}:generateContent`), over plain fetch. */
 export class GeminiClient implements ProviderClient {
   constructor(private readonly spec: ModelSpec) {}
 
-  async send(request: ChatRequest, signal: AbortSignal): Promise<ProviderReply> {
+  async send(adapted: AdaptedRequest, signal: AbortSignal): Promise<ProviderReply> {
     const url = `${this.spec.baseURL}/v1beta/models/${encodeURIComponent(this.spec.model)}:generateContent`;
-    const raw = await postJson(url, { "x-goog-api-key": this.spec.apiKey }, this.body(request), signal, this.spec.baseURL);
+    const raw = await postJson(url, { "x-goog-api-key": this.spec.apiKey }, this.body(adapted), signal, this.spec.baseURL);
     const parsed = replySchema.safeParse(raw);
     if (!parsed.success) throw new ModelCallError("bad_response", `${this.spec.baseURL} answered an unexpected shape`, this.spec.baseURL);
     const candidates = parsed.data.candidates ?? [];
@@ -31,17 +34,23 @@ export class GeminiClient implements ProviderClient {
     if (candidates.length === 0 && parsed.data.promptFeedback === undefined) {
       throw new ModelCallError("bad_response", `${this.spec.baseURL} answered without candidates`, this.spec.baseURL);
     }
-    const calls = (candidates[0]?.content?.parts ?? []).flatMap((p, i) => (p.functionCall ? [{ id: `call_${i}`, name: p.functionCall.name, arguments: parseToolArguments(p.functionCall.args) }] : []));
+    const calls = (candidates[0]?.content?.parts ?? []).flatMap((p, i) =>
+      p.functionCall ? [{ id: `call_${i}`, name: p.functionCall.name, arguments: parseToolArguments(p.functionCall.args), ...(p.thoughtSignature ? { signature: p.thoughtSignature } : {}) }] : [],
+    );
+    const blockReason = parsed.data.promptFeedback?.blockReason;
     return {
       texts: candidates.length > 0 ? candidates.map((c) => candidateText(c.content?.parts)) : [null],
       ...withToolCalls(calls),
-      finishReason: candidates[0]?.finishReason ?? null,
+      finishReason: candidates[0]?.finishReason ?? (blockReason ? `blocked: ${blockReason}` : null),
+      ...replyStatus(candidates[0]?.finishReason, blockReason),
       promptTokens: parsed.data.usageMetadata?.promptTokenCount ?? 0,
-      completionTokens: parsed.data.usageMetadata?.candidatesTokenCount ?? 0,
+      // thoughts are billed as output but counted apart from the candidates
+      completionTokens: (parsed.data.usageMetadata?.candidatesTokenCount ?? 0) + (parsed.data.usageMetadata?.thoughtsTokenCount ?? 0),
+      thinkingTokens: parsed.data.usageMetadata?.thoughtsTokenCount ?? 0,
     };
   }
 
-  private body(request: ChatRequest): Record<string, unknown> {
+  body({ request, thinking }: AdaptedRequest): Record<string, unknown> {
     const system = request.messages.filter((m) => m.role === "system").map((m) => plainText(m.content)).join("\n\n");
     const generationConfig = {
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
@@ -51,6 +60,8 @@ export class GeminiClient implements ProviderClient {
       ...(request.n !== undefined ? { candidateCount: request.n } : {}),
       ...(request.stop !== undefined ? { stopSequences: request.stop } : {}),
       ...(request.responseFormat === "json" ? { responseMimeType: "application/json" } : {}),
+      ...(thinking?.kind === "gemini-budget" ? { thinkingConfig: { thinkingBudget: thinking.budgetTokens } } : {}),
+      ...(thinking?.kind === "gemini-level" ? { thinkingConfig: { thinkingLevel: thinking.level } } : {}),
     };
     return {
       contents: mergeFunctionResponses(request.messages.filter((m) => m.role !== "system").map(toGeminiContent)),
@@ -66,11 +77,25 @@ export class GeminiClient implements ProviderClient {
 
 const GEMINI_TOOL_MODE = { auto: "AUTO", required: "ANY", none: "NONE" } as const;
 
-/** A candidate's text: its text parts joined; null when it has only function calls or nothing. */
-function candidateText(parts: { text?: string | undefined; functionCall?: unknown }[] | undefined): string | null {
-  if (!parts) return null;
+/** A candidate's text: its text parts joined (thoughts left out); null when it has only function calls or nothing. */
+function candidateText(allParts: { text?: string | undefined; thought?: boolean | undefined; functionCall?: unknown }[] | undefined): string | null {
+  if (!allParts) return null;
+  const parts = allParts.filter((p) => p.thought !== true);
   if (parts.length > 0 && parts.every((p) => p.functionCall !== undefined)) return null;
   return parts.map((p) => p.text ?? "").join("");
+}
+
+const REFUSED = new Set(["SAFETY", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT"]);
+const FILTERED = new Set(["RECITATION", "IMAGE_RECITATION", "LANGUAGE"]);
+
+/** A prompt blocked before any candidate, a candidate stopped for safety (refused), recitation (filtered) or MAX_TOKENS (cut). */
+function replyStatus(finishReason: string | undefined, blockReason: string | undefined): { status?: ReplyStatus; statusReason?: string } {
+  if (blockReason) return { status: "refused", statusReason: `the prompt was blocked (promptFeedback.blockReason ${blockReason})` };
+  if (finishReason === undefined) return {};
+  if (REFUSED.has(finishReason)) return { status: "refused", statusReason: `the reply was stopped (finishReason ${finishReason})` };
+  if (FILTERED.has(finishReason)) return { status: "filtered", statusReason: `the reply was withheld (finishReason ${finishReason})` };
+  if (finishReason === "MAX_TOKENS") return { status: "truncated", statusReason: "cut by the token limit (finishReason MAX_TOKENS)" };
+  return {};
 }
 
 interface GeminiContent {
@@ -104,7 +129,8 @@ function toGeminiContent(message: ChatMessage): GeminiContent {
   }
   if (message.role === "assistant" && message.toolCalls && message.toolCalls.length > 0) {
     const text = plainText(message.content);
-    return { role: "model", parts: [...(text.length > 0 ? [{ text }] : []), ...message.toolCalls.map((c) => ({ functionCall: { name: c.name, args: c.arguments } }))] };
+    // each call goes back with its thoughtSignature: Gemini 3 refuses a turn that lost it
+    return { role: "model", parts: [...(text.length > 0 ? [{ text }] : []), ...message.toolCalls.map((c) => ({ functionCall: { name: c.name, args: c.arguments }, ...(c.signature ? { thoughtSignature: c.signature } : {}) }))] };
   }
   const parts = typeof message.content === "string" ? [{ text: message.content }] : message.content.map(toGeminiPart);
   return { role: message.role === "assistant" ? "model" : "user", parts };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ModelSpec } from "../names.js";
-import type { ChatMessage, ChatRequest, ProviderClient, ProviderReply } from "../types.js";
+import type { AdaptedRequest } from "../families.js";
+import type { ChatMessage, ProviderClient, ProviderReply, ReplyStatus } from "../types.js";
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
 import { plainText } from "../messages.js";
@@ -11,19 +12,24 @@ const completionSchema = z.object({
     z.object({
       message: z.object({
         content: z.string().nullable().optional(),
+        refusal: z.string().nullable().optional(),
         tool_calls: z.array(z.object({ id: z.string().optional(), function: z.object({ name: z.string(), arguments: z.unknown().optional() }).loose() }).loose()).nullable().optional(),
       }).loose(),
       finish_reason: z.string().nullable().optional(),
     }).loose(),
   ).min(1),
-  usage: z.object({ prompt_tokens: z.number().optional(), completion_tokens: z.number().optional() }).loose().nullable().optional(),
+  usage: z.object({
+    prompt_tokens: z.number().optional(),
+    completion_tokens: z.number().optional(),
+    completion_tokens_details: z.object({ reasoning_tokens: z.number().optional() }).loose().nullable().optional(),
+  }).loose().nullable().optional(),
 }).loose();
 
 /** OpenAI chat completions, and every server that speaks the same protocol (vLLM, Ollama, SGLang, TGI). */
 export class OpenAiClient implements ProviderClient {
   constructor(private readonly spec: ModelSpec) {}
 
-  async send(request: ChatRequest, signal: AbortSignal): Promise<ProviderReply> {
+  async send(request: AdaptedRequest, signal: AbortSignal): Promise<ProviderReply> {
     const url = `${this.spec.baseURL}/chat/completions`;
     const raw = await postJson(url, { authorization: `Bearer ${this.spec.apiKey}` }, this.body(request), signal, this.spec.baseURL);
     const parsed = completionSchema.safeParse(raw);
@@ -32,22 +38,27 @@ export class OpenAiClient implements ProviderClient {
     }
     const { choices, usage } = parsed.data;
     const calls = (choices[0]?.message.tool_calls ?? []).map((c, i) => ({ id: c.id ?? `call_${i}`, name: c.function.name, arguments: parseToolArguments(c.function.arguments) }));
+    const reasoningTokens = usage?.completion_tokens_details?.reasoning_tokens ?? 0;
     return {
       texts: choices.map((c) => c.message.content ?? null),
       ...withToolCalls(calls),
       finishReason: choices[0]?.finish_reason ?? null,
+      ...replyStatus(choices[0]!.message, choices[0]?.finish_reason ?? null, reasoningTokens),
       promptTokens: usage?.prompt_tokens ?? 0,
+      // completion_tokens already holds the reasoning tokens
       completionTokens: usage?.completion_tokens ?? 0,
+      thinkingTokens: reasoningTokens,
     };
   }
 
   /** Only the parameters the caller set are sent, as the reference scripts do. */
-  private body(request: ChatRequest): Record<string, unknown> {
+  body({ request, tokenLimit, thinking }: AdaptedRequest): Record<string, unknown> {
     return {
       model: this.spec.model,
       messages: request.messages.map(toOpenAiMessage),
       ...(request.seed !== undefined ? { seed: request.seed } : {}),
-      ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+      ...(request.maxTokens !== undefined ? { [tokenLimit === "max_completion_tokens" ? "max_completion_tokens" : "max_tokens"]: request.maxTokens } : {}),
+      ...(thinking?.kind === "reasoning_effort" ? { reasoning_effort: thinking.effort } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.topP !== undefined ? { top_p: request.topP } : {}),
       ...(request.n !== undefined ? { n: request.n } : {}),
@@ -59,6 +70,17 @@ export class OpenAiClient implements ProviderClient {
       ...(request.toolChoice !== undefined ? { tool_choice: request.toolChoice } : {}),
     };
   }
+}
+
+/** A refusal (the message's `refusal`), a filtered reply (`content_filter`) or a cut one (`length`). */
+function replyStatus(message: { content?: string | null | undefined; refusal?: string | null | undefined }, finishReason: string | null, reasoningTokens: number): { status?: ReplyStatus; statusReason?: string } {
+  if (message.refusal) return { status: "refused", statusReason: message.refusal };
+  if (finishReason === "content_filter") return { status: "filtered", statusReason: "the provider's content filter withheld the reply (finish_reason content_filter)" };
+  if (finishReason === "length") {
+    const thinking = !message.content && reasoningTokens > 0;
+    return { status: "truncated", statusReason: thinking ? `cut while thinking: the token limit was spent on ${reasoningTokens} reasoning tokens (finish_reason length)` : "cut by the token limit (finish_reason length)" };
+  }
+  return {};
 }
 
 function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
