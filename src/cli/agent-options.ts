@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import { AGENT_NAMES, type AgentName, type AgentSetup } from "../agents/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
-import { oneOf, outputDirectory, positiveInteger } from "./options.js";
+import { framesPath, oneOf, outputDirectory, positiveInteger } from "./options.js";
 
 /** The flags `eqa answer` and `eqa run` share. */
 export interface AgentFlags {
@@ -31,7 +31,7 @@ export function addAgentOptions(command: Command): Command {
   return command
     .option("--benchmark <file>", "the benchmark file (default: the one `eqa data fetch openeqa` wrote)")
     .option("--subset <file>", "a JSON list of question ids to answer")
-    .option("--frames <dir>", "episode histories: a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video")
+    .option("--frames <dir>", "episode histories: a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video", framesPath)
     .addOption(new Option("--agent <agent>", "blind, vlm (multi-frame), socratic (frame captions), svm (Sparse Voxel Map captions), conceptgraph (scene graph) or retrieval (LLM + retrieval API)").argParser(oneOf(AGENT_NAMES)).makeOptionMandatory())
     .addOption(new Option("--model <provider/model>", "the agent's model, e.g. openai/gpt-4o").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")

@@ -3,7 +3,7 @@ import { buildMemory, writeMemory } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/index.js";
 import { loadObjectDetector, loadSentenceEncoder, resolveModel } from "../models/index.js";
-import { addModelCallOptions, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addModelCallOptions, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface MemoryBuildFlags extends ModelCallFlags {
@@ -35,7 +35,7 @@ export function memoryCommand(): Command {
   const build = memory
     .command("build")
     .description("build an episode's scene graph from its RGB-D frames and write scene-graph.json, topdown.png and crops/<id>.png")
-    .requiredOption("--frames <dir>", "an episode folder or video, or a folder of OpenEQA frames/<episode_history> (then --episode)")
+    .requiredOption("--frames <dir>", "an episode folder or video, or a folder of OpenEQA frames/<episode_history> (then --episode)", framesPath)
     .option("--episode <id>", "the episode_history under --frames, e.g. hm3d-v0/000-hm3d-BFRyYbPCCPE")
     .requiredOption("--out <dir>", "the folder to write", outputDirectory)
     .option("--num-frames <k>", "frames looked at, spread uniformly (default 60)", positiveInteger)

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { ModelCallCache, defaultCachePath, outputDirectoryProblem, outputFileProblem } from "../store/index.js";
+import { framesPathProblem } from "../episodes/index.js";
 import { ModelRuntime } from "../models/index.js";
 
 /** Commander parsers that reject bad values with a message naming the flag's expectation. */
@@ -27,6 +28,13 @@ export function positiveSeconds(value: string): number {
  */
 export function outputDirectory(value: string): string {
   const problem = outputDirectoryProblem(value);
+  if (problem) throw new InvalidArgumentError(problem);
+  return value;
+}
+
+/** Episode histories (`--frames`): a folder or video that is missing is refused before any model call. */
+export function framesPath(value: string): string {
+  const problem = framesPathProblem(value);
   if (problem) throw new InvalidArgumentError(problem);
   return value;
 }

@@ -4,7 +4,7 @@ import { rmBuildCommand, rmReviewCommand } from "./rm-build.js";
 import { rmExportCommand } from "./rm-export.js";
 import { rmScoreCommand } from "./rm-score.js";
 import { rmServeCommand } from "./rm-serve.js";
-import { oneOf, positiveInteger } from "./options.js";
+import { framesPath, oneOf, positiveInteger } from "./options.js";
 
 /** `eqa rm …`: reward models for EQA (EQA-RM). */
 export function rmCommand(): Command {
@@ -22,7 +22,7 @@ export interface FrameFlags {
 
 export function addFrameOptions(command: Command): Command {
   return command
-    .option("--frames <dir>", "episode histories: a folder of <episode_history> folders or videos (instances with their own frames path need none)")
+    .option("--frames <dir>", "episode histories: a folder of <episode_history> folders or videos (instances with their own frames path need none)", framesPath)
     .option("--image-size <pixels>", "longest side of the keyframes sent", positiveInteger, 512)
     .addOption(new Option("--image-format <format>", "png or jpeg").argParser(oneOf(["png", "jpeg"] as const)).default("png"));
 }

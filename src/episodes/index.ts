@@ -3,7 +3,7 @@
  * plain images and video files, opened as one `Episode`; frame sampling; image
  * preparation for models.
  */
-export { openEpisode, resolveEpisodePath } from "./open.js";
+export { framesPathProblem, openEpisode, resolveEpisodePath } from "./open.js";
 export type { Episode, EpisodeFrameImage, EpisodeKind } from "./types.js";
 export { prepareImage, loadSharp, DEFAULT_MAX_SIDE, DEFAULT_JPEG_QUALITY, type ImageOptions, type PreparedImage } from "./image.js";
 export { parseSamplingSpec, sampleFrameIndices, linspaceRoundIndices, type SamplingSpec } from "./sampling.js";

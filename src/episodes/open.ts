@@ -64,6 +64,15 @@ export function resolveEpisodePath(framesRoot: string, episodeHistory: string, a
   return undefined;
 }
 
+/**
+ * Why `path` cannot hold episode histories (`--frames`): nothing is there. Undefined when a
+ * folder or file is; what it holds is checked when its episodes are opened.
+ */
+export function framesPathProblem(path: string): string | undefined {
+  if (path.trim() === "") return "expected a folder or video";
+  return statOrUndefined(path) ? undefined : `${path}: no such folder or video`;
+}
+
 const EPISODE_PATH_HINT = "an episode_history names a folder or video inside --frames: relative, without \"..\" that leaves it, and without symbolic links that lead out of it";
 
 function statOrUndefined(path: string): Stats | undefined {

@@ -126,3 +126,24 @@ describe("model base URLs", () => {
     assert.match(result.stderr, /benchmark\.json/);
   });
 });
+
+describe("--frames naming nothing", () => {
+  const commands: [string, (dir: string) => string[]][] = [
+    ["answer", () => ["answer", "--agent", "vlm", "--model", "openai/gpt-4o"]],
+    ["run", () => ["run", "--agent", "vlm", "--model", "openai/gpt-4o", "--judge", "openai/gpt-4o"]],
+    ["rm build", () => ["rm", "build", "--responder", "openai/gpt-4o", "--scorer", "openai/gpt-4o"]],
+    ["rm score", (dir) => ["rm", "score", "--instances", join(dir, "instances.jsonl"), "--model", "openai/gpt-4o"]],
+    ["memory build", () => ["memory", "build"]],
+  ];
+  for (const [name, args] of commands) {
+    test(`eqa ${name} --frames /missing is a usage error (exit 2) before any model call or file`, async () => {
+      const dir = temporaryDir();
+      const missing = join(dir, "no-such-frames");
+      const result = await runCli([...args(dir), "--frames", missing, "--out", join(dir, "run")], cliEnv(dir, { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }));
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, /--frames <dir>/);
+      assert.match(result.stderr, new RegExp(`${escape(missing)}: no such folder or video`));
+      assert.deepEqual(readdirSync(dir), []);
+    });
+  }
+});
