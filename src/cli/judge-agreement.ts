@@ -1,6 +1,5 @@
-import { writeFile } from "node:fs/promises";
 import { Command } from "commander";
-import { UserError } from "../core/index.js";
+import { UserError, writeFileAtomically } from "../core/index.js";
 import { agreementMatrix, loadScoreSet, meanOverAnnotators, perAnnotatorAgreement, DEFAULT_AGREEMENT_BOOTSTRAP, type ScoreSet } from "../eval/index.js";
 import { formatAgreementPairs, formatAnnotatorTable, formatRhoMatrix } from "../report/index.js";
 import { nonNegativeInteger, positiveInteger } from "./options.js";
@@ -38,7 +37,7 @@ export function judgeAgreementCommand(): Command {
       for (const table of annotatorTables) lines.push("", `per annotator (${table.label}):`, formatAnnotatorTable(table.rows));
       console.log(lines.join("\n"));
       if (flags.json) {
-        await writeFile(flags.json, `${JSON.stringify({ sets: sets.map((s) => ({ label: s.label, path: s.path, items: s.scores.size })), matrix, annotators: annotatorTables.map((t) => ({ label: t.label, rows: t.rows })) }, null, 2)}\n`);
+        await writeFileAtomically(flags.json, `${JSON.stringify({ sets: sets.map((s) => ({ label: s.label, path: s.path, items: s.scores.size })), matrix, annotators: annotatorTables.map((t) => ({ label: t.label, rows: t.rows })) }, null, 2)}\n`);
         console.log(`\nwrote ${flags.json}`);
       }
     });

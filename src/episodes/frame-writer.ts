@@ -6,9 +6,8 @@
  * `intrinsic_depth.txt` once, and with masks `NNNNN-instance.png` (16-bit ids) plus one
  * `instance_labels.json` gathering every label seen.
  */
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Camera, InstanceMasks, Pose } from "../core/index.js";
+import { writeFileAtomically, type Camera, type InstanceMasks, type Pose } from "../core/index.js";
 import { loadSharp } from "./image.js";
 
 export interface ObservedFrame {
@@ -53,14 +52,13 @@ export class FrameFolderWriter {
   async write(frame: ObservedFrame): Promise<number> {
     const sharp = await loadSharp();
     const index = this.count++;
-    if (index === 0) await mkdir(this.dir, { recursive: true });
     const { width, height } = frame;
     const name = join(this.dir, String(index).padStart(5, "0"));
     if (!this.intrinsicsWritten) {
       const { fx, fy, cx, cy } = frame.camera;
       const k = matrixLines([fx, 0, cx, 0, 0, fy, cy, 0, 0, 0, 1, 0, 0, 0, 0, 1], 6);
-      await writeFile(join(this.dir, "intrinsic_color.txt"), k);
-      await writeFile(join(this.dir, "intrinsic_depth.txt"), k);
+      await writeFileAtomically(join(this.dir, "intrinsic_color.txt"), k);
+      await writeFileAtomically(join(this.dir, "intrinsic_depth.txt"), k);
       this.intrinsicsWritten = true;
     }
     const depth16 = new Uint16Array(width * height);
@@ -68,15 +66,16 @@ export class FrameFolderWriter {
       const d = frame.depth[i] as number;
       depth16[i] = d > 0 ? Math.min(65535, Math.trunc((d / MAX_DEPTH_M) * 65535)) : 0;
     }
-    const writes: Promise<unknown>[] = [
-      sharp(frame.rgb, { raw: { width, height, channels: 3 } }).png().toFile(`${name}-rgb.png`),
-      sharp(depth16, { raw: { width, height, channels: 1 } }).toColourspace("grey16").png().toFile(`${name}-depth.png`),
-      writeFile(`${name}.txt`, matrixLines(frame.pose, 9)),
+    // PNGs are encoded in memory and written whole, so a refused write leaves no empty picture
+    const writes: Promise<void>[] = [
+      sharp(frame.rgb, { raw: { width, height, channels: 3 } }).png().toBuffer().then((png) => writeFileAtomically(`${name}-rgb.png`, png)),
+      sharp(depth16, { raw: { width, height, channels: 1 } }).toColourspace("grey16").png().toBuffer().then((png) => writeFileAtomically(`${name}-depth.png`, png)),
+      writeFileAtomically(`${name}.txt`, matrixLines(frame.pose, 9)),
     ];
     if (frame.masks) {
       const ids = new Uint16Array(width * height);
       for (let i = 0; i < ids.length; i++) ids[i] = Math.min(65535, frame.masks.ids[i] as number);
-      writes.push(sharp(ids, { raw: { width, height, channels: 1 } }).toColourspace("grey16").png().toFile(`${name}-instance.png`));
+      writes.push(sharp(ids, { raw: { width, height, channels: 1 } }).toColourspace("grey16").png().toBuffer().then((png) => writeFileAtomically(`${name}-instance.png`, png)));
       let changed = false;
       for (const [id, label] of Object.entries(frame.masks.labels)) {
         if (this.labels[id] !== label) {
@@ -84,9 +83,11 @@ export class FrameFolderWriter {
           changed = true;
         }
       }
-      if (changed) writes.push(writeFile(join(this.dir, "instance_labels.json"), `${JSON.stringify(this.labels)}\n`));
+      if (changed) writes.push(writeFileAtomically(join(this.dir, "instance_labels.json"), `${JSON.stringify(this.labels)}\n`));
     }
-    await Promise.all(writes);
+    // every write ends (and clears its temporary file) before the first failure is thrown
+    const failure = (await Promise.allSettled(writes)).find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failure) throw failure.reason;
     return index;
   }
 }

@@ -1,4 +1,4 @@
-import { eqakitVersion } from "../core/index.js";
+import { eqakitVersion, writeFileAtomically } from "../core/index.js";
 import { rewardModelMetrics, type RewardMetrics } from "./metrics.js";
 import { describeModel, sumUsage, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { AGGREGATIONS, type Aggregation } from "./aggregate.js";
@@ -80,9 +80,8 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
   };
   const svg = scalingCurves(summary, aggregate, options.spec.name);
   await result.run.writeJson(BENCH_SUMMARY_FILE, summary);
-  const { writeFile } = await import("node:fs/promises");
-  await writeFile(result.run.file(CURVES_SVG), svg);
-  await writeFile(result.run.file(CURVES_PNG), await svgToPng(svg));
+  await writeFileAtomically(result.run.file(CURVES_SVG), svg);
+  await writeFileAtomically(result.run.file(CURVES_PNG), await svgToPng(svg));
   return { summary, runDir: result.run.path };
 }
 

@@ -1,6 +1,5 @@
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { eqakitVersion } from "../core/index.js";
+import { eqakitVersion, writeFileAtomically } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { ImageOptions } from "../episodes/index.js";
 import type { ContentPart } from "../models/index.js";
@@ -18,11 +17,10 @@ interface StoredImage {
 }
 
 async function storeImages(dir: string, images: readonly StoredImage[]): Promise<string[]> {
-  await mkdir(join(dir, "images"), { recursive: true });
   const paths: string[] = [];
   for (const image of images) {
     const name = `images/${image.sha256}.${image.mediaType === "image/jpeg" ? "jpg" : "png"}`;
-    await writeFile(join(dir, name), image.data);
+    await writeFileAtomically(join(dir, name), image.data);
     paths.push(name);
   }
   return paths;
@@ -108,9 +106,9 @@ export async function exportRft(options: RftExportOptions): Promise<RftExportSum
       factory.push(JSON.stringify({ ...meta, messages: [{ role: "user", content: user.text }, { role: "assistant", content: target }], images: paths }));
     });
   }
-  await writeFile(join(options.outDir, "rft.trl.jsonl"), trl.map((l) => `${l}\n`).join(""));
-  await writeFile(join(options.outDir, "rft.llamafactory.jsonl"), factory.map((l) => `${l}\n`).join(""));
-  await writeFile(
+  await writeFileAtomically(join(options.outDir, "rft.trl.jsonl"), trl.map((l) => `${l}\n`).join(""));
+  await writeFileAtomically(join(options.outDir, "rft.llamafactory.jsonl"), factory.map((l) => `${l}\n`).join(""));
+  await writeFileAtomically(
     join(options.outDir, "dataset_info.json"),
     `${JSON.stringify({ eqa_rm_rft: { file_name: "rft.llamafactory.jsonl", formatting: "sharegpt", columns: { messages: "messages", images: "images" }, tags: { role_tag: "role", content_tag: "content", user_tag: "user", assistant_tag: "assistant" } } }, null, 2)}\n`,
   );
@@ -212,8 +210,7 @@ export async function exportGrpo(options: GrpoExportOptions): Promise<{ records:
     }
   }
   const path = join(options.outDir, "grpo.jsonl");
-  await mkdir(options.outDir, { recursive: true });
-  await writeFile(path, lines.map((l) => `${l}\n`).join(""));
+  await writeFileAtomically(path, lines.map((l) => `${l}\n`).join(""));
   return { records: lines.length, skipped, path };
 }
 

@@ -3,8 +3,8 @@
  * plan (floors coloured by room type, walls dark, doorways open, furniture and small objects
  * in their colours, the start as a red dot with a line along its heading).
  */
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomically } from "../core/index.js";
 import { loadSharp } from "../episodes/index.js";
 import { objectCatalogue } from "./catalogue.js";
 import type { Home } from "./home.js";
@@ -61,12 +61,11 @@ export function renderPlan(home: Home, pixelsPerMetre = 40): PlanImage {
 
 /** Writes `home.json` and `plan.png` into `dir`; returns their paths. */
 export async function writeHome(home: Home, dir: string): Promise<{ json: string; png: string }> {
-  await mkdir(dir, { recursive: true });
   const json = join(dir, "home.json");
   const png = join(dir, "plan.png");
-  await writeFile(json, `${JSON.stringify(home, null, 2)}\n`);
+  await writeFileAtomically(json, `${JSON.stringify(home, null, 2)}\n`);
   const plan = renderPlan(home);
   const sharp = await loadSharp();
-  await sharp(Buffer.from(plan.rgb.buffer, plan.rgb.byteOffset, plan.rgb.byteLength), { raw: { width: plan.width, height: plan.height, channels: 3 } }).png().toFile(png);
+  await writeFileAtomically(png, await sharp(Buffer.from(plan.rgb.buffer, plan.rgb.byteOffset, plan.rgb.byteLength), { raw: { width: plan.width, height: plan.height, channels: 3 } }).png().toBuffer());
   return { json, png };
 }

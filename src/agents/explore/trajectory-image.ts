@@ -5,6 +5,7 @@
  * as a red one. For the built-in simulator the home's plan (`renderPlan`) is drawn underneath,
  * dimmed where the agent never saw. x runs to the right, z downwards, as in the plan.
  */
+import { writeFileAtomically } from "../../core/index.js";
 import { loadSharp } from "../../episodes/index.js";
 import { renderPlan, type Home } from "../../sim/index.js";
 import { CELL_FREE, CELL_OCCUPIED, type OccupancyMap } from "./occupancy.js";
@@ -98,9 +99,9 @@ export function drawTrajectory(input: TrajectoryImageInput): { width: number; he
   return { width, height, rgb };
 }
 
-/** Writes the picture as a PNG file. */
+/** Writes the picture as a PNG file, whole or not at all. */
 export async function writeTrajectoryImage(file: string, input: TrajectoryImageInput): Promise<void> {
   const { width, height, rgb } = drawTrajectory(input);
   const sharp = await loadSharp();
-  await sharp(rgb, { raw: { width, height, channels: 3 } }).png().toFile(file);
+  await writeFileAtomically(file, await sharp(rgb, { raw: { width, height, channels: 3 } }).png().toBuffer());
 }

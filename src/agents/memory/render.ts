@@ -1,5 +1,5 @@
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomically } from "../../core/index.js";
 import { loadSharp, type Episode } from "../../episodes/index.js";
 import { instanceCrop } from "./build.js";
 import type { SceneGraph } from "./types.js";
@@ -69,19 +69,17 @@ export async function renderTopDown(graph: SceneGraph, mapPoints: Float32Array, 
  * also each instance's best crop as `crops/<id>.png`. Returns the files written.
  */
 export async function writeMemory(dir: string, graph: SceneGraph, mapPoints: Float32Array, episode?: Episode): Promise<string[]> {
-  await mkdir(dir, { recursive: true });
   const files = [join(dir, "scene-graph.json")];
-  await writeFile(files[0]!, `${JSON.stringify(graph, null, 2)}\n`);
+  await writeFileAtomically(files[0]!, `${JSON.stringify(graph, null, 2)}\n`);
   const picture = await renderTopDown(graph, mapPoints);
   if (picture) {
     files.push(join(dir, "topdown.png"));
-    await writeFile(files[1]!, picture);
+    await writeFileAtomically(files[1]!, picture);
   }
   if (episode && graph.instances.length > 0) {
-    await mkdir(join(dir, "crops"), { recursive: true });
     for (const instance of graph.instances) {
       const file = join(dir, "crops", `${instance.id}.png`);
-      await writeFile(file, (await instanceCrop(episode, instance)).data);
+      await writeFileAtomically(file, (await instanceCrop(episode, instance)).data);
     }
     files.push(join(dir, "crops", "*.png"));
   }
