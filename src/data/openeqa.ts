@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, UserError, sha256Hex, type Prediction, type Question } from "../core/index.js";
 import { parseJsonText, readTextFile } from "./json.js";
-import { firstItems, validateRecords } from "./validate.js";
+import { firstItems, requireRecords, validateRecords } from "./validate.js";
 
 const questionRecord = z.object({
   question_id: z.string().min(1, "must be a non-empty string"),
@@ -55,6 +55,7 @@ export async function loadOpenEqaBenchmark(path: string): Promise<OpenEqaBenchma
 export async function loadQuestionSubset(path: string): Promise<string[]> {
   const value = parseJsonText(await readTextFile(path), path);
   const ids = validateRecords(value, z.string().min(1, "must be a non-empty question id"), path, "question ids");
+  requireRecords(ids, path, "question ids", "--subset takes a JSON list of at least one question id; leave --subset out to use every question");
   const seen = new Set<string>();
   ids.forEach((id, index) => {
     if (seen.has(id)) throw new UserError("duplicate question id in subset", { file: path, index, id });
@@ -151,6 +152,7 @@ export async function loadQuestionSelection(options: { benchmark?: string; subse
     throw new UserError("no benchmark given, and the OpenEQA benchmark has not been downloaded", { file: path }, "run `eqa data fetch openeqa`, or pass --benchmark FILE");
   }
   const benchmark = await loadOpenEqaBenchmark(path);
+  requireRecords(benchmark.questions, path, "questions", "--benchmark takes an OpenEQA benchmark file with at least one question");
   const subset = options.subset ? await loadQuestionSubset(options.subset) : undefined;
   return { benchmark, questions: selectQuestions(benchmark, subset, options.subset), ...(options.subset ? { subsetPath: options.subset } : {}) };
 }

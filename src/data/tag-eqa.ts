@@ -14,7 +14,7 @@
  */
 import { z } from "zod";
 import { readJsonFile } from "./json.js";
-import { validateRecords } from "./validate.js";
+import { requireRecords, validateRecords } from "./validate.js";
 
 const vec3 = z.tuple([z.number(), z.number(), z.number()]);
 
@@ -101,5 +101,6 @@ export function parseTagQuestions(value: unknown, file: string): TagQuestion[] {
 }
 
 export async function loadTagQuestions(file: string): Promise<TagQuestion[]> {
-  return parseTagQuestions(await readJsonFile(file), file);
+  const questions = parseTagQuestions(await readJsonFile(file), file);
+  return requireRecords(questions, file, "TAG-EQA questions", "--questions takes the questions.json that eqa generate writes, with at least one question");
 }

@@ -57,6 +57,12 @@ function recordId(raw: unknown): string | undefined {
   return undefined;
 }
 
+/** Refuses a file without records: an empty selection would run nothing, report NaN and exit 0. */
+export function requireRecords<T>(records: T[], file: string, what: string, hint: string): T[] {
+  if (records.length === 0) throw new UserError(`the file holds no ${what}`, { file }, hint);
+  return records;
+}
+
 export function describeJsonType(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";

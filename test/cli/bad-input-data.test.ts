@@ -108,3 +108,27 @@ describe("eqa on the text encoding of data files", () => {
     assertUserError(result, latin1, "not valid UTF-8", `byte offset ${Buffer.byteLength(head)}`, "0xE9");
   });
 });
+
+describe("eqa on an empty question selection", () => {
+  test("eqa score with a --subset file that lists no question ids is refused, naming the flag and the file", async () => {
+    const home = temporaryDir();
+    const subset = write(join(home, "subset.json"), "[]");
+    const result = await scoreWithoutJudge(home, ["--benchmark", openEqaBenchmarkFile, "--subset", subset, "--predictions", write(join(home, "p.json"), predictionsJson)]);
+    assertUserError(result, subset, "the file holds no question ids", "--subset");
+    assert.doesNotMatch(result.stdout, /NaN/);
+  });
+
+  test("eqa answer with a benchmark that holds no questions is refused, naming the file", async () => {
+    const home = temporaryDir();
+    const empty = write(join(home, "empty.json"), "[]");
+    const result = await runCli(["answer", "--agent", "blind", "--model", "openai/gpt-4o", "--model-base-url", "http://127.0.0.1:9/v1", "--benchmark", empty, "--out", join(home, "run"), "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "test" }));
+    assertUserError(result, empty, "the file holds no questions", "--benchmark");
+  });
+
+  test("eqa score-tag with a questions file that holds no questions is refused, naming the flag and the file", async () => {
+    const home = temporaryDir();
+    const questions = write(join(home, "questions.json"), "[]");
+    const result = await runCli(["score-tag", "--questions", questions, "--predictions", write(join(home, "p.json"), "[]"), "--out", join(home, "run"), "--no-cache"], cliEnv(home));
+    assertUserError(result, questions, "the file holds no TAG-EQA questions", "--questions");
+  });
+});
