@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, truncateSync, writeSync } from "node:fs";
 import { outputFailure } from "../core/index.js";
 import { dirname } from "node:path";
 
@@ -14,7 +14,7 @@ export interface JsonlContents<T> {
  */
 export function readJsonl<T>(path: string, parse: (value: unknown) => T | undefined): JsonlContents<T> {
   if (!existsSync(path)) return { records: [], damagedLines: 0 };
-  const text = readFileSync(path, "utf8");
+  const text = readUpToSize(path).toString("utf8");
   const end = text.lastIndexOf("\n") + 1;
   if (end < text.length) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
   const records: T[] = [];
@@ -33,6 +33,26 @@ export function readJsonl<T>(path: string, parse: (value: unknown) => T | undefi
     else records.push(record);
   }
   return { records, damagedLines };
+}
+
+/**
+ * The bytes `path` held when opened: a file that grows meanwhile, or a device that never ends
+ * (a records file linked to /dev/full or /dev/zero), reads as what its size says.
+ */
+function readUpToSize(path: string): Buffer {
+  const fd = openSync(path, "r");
+  try {
+    const bytes = Buffer.alloc(fstatSync(fd).size);
+    let read = 0;
+    while (read < bytes.length) {
+      const n = readSync(fd, bytes, read, bytes.length - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return bytes.subarray(0, read);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Appends one JSON record a line, each written at once, so a kill loses nothing finished. */

@@ -14,7 +14,9 @@
  *
  * An episode fails alone, with its error recorded: a start that is not navigable, an
  * environment process that dies, hangs or sends a malformed message, a model call refused for
- * that request. An unusable model (unreachable, bad key, unknown) stops the run.
+ * that request. An unusable model (unreachable, bad key, unknown) stops the run, and so does a
+ * file that cannot be written (a full disk: an OutputError naming the file); every file is
+ * written whole or not at all, and the finished episodes are kept for the resumed run.
  *
  * Active episodes file (JSON array, or `{ "episodes": [...] }`), fields in snake_case:
  * `question_id`, `question`, optional `answer`, `choices`, `category`, `scene` (`home-<seed>`
@@ -23,17 +25,17 @@
  * `goal_position` `[x, y, z]`, `gt_path_length` (metres) and `gt_path_steps` (actions). An EXPRESS-Bench file is read as
  * is (start yaw from its quaternion, `geodesic_distance` as the ground-truth length).
  */
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { UserError, canonicalJson, eqakitVersion, isUserError, sha256Hex } from "../../core/index.js";
+import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, sha256Hex, writeFileAtomically } from "../../core/index.js";
 import { loadExpressBench, readJsonFile, validateRecords } from "../../data/index.js";
 import { FrameFolderWriter, openEpisode, type ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, type AgentState, type Environment, type Home, type Point3 } from "../../sim/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
 import type { Agent } from "../types.js";
-import { exploreFrontier } from "./explorer.js";
+import { exploreFrontier, type ExplorationResult } from "./explorer.js";
 import { exploreFineEqa, fineEqaPromptHashes } from "./fine-eqa.js";
 import type { OccupancyMap } from "./occupancy.js";
 import { writeTrajectoryImage } from "./trajectory-image.js";
@@ -230,14 +232,26 @@ async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode
   }
   const writer = new FrameFolderWriter(framesDir);
   // The writer numbers frames in call order: one write at a time, in the order observed.
-  let writing: Promise<unknown> = Promise.resolve();
-  const r = await exploreFrontier(env, {
-    ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
-    onObservation: (_i, obs) => {
-      writing = writing.then(() => writer.write(obs));
-    },
-  });
-  await writing;
+  // A refused write (a full disk) ends the exploration at the next observation.
+  let writing: Promise<void> = Promise.resolve();
+  let refused: { error: unknown } | undefined;
+  let r: ExplorationResult;
+  try {
+    r = await exploreFrontier(env, {
+      ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+      onObservation: (_i, obs) => {
+        if (refused) throw refused.error;
+        writing = writing.then(async () => {
+          if (!refused) await writer.write(obs);
+        }).catch((error: unknown) => {
+          refused ??= { error };
+        });
+      },
+    });
+  } finally {
+    await writing;
+  }
+  if (refused) throw refused.error;
   let answer: string | null = null;
   let usage: UsageTotals | null = null;
   const details: Record<string, unknown> = { goals: r.goals.length, replans: r.replans, actions: r.actions, moves: r.moves };
@@ -285,7 +299,6 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
   const pending = options.episodes.filter((e) => !earlier.has(e.questionId)).map((e, i) => ({ e, i })).sort((a, b) => a.e.scene.localeCompare(b.e.scene) || a.i - b.i).map((x) => x.e);
   let failed = 0;
   options.onProgress?.(records.size, options.episodes.length, failed);
-  await mkdir(run.file("trajectories"), { recursive: true });
 
   let current: { scene: string; opened: SceneEnvironment } | undefined;
   const closeCurrent = async (): Promise<void> => {
@@ -339,7 +352,9 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
             throw new UserError(`the start position (${e.start.position.join(", ")}) is not navigable in scene ${e.scene}`, { id: e.questionId, field: "start" });
           }
           await env.reset(e.start);
-          await rm(framesDir, { recursive: true, force: true });
+          await rm(framesDir, { recursive: true, force: true }).catch((error: unknown) => {
+            throw outputFailure(framesDir, error);
+          });
           const outcome = await exploreEpisode(options, e, env, framesDir);
           const last = outcome.positions[outcome.positions.length - 1]?.state;
           const goalDistanceM = e.goalPosition && last ? await env.geodesicDistance(last.position, e.goalPosition) : null;
@@ -358,7 +373,8 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
             usage: outcome.usage,
           };
         } catch (error) {
-          if (error instanceof ModelCallError) throw error;
+          // an unusable model or an unwritable file stops the run: they are not this episode's failure
+          if (error instanceof ModelCallError || error instanceof OutputError) throw error;
           if (error instanceof EnvironmentError && error.kind !== "remote") await closeCurrent();
           if (isUserError(error)) return { ...base(e), error: error.message };
           throw error;
@@ -417,7 +433,7 @@ async function writeTrajectory(run: RunDirectory, name: string, e: ActiveEpisode
     frames: o.frames,
     steps: o.positions.map((p, step) => ({ step, action: p.action, success: p.success, position: p.state.position, yaw: p.state.yaw, pitch: p.state.pitch, ...(p.via ? { via: p.via } : {}) })),
   };
-  await writeFile(run.file(join("trajectories", `${name}.json`)), `${JSON.stringify(trajectory)}\n`);
+  await writeFileAtomically(run.file(join("trajectories", `${name}.json`)), `${JSON.stringify(trajectory)}\n`);
   await writeTrajectoryImage(run.file(join("trajectories", `${name}.png`)), {
     map: o.map,
     path: o.positions.flatMap((p) => [...(p.via ?? []), [p.state.position[0], p.state.position[2]] as [number, number]]),
