@@ -12,7 +12,8 @@ const questionRecord = z.object({
     message: `unknown category; expected one of: ${OPENEQA_CATEGORIES.join(", ")}`,
   }),
   episode_history: z.string().min(1, "must be a non-empty string"),
-  extra_answers: z.array(z.string()).optional(),
+  // null reads as absent: OpenEQA's scorer turns both into None, which picks the template without extra answers
+  extra_answers: z.array(z.string()).nullish(),
 });
 
 const predictionRecord = z.object({
@@ -43,7 +44,7 @@ export async function loadOpenEqaBenchmark(path: string): Promise<OpenEqaBenchma
       answer: record.answer,
       category: record.category as Question["category"],
       episodeHistory: record.episode_history,
-      ...(record.extra_answers !== undefined ? { extraAnswers: record.extra_answers } : {}),
+      ...(record.extra_answers != null ? { extraAnswers: record.extra_answers } : {}),
     };
     byId.set(question.questionId, question);
     return question;

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { closeSync, ftruncateSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliEnv, runCli, type CliResult } from "../helpers/cli.js";
-import { openAiReply, withModelServer } from "../helpers/model-server.js";
+import { lastUserText, openAiReply, withModelServer } from "../helpers/model-server.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
 const BOM = "\uFEFF";
@@ -130,5 +130,26 @@ describe("eqa on an empty question selection", () => {
     const questions = write(join(home, "questions.json"), "[]");
     const result = await runCli(["score-tag", "--questions", questions, "--predictions", write(join(home, "p.json"), "[]"), "--out", join(home, "run"), "--no-cache"], cliEnv(home));
     assertUserError(result, questions, "the file holds no TAG-EQA questions", "--questions");
+  });
+});
+
+describe("eqa on OpenEQA records with null fields", () => {
+  test('"extra_answers": null is read as absent: eqa score judges the record with the template without extra answers, as OpenEQA does', async () => {
+    const home = temporaryDir();
+    const records = firstQuestions.map((q) => ({ ...q, extra_answers: null }));
+    const bench = write(join(home, "bench.json"), JSON.stringify(records));
+    await withModelServer(() => openAiReply("Your mark: 4"), async (server) => {
+      const result = await runCli(
+        ["score", "--benchmark", bench, "--predictions", write(join(home, "p.json"), predictionsJson), "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--no-cache", "--out", join(home, "run")],
+        cliEnv(home, { OPENAI_API_KEY: "test" }),
+      );
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(server.requests.length, 2);
+      for (const request of server.requests) {
+        const prompt = lastUserText(request);
+        assert.match(prompt, /given the question and the correct answer\./);
+        assert.doesNotMatch(prompt, /Extra Answers/);
+      }
+    });
   });
 });
