@@ -11,3 +11,4 @@ export * from "./embedded/index.js";
 export * from "./families.js";
 export * from "./models-file.js";
 export * from "./images.js";
+export * from "./cost.js";

@@ -8,6 +8,10 @@ export interface UsageTotals {
   completionTokens: number;
   /** Of completionTokens, those spent thinking. */
   thinkingTokens: number;
+  /** Of promptTokens, those of replies taken from the model-call cache (no call made, nothing billed). */
+  cachedPromptTokens: number;
+  /** Of completionTokens, those of replies taken from the model-call cache. */
+  cachedCompletionTokens: number;
   images: number;
   retries: number;
   failures: number;
@@ -16,7 +20,7 @@ export interface UsageTotals {
 }
 
 export function emptyUsage(): UsageTotals {
-  return { calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, retries: 0, failures: 0, latencyMs: 0 };
+  return { calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0, thinkingTokens: 0, cachedPromptTokens: 0, cachedCompletionTokens: 0, images: 0, retries: 0, failures: 0, latencyMs: 0 };
 }
 
 export function addUsage(totals: UsageTotals, call: CallUsage): void {
@@ -25,6 +29,10 @@ export function addUsage(totals: UsageTotals, call: CallUsage): void {
   totals.promptTokens += call.promptTokens;
   totals.completionTokens += call.completionTokens;
   totals.thinkingTokens += call.thinkingTokens;
+  if (call.cached) {
+    totals.cachedPromptTokens += call.promptTokens;
+    totals.cachedCompletionTokens += call.completionTokens;
+  }
   totals.images += call.images;
   totals.retries += call.retries;
   if (!call.cached) totals.latencyMs += call.latencyMs;

@@ -35,4 +35,4 @@ export function readJson(path: string, notes: string[]): unknown {
 
 /** A summary's mean estimate as JSON holds it (NaN is written as null). */
 export const meanEstimate = z.object({ n: z.number(), mean: z.number().nullable(), stderr: z.number().nullable(), ci: z.tuple([z.number().nullable(), z.number().nullable()]), confidence: z.number() });
-export const usageTotals = z.looseObject({ calls: z.number(), cacheHits: z.number(), promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number().default(0), images: z.number(), retries: z.number(), failures: z.number().default(0), latencyMs: z.number().default(0) });
+export const usageTotals = z.looseObject({ calls: z.number(), cacheHits: z.number(), promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number().default(0), cachedPromptTokens: z.number().default(0), cachedCompletionTokens: z.number().default(0), images: z.number(), retries: z.number(), failures: z.number().default(0), latencyMs: z.number().default(0) });
