@@ -1,4 +1,4 @@
-import { canonicalJson, seededRandom, sha256Hex, UserError, type Question } from "../core/index.js";
+import { canonicalJson, seededRandom, sha256Hex, UserError, writeFileAtomically, type Question } from "../core/index.js";
 import { environmentOf, readTextFile, writeRewardInstances, type RewardInstance } from "../data/index.js";
 import { linspaceRoundIndices, openEpisode, resolveEpisodePath, type Episode, type ImageOptions } from "../episodes/index.js";
 import { runModelBatch, type ChatModel, type GenerationParams, type ModelSpec } from "../models/index.js";
@@ -180,8 +180,7 @@ export async function buildRewardBench(options: BuildOptions): Promise<BuildResu
     });
   }
   await writeRewardInstances(run.file("instances.jsonl"), instances);
-  const { writeFile } = await import("node:fs/promises");
-  await writeFile(run.file("review.csv"), reviewCsv(instances));
+  await writeFileAtomically(run.file("review.csv"), reviewCsv(instances));
   const split = splitByEpisode(instances, { finetuneFraction: options.finetuneFraction, seed: options.seed });
   await writeSplit(run, split);
   return { instances, failedResponses: jobs.length - usable.length, failedScores, split };
