@@ -17,6 +17,15 @@ import { scoreTagCommand } from "./score-tag.js";
 import { exploreCommand } from "./explore.js";
 import { demoCommand } from "./demo.js";
 
+const EXIT_CODES = `
+Exit codes:
+  0  all went well
+  1  some items failed: each failure is recorded in the run directory, the other results are kept;
+     run the same command again to retry only the failed items
+  2  usage error: a bad flag or input file, an unusable model endpoint (the message names it)
+  3  the results could not be written (disk full, read-only folder, permissions; the message names
+     the file): finished work is kept, fix the cause and run the same command again to resume`;
+
 /**
  * The `eqa` command with every subcommand, parsing nothing and running nothing until asked
  * (`main.ts` runs it; tools that read the commands and their flags import it).
@@ -26,7 +35,8 @@ export function buildProgram(): Command {
   const program = new Command("eqa")
     .description("eqakit: run, score and study Embodied Question Answering agents")
     .version(eqakitVersion)
-    .showHelpAfterError("(run with --help for usage)");
+    .showHelpAfterError("(run with --help for usage)")
+    .addHelpText("after", EXIT_CODES);
   for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), exploreCommand(), scoreTagCommand()]) program.addCommand(command);
   program.addCommand(generateCommand());
   program.commands.forEach(exitOverrideDeep);
