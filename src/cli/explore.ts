@@ -4,9 +4,9 @@ import { AGENT_NAMES, EXPLORER_NAMES, createAgent, habitatSceneFile, loadActiveE
 import { UserError, packageRoot } from "../core/index.js";
 import { scoreExploration, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { describeModel, resolveModel } from "../models/index.js";
-import { HouseholdEnvironment, StdioEnvironment } from "../sim/index.js";
+import { HouseholdEnvironment, StdioEnvironment, type CommandLine } from "../sim/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds } from "./options.js";
+import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds } from "./options.js";
 import { createProgress } from "./progress.js";
 
 type EnvKind = "builtin" | "habitat" | "stdio";
@@ -27,7 +27,7 @@ interface ExploreFlags extends ModelCallFlags {
   height: number;
   bridgePython: string;
   scenes?: string;
-  envCommand?: string;
+  envCommand?: CommandLine;
   envTimeout: number;
   out?: string;
   judge?: string;
@@ -58,11 +58,9 @@ function sceneOpener(flags: ExploreFlags): (scene: string) => Promise<SceneEnvir
     }
     case "stdio": {
       if (!flags.envCommand) throw new UserError("--env stdio needs --env-command", { field: "--env-command" }, 'e.g. --env-command "python3 my_env.py --scene {scene}"');
-      const words = flags.envCommand.trim().split(/\s+/);
-      return async (scene) => {
-        const [command, ...args] = words.map((w) => w.split("{scene}").join(scene));
-        return { env: new StdioEnvironment({ command: command as string, args, timeoutMs }) };
-      };
+      const line = flags.envCommand;
+      const withScene = (word: string, scene: string): string => word.split("{scene}").join(scene);
+      return async (scene) => ({ env: new StdioEnvironment({ command: withScene(line.command, scene), args: line.args.map((a) => withScene(a, scene)), timeoutMs }) });
     }
   }
 }
@@ -85,7 +83,7 @@ export function exploreCommand(): Command {
     .option("--height <pixels>", "observation height", positiveInteger, 240)
     .option("--bridge-python <path>", "habitat: the Python that has habitat-sim", "python3")
     .option("--scenes <dir>", "habitat: your HM3D folder (holding train/, val/ …)")
-    .option("--env-command <command>", "stdio: the environment's command line; {scene} is replaced by the episode's scene")
+    .option("--env-command <command>", "stdio: the environment's command line, split into words as a shell would (quote paths with spaces) but run without a shell; {scene} is replaced by the episode's scene", commandLine)
     .option("--env-timeout <seconds>", "stdio and habitat: most time for one environment request", positiveSeconds, 120)
     .option("--out <dir>", "run directory; an existing one resumes", outputDirectory)
     .addOption(new Option("--judge <provider/model>", "score the answers: LLM-Match, OpenEQA's efficiency E, EXPRESS-Bench's EAC, C, C*, E_path, d_T (a VLM: EAC sees the last frame)").env("EQA_JUDGE"))

@@ -2,6 +2,8 @@ import { InvalidArgumentError, type Command } from "commander";
 import { ModelCallCache, defaultCachePath, outputDirectoryProblem, outputFileProblem } from "../store/index.js";
 import { framesPathProblem } from "../episodes/index.js";
 import { ModelRuntime } from "../models/index.js";
+import { parseCommandLine, type CommandLine } from "../sim/index.js";
+import { isUserError } from "../core/index.js";
 
 /** Commander parsers that reject bad values with a message naming the flag's expectation. */
 export function positiveInteger(value: string): number {
@@ -44,6 +46,19 @@ export function outputFile(value: string): string {
   const problem = outputFileProblem(value);
   if (problem) throw new InvalidArgumentError(problem);
   return value;
+}
+
+/**
+ * A command line to start a program with (`--env-command`): split into words as a shell would,
+ * without running one; shell operators, file patterns and comments are refused.
+ */
+export function commandLine(value: string): CommandLine {
+  try {
+    return parseCommandLine(value);
+  } catch (error) {
+    if (isUserError(error)) throw new InvalidArgumentError(error.message);
+    throw error;
+  }
 }
 
 export function oneOf<T extends string>(choices: readonly T[]): (value: string) => T {

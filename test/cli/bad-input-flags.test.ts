@@ -2,8 +2,9 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { temporaryDir } from "../helpers/paths.js";
+import { projectRoot, temporaryDir } from "../helpers/paths.js";
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -144,6 +145,47 @@ describe("--frames naming nothing", () => {
       assert.match(result.stderr, /--frames <dir>/);
       assert.match(result.stderr, new RegExp(`${escape(missing)}: no such folder or video`));
       assert.deepEqual(readdirSync(dir), []);
+    });
+  }
+});
+
+describe("eqa explore --env-command", () => {
+  test("is split into words as a shell would: a quoted path with a space runs", async () => {
+    const dir = temporaryDir();
+    // the built-in simulator's stdio server, started from a folder whose name holds a space
+    const folder = join(dir, "my env");
+    mkdirSync(folder);
+    const script = join(folder, "env.mjs");
+    writeFileSync(script, `await import(${JSON.stringify(pathToFileURL(join(projectRoot, "src", "sim", "server-main.ts")).href)});\n`);
+    const episodes = join(dir, "episodes.json");
+    writeFileSync(episodes, JSON.stringify([{ question_id: "q1", question: "What is in the kitchen?", scene: "home-0" }]));
+    const out = join(dir, "run");
+    const command = `"${process.execPath}" --import tsx "${script}" --seed 0 --width 48 --height 36 --no-masks --scene '{scene}'`;
+    const result = await runCli(["explore", "--episodes", episodes, "--env", "stdio", "--env-command", command, "--agent", "frontier", "--max-steps", "8", "--out", out, "--no-cache"], cliEnv(dir));
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /1\/1 episodes finished, 0 failed/);
+    const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as { counts: { finished: number } };
+    assert.equal(summary.counts.finished, 1);
+  });
+
+  const refused: [string, string][] = [
+    ["python3 env.py | tee env.log", "\"|\" is a shell operator"],
+    ["python3 env.py && echo done", "\"&&\" is a shell operator"],
+    ["python3 env.py; rm -rf run", "\";\" is a shell operator"],
+    ["python3 env.py > env.log", "\">\" is a shell operator"],
+    ["python3 envs/*.py", "\"envs/\\*\\.py\" is a file pattern that only a shell would expand"],
+  ];
+  for (const [command, reason] of refused) {
+    test(`refuses ${command} with exit 2 naming the flag, before any work`, async () => {
+      const dir = temporaryDir();
+      const episodes = join(dir, "episodes.json");
+      writeFileSync(episodes, JSON.stringify([{ question_id: "q1", question: "q?", scene: "home-0" }]));
+      const result = await runCli(["explore", "--episodes", episodes, "--env", "stdio", "--env-command", command, "--agent", "frontier", "--out", join(dir, "run")], cliEnv(dir));
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, /option '--env-command <command>' argument/);
+      assert.match(result.stderr, new RegExp(reason));
+      assert.match(result.stderr, /started without a shell/);
+      assert.deepEqual(readdirSync(dir), ["episodes.json"]);
     });
   }
 });
