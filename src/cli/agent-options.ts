@@ -2,10 +2,10 @@ import { Option, type Command } from "commander";
 import { AGENT_NAMES, type AgentName, type AgentSetup } from "../agents/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
-import { framesPath, oneOf, outputDirectory, positiveInteger } from "./options.js";
+import { addImageOptions, framesPath, oneOf, outputDirectory, positiveInteger, type ImageFlags } from "./options.js";
 
 /** The flags `eqa answer` and `eqa run` share. */
-export interface AgentFlags {
+export interface AgentFlags extends ImageFlags {
   benchmark?: string;
   subset?: string;
   frames?: string;
@@ -16,8 +16,6 @@ export interface AgentFlags {
   captionerBaseUrl?: string;
   numFrames?: number;
   sampling?: string;
-  imageSize: number;
-  imageFormat: "png" | "jpeg";
   forceGuess: boolean;
   out?: string;
   topN?: number;
@@ -28,7 +26,7 @@ export interface AgentFlags {
 }
 
 export function addAgentOptions(command: Command): Command {
-  return command
+  command
     .option("--benchmark <file>", "the benchmark file (default: the one `eqa data fetch openeqa` wrote)")
     .option("--subset <file>", "a JSON list of question ids to answer")
     .option("--frames <dir>", "episode histories: a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video", framesPath)
@@ -38,9 +36,8 @@ export function addAgentOptions(command: Command): Command {
     .option("--captioner <provider/model>", "socratic: the captioning vision-language model (default: --model)")
     .option("--captioner-base-url <url>", "the captioner's endpoint")
     .option("--num-frames <k>", "frames per question (default: 50 OpenAI, 20 Anthropic, 15 Gemini, 15 socratic; svm, conceptgraph, retrieval: 60 frames build the memory)", positiveInteger)
-    .option("--sampling <spec>", "frame sampling: uniform:K, every:N or seconds:T (overrides --num-frames)")
-    .option("--image-size <pixels>", "longest side of the images sent", positiveInteger, 512)
-    .addOption(new Option("--image-format <format>", "png or jpeg").argParser(oneOf(["png", "jpeg"] as const)).default("png"))
+    .option("--sampling <spec>", "frame sampling: uniform:K, every:N or seconds:T (overrides --num-frames)");
+  return addImageOptions(command)
     .option("--no-force-guess", "keep answers that abstain (OpenEQA replaces them with the blind LLM's guess)")
     .option("--out <dir>", "run directory; an existing one resumes", outputDirectory)
     .option("--top-n <n>", "svm: instances given to the LLM (default 75)", positiveInteger)

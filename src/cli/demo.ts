@@ -1,11 +1,11 @@
 import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { Command, InvalidArgumentError } from "commander";
+import { Command } from "commander";
 import { AGENT_NAMES, type AgentName } from "../agents/index.js";
 import { runDemo } from "../generate/index.js";
 import { resolveModel } from "../models/index.js";
 import { buildHtmlReport, loadRun } from "../report/index.js";
-import { addModelCallOptions, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addModelCallOptions, choiceList, type ModelCallFlags, nonNegativeIntegerList, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 
 interface DemoFlags extends ModelCallFlags {
   out: string;
@@ -16,28 +16,16 @@ interface DemoFlags extends ModelCallFlags {
   agents: AgentName[];
 }
 
-function seedList(value: string): number[] {
-  const seeds = value.split(",").map((s) => Number(s.trim()));
-  if (seeds.length === 0 || seeds.some((n) => !Number.isSafeInteger(n) || n < 0)) throw new InvalidArgumentError("expected non-negative integers separated by commas, e.g. 1,2,3");
-  return [...new Set(seeds)];
-}
-
-function agentList(value: string): AgentName[] {
-  const names = value.split(",").map((s) => s.trim());
-  const unknown = names.filter((n) => !(AGENT_NAMES as readonly string[]).includes(n));
-  if (unknown.length > 0) throw new InvalidArgumentError(`unknown agent ${unknown.join(", ")} (one of ${AGENT_NAMES.join(", ")})`);
-  return names as AgentName[];
-}
 
 export function demoCommand(): Command {
   const command = new Command("demo")
     .description("the whole pipeline offline: simulated homes, recorded tasks, TAG-EQA questions, 3-D memory, the program agent, the structured judge, the HTML report")
     .option("--out <dir>", "the demo's directory (run again to go on where it stopped)", outputDirectory, "eqakit-demo")
-    .option("--seeds <list>", "the homes' seeds", seedList, [1, 2, 3])
+    .option("--seeds <list>", "the homes' seeds", nonNegativeIntegerList, [1, 2, 3])
     .option("--per-trajectory <n>", "questions asked per recording", positiveInteger, 16)
     .option("--model <provider/model>", "also run the language-model agents (and the judge's extraction of their answers) with this model")
     .option("--model-base-url <url>", "the model's endpoint")
-    .option("--agents <list>", "the language-model agents run with --model", agentList, ["blind", "vlm"] as AgentName[]);
+    .option("--agents <list>", "the language-model agents run with --model", choiceList("agent", AGENT_NAMES), ["blind", "vlm"] as AgentName[]);
   addModelCallOptions(command);
   return command.action(async (flags: DemoFlags) => {
     const started = performance.now();

@@ -1,9 +1,9 @@
-import { Command, InvalidArgumentError } from "commander";
+import { Command } from "commander";
 import { buildMemory, writeMemory } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/index.js";
 import { loadObjectDetector, loadSentenceEncoder, resolveModel } from "../models/index.js";
-import { addModelCallOptions, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addModelCallOptions, commaList, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger, unitInterval } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface MemoryBuildFlags extends ModelCallFlags {
@@ -20,16 +20,6 @@ interface MemoryBuildFlags extends ModelCallFlags {
   ignoreLabels?: string[];
 }
 
-function labelList(value: string): string[] {
-  return value.split(",").map((l) => l.trim()).filter((l) => l !== "");
-}
-
-function score(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError("expected a number from 0 to 1");
-  return n;
-}
-
 export function memoryCommand(): Command {
   const memory = new Command("memory").description("the object-centric 3-D memory of an episode (scene graph)");
   const build = memory
@@ -44,8 +34,8 @@ export function memoryCommand(): Command {
     .option("--captioner-base-url <url>", "the captioner's endpoint")
     .option("--no-detector", "use the episode's instance masks only, not the embedded detector")
     .option("--vlm-detect", "the captioner also lists each frame's objects with boxes (open-vocabulary detection)")
-    .option("--min-score <p>", "least detector confidence kept (default 0.3)", score)
-    .option("--ignore-labels <list>", "instance-mask labels that are not objects, left out (e.g. wall,floor,ceiling for simulator recordings)", labelList);
+    .option("--min-score <p>", "least detector confidence kept (default 0.3)", unitInterval)
+    .option("--ignore-labels <list>", "instance-mask labels that are not objects, left out (e.g. wall,floor,ceiling for simulator recordings)", commaList);
   addModelCallOptions(build);
   build.action(async (flags: MemoryBuildFlags) => {
     const path = flags.episode ? resolveEpisodePath(flags.frames, flags.episode, { field: "--episode" }) : flags.frames;

@@ -1,27 +1,84 @@
-import { InvalidArgumentError, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { ModelCallCache, defaultCachePath, outputDirectoryProblem, outputFileProblem } from "../store/index.js";
 import { framesPathProblem } from "../episodes/index.js";
 import { ModelRuntime } from "../models/index.js";
 import { parseCommandLine, type CommandLine } from "../sim/index.js";
 import { isUserError } from "../core/index.js";
 
-/** Commander parsers that reject bad values with a message naming the flag's expectation. */
-export function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number of at least 1");
+/*
+ * Commander parsers, each written once for every command: they reject a bad value with a
+ * message naming what the flag expects. An empty value is never read as 0.
+ */
+
+function numberOf(value: string): number {
+  return value.trim() === "" ? Number.NaN : Number(value);
+}
+
+/** Any finite number. */
+export function finiteNumber(value: string): number {
+  const n = numberOf(value);
+  if (!Number.isFinite(n)) throw new InvalidArgumentError("expected a number");
   return n;
 }
 
+export function positiveInteger(value: string): number {
+  const n = numberOf(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number of at least 1");
+  return n;
+}
+
+/** A count, an index or a seed. */
 export function nonNegativeInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("expected a whole number of at least 0");
+  const n = numberOf(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError("expected a whole number of at least 0");
   return n;
 }
 
 export function positiveSeconds(value: string): number {
-  const n = Number(value);
+  const n = numberOf(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("expected a number of seconds above 0");
   return n;
+}
+
+/** A probability, a share or a confidence. */
+export function unitInterval(value: string): number {
+  const n = numberOf(value);
+  if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError("expected a number from 0 to 1");
+  return n;
+}
+
+/** A TCP port to listen on; 0 lets the system choose a free one. */
+export function portNumber(value: string): number {
+  const n = numberOf(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("expected a port from 0 to 65535 (0: any free port)");
+  return n;
+}
+
+/** A comma-separated list, each item trimmed, empty items dropped. */
+export function commaList(value: string): string[] {
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+/** A comma-separated list of `what`s, each one of `choices`. */
+export function choiceList<T extends string>(what: string, choices: readonly T[]): (value: string) => T[] {
+  return (value) => {
+    const items = commaList(value);
+    if (items.length === 0) throw new InvalidArgumentError(`expected ${what}s separated by commas: ${choices.join(", ")}`);
+    const unknown = items.filter((item) => !(choices as readonly string[]).includes(item));
+    if (unknown.length > 0) throw new InvalidArgumentError(`unknown ${what} ${unknown.map((u) => `"${u}"`).join(", ")}; expected ${choices.join(", ")}`);
+    return items as T[];
+  };
+}
+
+/** A comma-separated list of whole numbers of at least 0, each kept once, in order. */
+export function nonNegativeIntegerList(value: string): number[] {
+  const items = commaList(value);
+  const numbers = items.map((item) => numberOf(item));
+  if (items.length === 0 || numbers.some((n) => !Number.isSafeInteger(n) || n < 0)) throw new InvalidArgumentError("expected whole numbers of at least 0 separated by commas, e.g. 1,2,3");
+  return [...new Set(numbers)];
 }
 
 /**
@@ -106,4 +163,27 @@ export function addModelCallOptions(command: Command): Command {
     .option("--timeout <seconds>", "timeout of one call", positiveSeconds, 60)
     .option("--cache <path>", "the model-call cache file (default: $XDG_CACHE_HOME/eqakit/model-calls.sqlite)")
     .option("--no-cache", "call the models even for requests already answered");
+}
+
+/** Flags of the commands that show images to a model: how large and in which format. */
+export interface ImageFlags {
+  imageSize: number;
+  imageFormat: "png" | "jpeg";
+}
+
+/** `--image-size` and `--image-format`; `what` names the images in the help ("keyframes"). */
+export function addImageOptions(command: Command, what = "images"): Command {
+  return command
+    .option("--image-size <pixels>", `longest side of the ${what} sent`, positiveInteger, 512)
+    .addOption(new Option("--image-format <format>", "png or jpeg").argParser(oneOf(["png", "jpeg"] as const)).default("png"));
+}
+
+/** Flags of the reward-model commands that show an episode's keyframes to a model. */
+export interface FrameFlags extends ImageFlags {
+  frames?: string;
+}
+
+export function addFrameOptions(command: Command): Command {
+  command.option("--frames <dir>", "episode histories: a folder of <episode_history> folders or videos (instances with their own frames path need none)", framesPath);
+  return addImageOptions(command, "keyframes");
 }

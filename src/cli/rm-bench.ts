@@ -3,9 +3,8 @@ import { loadRewardInstances } from "../data/index.js";
 import { resolveModel } from "../models/index.js";
 import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, type Aggregation } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
-import { addFrameOptions, type FrameFlags } from "./rm.js";
 
 interface RmBenchFlags extends ModelCallFlags, FrameFlags {
   instances: string;

@@ -5,9 +5,8 @@ import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances
 import { resolveModel } from "../models/index.js";
 import { applyReview, buildRewardBench, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
 import { RunDirectory, defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addFrameOptions, addModelCallOptions, finiteNumber, type FrameFlags, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
-import { addFrameOptions, finiteNumber, type FrameFlags } from "./rm.js";
 
 interface BuildFlags extends ModelCallFlags, FrameFlags {
   benchmark?: string;

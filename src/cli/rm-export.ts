@@ -1,11 +1,10 @@
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
 import { resolveModel } from "../models/index.js";
 import { TTS_PARAMS, VARIANTS, exportGrpo, exportRft, type Variant } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addFrameOptions, addModelCallOptions, choiceList, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
-import { addFrameOptions, type FrameFlags } from "./rm.js";
 
 interface RftFlags extends ModelCallFlags, FrameFlags {
   instances: string;
@@ -23,11 +22,6 @@ interface GrpoFlags extends FrameFlags {
   out?: string;
 }
 
-function variantList(value: string): Variant[] {
-  const list = value.split(",").map((v) => v.trim());
-  for (const v of list) if (!(VARIANTS as readonly string[]).includes(v)) throw new InvalidArgumentError(`unknown variant ${v}; expected ${VARIANTS.join(", ")}`);
-  return list as Variant[];
-}
 
 export function rmExportCommand(): Command {
   const command = new Command("export").description("training data for a reward model: rejective fine-tuning (Eq. 1) or C-GRPO prompt sets");
@@ -76,7 +70,7 @@ export function rmExportCommand(): Command {
     .description("C-GRPO prompts: each instance original, with keyframes shuffled, with 15% of 16×16 patches masked, with reasoning steps permuted (seeded)")
     .requiredOption("--instances <file>", "fine-tuning instances with ground-truth scores (JSONL)")
     .option("--seed <n>", "seed of the augmentations", nonNegativeInteger, 0)
-    .option("--variants <list>", "comma-separated variants", variantList, [...VARIANTS])
+    .option("--variants <list>", "comma-separated variants", choiceList("variant", VARIANTS), [...VARIANTS])
     .option("--out <dir>", "output directory (default: runs/rm-grpo-DATE)", outputDirectory);
   addFrameOptions(grpo);
   grpo.action(async (flags: GrpoFlags) => {

@@ -1,7 +1,6 @@
 import { Command, Option } from "commander";
 import { CONTRASTIVE_DEFAULTS, SERVER_DEFAULTS, startRewardServer } from "../reward/index.js";
-import { nonNegativeInteger, positiveInteger } from "./options.js";
-import { finiteNumber } from "./rm.js";
+import { finiteNumber, portNumber, positiveInteger } from "./options.js";
 
 interface ServeFlags {
   host: string;
@@ -18,7 +17,7 @@ export function rmServeCommand(): Command {
   return new Command("serve")
     .description("serve C-GRPO rewards over OpenRLHF's remote reward-model protocol (POST /get_reward)")
     .option("--host <host>", "address to listen on (another than loopback needs --token)", SERVER_DEFAULTS.host)
-    .option("--port <port>", "port", nonNegativeInteger, SERVER_DEFAULTS.port)
+    .option("--port <port>", "port (0: any free port)", portNumber, SERVER_DEFAULTS.port)
     .addOption(new Option("--token <token>", "bearer token clients must send").env("EQA_RM_TOKEN"))
     .option("--max-body-bytes <n>", "largest request body", positiveInteger, SERVER_DEFAULTS.maxBodyBytes)
     .option("--max-batch <n>", "most items in one request", positiveInteger, SERVER_DEFAULTS.maxBatch)

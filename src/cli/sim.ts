@@ -1,12 +1,6 @@
 import { Command, InvalidArgumentError } from "commander";
-import { nonNegativeInteger, outputDirectory, positiveInteger } from "./options.js";
+import { choiceList, nonNegativeInteger, outputDirectory, positiveInteger, unitInterval } from "./options.js";
 import { TASK_TYPES, generateHome, recordTask, writeHome, type TaskType } from "../sim/index.js";
-
-function seedNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError("expected a non-negative integer");
-  return n;
-}
 
 function fieldOfView(value: string): number {
   const n = Number(value);
@@ -14,19 +8,7 @@ function fieldOfView(value: string): number {
   return n;
 }
 
-function probability(value: string): number {
-  const n = Number(value);
-  if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError("expected a number from 0 to 1");
-  return n;
-}
-
-function taskList(value: string): (TaskType | "random")[] {
-  const names = value.split(",").map((t) => t.trim());
-  for (const name of names) {
-    if (name !== "random" && !(TASK_TYPES as readonly string[]).includes(name)) throw new InvalidArgumentError(`unknown task "${name}"; expected ${TASK_TYPES.join(", ")} or random`);
-  }
-  return names as (TaskType | "random")[];
-}
+const taskList = choiceList("task", [...TASK_TYPES, "random"] as const);
 
 interface RecordFlags {
   seed: number;
@@ -44,7 +26,7 @@ export function simCommand(): Command {
   sim
     .command("home")
     .description("generate the home of a seed: home.json and a top-down plan.png")
-    .requiredOption("--seed <n>", "the home's seed (a non-negative integer)", seedNumber)
+    .requiredOption("--seed <n>", "the home's seed (a non-negative integer)", nonNegativeInteger)
     .requiredOption("--out <dir>", "the directory to write into", outputDirectory)
     .action(async (flags: { seed: number; out: string }) => {
       const home = generateHome(flags.seed);
@@ -56,14 +38,14 @@ export function simCommand(): Command {
   sim
     .command("record")
     .description("record a scripted agent doing household tasks: frames/, trajectory.json, home.json, plan.png")
-    .requiredOption("--seed <n>", "the home's seed (a non-negative integer)", seedNumber)
+    .requiredOption("--seed <n>", "the home's seed (a non-negative integer)", nonNegativeInteger)
     .requiredOption("--task <types>", `tasks in order, comma-separated: ${TASK_TYPES.join(", ")}, or random`, taskList)
     .requiredOption("--out <dir>", "the directory to write into", outputDirectory)
     .option("--width <px>", "image width", positiveInteger, 320)
     .option("--height <px>", "image height", positiveInteger, 240)
     .option("--hfov <degrees>", "horizontal field of view", fieldOfView, 90)
     .option("--min-steps <n>", "keep walking and looking around until this many steps", nonNegativeInteger, 0)
-    .option("--failure-rate <p>", "chance of a failed action or detour at each occasion", probability, 0.15)
+    .option("--failure-rate <p>", "chance of a failed action or detour at each occasion", unitInterval, 0.15)
     .action(async (flags: RecordFlags) => {
       const summary = await recordTask({ seed: flags.seed, tasks: flags.task, out: flags.out, width: flags.width, height: flags.height, hfovDeg: flags.hfov, minSteps: flags.minSteps, failureRate: flags.failureRate });
       const failed = summary.tasks.filter((t) => !t.done);

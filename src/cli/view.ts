@@ -1,16 +1,11 @@
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, Option } from "commander";
+import { portNumber } from "./options.js";
 import { startViewer } from "../report/index.js";
 
 interface ViewFlags {
   port: number;
   host: string;
   token?: string;
-}
-
-function portNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("expected a port from 0 to 65535 (0: any free port)");
-  return n;
 }
 
 export function viewCommand(): Command {
