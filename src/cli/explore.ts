@@ -4,7 +4,7 @@ import { AGENT_NAMES, EXPLORER_NAMES, createAgent, habitatSceneFile, loadActiveE
 import { UserError, packageRoot } from "../core/index.js";
 import { scoreExploration, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { describeModel, resolveModel } from "../models/index.js";
-import { HouseholdEnvironment, StdioEnvironment, type CommandLine } from "../sim/index.js";
+import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine } from "../sim/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds } from "./options.js";
 import { createProgress } from "./progress.js";
@@ -40,9 +40,10 @@ function sceneOpener(flags: ExploreFlags): (scene: string) => Promise<SceneEnvir
   switch (flags.env) {
     case "builtin":
       return async (scene) => {
-        const match = /^home-(\d+)$/.exec(scene);
-        if (!match) throw new UserError(`scene "${scene}" is not a built-in home`, { field: "scene" }, "the built-in simulator's scenes are named home-<seed>, e.g. home-3");
-        const env = HouseholdEnvironment.fromSeed(Number(match[1]), { width: flags.width, height: flags.height });
+        const seed = builtinSceneSeed(scene);
+        // the episodes file was checked with builtinSceneProblem when it was read
+        if (seed === undefined) throw new UserError(builtinSceneProblem(scene) ?? scene, { field: "scene" });
+        const env = HouseholdEnvironment.fromSeed(seed, { width: flags.width, height: flags.height });
         return { env, home: env.home };
       };
     case "habitat": {
@@ -95,7 +96,7 @@ export function exploreCommand(): Command {
     const spec = needsModel ? resolveModel(flags.model, { flag: "--model", ...(flags.modelBaseUrl ? { baseURL: flags.modelBaseUrl } : {}) }) : undefined;
     if (flags.agent === "fine-eqa" && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
     const judgeSpec = flags.judge ? resolveModel(flags.judge, { flag: "--judge", ...(flags.judgeBaseUrl ? { baseURL: flags.judgeBaseUrl } : {}) }) : undefined;
-    const episodes = await loadActiveEpisodes(flags.episodes);
+    const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinSceneProblem } : {});
     const openScene = sceneOpener(flags);
     const opened = await openModelRuntime(flags);
     const progress = createProgress("exploring");

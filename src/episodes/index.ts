@@ -5,7 +5,7 @@
  */
 export { framesPathProblem, openEpisode, resolveEpisodePath } from "./open.js";
 export type { Episode, EpisodeFrameImage, EpisodeKind } from "./types.js";
-export { prepareImage, loadSharp, DEFAULT_MAX_SIDE, DEFAULT_JPEG_QUALITY, type ImageOptions, type PreparedImage } from "./image.js";
+export { prepareImage, loadSharp, imageReadError, DECODE_OPTIONS, DEFAULT_MAX_SIDE, DEFAULT_JPEG_QUALITY, type ImageOptions, type PreparedImage } from "./image.js";
 export { parseSamplingSpec, sampleFrameIndices, linspaceRoundIndices, type SamplingSpec } from "./sampling.js";
 export { extractVideoFrames, VIDEO_EXTENSIONS } from "./video.js";
 export { describeFfmpeg, ffmpegAvailable, findTool, type FfmpegProgram, type ResolvedTool, type ToolSearch, type ToolSource } from "./ffmpeg.js";

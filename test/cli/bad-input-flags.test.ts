@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { cliEnv, runCli } from "../helpers/cli.js";
+import { writeRgbEpisode } from "../helpers/frames.js";
 import { projectRoot, temporaryDir } from "../helpers/paths.js";
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -188,4 +189,66 @@ describe("eqa explore --env-command", () => {
       assert.deepEqual(readdirSync(dir), ["episodes.json"]);
     });
   }
+});
+
+describe("eqa explore: episodes it cannot run", () => {
+  test("an episodes file without episodes is a usage error (exit 2) naming the file", async () => {
+    const dir = temporaryDir();
+    const episodes = join(dir, "episodes.json");
+    writeFileSync(episodes, "[]");
+    const result = await runCli(["explore", "--episodes", episodes, "--agent", "frontier", "--out", join(dir, "run"), "--no-cache"], cliEnv(dir));
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, new RegExp(`${escape(episodes)}: the file holds no episodes`));
+    assert.match(result.stderr, /--episodes takes a JSON list of at least one episode/);
+    assert.deepEqual(readdirSync(dir), ["episodes.json"]);
+  });
+
+  test("a scene the built-in simulator does not have is a usage error (exit 2) naming the file, the record and the field", async () => {
+    const dir = temporaryDir();
+    const episodes = join(dir, "episodes.json");
+    writeFileSync(episodes, JSON.stringify([
+      { question_id: "q1", question: "What is in the kitchen?", scene: "home-0" },
+      { question_id: "q2", question: "Where is the sofa?", scene: "kitchen" },
+    ]));
+    const result = await runCli(["explore", "--episodes", episodes, "--agent", "frontier", "--out", join(dir, "run"), "--no-cache"], cliEnv(dir));
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, new RegExp(`${escape(episodes)}, record 1 \\(id q2\\), field "scene": scene "kitchen" is not a built-in home \\(they are named home-<seed>, e\\.g\\. home-3\\)`));
+    assert.deepEqual(readdirSync(dir), ["episodes.json"]);
+  });
+});
+
+describe("eqa memory build: a broken episode", () => {
+  test("a frames folder without images is a usage error (exit 2) naming the folder", async () => {
+    const dir = temporaryDir();
+    const frames = join(dir, "episode");
+    mkdirSync(frames);
+    writeFileSync(join(frames, "notes.txt"), "no frames here\n");
+    const result = await runCli(["memory", "build", "--frames", frames, "--out", join(dir, "memory"), "--no-detector"], cliEnv(dir));
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, new RegExp(`${escape(frames)}: episode episode: the episode folder has no frames`));
+    assert.ok(!readdirSync(dir).includes("memory"));
+  });
+
+  test("a frame that is not an image is a usage error (exit 2) naming the file", async () => {
+    const dir = temporaryDir();
+    const frames = await writeRgbEpisode(join(dir, "episode"), 3, 64, 48);
+    writeFileSync(join(frames, "00001-rgb.png"), "this is not a png\n");
+    const result = await runCli(["memory", "build", "--frames", frames, "--out", join(dir, "memory"), "--no-detector"], cliEnv(dir));
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, new RegExp(`${escape(join(frames, "00001-rgb.png"))}: episode episode: cannot read the image`));
+    assert.ok(!readdirSync(dir).includes("memory"));
+  });
+
+  test("a truncated frame the detector cannot decode is a usage error (exit 2) naming the file, not a crash", async () => {
+    const dir = temporaryDir();
+    const frames = await writeRgbEpisode(join(dir, "episode"), 3, 64, 48);
+    const broken = join(frames, "00002-rgb.png");
+    // the header (size, depth) is intact, the pixel data is cut off
+    writeFileSync(broken, readFileSync(broken).subarray(0, 60));
+    const result = await runCli(["memory", "build", "--frames", frames, "--out", join(dir, "memory")], cliEnv(dir));
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, new RegExp(`${escape(broken)}: cannot read the image`));
+    assert.match(result.stderr, /damaged, truncated or not an image/);
+    assert.doesNotMatch(result.stderr, /\n\s+at /);
+  });
 });

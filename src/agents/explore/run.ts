@@ -29,7 +29,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, sha256Hex, writeFileAtomically } from "../../core/index.js";
-import { loadExpressBench, readJsonFile, validateRecords } from "../../data/index.js";
+import { loadExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
 import { FrameFolderWriter, openEpisode, type ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, type AgentState, type Environment, type Home, type Point3 } from "../../sim/index.js";
@@ -74,11 +74,32 @@ const episodeSchema = z.object({
   gt_path_steps: z.number().int().nonnegative().optional(),
 });
 
-/** Reads an active-episodes file (see the module comment) or an EXPRESS-Bench file. */
-export async function loadActiveEpisodes(file: string): Promise<ActiveEpisode[]> {
+export interface LoadActiveEpisodesOptions {
+  /** Why a scene cannot be opened by the environment in use (undefined when it can): such an episode is refused with the file. */
+  sceneProblem?: (scene: string) => string | undefined;
+}
+
+/**
+ * Reads an active-episodes file (see the module comment) or an EXPRESS-Bench file. A file
+ * without episodes, and with `sceneProblem` an episode whose scene it rejects, is a UserError
+ * naming the file (and the record), so that a run never starts on them.
+ */
+export async function loadActiveEpisodes(file: string, options: LoadActiveEpisodesOptions = {}): Promise<ActiveEpisode[]> {
+  const episodes = await readActiveEpisodes(file);
+  if (options.sceneProblem) {
+    for (const [index, episode] of episodes.entries()) {
+      const problem = options.sceneProblem(episode.scene);
+      if (problem !== undefined) throw new UserError(problem, { file, index, id: episode.questionId, field: "scene" });
+    }
+  }
+  return episodes;
+}
+
+async function readActiveEpisodes(file: string): Promise<ActiveEpisode[]> {
   const value = await readJsonFile(file);
   const list = Array.isArray(value) ? value : typeof value === "object" && value !== null && Array.isArray((value as { episodes?: unknown }).episodes) ? (value as { episodes: unknown[] }).episodes : undefined;
   if (list === undefined) throw new UserError("expected a JSON array of episodes (or { \"episodes\": [...] })", { file });
+  requireRecords(list, file, "episodes", "--episodes takes a JSON list of at least one episode");
   const first = list[0];
   if (typeof first === "object" && first !== null && "start_rotation" in first && "episode_id" in first) {
     return (await loadExpressBench(file)).map((r) => {

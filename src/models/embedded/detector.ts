@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { loadSharp } from "../../episodes/index.js";
+import { DECODE_OPTIONS, imageReadError, loadSharp } from "../../episodes/index.js";
 import { embeddedTf, type Tf } from "./tfjs.js";
 
 /** COCO's 80 classes in CenterNet's output order (as `@vladmandic/human` labels them). */
@@ -45,11 +45,18 @@ export interface ObjectDetector {
   detect(image: RgbImage, options?: DetectOptions): Promise<Detection[]>;
 }
 
-/** Decodes an image file (any format sharp reads) to raw RGB. */
+/**
+ * Decodes an image file (any format sharp reads) to raw RGB. A file that is missing, damaged or
+ * truncated is a UserError naming it.
+ */
 export async function readRgbImage(file: string | Uint8Array): Promise<RgbImage> {
   const sharp = await loadSharp();
-  const { data, info } = await sharp(file).removeAlpha().toColourspace("srgb").raw().toBuffer({ resolveWithObject: true });
-  return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: info.width, height: info.height };
+  try {
+    const { data, info } = await sharp(file, DECODE_OPTIONS).removeAlpha().toColourspace("srgb").raw().toBuffer({ resolveWithObject: true });
+    return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: info.width, height: info.height };
+  } catch (error) {
+    throw imageReadError(error, typeof file === "string" ? file : undefined);
+  }
 }
 
 const require = createRequire(import.meta.url);
