@@ -38,6 +38,7 @@ import { z } from "zod";
 import { UserError } from "../core/index.js";
 import { ai2thorCatalogue } from "./ai2thor-catalogue.js";
 import { readJsonFile } from "./json.js";
+import { describeZodError } from "./validate.js";
 import { parseTrajectoryLog, TRAJECTORY_FORMAT, type ObjectRelation, type TrajectoryEvent, type TrajectoryEventType, type TrajectoryLog, type TrajectoryLogStep, type TrajectoryObject, type TrajectoryStateName } from "./trajectory-log.js";
 
 /** THOR's agent position is the centre of its capsule, this far above its feet. */
@@ -110,9 +111,8 @@ interface LiveObject {
 export function replayAlfredTrajectory(raw: unknown, file: string): TrajectoryLog {
   const parsed = rawSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : undefined;
-    throw new AlfredTrajectoryError(`not an ALFRED trajectory: ${issue?.message ?? "invalid"}`, file, undefined, field);
+    const { message, field } = describeZodError(parsed.error, raw);
+    throw new AlfredTrajectoryError(`not an ALFRED trajectory: ${message}`, file, undefined, field);
   }
   return new Replay(parsed.data, file).run();
 }

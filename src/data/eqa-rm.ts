@@ -2,7 +2,7 @@ import { z } from "zod";
 import { OPENEQA_CATEGORIES, UserError, sha256Hex } from "../core/index.js";
 import { writeFileAtomically } from "../core/index.js";
 import { readTextFile } from "./json.js";
-import { describeJsonType } from "./validate.js";
+import { describeZodError } from "./validate.js";
 
 /**
  * A reward-model instance (EQA-RM, seed 004 §4.1): an agent's whole response to an EQA
@@ -96,14 +96,7 @@ export function parseRewardInstance(raw: unknown, file: string, line: number): R
   const result = instanceRecord.safeParse(raw);
   const id = typeof raw === "object" && raw !== null && typeof (raw as { id?: unknown }).id === "string" ? (raw as { id: string }).id : undefined;
   if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const field = issue.path.map(String).join(".");
-    let message = issue.message;
-    if (issue.code === "invalid_type") {
-      let value: unknown = raw;
-      for (const key of issue.path) value = typeof value === "object" && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
-      message = value === undefined ? "is missing" : `expected ${issue.expected}, found ${describeJsonType(value)}`;
-    }
+    const { message, field } = describeZodError(result.error, raw);
     throw new UserError(message, { file, line, ...(id !== undefined ? { id } : {}), ...(field ? { field } : {}) }, "see the instance format in the README (eqa rm)");
   }
   return fromRecord(result.data);

@@ -85,6 +85,18 @@ export function parseExpressBench(value: unknown, file: string): ExpressBenchRec
   return raw.map((record, index) => toRecord(record, index, file));
 }
 
+/** Fields only EXPRESS-Bench records have (an active-episodes file has none of them). */
+const EXPRESS_BENCH_KEYS = ["episode_id", "trajectory_id", "scene_id", "episode_path", "start_rotation", "goal_rotation", "geodesic_distance", "actions"];
+
+/**
+ * Whether parsed JSON is meant as EXPRESS-Bench records: an array whose first record has any
+ * field of the benchmark's own, so that a record missing another one is reported by name.
+ */
+export function looksLikeExpressBench(value: unknown): boolean {
+  const first: unknown = Array.isArray(value) ? value[0] : undefined;
+  return typeof first === "object" && first !== null && EXPRESS_BENCH_KEYS.some((key) => key in first);
+}
+
 /** Reads and validates an EXPRESS-Bench JSON file. */
 export async function loadExpressBench(file: string): Promise<ExpressBenchRecord[]> {
   return parseExpressBench(await readJsonFile(file), file);

@@ -49,6 +49,7 @@
 import { z } from "zod";
 import { UserError } from "../core/index.js";
 import { readJsonFile } from "./json.js";
+import { describeZodError } from "./validate.js";
 
 export const TRAJECTORY_FORMAT = "eqakit-trajectory/1";
 
@@ -132,9 +133,8 @@ export type TrajectoryLog = z.infer<typeof logSchema>;
 export function parseTrajectoryLog(value: unknown, file: string): TrajectoryLog {
   const parsed = logSchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : undefined;
-    throw new UserError(`not a trajectory log: ${issue?.message ?? "invalid"}`, { file, ...(field ? { field } : {}) });
+    const { message, field } = describeZodError(parsed.error, value);
+    throw new UserError(`not a trajectory log: ${message}`, { file, ...(field ? { field } : {}) });
   }
   const log = parsed.data;
   const ids = new Set(log.objects.map((o) => o.id));

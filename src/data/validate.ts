@@ -24,11 +24,20 @@ export function validateRecords<T>(
 }
 
 function recordError(error: z.ZodError, raw: unknown, index: number, file: string): UserError {
-  const issue = error.issues[0];
-  const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : undefined;
+  const { message, field } = describeZodError(error, raw);
   const id = recordId(raw);
-  const message = issue ? issueMessage(issue, raw) : "invalid record";
   return new UserError(message, { file, index, ...(id !== undefined ? { id } : {}), ...(field ? { field } : {}) });
+}
+
+/**
+ * The first problem zod found in `raw`, as every loader reports it: the field's path (`actions.step_3.position`)
+ * and what is wrong there ("is missing", "expected number, found a string", or zod's own words).
+ */
+export function describeZodError(error: z.ZodError, raw: unknown): { message: string; field?: string } {
+  const issue = error.issues[0];
+  if (!issue) return { message: "invalid value" };
+  const field = issue.path.length > 0 ? issue.path.map(String).join(".") : undefined;
+  return { message: issueMessage(issue, raw), ...(field ? { field } : {}) };
 }
 
 function issueMessage(issue: z.core.$ZodIssue, raw: unknown): string {
@@ -49,9 +58,11 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
   return current;
 }
 
+/** A record's id for messages: its `question_id` or `id` (records without either are named by index alone). */
 function recordId(raw: unknown): string | undefined {
-  if (typeof raw === "object" && raw !== null && "question_id" in raw) {
-    const id = (raw as { question_id: unknown }).question_id;
+  if (typeof raw !== "object" || raw === null) return undefined;
+  for (const key of ["question_id", "id"]) {
+    const id = (raw as Record<string, unknown>)[key];
     if (typeof id === "string") return id;
   }
   return undefined;

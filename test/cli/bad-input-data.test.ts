@@ -4,7 +4,7 @@ import { closeSync, ftruncateSync, openSync, readFileSync, statSync, writeFileSy
 import { join } from "node:path";
 import { cliEnv, runCli, type CliResult } from "../helpers/cli.js";
 import { lastUserText, openAiReply, withModelServer } from "../helpers/model-server.js";
-import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { expressBenchDir, openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
 const BOM = "\uFEFF";
 const GIB = 2 ** 30;
@@ -151,5 +151,37 @@ describe("eqa on OpenEQA records with null fields", () => {
         assert.doesNotMatch(prompt, /Extra Answers/);
       }
     });
+  });
+});
+
+describe("eqa on EXPRESS-Bench records with a field missing", () => {
+  const records = (): Record<string, unknown>[] => JSON.parse(readFileSync(join(expressBenchDir, "express-bench.synthetic.json"), "utf8")) as Record<string, unknown>[];
+
+  for (const at of [0, 1]) {
+    test(`eqa explore names record ${at} and its missing start_rotation instead of calling the file the wrong format`, async () => {
+      const home = temporaryDir();
+      const bench = records();
+      delete bench[at]!.start_rotation;
+      const file = write(join(home, "express-bench.json"), JSON.stringify(bench));
+      const result = await runCli(["explore", "--episodes", file, "--agent", "frontier", "--out", join(home, "run")], cliEnv(home));
+      assertUserError(result, file, `record ${at}`, 'field "start_rotation"', "is missing");
+      assert.doesNotMatch(result.stderr, /"question_id"|"scene"/);
+    });
+  }
+
+  test("eqa explore names the path of a bad field inside a trajectory step", async () => {
+    const home = temporaryDir();
+    const bench = records();
+    (bench[1]!.actions as Record<string, { position: unknown }>).step_2!.position = [1, "up", 3];
+    const file = write(join(home, "express-bench.json"), JSON.stringify(bench));
+    const result = await runCli(["explore", "--episodes", file, "--agent", "frontier", "--out", join(home, "run")], cliEnv(home));
+    assertUserError(result, file, "record 1", 'field "actions.step_2.position.1"', "expected number, found a string");
+  });
+
+  test("eqa explore refuses an episodes file that holds no episodes", async () => {
+    const home = temporaryDir();
+    const file = write(join(home, "episodes.json"), "[]");
+    const result = await runCli(["explore", "--episodes", file, "--agent", "frontier", "--out", join(home, "run")], cliEnv(home));
+    assertUserError(result, file, "the file holds no episodes", "--episodes");
   });
 });

@@ -29,7 +29,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, sha256Hex, writeFileAtomically } from "../../core/index.js";
-import { loadExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
+import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
 import { FrameFolderWriter, openEpisode, type ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, type AgentState, type Environment, type Home, type Point3 } from "../../sim/index.js";
@@ -100,9 +100,8 @@ async function readActiveEpisodes(file: string): Promise<ActiveEpisode[]> {
   const list = Array.isArray(value) ? value : typeof value === "object" && value !== null && Array.isArray((value as { episodes?: unknown }).episodes) ? (value as { episodes: unknown[] }).episodes : undefined;
   if (list === undefined) throw new UserError("expected a JSON array of episodes (or { \"episodes\": [...] })", { file });
   requireRecords(list, file, "episodes", "--episodes takes a JSON list of at least one episode");
-  const first = list[0];
-  if (typeof first === "object" && first !== null && "start_rotation" in first && "episode_id" in first) {
-    return (await loadExpressBench(file)).map((r) => {
+  if (looksLikeExpressBench(list)) {
+    return parseExpressBench(list, file).map((r) => {
       const [w, , y] = r.startRotation;
       return {
         questionId: `${r.episodeId}-${r.trajectoryId}-${r.type}`,
