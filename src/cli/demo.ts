@@ -1,7 +1,7 @@
-import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Command } from "commander";
 import { AGENT_NAMES, type AgentName } from "../agents/index.js";
+import { writeFileAtomically } from "../core/index.js";
 import { runDemo } from "../generate/index.js";
 import { resolveModel } from "../models/index.js";
 import { buildHtmlReport, loadRun } from "../report/index.js";
@@ -43,7 +43,7 @@ export function demoCommand(): Command {
       for (const run of result.runs) runs.push(await loadRun(run.dir, run.agent));
       const { html } = await buildHtmlReport(runs, { title: "eqakit demo: TAG-EQA questions on simulated homes" });
       const report = resolve(join(flags.out, "report.html"));
-      await writeFile(report, html);
+      await writeFileAtomically(report, html);
       for (const run of result.runs) {
         const s = run.summary.scores;
         console.log(`${run.agent}: structured score ${s.grounded.mean.toFixed(2)} of 5 (ungrounded ${s.ungrounded.mean.toFixed(2)}), valid answers ${(100 * run.summary.validAnswerRate).toFixed(0)}%, ${run.summary.counts.scored} of ${run.summary.counts.questions} scored`);

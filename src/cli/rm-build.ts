@@ -1,6 +1,5 @@
-import { writeFile } from "node:fs/promises";
 import { Command } from "commander";
-import { UserError } from "../core/index.js";
+import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, writeRewardInstances } from "../data/index.js";
 import { resolveModel } from "../models/index.js";
 import { applyReview, buildRewardBench, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
@@ -101,7 +100,7 @@ export function rmReviewCommand(): Command {
       if ((flags.export === undefined) === (flags.import === undefined)) throw new UserError("give exactly one of --export and --import", { field: "--export" });
       const file = await loadRewardInstances(flags.instances);
       if (flags.export !== undefined) {
-        await writeFile(flags.export, reviewCsv(file.instances));
+        await writeFileAtomically(flags.export, reviewCsv(file.instances));
         console.log(`wrote ${flags.export}: ${file.instances.length} rows; fill decision (accept/reject) or corrected_score`);
         return;
       }
