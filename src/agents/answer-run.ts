@@ -2,6 +2,8 @@ import { UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type I
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { sumUsage, runModelBatch, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { RunDirectory, reusableRecords } from "../store/index.js";
+import { runCost, type RunCost } from "../models/index.js";
+import { traceRoleUsage } from "./run-cost.js";
 import type { Agent, AgentTrace } from "./types.js";
 
 export const TRACES_FILE = "traces.jsonl";
@@ -59,6 +61,8 @@ export interface AnswerSummary {
   abstentionRate: number | null;
   failures: { questionId: string; error: string }[];
   usage: { answers: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
+  /** Tokens and dollars per role (agent, captioner), from every answer the run directory holds. */
+  cost: RunCost;
 }
 
 export interface AnswerResult {
@@ -216,5 +220,6 @@ function buildSummary(options: AnswerOptions, records: AnswerRecord[], reused: n
     abstentionRate: checked.length > 0 ? abstained / checked.length : null,
     failures: records.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "" })),
     usage: { answers: usage, thisProcess: options.usage?.snapshot() ?? null },
+    cost: runCost(traceRoleUsage(answered.flatMap((r) => (r.trace ? [r.trace] : [])), options.models[0]?.name ?? String(options.agent.configuration.model))),
   };
 }

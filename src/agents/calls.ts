@@ -1,7 +1,7 @@
 import { loadPromptFile, sha256Hex } from "../core/index.js";
 import { sampleFrameIndices, type Episode, type EpisodeFrameImage, type ImageOptions, type SamplingSpec } from "../episodes/index.js";
 import { addUsage, emptyUsage, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../models/index.js";
-import type { AgentTrace, TracedImage } from "./types.js";
+import type { AgentTrace, TracedImage, TracedTokens } from "./types.js";
 
 /** A fresh trace for one question. */
 export function newTrace(agent: string): AgentTrace {
@@ -27,8 +27,14 @@ export async function tracedCall(
     ...(frames ? { frames } : {}),
     reply: response.text,
     cached: response.usage.cached,
+    usage: tracedTokens(response),
   });
   return response;
+}
+
+/** The token counts of a reply, as traces keep them. */
+export function tracedTokens(response: ChatResponse): TracedTokens {
+  return { promptTokens: response.usage.promptTokens, completionTokens: response.usage.completionTokens, thinkingTokens: response.usage.thinkingTokens };
 }
 
 function requestText(request: ChatRequest): string {

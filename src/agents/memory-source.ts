@@ -61,7 +61,7 @@ export class MemorySource {
       ...(this.options.sampling ? { sampling: this.options.sampling } : {}),
       ...(this.options.captioner ? { captioner: this.options.captioner } : {}),
       ...(this.options.captioner && this.options.vlmDetect ? { vlmDetector: this.options.captioner } : {}),
-      onCall: (call) => trace.calls.push({ role: call.role, model: call.model, prompt: call.prompt, promptSha256: call.promptSha256, frames: call.frames, reply: call.reply, cached: call.cached }),
+      onCall: (call) => trace.calls.push({ role: call.role, model: call.model, prompt: call.prompt, promptSha256: call.promptSha256, frames: call.frames, reply: call.reply, cached: call.cached, usage: call.usage }),
     });
   }
 }

@@ -14,6 +14,15 @@ export interface TracedCall {
   frames?: number[];
   reply: string | null;
   cached: boolean;
+  /** The call's tokens (absent in traces written by older versions): what the summary's cost is computed from, per role. */
+  usage?: TracedTokens;
+}
+
+/** A call's token counts as its trace keeps them. */
+export interface TracedTokens {
+  promptTokens: number;
+  completionTokens: number;
+  thinkingTokens: number;
 }
 
 /** The image an agent sent, by content hash: what the trace needs to say which pixels were seen. */

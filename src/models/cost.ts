@@ -195,10 +195,31 @@ export function runCost(parts: readonly RoleUsage[], env: NodeJS.ProcessEnv = pr
   };
 }
 
-/** Dollars for people: `$0.0123`, `$12.35`, or `n/a` without a price. */
+/** Two cost sections as one (a run's stages written apart, e.g. an exploration and its judging). */
+export function joinRunCosts(a: RunCost, b: RunCost): RunCost {
+  const roles = [...a.roles, ...b.roles];
+  const unpriced = [...new Set([...a.unpriced, ...b.unpriced])];
+  const sum = (field: "calls" | "cacheHits" | "promptTokens" | "completionTokens" | "thinkingTokens"): number => a.total[field] + b.total[field];
+  return {
+    roles,
+    total: {
+      calls: sum("calls"),
+      cacheHits: sum("cacheHits"),
+      promptTokens: sum("promptTokens"),
+      completionTokens: sum("completionTokens"),
+      thinkingTokens: sum("thinkingTokens"),
+      dollars: a.total.dollars === null || b.total.dollars === null ? null : roundDollars(a.total.dollars + b.total.dollars),
+    },
+    unpriced,
+    prices: [...new Set([...a.prices, ...b.prices])],
+  };
+}
+
+/** Dollars for people: `$0.000468`, `$0.0123`, `$123.46`, or `n/a` without a price. */
 export function formatDollars(dollars: number | null): string {
   if (dollars === null) return "n/a";
   if (dollars === 0) return "$0";
-  if (dollars < 0.01) return `$${dollars.toPrecision(2)}`;
+  if (dollars < 0.000001) return "< $0.000001";
+  if (dollars < 0.01) return `$${dollars.toFixed(6).replace(/0+$/, "")}`;
   return `$${dollars.toFixed(dollars < 100 ? 4 : 2)}`;
 }

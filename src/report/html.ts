@@ -4,7 +4,7 @@ import { pathToFileURL } from "node:url";
 import { OPENEQA_CATEGORIES, isUserError } from "../core/index.js";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { abstentionAnalysis, type AbstentionRow, type MeanEstimate } from "../eval/index.js";
-import type { UsageTotals } from "../models/index.js";
+import { formatDollars, type UsageTotals } from "../models/index.js";
 import { REPORT_SCRIPT, REPORT_STYLE } from "./assets.js";
 import { Html, barChart, escapeHtml, fmt, html, scriptHash, RUN_COLOURS, type BarSeries } from "./html-parts.js";
 import type { LoadedRun, RunQuestion } from "./runs.js";
@@ -151,19 +151,33 @@ function otherMetricsSection(runs: LoadedRun[]): Html {
 
 function costTable(runs: LoadedRun[]): Html {
   const rows = runs.map((run) => {
-    const parts = [
-      ...(run.answer ? [{ stage: "answer", usage: run.answer.usage.answers, wall: run.answer.wallTimeMs }] : []),
-      ...(run.score ? [{ stage: "judge", usage: run.score.usage.judgements, wall: run.score.wallTimeMs }] : []),
-      ...(run.tag?.summary ? [{ stage: "structured judge", usage: run.tag.summary.usage as UsageTotals, wall: run.tag.summary.wallTimeMs }] : []),
+    // a stage's dollars: its summary's cost total (other kinds: when the summary has one usage stage)
+    const dollarsOf = (stage: string): number | null | undefined => run.costs.find((c) => c.stage === stage)?.cost.total.dollars;
+    const otherDollars = run.otherUsage.length === 1 ? dollarsOf(run.kind) : undefined;
+    const parts: { stage: string; usage: UsageTotals; wall: number; dollars: number | null | undefined }[] = [
+      ...(run.answer ? [{ stage: "answer", usage: run.answer.usage.answers, wall: run.answer.wallTimeMs, dollars: dollarsOf("answer") }] : []),
+      ...(run.score ? [{ stage: "judge", usage: run.score.usage.judgements, wall: run.score.wallTimeMs, dollars: dollarsOf("judge") }] : []),
+      ...(run.tag?.summary ? [{ stage: "structured judge", usage: run.tag.summary.usage as UsageTotals, wall: run.tag.summary.wallTimeMs, dollars: undefined }] : []),
     ];
-    for (const [stage, usage] of run.otherUsage) parts.push({ stage, usage, wall: Number.NaN });
-    if (parts.length === 0) return html`<tr><td>${run.label}</td><td colspan="8">no usage recorded</td></tr>`;
+    for (const [stage, usage] of run.otherUsage) parts.push({ stage, usage, wall: Number.NaN, dollars: otherDollars });
+    if (parts.length === 0) return html`<tr><td>${run.label}</td><td colspan="10">no usage recorded</td></tr>`;
     return parts.map(
       (p) =>
-        html`<tr><td>${run.label}</td><td>${p.stage}</td><td class="num">${p.usage.calls}</td><td class="num">${p.usage.cacheHits}</td><td class="num">${p.usage.promptTokens}</td><td class="num">${p.usage.completionTokens}</td><td class="num">${p.usage.images}</td><td class="num">${p.usage.retries}</td><td class="num">${Number.isFinite(p.wall) ? `${fmt(p.wall / 1000)} s` : "–"}</td></tr>`,
+        html`<tr><td>${run.label}</td><td>${p.stage}</td><td class="num">${p.usage.calls}</td><td class="num">${p.usage.cacheHits}</td><td class="num">${p.usage.promptTokens}</td><td class="num">${p.usage.completionTokens}</td><td class="num">${p.usage.thinkingTokens ?? 0}</td><td class="num">${p.usage.images}</td><td class="num">${p.usage.retries}</td><td class="num">${Number.isFinite(p.wall) ? `${fmt(p.wall / 1000)} s` : "–"}</td><td class="num">${p.dollars === undefined ? "–" : formatDollars(p.dollars)}</td></tr>`,
     );
   });
-  return html`<table class="grid"><thead><tr><th>run</th><th>stage</th><th>calls</th><th>cache hits</th><th>prompt tokens</th><th>completion tokens</th><th>images</th><th>retries</th><th>wall time</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const usage = html`<table class="grid"><thead><tr><th>run</th><th>stage</th><th>calls</th><th>cache hits</th><th>prompt tokens</th><th>completion tokens</th><th>of which thinking</th><th>images</th><th>retries</th><th>wall time</th><th>dollars</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const roleRows = runs.flatMap((run) =>
+    run.costs.flatMap(({ stage, cost }) =>
+      cost.roles.map(
+        (r) =>
+          html`<tr><td>${run.label}</td><td>${stage}</td><td>${r.role}</td><td>${r.model}</td><td class="num">${r.calls}</td><td class="num">${r.cacheHits}</td><td class="num">${r.promptTokens}</td><td class="num">${r.completionTokens}</td><td class="num">${r.thinkingTokens}</td><td class="num" data-value="${r.dollars ?? ""}">${formatDollars(r.dollars)}</td></tr>`,
+      ),
+    ),
+  );
+  if (roleRows.length === 0) return usage;
+  const sources = [...new Set(runs.flatMap((run) => run.costs.flatMap((c) => c.cost.prices)))];
+  return html`${usage}<h3>By role</h3><table class="grid"><thead><tr><th>run</th><th>stage</th><th>role</th><th>model</th><th>calls</th><th>cache hits</th><th>prompt tokens</th><th>completion tokens</th><th>of which thinking</th><th>dollars</th></tr></thead><tbody>${roleRows}</tbody></table><p class="hint">Dollars at ${sources.join(", then ")}; replies from the model-call cache cost nothing; n/a: a model without a price (set one in a file named by EQA_PRICES).</p>`;
 }
 
 function failuresSection(runs: LoadedRun[]): Html {

@@ -5,7 +5,7 @@ import { UserError, type Question } from "../core/index.js";
 import { loadOpenEqaBenchmark, loadPredictions } from "../data/index.js";
 import type { AnswerSummary, TracedCall } from "../agents/index.js";
 import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate, type ScoreSummary } from "../eval/index.js";
-import type { UsageTotals } from "../models/index.js";
+import type { RunCost, UsageTotals } from "../models/index.js";
 import { meanEstimate, readJson, readLines, usageTotals } from "./files.js";
 import { loadTagPart, type TagRunPart } from "./tag-runs.js";
 
@@ -25,6 +25,8 @@ export interface LoadedRun {
   otherMetrics: [string, number][];
   /** Usage by stage of a summary of another kind (`usage.<stage>` with call counts). */
   otherUsage: [string, UsageTotals][];
+  /** Tokens and dollars per role, by stage (answer, judge, or the kind of another summary), where the summary has them. */
+  costs: { stage: string; cost: RunCost }[];
   /** Figures the run drew itself (PNG files at its top level, e.g. reward-model scaling curves). */
   figures: string[];
   /** Per question, in the run's order (LLM-Match and answer runs). */
@@ -82,6 +84,19 @@ const answerSummarySchema = z.looseObject({
 });
 const runSummarySchema = z.looseObject({ kind: z.literal("run"), answer: z.unknown(), score: z.unknown() });
 const kindSchema = z.looseObject({ kind: z.string() });
+const roleCostSchema = z.looseObject({ calls: z.number(), cacheHits: z.number(), promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number().default(0), dollars: z.number().nullable() });
+const runCostSchema = z.looseObject({
+  roles: z.array(roleCostSchema.extend({ role: z.string(), model: z.string() })),
+  total: roleCostSchema,
+  unpriced: z.array(z.string()).default([]),
+  prices: z.array(z.string()).default([]),
+});
+
+/** A summary's cost section, when it has a readable one. */
+function costOf(summary: unknown): RunCost | undefined {
+  if (typeof summary !== "object" || summary === null || !("cost" in summary)) return undefined;
+  return runCostSchema.safeParse(summary.cost).data;
+}
 
 const judgementLine = z.looseObject({
   questionId: z.string(),
@@ -171,7 +186,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   const path = resolve(dir);
   if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, "pass directories written by eqa score, eqa score-tag, eqa answer or eqa run");
   const notes: string[] = [];
-  const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", otherMetrics: [], otherUsage: [], figures: [], questions: [], notes };
+  const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", otherMetrics: [], otherUsage: [], costs: [], figures: [], questions: [], notes };
   // other kinds of runs name their summary differently (`eqa rm bench` writes bench.json)
   const summaryName = ["summary.json", "bench.json"].find((name) => existsSync(join(path, name))) ?? "summary.json";
   const summary = readJson(join(path, summaryName), notes);
@@ -189,7 +204,9 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
         run.score = parseSummary<ScoreSummary>(scoreSummarySchema, both.data.score, "score", notes);
       }
     } else {
-      const { usage, ...rest } = kind.data;
+      const { usage, cost: _cost, ...rest } = kind.data;
+      const cost = costOf(kind.data);
+      if (cost) run.costs.push({ stage: kind.data.kind, cost });
       run.otherMetrics = flattenNumbers(rest);
       if (typeof usage === "object" && usage !== null) {
         for (const [stage, totals] of Object.entries(usage)) {
@@ -203,6 +220,10 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   if (!run.score && existsSync(join(path, "summary.score.json"))) run.score = parseSummary<ScoreSummary>(scoreSummarySchema, readJson(join(path, "summary.score.json"), notes), "score", notes);
   if (!run.answer && existsSync(join(path, "summary.answer.json"))) run.answer = parseSummary<AnswerSummary>(answerSummarySchema, readJson(join(path, "summary.answer.json"), notes), "answer", notes);
   if (run.kind === "unknown" && (run.score || run.answer)) run.kind = run.score && run.answer ? "run" : run.score ? "llm-match" : "answer";
+  for (const [stage, part] of [["answer", run.answer], ["judge", run.score]] as const) {
+    const cost = costOf(part);
+    if (cost) run.costs.push({ stage, cost });
+  }
   // a TAG run still scoring has judgements but no summary yet
   if (run.kind === "unknown" && looksLikeTagJudgements(join(path, "judgements.jsonl"))) {
     run.kind = TAG_KIND;

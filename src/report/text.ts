@@ -1,5 +1,6 @@
 import type { AnswerSummary } from "../agents/index.js";
 import type { MeanEstimate, ScoreSummary } from "../eval/index.js";
+import { formatDollars, type PlannedRole, type RunCost } from "../models/index.js";
 
 /** A plain-text table: the first column left-aligned, the others right-aligned. */
 export function formatTable(header: string[], rows: string[][]): string {
@@ -39,6 +40,7 @@ export function formatScoreSummary(summary: ScoreSummary): string {
   const usage = summary.usage.judgements;
   notes.push(`${usage.calls} judge call(s), ${usage.cacheHits} from the cache, ${usage.promptTokens + usage.completionTokens} tokens, ${usage.retries} retries`);
   lines.push("", ...notes.map((n) => `  ${n}`));
+  if (summary.cost) lines.push("", formatRunCost(summary.cost));
   if (summary.failures.length > 0) {
     lines.push("", `failed (${summary.failures.length}):`);
     for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);
@@ -62,5 +64,47 @@ export function formatAnswerSummary(summary: AnswerSummary): string {
     for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);
     if (summary.failures.length > 20) lines.push(`  … and ${summary.failures.length - 20} more, listed in summary.json`);
   }
+  if (summary.cost) lines.push("", formatRunCost(summary.cost));
   return lines.join("\n");
+}
+
+/**
+ * A run's cost per role: calls, tokens (thinking is part of completion) and dollars at the
+ * prices named (replies from the model-call cache cost nothing).
+ */
+export function formatRunCost(cost: RunCost): string {
+  const rows = cost.roles.map((r) => [r.role, r.model, String(r.calls), String(r.cacheHits), String(r.promptTokens), String(r.completionTokens), String(r.thinkingTokens), formatDollars(r.dollars)]);
+  if (cost.roles.length > 1) {
+    const t = cost.total;
+    rows.push(["total", "", String(t.calls), String(t.cacheHits), String(t.promptTokens), String(t.completionTokens), String(t.thinkingTokens), formatDollars(t.dollars)]);
+  }
+  const lines = [`cost (${cost.prices.join(", then ")}):`, indent(formatTable(["role", "model", "calls", "cached", "prompt tokens", "completion tokens", "of which thinking", "dollars"], rows))];
+  if (cost.unpriced.length > 0) lines.push(`  no price for ${cost.unpriced.join(", ")}: add it to a file named by EQA_PRICES`);
+  return lines.join("\n");
+}
+
+/**
+ * What `--dry-run` prints: per role, the calls the run would make (how many the model-call
+ * cache already holds), the estimated tokens and dollars.
+ */
+export function formatCallPlan(roles: readonly PlannedRole[], notes: readonly string[] = []): string {
+  const rows = roles.map((r) => [r.role, r.model, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), String(r.promptTokens), r.completionTokens === null ? "?" : String(r.completionTokens), formatDollars(r.dollars)]);
+  const dollars = roles.some((r) => r.dollars === null) ? null : roles.reduce((total, r) => total + (r.dollars ?? 0), 0);
+  const lines = [
+    "dry run: no model was called and nothing was written",
+    "",
+    indent(formatTable(["role", "model", "calls", "cached", "prompt tokens", "completion tokens", "dollars"], rows)),
+    "",
+    `  estimated cost: ${formatDollars(dollars === null ? null : Math.round(dollars * 1e9) / 1e9)}${dollars === null ? " (a model without a price, or requests without a token limit)" : ""}; calls the cache holds cost nothing`,
+    "  prompt tokens: characters / 4 plus each image at its provider's documented cost; completion tokens: each request's max tokens",
+    ...notes.map((n) => `  ${n}`),
+  ];
+  return lines.join("\n");
+}
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => `  ${line}`)
+    .join("\n");
 }

@@ -1,6 +1,6 @@
 import { eqakitVersion, writeFileAtomically } from "../core/index.js";
 import { rewardModelMetrics, type RewardMetrics } from "./metrics.js";
-import { describeModel, sumUsage, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { describeModel, runCost, sumUsage, type RunCost, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { AGGREGATIONS, type Aggregation } from "./aggregate.js";
 import { scalingCurvesSvg, seriesLabel, svgToPng, type CurveSeries } from "./curves.js";
 import { TTS_PARAMS } from "./evaluate.js";
@@ -27,6 +27,8 @@ export interface RmBenchSummary {
   /** aggregation → K → metrics (only instances with a ground-truth score and at least one scored sample among the first K). */
   scaling: Record<Aggregation, Record<string, RewardMetrics & { failed: number }>>;
   usage: { evaluations: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
+  /** Tokens and dollars of the reward model, from every instance the run directory holds. */
+  cost: RunCost;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
     },
     scaling,
     usage: { evaluations: usage, thisProcess: options.usage?.snapshot() ?? null },
+    cost: runCost([{ role: "reward model", model: options.spec.name, usage }]),
   };
   const svg = scalingCurves(summary, aggregate, options.spec.name);
   await result.run.writeJson(BENCH_SUMMARY_FILE, summary);

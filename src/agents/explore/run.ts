@@ -32,6 +32,7 @@ import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outp
 import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
 import { FrameFolderWriter, openEpisode, type ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { runCost, type RunCost } from "../../models/index.js";
 import { EnvironmentError, type AgentState, type Environment, type Home, type Point3 } from "../../sim/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
 import type { Agent } from "../types.js";
@@ -195,6 +196,8 @@ export interface ExploreSummary {
   };
   failures: { questionId: string; error: string }[];
   usage: { episodes: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
+  /** Tokens and dollars of the explorer's VLM (fine-eqa) or the answering agent (frontier), from every episode the run directory holds. */
+  cost: RunCost;
 }
 
 /** The file name an episode's trajectory and frame folder take (characters outside [A-Za-z0-9._-] become _; so do the dots of `.` and `..`, which name folders already). */
@@ -416,6 +419,8 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
   for (const r of done) stops[r.stop ?? "none"] = (stops[r.stop ?? "none"] ?? 0) + 1;
   const perStep = done.flatMap((r) => (r.explorerMsPerStep !== null ? [r.explorerMsPerStep] : []));
   const goals = done.flatMap((r) => (r.goalDistanceM !== null ? [r.goalDistanceM] : []));
+  const episodes = sumUsage(done.flatMap((r) => (r.usage ? [r.usage] : [])));
+  const model = options.vlm?.spec.name ?? options.answerer?.models[0]?.name;
   const summary: ExploreSummary = {
     kind: "explore",
     eqakitVersion,
@@ -437,7 +442,8 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
       goalDistance: { meanMetres: mean(goals), n: goals.length },
     },
     failures: ordered.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "" })),
-    usage: { episodes: sumUsage(done.flatMap((r) => (r.usage ? [r.usage] : []))), thisProcess: options.usage?.snapshot() ?? null },
+    usage: { episodes, thisProcess: options.usage?.snapshot() ?? null },
+    cost: runCost(model ? [{ role: options.vlm ? "explorer" : "agent", model, usage: episodes }] : []),
   };
   await run.writeJson("summary.json", summary);
   return { summary, records: ordered, runDir: run.path };

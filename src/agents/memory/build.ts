@@ -2,7 +2,7 @@ import { forEachConcurrent, loadPromptFile, renderPromptFile, sha256Hex } from "
 import { loadSharp, sampleFrameIndices, type Episode, type SamplingSpec } from "../../episodes/index.js";
 import { aabbCenter, backProject, cameraPosition, concatPoints, groundingTransform, orientedBoxOf, voxelDownsample } from "../../geometry/index.js";
 import { z } from "zod";
-import { readRgbImage, type ChatModel, type Detection, type ObjectDetector, type SentenceEncoder } from "../../models/index.js";
+import { readRgbImage, type ChatModel, type ChatResponse, type Detection, type ObjectDetector, type SentenceEncoder } from "../../models/index.js";
 import { embeddingSimilarity, mainLabel, mergeViews, type DraftInstance } from "./merge.js";
 import { inferRelations } from "./relations.js";
 import type { AgentPosition, MemoryInstance, ObjectView, SceneGraph, ViewRecord } from "./types.js";
@@ -36,7 +36,7 @@ export interface MemoryOptions {
   minScore?: number;
   onFrame?: (done: number, total: number) => void;
   /** Called for each model call (the captions), for traces. */
-  onCall?: (call: { role: string; model: string; prompt: string; promptSha256: string; frames: number[]; reply: string | null; cached: boolean }) => void;
+  onCall?: (call: { role: string; model: string; prompt: string; promptSha256: string; frames: number[]; reply: string | null; cached: boolean; usage: { promptTokens: number; completionTokens: number; thinkingTokens: number } }) => void;
 }
 
 export interface BuiltMemory {
@@ -183,7 +183,7 @@ async function captionInstances(episode: Episode, instances: MemoryInstance[], c
     const crop = await instanceCrop(episode, instance);
     const text = renderPromptFile(OBJECT_CAPTION_PROMPT, { label: instance.label });
     const response = await captioner.complete({ messages: [{ role: "user", content: [{ type: "text", text }, { type: "image", data: crop.data, mediaType: "image/png" }] }], ...CAPTION_PARAMS });
-    onCall?.({ role: "caption", model: captioner.name, prompt: OBJECT_CAPTION_PROMPT, promptSha256: sha256Hex(`${text}\n<image ${sha256Hex(crop.data)}>`), frames: [crop.frame], reply: response.text, cached: response.usage.cached });
+    onCall?.({ role: "caption", model: captioner.name, prompt: OBJECT_CAPTION_PROMPT, promptSha256: sha256Hex(`${text}\n<image ${sha256Hex(crop.data)}>`), frames: [crop.frame], reply: response.text, cached: response.usage.cached, usage: callTokens(response) });
     const caption = (response.text ?? "").replace(/\s+/g, " ").trim();
     if (caption.length > 0) {
       instance.caption = caption;
@@ -221,7 +221,7 @@ export async function detectWithVlm(episode: Episode, index: number, model: Chat
   const [image] = await episode.images([index], { maxSide: DETECT_SIDE, format: "png" });
   const text = loadPromptFile(DETECT_OBJECTS_PROMPT).text.trim();
   const response = await model.complete({ messages: [{ role: "user", content: [{ type: "text", text }, { type: "image", data: image!.data, mediaType: image!.mediaType }] }], ...DETECT_PARAMS });
-  onCall?.({ role: "detect", model: model.name, prompt: DETECT_OBJECTS_PROMPT, promptSha256: sha256Hex(`${text}\n<image ${image!.sha256}>`), frames: [index], reply: response.text, cached: response.usage.cached });
+  onCall?.({ role: "detect", model: model.name, prompt: DETECT_OBJECTS_PROMPT, promptSha256: sha256Hex(`${text}\n<image ${image!.sha256}>`), frames: [index], reply: response.text, cached: response.usage.cached, usage: callTokens(response) });
   const parsed = vlmDetectionsSchema.safeParse(jsonInReply(response.text));
   if (!parsed.success) return [];
   return parsed.data.objects.flatMap((o) => {
@@ -230,4 +230,8 @@ export async function detectWithVlm(episode: Episode, index: number, model: Chat
     const fraction: [number, number, number, number] = [x1, y1, x2 - x1, y2 - y1];
     return [{ label: o.label.trim().toLowerCase(), score: 1, box: [x1 * image!.width, y1 * image!.height, (x2 - x1) * image!.width, (y2 - y1) * image!.height] as [number, number, number, number], fraction }];
   });
+}
+
+function callTokens(response: ChatResponse): { promptTokens: number; completionTokens: number; thinkingTokens: number } {
+  return { promptTokens: response.usage.promptTokens, completionTokens: response.usage.completionTokens, thinkingTokens: response.usage.thinkingTokens };
 }

@@ -15,7 +15,7 @@
 import { canonicalJson, sha256Hex, type Question } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
-import { runModelBatch, type ChatModel, type ModelSpec, type UsageTotals, sumUsage } from "../../models/index.js";
+import { joinRunCosts, runCost, runModelBatch, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
 import { judgeEac, type EacJudgement } from "./eac.js";
 import { expressMetrics, type ExpressMetrics } from "./express-metrics.js";
@@ -146,8 +146,10 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
 }
 
 /** Adds the scores to the run's `summary.json` (under `judged`) and returns the summary written. */
-export async function writeExploreScores<T extends object>(runDir: string, summary: T, scores: ExploreScores): Promise<T & { judged: ExploreScores }> {
-  const withScores = { ...summary, judged: scores };
+export async function writeExploreScores<T extends { cost?: RunCost }>(runDir: string, summary: T, scores: ExploreScores): Promise<T & { judged: ExploreScores }> {
+  // the judge's LLM-Match calls join the run's cost (its EAC calls are in the run's ledger only)
+  const judgeCost = runCost([{ role: "judge", model: scores.judge, usage: scores.usage }]);
+  const withScores = { ...summary, judged: scores, cost: summary.cost ? joinRunCosts(summary.cost, judgeCost) : judgeCost };
   await new RunDirectory(runDir).writeJson("summary.json", withScores);
   return withScores;
 }

@@ -2,6 +2,7 @@ import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Questio
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
 import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
+import { runCost, type RunCost } from "../../models/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
   LLM_MATCH_PARAMS,
@@ -82,6 +83,8 @@ export interface ScoreSummary {
   llmMatch: LlmMatchAggregates;
   failures: ScoreFailure[];
   usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
+  /** Tokens and dollars of the judge, from every judgement the run directory holds. */
+  cost: RunCost;
 }
 
 export interface ScoreResult {
@@ -225,5 +228,6 @@ function buildSummary(
       .filter((j) => j.score === null)
       .map((j) => ({ questionId: j.questionId, error: j.error ?? "failed", replies: j.replies })),
     usage: { judgements: judgementUsage, thisProcess: options.usage?.snapshot() ?? null },
+    cost: runCost([{ role: "judge", model: options.judgeSpec.name, usage: judgementUsage }]),
   };
 }
