@@ -12,3 +12,4 @@ export * from "./families.js";
 export * from "./models-file.js";
 export * from "./images.js";
 export * from "./cost.js";
+export * from "./dry-run.js";

@@ -1,0 +1,183 @@
+/**
+ * `--dry-run`: the requests a run would send, built by the run's own code with a model that
+ * records each request instead of sending it, then counted, estimated and priced.
+ *
+ * Estimates, per request:
+ * - prompt tokens: the text's characters / 4, plus each image at its provider's documented
+ *   cost: OpenAI (detail high) 85 + 170 per 512-px tile after fitting in 2048 px and
+ *   shrinking the short side to 768 px; Anthropic width·height/750 after fitting the long side
+ *   in 1568 px; Gemini 258 for an image of at most 384 px a side, else 258 per 768-px tile.
+ *   An image whose size cannot be read counts as 768×768.
+ * - completion tokens: the request's max tokens (after the model family's adaptation, which
+ *   adds thinking) times its choices; unknown without a limit.
+ * - cached: the model-call cache already holds the request's key (the key the runtime uses).
+ * The recording model answers every request with a fixed reply, so calls that depend on what a
+ * model says (re-asks, tool rounds, force-a-guess's blind guess) are counted as when each reply
+ * is read at the first try.
+ */
+import type { ModelCallCache } from "../store/index.js";
+import { priceOf } from "./cost.js";
+import { adaptRequest } from "./families.js";
+import { imageSize } from "./images.js";
+import type { ModelSpec, Protocol } from "./names.js";
+import { ModelRuntime, requestCacheKey } from "./runtime.js";
+import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
+
+/** An image's tokens as its provider documents them. */
+export function estimateImageTokens(protocol: Protocol, width: number, height: number): number {
+  switch (protocol) {
+    case "openai": {
+      let w = width;
+      let h = height;
+      const fit = Math.min(1, 2048 / Math.max(w, h));
+      w *= fit;
+      h *= fit;
+      const shrink = Math.min(1, 768 / Math.min(w, h));
+      w *= shrink;
+      h *= shrink;
+      return 85 + 170 * Math.ceil(w / 512) * Math.ceil(h / 512);
+    }
+    case "anthropic": {
+      const fit = Math.min(1, 1568 / Math.max(width, height));
+      return Math.ceil((width * fit * height * fit) / 750);
+    }
+    case "google":
+      if (width <= 384 && height <= 384) return 258;
+      return 258 * Math.ceil(width / 768) * Math.ceil(height / 768);
+  }
+}
+
+/** Prompt tokens (characters / 4 plus images) and completion tokens (max tokens × choices, or null) of one request. */
+export function estimateRequestTokens(protocol: Protocol, request: ChatRequest): { promptTokens: number; completionTokens: number | null } {
+  let characters = 0;
+  let imageTokens = 0;
+  for (const message of request.messages) {
+    if (typeof message.content === "string") characters += message.content.length;
+    else {
+      for (const part of message.content) {
+        if (part.type === "text") characters += part.text.length;
+        else {
+          const size = imageSize(part.data) ?? { width: 768, height: 768 };
+          imageTokens += estimateImageTokens(protocol, size.width, size.height);
+        }
+      }
+    }
+    if (message.toolCalls) characters += JSON.stringify(message.toolCalls).length;
+  }
+  if (request.tools) characters += JSON.stringify(request.tools).length;
+  return { promptTokens: Math.ceil(characters / 4) + imageTokens, completionTokens: request.maxTokens === undefined ? null : request.maxTokens * (request.n ?? 1) };
+}
+
+/** One request a run would send. */
+export interface PlannedCall {
+  role: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number | null;
+  /** The model-call cache already holds its reply: it would cost nothing. */
+  cached: boolean;
+}
+
+/** A role's planned calls, summed. */
+export interface PlannedRole {
+  role: string;
+  model: string;
+  calls: number;
+  cached: number;
+  promptTokens: number;
+  /** Null when some request has no token limit. */
+  completionTokens: number | null;
+  /** The calls not in the cache, priced; null without a price or a completion estimate. */
+  dollars: number | null;
+  /** True when the count is a most (exploration stops when the model says so). */
+  upperBound: boolean;
+}
+
+/**
+ * Collects the requests a run would send. `model(spec, role)` gives a ChatModel that records
+ * instead of calling; `runtime(roleOf)` a ModelRuntime whose models do the same, for code that
+ * builds its models from a runtime (agents).
+ */
+export class CallPlan {
+  readonly calls: PlannedCall[] = [];
+  private readonly extra: PlannedRole[] = [];
+
+  constructor(private readonly cache?: ModelCallCache) {}
+
+  /** A model that records each request under `role` and replies `reply` (empty by default). */
+  model(spec: ModelSpec, role: string, reply = ""): ChatModel {
+    return new RecordingModel(spec, role, reply, this.cache, this.calls);
+  }
+
+  /** A runtime whose `model(spec)` records: `roleOf` names the role of the nth model asked for. */
+  runtime(roleOf: (spec: ModelSpec, nth: number) => { role: string; reply?: string }): ModelRuntime {
+    return new PlanningRuntime(this, roleOf);
+  }
+
+  /** Calls counted without building their requests (an exploration's steps): estimated per call. */
+  addEstimate(role: PlannedRole): void {
+    this.extra.push(role);
+  }
+
+  /** Per role and model, in the order first seen. */
+  roles(env: NodeJS.ProcessEnv = process.env): PlannedRole[] {
+    const byKey = new Map<string, PlannedRole & { billedPrompt: number; billedCompletion: number | null }>();
+    for (const call of this.calls) {
+      const key = `${call.role}\u0000${call.model}`;
+      let role = byKey.get(key);
+      if (!role) byKey.set(key, (role = { role: call.role, model: call.model, calls: 0, cached: 0, promptTokens: 0, completionTokens: 0, dollars: null, upperBound: false, billedPrompt: 0, billedCompletion: 0 }));
+      role.calls++;
+      role.promptTokens += call.promptTokens;
+      role.completionTokens = role.completionTokens === null || call.completionTokens === null ? null : role.completionTokens + call.completionTokens;
+      if (call.cached) role.cached++;
+      else {
+        role.billedPrompt += call.promptTokens;
+        role.billedCompletion = role.billedCompletion === null || call.completionTokens === null ? null : role.billedCompletion + call.completionTokens;
+      }
+    }
+    const planned = [...byKey.values()].map(({ billedPrompt, billedCompletion, ...role }): PlannedRole => {
+      const price = priceOf(role.model, env);
+      return { ...role, dollars: price && billedCompletion !== null ? Math.round((billedPrompt * price.input + billedCompletion * price.output) * 1e3) / 1e9 : null };
+    });
+    return [...planned, ...this.extra];
+  }
+}
+
+class PlanningRuntime extends ModelRuntime {
+  private asked = 0;
+
+  constructor(
+    private readonly plan: CallPlan,
+    private readonly roleOf: (spec: ModelSpec, nth: number) => { role: string; reply?: string },
+  ) {
+    super();
+  }
+
+  override model(spec: ModelSpec): ChatModel {
+    const { role, reply } = this.roleOf(spec, this.asked++);
+    return this.plan.model(spec, role, reply);
+  }
+}
+
+class RecordingModel implements ChatModel {
+  readonly name: string;
+
+  constructor(
+    private readonly spec: ModelSpec,
+    private readonly role: string,
+    private readonly reply: string,
+    private readonly cache: ModelCallCache | undefined,
+    private readonly calls: PlannedCall[],
+  ) {
+    this.name = spec.name;
+  }
+
+  async complete(request: ChatRequest): Promise<ChatResponse> {
+    // the request as the runtime would send it and key it
+    const adapted = adaptRequest(this.spec.profile, request, 1);
+    const cached = this.cache ? (await this.cache.get(requestCacheKey(this.spec, adapted.request, adapted.thinking))) !== undefined : false;
+    this.calls.push({ role: this.role, model: this.name, cached, ...estimateRequestTokens(this.spec.protocol, adapted.request) });
+    const texts = Array.from({ length: request.n ?? 1 }, () => this.reply);
+    return { text: this.reply, texts, finishReason: "stop", usage: { promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, latencyMs: 0, retries: 0, cached } };
+  }
+}
