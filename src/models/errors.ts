@@ -51,8 +51,23 @@ export class ModelCallError extends Error {
   }
 }
 
+/** A reply that was not an answer, as records keep it. */
+export type FailedReplyStatus = "truncated" | "filtered" | "refused";
+
+/** `{ status }` when the error is a reply that was not an answer, else nothing: spread into a failure record. */
+export function replyStatusOf(error: unknown): { status?: FailedReplyStatus } {
+  return error instanceof ModelCallError && isReplyStatus(error.kind) ? { status: error.kind } : {};
+}
+
+/** How many records failed with each reply status (truncated, filtered, refused), for a summary. */
+export function countReplyStatuses(records: Iterable<{ status?: FailedReplyStatus | undefined }>): Partial<Record<FailedReplyStatus, number>> {
+  const counts: Partial<Record<FailedReplyStatus, number>> = {};
+  for (const record of records) if (record.status) counts[record.status] = (counts[record.status] ?? 0) + 1;
+  return counts;
+}
+
 /** Whether a failure is a reply status (truncated, filtered, refused) rather than a failed call. */
-export function isReplyStatus(kind: ModelErrorKind): kind is "truncated" | "filtered" | "refused" {
+export function isReplyStatus(kind: ModelErrorKind): kind is FailedReplyStatus {
   return kind === "truncated" || kind === "filtered" || kind === "refused";
 }
 

@@ -6,6 +6,7 @@ import { answerQuestions, createAgent, parseTextToolCalls, type AgentSetup } fro
 import type { Question } from "../../src/core/index.js";
 import { ModelRuntime, resolveModel, type ModelSpec } from "../../src/models/index.js";
 import { anthropicReply, geminiReply, lastUserText, openAiReply, withModelServer, type ReceivedRequest, type Script, type ScriptedReply } from "../helpers/model-server.js";
+import { emulate, type EmulatedAnswer } from "../helpers/provider-emulators.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { runCli, cliEnv } from "../helpers/cli.js";
@@ -164,6 +165,17 @@ describe("retrieval agent", () => {
       assert.equal(contents[1]!.parts[0]!["functionCall"]!.name, "filter_by_semantic_similarity");
       assert.equal(contents[2]!.parts[0]!["functionResponse"]!.name, "filter_by_semantic_similarity");
       assert.ok(Array.isArray((contents[2]!.parts[0]!["functionResponse"]!.response as { result: unknown }).result));
+    });
+  });
+
+  test("Gemini 3: each function call goes back with its thought signature, which Gemini 3 requires on the next round", async () => {
+    const answers: EmulatedAnswer[] = [{ tool: "filter_by_semantic_similarity", args: cupQuery }, "Done.", "A: on the table"];
+    await withModelServer(emulate("gemini-3", () => answers.shift() ?? "A: ?"), async (server) => {
+      const record = await answerWith({ agent: "retrieval", model: "google/gemini-3-pro-preview", forceGuess: false }, server.url, question("q6b", "Where is the cup?"));
+      assert.equal(record.answer, "on the table");
+      const contents = (server.requests[1]!.body as { contents: { role: string; parts: Record<string, unknown>[] }[] }).contents;
+      assert.equal(contents[1]!.parts[0]!["thoughtSignature"], "c2lnbmF0dXJl");
+      assert.ok(server.requests.every((r) => (r.body as { generationConfig?: { thinkingConfig?: unknown } }).generationConfig?.thinkingConfig !== undefined));
     });
   });
 

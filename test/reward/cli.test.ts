@@ -1,6 +1,6 @@
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { openAiReply, startModelServer, type ReceivedRequest } from "../helpers/model-server.js";
@@ -109,7 +109,12 @@ describe("eqa rm score against a loopback VLM", () => {
   });
 
   test("a missing frames folder and a bad instance file are user errors (exit 2)", async () => {
-    const missing = await runCli(["rm", "score", "--instances", instancesFile, "--frames", join(home, "nowhere"), "--model", "openai/x", "--model-base-url", "http://127.0.0.1:9/v1"], cliEnv(home));
+    const nowhere = await runCli(["rm", "score", "--instances", instancesFile, "--frames", join(home, "nowhere"), "--model", "openai/x", "--model-base-url", "http://127.0.0.1:9/v1"], cliEnv(home));
+    assert.equal(nowhere.code, 2);
+    assert.match(nowhere.stderr, /--frames/);
+    const empty = join(home, "empty-frames");
+    mkdirSync(empty, { recursive: true });
+    const missing = await runCli(["rm", "score", "--instances", instancesFile, "--frames", empty, "--model", "openai/x", "--model-base-url", "http://127.0.0.1:9/v1"], cliEnv(home));
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /no frames for episode hm3d-v0\/000-hm3d-a/);
     const bad = join(home, "bad.jsonl");

@@ -1,5 +1,5 @@
 import { loadPromptFile, pythonListRepr, pythonStrip, renderPromptFile, sha256Hex, type Question } from "../../core/index.js";
-import { addUsage, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../../models/index.js";
+import { addUsage, askAgain, emptyUsage, type ChatMessage, type FailedReplyStatus, type ChatModel, type UsageTotals } from "../../models/index.js";
 
 /**
  * `compat` reproduces OpenEQA's evaluate-predictions.py to the byte; `robust` (the default)
@@ -190,6 +190,8 @@ export interface LlmMatchJudgement {
   /** Raw replies, the first and any re-asks. */
   replies: (string | null)[];
   error: string | null;
+  /** Why the judge's reply was not a mark, when it was cut, filtered or refused. */
+  status?: FailedReplyStatus;
   usage: UsageTotals;
   finishedAt: string;
 }
@@ -244,14 +246,11 @@ export async function judgeLlmMatch(task: LlmMatchTask, judge: ChatModel, mode: 
   if (task.prompt === null) {
     judgement.score = 0;
   } else {
-    const messages: ChatMessage[] = [{ role: "user", content: task.prompt }];
+    let messages: ChatMessage[] = [{ role: "user", content: task.prompt }];
     const parse = mode === "compat" ? parseMarkCompat : parseMarkRobust;
     const attempts = mode === "compat" ? 1 : 1 + ROBUST_REASKS;
     for (let attempt = 0; attempt < attempts && judgement.score === null; attempt++) {
-      if (attempt > 0) {
-        messages.push({ role: "assistant", content: judgement.replies[attempt - 1] ?? "" });
-        messages.push({ role: "user", content: loadPromptFile(LLM_MATCH_PROMPTS.reask).text.trim() });
-      }
+      if (attempt > 0) messages = askAgain(messages, judgement.replies[attempt - 1] ?? null, loadPromptFile(LLM_MATCH_PROMPTS.reask).text.trim());
       const response = await judge.complete({ messages: [...messages], ...(task.params ?? LLM_MATCH_PARAMS) });
       addUsage(judgement.usage, response.usage);
       judgement.replies.push(response.text);

@@ -15,7 +15,7 @@
  */
 import { loadPromptFile, renderPromptFile } from "../../core/index.js";
 import { structuredAnswerSchema, type StructuredAnswer } from "../../data/index.js";
-import { addUsage, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../../models/index.js";
+import { addUsage, askAgain, emptyUsage, type ChatMessage, type ChatModel, type UsageTotals } from "../../models/index.js";
 
 export const TAG_EXTRACT_PROMPTS = { extract: "tag-judge-extract", reask: "tag-judge-extract-reask" } as const;
 export const TAG_EXTRACT_PARAMS = { temperature: 0, maxTokens: 2048, seed: 1234 } as const;
@@ -168,7 +168,7 @@ export function structuredPrediction(answer: unknown): StructuredAnswer | undefi
 export async function extractStructuredAnswer(judge: ChatModel, question: string, answer: string): Promise<Extraction> {
   const extraction: Extraction = { source: "judge", answer: null, replies: [], error: null, usage: emptyUsage() };
   if (answer.trim() === "") return { ...extraction, source: "empty", answer: [] };
-  const messages: ChatMessage[] = [{ role: "user", content: renderExtractionPrompt(question, answer) }];
+  let messages: ChatMessage[] = [{ role: "user", content: renderExtractionPrompt(question, answer) }];
   for (let attempt = 0; attempt < 2; attempt++) {
     const response = await judge.complete({ messages: [...messages], ...TAG_EXTRACT_PARAMS });
     addUsage(extraction.usage, response.usage);
@@ -176,8 +176,7 @@ export async function extractStructuredAnswer(judge: ChatModel, question: string
     const parsed = parseStructuredReply(response.text);
     if (parsed.ok) return { ...extraction, answer: parsed.answer, error: null };
     extraction.error = parsed.error;
-    messages.push({ role: "assistant", content: response.text ?? "" });
-    messages.push({ role: "user", content: renderPromptFile(TAG_EXTRACT_PROMPTS.reask, { error: parsed.error }) });
+    messages = askAgain(messages, response.text, renderPromptFile(TAG_EXTRACT_PROMPTS.reask, { error: parsed.error }));
   }
   extraction.error = `the judge's replies could not be read as a structured answer (asked twice): ${extraction.error}`;
   return extraction;
