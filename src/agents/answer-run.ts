@@ -1,4 +1,4 @@
-import { UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type InputLocation, type Question } from "../core/index.js";
+import { OutputError, UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type InputLocation, type Question } from "../core/index.js";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { sumUsage, runModelBatch, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { RunDirectory, reusableRecords } from "../store/index.js";
@@ -74,8 +74,9 @@ export interface AnswerResult {
 /**
  * `eqa answer`: runs an agent on every question, appending each answer with its trace as it
  * finishes, then writes predictions.json (OpenEQA's format) and the summary. A question whose
- * episode cannot be read fails alone; run again in the same directory, only what is missing
- * (or failed) is answered.
+ * episode cannot be read fails alone; a file that cannot be written (a full disk) stops the run
+ * with an OutputError naming it, every answer appended so far kept. Run again in the same
+ * directory, only what is missing (or failed) is answered.
  */
 export async function answerQuestions(options: AnswerOptions): Promise<AnswerResult> {
   const started = performance.now();
@@ -126,7 +127,8 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
           const result = await options.agent.answer(question, episode ? await episode : undefined);
           return record(question, { answer: result.answer, trace: result.trace });
         } catch (error) {
-          if (isUserError(error)) return record(question, { error: error.message });
+          // a file that cannot be written stops the run (exit 3); it is not this question's failure
+          if (isUserError(error) && !(error instanceof OutputError)) return record(question, { error: error.message });
           throw error;
         }
       },
