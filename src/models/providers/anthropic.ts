@@ -26,7 +26,11 @@ export class AnthropicClient implements ProviderClient {
       throw new ModelCallError("bad_request", "anthropic models give one choice per call: ask for samples instead of n > 1", this.spec.baseURL);
     }
     const headers = { "x-api-key": this.spec.apiKey, "anthropic-version": API_VERSION };
-    const raw = await postJson(`${this.spec.baseURL}/v1/messages`, headers, this.body(adapted), signal, this.spec.baseURL);
+    return this.parse(await postJson(`${this.spec.baseURL}/v1/messages`, headers, this.body(adapted), signal, this.spec.baseURL));
+  }
+
+  /** A message as a reply (also a message batch's succeeded `result.message`). */
+  parse(raw: unknown): ProviderReply {
     const parsed = messageSchema.safeParse(raw);
     if (!parsed.success) throw new ModelCallError("bad_response", `${this.spec.baseURL} answered without content`, this.spec.baseURL);
     const text = parsed.data.content.filter((b) => b.type === "text").map((b) => b.text ?? "").join("");

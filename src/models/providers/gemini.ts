@@ -26,7 +26,11 @@ export class GeminiClient implements ProviderClient {
 
   async send(adapted: AdaptedRequest, signal: AbortSignal): Promise<ProviderReply> {
     const url = `${this.spec.baseURL}/v1beta/models/${encodeURIComponent(this.spec.model)}:generateContent`;
-    const raw = await postJson(url, { "x-goog-api-key": this.spec.apiKey }, this.body(adapted), signal, this.spec.baseURL);
+    return this.parse(await postJson(url, { "x-goog-api-key": this.spec.apiKey }, this.body(adapted), signal, this.spec.baseURL));
+  }
+
+  /** A generateContent response as a reply. */
+  parse(raw: unknown): ProviderReply {
     const parsed = replySchema.safeParse(raw);
     if (!parsed.success) throw new ModelCallError("bad_response", `${this.spec.baseURL} answered an unexpected shape`, this.spec.baseURL);
     const candidates = parsed.data.candidates ?? [];

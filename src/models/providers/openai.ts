@@ -31,7 +31,11 @@ export class OpenAiClient implements ProviderClient {
 
   async send(request: AdaptedRequest, signal: AbortSignal): Promise<ProviderReply> {
     const url = `${this.spec.baseURL}/chat/completions`;
-    const raw = await postJson(url, { authorization: `Bearer ${this.spec.apiKey}` }, this.body(request), signal, this.spec.baseURL);
+    return this.parse(await postJson(url, { authorization: `Bearer ${this.spec.apiKey}` }, this.body(request), signal, this.spec.baseURL));
+  }
+
+  /** A chat-completion body as a reply (also a batch result's `response.body`). */
+  parse(raw: unknown): ProviderReply {
     const parsed = completionSchema.safeParse(raw);
     if (!parsed.success) {
       throw new ModelCallError("bad_response", `${this.spec.baseURL} answered without choices`, this.spec.baseURL);
