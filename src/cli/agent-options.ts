@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import { AGENT_NAMES, type AgentName, type AgentSetup } from "../agents/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
-import { addImageOptions, framesPath, oneOf, outputDirectory, positiveInteger, type ImageFlags } from "./options.js";
+import { addImageOptions, framesPath, oneOf, outputDirectory, positiveInteger, type ImageFlags, resolveRoleModel } from "./options.js";
 
 /** The flags `eqa answer` and `eqa run` share. */
 export interface AgentFlags extends ImageFlags {
@@ -48,8 +48,8 @@ export function addAgentOptions(command: Command): Command {
 }
 
 export function agentSetupFromFlags(flags: AgentFlags): AgentSetup {
-  const model = resolveModel(flags.model, { flag: "--model", ...(flags.modelBaseUrl ? { baseURL: flags.modelBaseUrl } : {}) });
-  const captioner = flags.captioner ? resolveModel(flags.captioner, { flag: "--captioner", ...(flags.captionerBaseUrl ? { baseURL: flags.captionerBaseUrl } : {}) }) : undefined;
+  const model = resolveRoleModel(flags, "model");
+  const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
   return {
     agent: flags.agent,
     model,

@@ -3,9 +3,8 @@ import { Command } from "commander";
 import { AGENT_NAMES, type AgentName } from "../agents/index.js";
 import { writeFileAtomically } from "../core/index.js";
 import { runDemo } from "../generate/index.js";
-import { resolveModel } from "../models/index.js";
 import { buildHtmlReport, loadRun } from "../report/index.js";
-import { addModelCallOptions, choiceList, type ModelCallFlags, nonNegativeIntegerList, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addModelCallOptions, choiceList, type ModelCallFlags, nonNegativeIntegerList, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 
 interface DemoFlags extends ModelCallFlags {
   out: string;
@@ -29,7 +28,7 @@ export function demoCommand(): Command {
   addModelCallOptions(command);
   return command.action(async (flags: DemoFlags) => {
     const started = performance.now();
-    const model = flags.model ? resolveModel(flags.model, { flag: "--model", ...(flags.modelBaseUrl ? { baseURL: flags.modelBaseUrl } : {}) }) : undefined;
+    const model = flags.model ? resolveRoleModel(flags, "model") : undefined;
     const opened = model ? await openModelRuntime(flags) : undefined;
     try {
       const result = await runDemo({

@@ -3,10 +3,10 @@ import { Command, Option } from "commander";
 import { AGENT_NAMES, EXPLORER_NAMES, createAgent, habitatSceneFile, loadActiveEpisodes, runExploration, type AgentName, type ExplorerName, type SceneEnvironment } from "../agents/index.js";
 import { UserError, packageRoot } from "../core/index.js";
 import { scoreExploration, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
-import { describeModel, resolveModel } from "../models/index.js";
+import { describeModel } from "../models/index.js";
 import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine } from "../sim/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds } from "./options.js";
+import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 type EnvKind = "builtin" | "habitat" | "stdio";
@@ -93,9 +93,9 @@ export function exploreCommand(): Command {
   addModelCallOptions(command);
   return command.action(async (flags: ExploreFlags) => {
     const needsModel = flags.agent === "fine-eqa" || flags.emAgent !== undefined;
-    const spec = needsModel ? resolveModel(flags.model, { flag: "--model", ...(flags.modelBaseUrl ? { baseURL: flags.modelBaseUrl } : {}) }) : undefined;
+    const spec = needsModel ? resolveRoleModel(flags, "model") : undefined;
     if (flags.agent === "fine-eqa" && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
-    const judgeSpec = flags.judge ? resolveModel(flags.judge, { flag: "--judge", ...(flags.judgeBaseUrl ? { baseURL: flags.judgeBaseUrl } : {}) }) : undefined;
+    const judgeSpec = flags.judge ? resolveRoleModel(flags, "judge") : undefined;
     const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinSceneProblem } : {});
     const openScene = sceneOpener(flags);
     const opened = await openModelRuntime(flags);

@@ -1,8 +1,7 @@
 import { Command } from "commander";
-import { resolveModel } from "../models/index.js";
 import { buildTagDataset, loadTrajectorySource, rewriteQuestions, writeTagDataset } from "../generate/index.js";
 import { RunDirectory } from "../store/index.js";
-import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface GenerateTagFlags extends ModelCallFlags {
@@ -26,7 +25,7 @@ export function generateCommand(): Command {
     .option("--renderer-base-url <url>", "the renderer model's endpoint");
   addModelCallOptions(tag);
   tag.action(async (flags: GenerateTagFlags) => {
-    const spec = flags.renderer === "template" ? null : resolveModel(flags.renderer, { flag: "--renderer", ...(flags.rendererBaseUrl ? { baseURL: flags.rendererBaseUrl } : {}) });
+    const spec = flags.renderer === "template" ? null : resolveRoleModel(flags, "renderer");
     const run = new RunDirectory(flags.out);
     const { inputs, skipped } = await loadTrajectorySource(flags.source, run.path);
     for (const s of skipped) process.stderr.write(`eqa: skipped ${s.file}${s.step !== undefined ? ` (step ${s.step})` : ""}: ${s.error}\n`);

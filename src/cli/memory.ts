@@ -2,8 +2,8 @@ import { Command } from "commander";
 import { buildMemory, writeMemory } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/index.js";
-import { loadObjectDetector, loadSentenceEncoder, resolveModel } from "../models/index.js";
-import { addModelCallOptions, commaList, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger, unitInterval } from "./options.js";
+import { loadObjectDetector, loadSentenceEncoder } from "../models/index.js";
+import { addModelCallOptions, commaList, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger, unitInterval, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface MemoryBuildFlags extends ModelCallFlags {
@@ -42,7 +42,7 @@ export function memoryCommand(): Command {
     if (!path) throw new UserError(`no episode ${flags.episode} under ${flags.frames}`, { file: flags.frames }, "check --frames and --episode");
     if (flags.vlmDetect && !flags.captioner) throw new UserError("--vlm-detect asks the captioner for objects, and no --captioner is set", { field: "--vlm-detect" }, "name a vision-language model with --captioner");
     const episode = await openEpisode(path, flags.episode);
-    const captionerSpec = flags.captioner ? resolveModel(flags.captioner, { flag: "--captioner", ...(flags.captionerBaseUrl ? { baseURL: flags.captionerBaseUrl } : {}) }) : undefined;
+    const captionerSpec = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
     const opened = captionerSpec ? await openModelRuntime(flags) : undefined;
     const progress = createProgress("frames");
     try {

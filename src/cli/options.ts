@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { ModelCallCache, defaultCachePath, outputDirectoryProblem, outputFileProblem } from "../store/index.js";
 import { framesPathProblem } from "../episodes/index.js";
-import { ModelRuntime } from "../models/index.js";
+import { MODEL_OPTION_KEYS, ModelRuntime, resolveModel, type ModelOptions, type ModelSpec } from "../models/index.js";
 import { parseCommandLine, type CommandLine } from "../sim/index.js";
 import { isUserError } from "../core/index.js";
 
@@ -186,4 +186,36 @@ export interface FrameFlags extends ImageFlags {
 export function addFrameOptions(command: Command): Command {
   command.option("--frames <dir>", "episode histories: a folder of <episode_history> folders or videos (instances with their own frames path need none)", framesPath);
   return addImageOptions(command, "keyframes");
+}
+
+/** `key=value` of `--ROLE-option`, added to those given before it (the flag repeats). */
+function modelOption(value: string, previous: ModelOptions | undefined): ModelOptions {
+  const equals = value.indexOf("=");
+  const key = value.slice(0, equals);
+  if (equals < 1 || !(MODEL_OPTION_KEYS as readonly string[]).includes(key)) {
+    throw new InvalidArgumentError(`expected key=value with a key among ${MODEL_OPTION_KEYS.join(", ")}`);
+  }
+  return { ...previous, [key]: value.slice(equals + 1) };
+}
+
+/**
+ * Gives every model role of `command` (each `--ROLE-base-url` flag) its `--ROLE-option
+ * key=value` flag, and does the same for the commands below it: one place for every command.
+ */
+export function addModelOptionFlags(command: Command): void {
+  const roles = command.options.flatMap((o) => (o.long?.endsWith("-base-url") ? [o.long.slice(2, -"-base-url".length)] : []));
+  for (const role of roles) {
+    command.option(`--${role}-option <key=value>`, `what the ${role} model is sent (repeatable): reasoning_effort, thinking_budget, family, … (docs/configuration.md)`, modelOption);
+  }
+  command.commands.forEach(addModelOptionFlags);
+}
+
+/** The model of `role` from a command's flags: `--ROLE`, `--ROLE-base-url` and `--ROLE-option` (or `name`, when the command picked it). */
+export function resolveRoleModel(flags: object, role: string, name?: string): ModelSpec {
+  const key = role.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+  const values = flags as Record<string, unknown>;
+  const baseURL = values[`${key}BaseUrl`];
+  const options = values[`${key}Option`] as ModelOptions | undefined;
+  const given = name ?? values[key];
+  return resolveModel(typeof given === "string" ? given : undefined, { flag: `--${role}`, ...(typeof baseURL === "string" && baseURL ? { baseURL } : {}), ...(options ? { options } : {}) });
 }

@@ -16,6 +16,7 @@ import { generateCommand } from "./generate.js";
 import { scoreTagCommand } from "./score-tag.js";
 import { exploreCommand } from "./explore.js";
 import { demoCommand } from "./demo.js";
+import { addModelOptionFlags } from "./options.js";
 
 const EXIT_CODES = `
 Exit codes:
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
     .addHelpText("after", EXIT_CODES);
   for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), exploreCommand(), scoreTagCommand()]) program.addCommand(command);
   program.addCommand(generateCommand());
+  program.commands.forEach(addModelOptionFlags);
   program.commands.forEach(exitOverrideDeep);
   program.exitOverride();
   return program;

@@ -1,9 +1,8 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
-import { resolveModel } from "../models/index.js";
 import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, type Aggregation } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface RmBenchFlags extends ModelCallFlags, FrameFlags {
@@ -33,7 +32,7 @@ export function rmBenchCommand(): Command {
   addFrameOptions(command);
   addModelCallOptions(command);
   return command.action(async (flags: RmBenchFlags) => {
-    const spec = resolveModel(flags.model, { flag: "--model", ...(flags.modelBaseUrl ? { baseURL: flags.modelBaseUrl } : {}) });
+    const spec = resolveRoleModel(flags, "model");
     const file = await loadRewardInstances(flags.instances);
     const ks = SCALING_KS.filter((k) => k <= flags.maxK);
     if (!ks.includes(flags.maxK)) ks.push(flags.maxK);

@@ -1,10 +1,9 @@
 import { Command } from "commander";
 import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, writeRewardInstances } from "../data/index.js";
-import { resolveModel } from "../models/index.js";
 import { applyReview, buildRewardBench, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
 import { RunDirectory, defaultRunPath } from "../store/index.js";
-import { addFrameOptions, addModelCallOptions, finiteNumber, type FrameFlags, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addFrameOptions, addModelCallOptions, finiteNumber, type FrameFlags, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface BuildFlags extends ModelCallFlags, FrameFlags {
@@ -41,8 +40,8 @@ export function rmBuildCommand(): Command {
   addModelCallOptions(command);
   return command.action(async (flags: BuildFlags) => {
     if (!flags.frames) throw new UserError("the responder and the scorer need the episodes' frames", { field: "--frames" }, "pass --frames DIR (one folder or video per episode_history)");
-    const responderSpec = resolveModel(flags.responder, { flag: "--responder", ...(flags.responderBaseUrl ? { baseURL: flags.responderBaseUrl } : {}) });
-    const scorerSpec = resolveModel(flags.scorer, { flag: "--scorer", ...(flags.scorerBaseUrl ? { baseURL: flags.scorerBaseUrl } : {}) });
+    const responderSpec = resolveRoleModel(flags, "responder");
+    const scorerSpec = resolveRoleModel(flags, "scorer");
     const { questions } = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
     const chosen = flags.limit !== undefined ? questions.slice(0, flags.limit) : questions;
     const opened = await openModelRuntime(flags);

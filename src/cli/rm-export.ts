@@ -1,9 +1,8 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
-import { resolveModel } from "../models/index.js";
 import { TTS_PARAMS, VARIANTS, exportGrpo, exportRft, type Variant } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addFrameOptions, addModelCallOptions, choiceList, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addFrameOptions, addModelCallOptions, choiceList, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface RftFlags extends ModelCallFlags, FrameFlags {
@@ -36,7 +35,7 @@ export function rmExportCommand(): Command {
   addFrameOptions(rft);
   addModelCallOptions(rft);
   rft.action(async (flags: RftFlags) => {
-    const spec = resolveModel(flags.model, { flag: "--model", ...(flags.modelBaseUrl ? { baseURL: flags.modelBaseUrl } : {}) });
+    const spec = resolveRoleModel(flags, "model");
     const file = await loadRewardInstances(flags.instances);
     const opened = await openModelRuntime(flags);
     const progress = createProgress("candidates");

@@ -1,9 +1,8 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
-import { resolveModel } from "../models/index.js";
 import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, scoreRewardInstances, type Aggregation } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface RmScoreFlags extends ModelCallFlags, FrameFlags {
@@ -31,7 +30,7 @@ export function rmScoreCommand(): Command {
   addFrameOptions(command);
   addModelCallOptions(command);
   return command.action(async (flags: RmScoreFlags) => {
-    const spec = resolveModel(flags.model, { flag: "--model", ...(flags.modelBaseUrl ? { baseURL: flags.modelBaseUrl } : {}) });
+    const spec = resolveRoleModel(flags, "model");
     const file = await loadRewardInstances(flags.instances);
     const opened = await openModelRuntime(flags);
     const progress = createProgress("scoring");

@@ -13,10 +13,10 @@ import {
   type ValidationResult,
 } from "../eval/index.js";
 import { renderAnswer } from "../generate/index.js";
-import { resolveModel, type ModelSpec } from "../models/index.js";
+import { type ModelSpec } from "../models/index.js";
 import { formatTable } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface ScoreTagFlags extends ModelCallFlags {
@@ -59,7 +59,7 @@ export function scoreTagCommand(): Command {
 
 function judgeSpecOf(flags: ScoreTagFlags): ModelSpec | undefined {
   if (!flags.judge) return undefined;
-  return resolveModel(flags.judge, { flag: "--judge", ...(flags.judgeBaseUrl ? { baseURL: flags.judgeBaseUrl } : {}) });
+  return resolveRoleModel(flags, "judge");
 }
 
 function similarityOf(flags: ScoreTagFlags): SimilaritySource | undefined {
