@@ -2,7 +2,9 @@ import { OutputError, UserError, eqakitVersion, isUserError, sha256Hex, canonica
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { sumUsage, runModelBatch, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { RunDirectory, reusableRecords } from "../store/index.js";
-import { runCost, type RunCost } from "../models/index.js";
+import { runCost, type CallPlan, type RunCost } from "../models/index.js";
+import { peekReusableRecords } from "../store/index.js";
+import { createAgent, type AgentSetup } from "./create.js";
 import { traceRoleUsage } from "./run-cost.js";
 import type { Agent, AgentTrace } from "./types.js";
 
@@ -85,8 +87,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
   }
   if (options.agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, options.questions, options.benchmarkFile);
   const run = new RunDirectory(options.outDir);
-  const configKey = canonicalJson(options.agent.configuration);
-  const keyOf = (q: Question): string => sha256Hex(`${configKey}\u0000${q.questionId}\u0000${q.question}`);
+  const keyOf = answerKey(options.agent);
   const wanted = new Map(options.questions.map((q) => [q.questionId, keyOf(q)]));
   const earlier = reusableRecords(run, TRACES_FILE, asAnswerRecord, wanted, (r) => r.error === null);
   const records = new Map(earlier);
@@ -151,6 +152,63 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
   const summary = buildSummary(options, ordered, earlier.size, performance.now() - started);
   await run.writeJson(options.summaryFile ?? "summary.json", summary);
   return { summary, runDir: run.path, records: ordered };
+}
+
+/** A question's input key for `agent`: a resumed run reuses only answers made with the same configuration. */
+function answerKey(agent: Agent): (q: Question) => string {
+  const configKey = canonicalJson(agent.configuration);
+  return (q) => sha256Hex(`${configKey}\u0000${q.questionId}\u0000${q.question}`);
+}
+
+/** What `eqa answer --dry-run` counts. */
+export interface AnswerPlan {
+  questions: number;
+  /** Answers the run directory already holds. */
+  reused: number;
+  pending: number;
+  /** Questions that would fail before any call (an episode that cannot be read). */
+  failures: { questionId: string; error: string }[];
+  /** Each question's answer: the recorded one, or the planning model's (what a judge would be shown). */
+  answers: Map<string, string | null>;
+}
+
+/** What the planning models reply: an answer line the agents read at the first try. */
+const PLANNED_REPLY = "A: (dry run)";
+
+/**
+ * `eqa answer --dry-run`: builds the agent of `setup` on a runtime whose models record their
+ * requests in `plan` (the first model asked for is the agent's, any other the captioner's),
+ * and runs it on every question the run directory has not answered, so that the requests are
+ * those the real run would build (frames sampled and prepared alike). Calls no model and
+ * writes nothing.
+ */
+export async function planAnswers(options: Omit<AnswerOptions, "agent" | "models" | "usage" | "onProgress"> & { setup: AgentSetup }, plan: CallPlan): Promise<AnswerPlan> {
+  const { agent } = createAgent(options.setup, plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner", reply: PLANNED_REPLY })));
+  if (agent.needsEpisode && !options.framesRoot) {
+    throw new UserError(`the ${agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
+  }
+  if (agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, options.questions, options.benchmarkFile);
+  const keyOf = answerKey(agent);
+  const earlier = peekReusableRecords(options.outDir, TRACES_FILE, asAnswerRecord, new Map(options.questions.map((q) => [q.questionId, keyOf(q)])), (r) => r.error === null);
+  const answers = new Map<string, string | null>([...earlier].map(([id, r]) => [id, r.answer]));
+  const failures: AnswerPlan["failures"] = [];
+  const pending = options.questions.filter((q) => !earlier.has(q.questionId));
+  const episodes = new Map<string, Promise<Episode>>();
+  for (const question of pending) {
+    try {
+      let episode: Episode | undefined;
+      if (agent.needsEpisode) {
+        const path = episodePath(options.framesRoot, question);
+        if (!episodes.has(path)) episodes.set(path, openEpisode(path, question.episodeHistory));
+        episode = await episodes.get(path);
+      }
+      answers.set(question.questionId, (await agent.answer(question, episode)).answer);
+    } catch (error) {
+      if (!isUserError(error)) throw error;
+      failures.push({ questionId: question.questionId, error: error.message });
+    }
+  }
+  return { questions: options.questions.length, reused: earlier.size, pending: pending.length, failures, answers };
 }
 
 function episodePath(framesRoot: string | undefined, question: Question): string {

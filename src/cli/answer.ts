@@ -1,19 +1,34 @@
 import { Command } from "commander";
-import { answerQuestions, createAgent } from "../agents/index.js";
+import { answerQuestions, createAgent, planAnswers } from "../agents/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
-import { formatAnswerSummary } from "../report/index.js";
+import { checkPriceFile } from "../models/index.js";
+import { formatAnswerSummary, formatCallPlan } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addAgentOptions, agentSetupFromFlags, type AgentFlags } from "./agent-options.js";
 import { addModelCallOptions, modelCallSettings, openModelRuntime, type ModelCallFlags } from "./options.js";
+import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
 export function answerCommand(): Command {
   const command = new Command("answer").description("answer benchmark questions with an EM-EQA agent (resumable)");
   addAgentOptions(command);
   addModelCallOptions(command);
-  return command.action(async (flags: AgentFlags & ModelCallFlags) => {
+  addDryRunOption(command);
+  return command.action(async (flags: AgentFlags & ModelCallFlags & DryRunFlags) => {
     const setup = agentSetupFromFlags(flags);
     const selection = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
+    if (flags.dryRun) {
+      const plan = await openCallPlan(flags);
+      try {
+        const outDir = flags.out ?? defaultRunPath("answer");
+        const planned = await planAnswers({ setup, questions: selection.questions, ...(flags.frames ? { framesRoot: flags.frames } : {}), benchmarkFile: selection.benchmark.path, outDir }, plan.plan);
+        console.log(formatCallPlan(plan.plan.roles(), answerPlanNotes(planned, outDir)));
+      } finally {
+        plan.close();
+      }
+      return;
+    }
+    checkPriceFile();
     const opened = await openModelRuntime(flags);
     const progress = createProgress("answering");
     try {
@@ -39,4 +54,12 @@ export function answerCommand(): Command {
       opened.close();
     }
   });
+}
+
+/** What a dry run of the answers says beside its table: records to resume, questions that would fail. */
+export function answerPlanNotes(planned: { questions: number; reused: number; pending: number; failures: { questionId: string; error: string }[] }, outDir: string): string[] {
+  const notes = [`${planned.questions} question(s): ${planned.reused} already answered in ${outDir}, ${planned.pending} to answer`];
+  if (planned.failures.length > 0) notes.push(`${planned.failures.length} would fail before any call, e.g. ${planned.failures[0]!.questionId}: ${planned.failures[0]!.error}`);
+  notes.push("calls that depend on the replies (force-a-guess's blind guess, re-asks, tool rounds) are counted as when each reply is read at the first try");
+  return notes;
 }

@@ -1,15 +1,18 @@
+import { join } from "node:path";
 import { Command, Option } from "commander";
-import { createAgent } from "../agents/index.js";
+import { PREDICTIONS_FILE, createAgent, planAnswers } from "../agents/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
-import { answerAndScore, type LlmMatchMode } from "../eval/index.js";
-import { resolveModel } from "../models/index.js";
-import { formatAnswerSummary, formatScoreSummary } from "../report/index.js";
+import { answerAndScore, planScore, type LlmMatchMode } from "../eval/index.js";
+import { checkPriceFile } from "../models/index.js";
+import { formatAnswerSummary, formatCallPlan, formatScoreSummary } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addAgentOptions, agentSetupFromFlags, type AgentFlags } from "./agent-options.js";
-import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, type ModelCallFlags, resolveRoleModel } from "./options.js";
+import { answerPlanNotes } from "./answer.js";
+import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
-interface RunFlags extends AgentFlags, ModelCallFlags {
+interface RunFlags extends AgentFlags, ModelCallFlags, DryRunFlags {
   judge?: string;
   judgeBaseUrl?: string;
   mode: LlmMatchMode;
@@ -24,10 +27,39 @@ export function runCommand(): Command {
     .addOption(new Option("--mode <mode>", "LLM-Match mode: robust or compat").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
   addModelCallOptions(command);
+  addDryRunOption(command);
   return command.action(async (flags: RunFlags) => {
     const setup = agentSetupFromFlags(flags);
-    const judgeSpec = resolveModel(flags.judge, { flag: "--judge", ...(flags.judgeBaseUrl ? { baseURL: flags.judgeBaseUrl } : {}) });
+    const judgeSpec = resolveRoleModel(flags, "judge");
     const selection = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
+    if (flags.dryRun) {
+      const plan = await openCallPlan(flags);
+      try {
+        const outDir = flags.out ?? defaultRunPath("run");
+        const answers = await planAnswers({ setup, questions: selection.questions, ...(flags.frames ? { framesRoot: flags.frames } : {}), benchmarkFile: selection.benchmark.path, outDir }, plan.plan);
+        // the questions answered (or to be answered) are judged, as answerAndScore does
+        const answered = selection.questions.filter((q) => answers.answers.has(q.questionId));
+        const scored = await planScore(
+          {
+            benchmark: selection.benchmark,
+            questions: answered,
+            ...(selection.subsetPath ? { subsetPath: selection.subsetPath } : {}),
+            predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
+            predictionsPath: join(outDir, PREDICTIONS_FILE),
+            judgeSpec,
+            mode: flags.mode,
+            outDir,
+          },
+          plan.plan,
+        );
+        const notes = [...answerPlanNotes(answers, outDir), `${scored.reused} answer(s) already judged, ${scored.pending} to judge (the judge's prompts hold a placeholder for answers not given yet)`];
+        console.log(formatCallPlan(plan.plan.roles(), notes));
+      } finally {
+        plan.close();
+      }
+      return;
+    }
+    checkPriceFile();
     const opened = await openModelRuntime(flags);
     const answering = createProgress("answering");
     const judging = createProgress("judging");

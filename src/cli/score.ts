@@ -1,13 +1,14 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { defaultOpenEqaBenchmarkPath, loadPredictions, loadQuestionSelection } from "../data/index.js";
-import { LLM_MATCH_VARIANTS, loadPredictionsWithoutGuess, parseLlmMatchVariant, scorePredictions, type LlmMatchJudgeOptions, type LlmMatchMode, type LlmMatchVariant } from "../eval/index.js";
-import { resolveModel } from "../models/index.js";
-import { formatScoreSummary } from "../report/index.js";
+import { LLM_MATCH_VARIANTS, loadPredictionsWithoutGuess, parseLlmMatchVariant, planScore, scorePredictions, type LlmMatchJudgeOptions, type LlmMatchMode, type LlmMatchVariant } from "../eval/index.js";
+import { checkPriceFile } from "../models/index.js";
+import { formatCallPlan, formatScoreSummary } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory } from "./options.js";
+import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, resolveRoleModel } from "./options.js";
+import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
-interface ScoreFlags extends ModelCallFlags {
+interface ScoreFlags extends ModelCallFlags, DryRunFlags {
   predictions: string;
   benchmark?: string;
   subset?: string;
@@ -50,13 +51,14 @@ export function scoreCommand(): Command {
     .option("--temperature <t>", "the judge's temperature (OpenEQA Table X; default 0.2, the reference's)", temperatureArgument)
     .option("--without-guess", "score the agent's own answers where force-a-guess replaced them (OpenEQA Table III, w/o guess)");
   addModelCallOptions(command);
+  addDryRunOption(command);
   return command.action(async (flags: ScoreFlags) => {
     process.exitCode = await runScore(flags);
   });
 }
 
 async function runScore(flags: ScoreFlags): Promise<number> {
-  const judgeSpec = resolveModel(flags.judge, { flag: "--judge", ...(flags.judgeBaseUrl ? { baseURL: flags.judgeBaseUrl } : {}) });
+  const judgeSpec = resolveRoleModel(flags, "judge");
   const { benchmark, questions } = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
   const predictions = flags.withoutGuess ? (await loadPredictionsWithoutGuess(flags.predictions)).predictions : await loadPredictions(flags.predictions);
   const judgeOptions: LlmMatchJudgeOptions = {
@@ -64,6 +66,8 @@ async function runScore(flags: ScoreFlags): Promise<number> {
     ...(flags.temperature !== undefined ? { temperature: flags.temperature } : {}),
   };
   const outDir = flags.out ?? defaultRunPath("score");
+  if (flags.dryRun) return planScoreRun(flags, { benchmark, questions, predictions, judgeSpec, judgeOptions, outDir });
+  checkPriceFile();
 
   const opened = await openModelRuntime(flags);
   const progress = createProgress("judging");
@@ -92,6 +96,21 @@ async function runScore(flags: ScoreFlags): Promise<number> {
     return result.summary.counts.failed > 0 ? 1 : 0;
   } finally {
     progress.stop();
+    opened.close();
+  }
+}
+
+/** `eqa score --dry-run`: the judge's calls, tokens and dollars, without calling it or writing anything. */
+async function planScoreRun(flags: ScoreFlags, run: Pick<Parameters<typeof planScore>[0], "benchmark" | "questions" | "predictions" | "judgeSpec" | "judgeOptions" | "outDir">): Promise<number> {
+  const opened = await openCallPlan(flags);
+  try {
+    const planned = await planScore(
+      { ...run, ...(flags.subset ? { subsetPath: flags.subset } : {}), predictionsPath: flags.predictions, mode: flags.mode, allowMissing: flags.allowMissing ?? false },
+      opened.plan,
+    );
+    console.log(formatCallPlan(opened.plan.roles(), [`${planned.questions} question(s): ${planned.reused} already judged in ${run.outDir}, ${planned.pending} to judge`]));
+    return 0;
+  } finally {
     opened.close();
   }
 }

@@ -93,6 +93,11 @@ function priceTable(env: NodeJS.ProcessEnv): CompiledPrice[] {
   return path ? [...overridePrices(path), ...builtInPrices] : builtInPrices;
 }
 
+/** Reads the EQA_PRICES file now, so that a broken one stops a run before its first call (a UserError naming it). */
+export function checkPriceFile(env: NodeJS.ProcessEnv = process.env): void {
+  priceTable(env);
+}
+
 /** Where the prices come from, as summaries record it. */
 export function priceSources(env: NodeJS.ProcessEnv = process.env): string[] {
   return [...(env.EQA_PRICES ? [resolve(env.EQA_PRICES)] : []), `eqakit prices of ${PRICES_CHECKED}`];

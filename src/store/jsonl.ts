@@ -10,13 +10,14 @@ export interface JsonlContents<T> {
 
 /**
  * Reads a JSONL file written by {@link JsonlAppender}. A last line without its newline is
- * what a killed process leaves behind: it is ignored, and cut off so appends start clean.
+ * what a killed process leaves behind: it is ignored, and cut off so appends start clean
+ * (unless `repair` is false: a look that must change nothing, as --dry-run takes).
  */
-export function readJsonl<T>(path: string, parse: (value: unknown) => T | undefined): JsonlContents<T> {
+export function readJsonl<T>(path: string, parse: (value: unknown) => T | undefined, repair = true): JsonlContents<T> {
   if (!existsSync(path)) return { records: [], damagedLines: 0 };
   const text = readUpToSize(path).toString("utf8");
   const end = text.lastIndexOf("\n") + 1;
-  if (end < text.length) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
+  if (repair && end < text.length) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
   const records: T[] = [];
   let damagedLines = end < text.length ? 1 : 0;
   for (const line of text.slice(0, end).split("\n")) {

@@ -103,8 +103,26 @@ export function reusableRecords<T extends KeyedRecord>(
   wanted: ReadonlyMap<string, string>,
   succeeded: (record: T) => boolean,
 ): Map<string, T> {
+  return pickReusable(run.readRecords(file, parse).records, wanted, succeeded);
+}
+
+/**
+ * The records of `file` in the run directory `dir` that a run would reuse, read without
+ * making, repairing or cleaning anything (what --dry-run counts); none when `dir` is missing.
+ */
+export function peekReusableRecords<T extends KeyedRecord>(
+  dir: string,
+  file: string,
+  parse: (value: unknown) => T | undefined,
+  wanted: ReadonlyMap<string, string>,
+  succeeded: (record: T) => boolean,
+): Map<string, T> {
+  return pickReusable(readJsonl(join(resolve(dir), file), parse, false).records, wanted, succeeded);
+}
+
+function pickReusable<T extends KeyedRecord>(records: readonly T[], wanted: ReadonlyMap<string, string>, succeeded: (record: T) => boolean): Map<string, T> {
   const reusable = new Map<string, T>();
-  for (const record of run.readRecords(file, parse).records) {
+  for (const record of records) {
     if (succeeded(record) && wanted.get(record.questionId) === record.inputKey) reusable.set(record.questionId, record);
   }
   return reusable;

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lastUserText, openAiReply, startModelServer, type ModelServer } from "../helpers/model-server.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { openEqaBenchmarkFile, openEqaDir, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
 const benchmark = readRawBenchmark();
@@ -101,6 +101,145 @@ describe("eqa score: the summary's cost", () => {
       const pricedCost = (readJson(join(priced, "summary.json")) as { cost: CostSection }).cost;
       assert.equal(pricedCost.total.dollars, (4000 * 1 + 80 * 100) / 1e6);
       assert.equal(pricedCost.prices[0], prices);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/** The row of a --dry-run table for `role`: calls, cached, prompt tokens, completion tokens, dollars. */
+function planRow(stdout: string, role: string): string[] | undefined {
+  const line = stdout.split("\n").find((l) => l.trim().startsWith(`${role} `));
+  return line?.trim().split(/\s+/).slice(2);
+}
+
+describe("eqa score --dry-run", () => {
+  test("prints the judge's calls, tokens and dollars without a request to the server and writes nothing; after a real run it counts cache hits and judged records", async () => {
+    const s = setUp();
+    const server = await judgeServer();
+    try {
+      const out = join(s.home, "run");
+      const dry = await runCli([...scoreArgs(s, server, out), "--dry-run"], cliEnv(s.home));
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.equal(server.requests.length, 0, "no model was called");
+      assert.equal(existsSync(out), false, "no run directory was made");
+      assert.equal(existsSync(join(s.home, "cache")), false, "no cache was made");
+      assert.match(dry.stdout, /dry run: no model was called and nothing was written/);
+      const [calls, cached, prompt, completion, dollars] = planRow(dry.stdout, "judge") ?? [];
+      assert.equal(calls, "4");
+      assert.equal(cached, "0");
+      // each LLM-Match prompt is a few hundred characters; the reference's max_tokens is 32
+      assert.ok(Number(prompt) > 4 * 50, `prompt tokens ${prompt}`);
+      assert.equal(completion, String(4 * 32));
+      assert.equal(dollars, `$${((Number(prompt) * 2.5 + 128 * 10) / 1e6).toFixed(6).replace(/0+$/, "")}`);
+      assert.match(dry.stdout, /4 question\(s\): 0 already judged in .*run, 4 to judge/);
+
+      // the real run sends the same requests: a dry run of a new directory finds them all in the cache
+      assert.equal((await runCli(scoreArgs(s, server, out), cliEnv(s.home))).code, 0);
+      const sent = server.requests.map(lastUserText);
+      const again = await runCli([...scoreArgs(s, server, join(s.home, "other")), "--dry-run"], cliEnv(s.home));
+      assert.equal(again.code, 0, again.stderr);
+      assert.deepEqual(planRow(again.stdout, "judge")?.slice(0, 2), ["4", "4"]);
+      assert.match(again.stdout, /estimated cost: \$0;/);
+      // and a dry run of the finished directory has nothing left to judge
+      const resumed = await runCli([...scoreArgs(s, server, out), "--dry-run"], cliEnv(s.home));
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.match(resumed.stdout, /4 question\(s\): 4 already judged in .*run, 0 to judge/);
+      assert.equal(planRow(resumed.stdout, "judge"), undefined, "no judge call left");
+      assert.deepEqual(server.requests.map(lastUserText), sent, "no request during the dry runs");
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("a judge without a price prints n/a, not a guess; a broken EQA_PRICES file is refused with exit 2", async () => {
+    const s = setUp();
+    const server = await judgeServer();
+    try {
+      const dry = await runCli([...scoreArgs(s, server, join(s.home, "run"), "openai/house-judge"), "--dry-run"], cliEnv(s.home));
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.equal(planRow(dry.stdout, "judge")?.[4], "n/a");
+      assert.match(dry.stdout, /estimated cost: n\/a/);
+      const broken = join(s.home, "prices.json");
+      writeFileSync(broken, "{ not json");
+      const refused = await runCli([...scoreArgs(s, server, join(s.home, "run")), "--dry-run"], cliEnv(s.home, { EQA_PRICES: broken }));
+      assert.equal(refused.code, 2);
+      assert.match(refused.stderr, /cannot read the prices file/);
+      assert.match(refused.stderr, /prices\.json/);
+      const real = await runCli(scoreArgs(s, server, join(s.home, "run")), cliEnv(s.home, { EQA_PRICES: broken }));
+      assert.equal(real.code, 2, "a real run is refused before its first call");
+      assert.equal(server.requests.length, 0);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("eqa answer --dry-run", () => {
+  test("prints the agent's calls, tokens and dollars without a request and writes nothing; after a real run it counts cache hits and answered records", async () => {
+    const s = setUp();
+    const server = await startModelServer(() => openAiReply("A: a chair", { prompt_tokens: 200, completion_tokens: 5 }));
+    try {
+      const out = join(s.home, "answers");
+      const args = ["answer", "--benchmark", openEqaBenchmarkFile, "--subset", s.subset, "--agent", "blind", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--out", out];
+      const dry = await runCli([...args, "--dry-run"], cliEnv(s.home));
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.equal(server.requests.length, 0);
+      assert.equal(existsSync(out), false);
+      const [calls, cached, prompt, completion, dollars] = planRow(dry.stdout, "agent") ?? [];
+      // the blind agent answers each question in one call
+      assert.equal(calls, "4");
+      assert.equal(cached, "0");
+      assert.ok(Number(prompt) > 0);
+      assert.ok(Number(completion) > 0);
+      assert.match(dollars ?? "", /^\$0\.\d+$/);
+      assert.match(dry.stdout, /4 question\(s\): 0 already answered in .*answers, 4 to answer/);
+
+      const real = await runCli(args, cliEnv(s.home));
+      assert.equal(real.code, 0, real.stderr);
+      assert.equal(server.requests.length, 4, "the dry run counted the calls the real run made");
+      const summary = readJson(join(out, "summary.json")) as { cost: CostSection };
+      assert.deepEqual(summary.cost.roles.map((r) => [r.role, r.model, r.calls, r.promptTokens, r.completionTokens]), [["agent", "openai/gpt-4o-mini", 4, 800, 20]]);
+      assert.equal(summary.cost.total.dollars, (800 * 0.15 + 20 * 0.6) / 1e6);
+      assert.match(real.stdout, /agent\s+openai\/gpt-4o-mini\s+4\s+0\s+800\s+20\s+0/);
+
+      const other = await runCli([...args.slice(0, -1), join(s.home, "other"), "--dry-run"], cliEnv(s.home));
+      assert.equal(other.code, 0, other.stderr);
+      assert.deepEqual(planRow(other.stdout, "agent")?.slice(0, 2), ["4", "4"], "every request is in the cache");
+      const resumed = await runCli([...args, "--dry-run"], cliEnv(s.home));
+      assert.match(resumed.stdout, /4 question\(s\): 4 already answered in .*answers, 0 to answer/);
+      assert.equal(server.requests.length, 4);
+      assert.deepEqual(readdirSync(out).sort(), ["predictions.json", "summary.json", "traces.jsonl"]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("eqa run --dry-run", () => {
+  test("counts the captioner's, the agent's and the judge's calls the real run then makes, images included", async () => {
+    const home = temporaryDir();
+    const server = await startModelServer((request) => openAiReply(JSON.stringify(request.body).includes("Your mark") ? "Your mark: 4" : "A: eight chairs"));
+    try {
+      const out = join(home, "run");
+      const args = ["run", "--benchmark", join(openEqaDir, "open-eqa-demo-data.json"), "--frames", openEqaDir, "--agent", "socratic", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--captioner", "openai/gpt-4o-mini", "--captioner-base-url", `${server.url}/v1`, "--num-frames", "4", "--judge", "openai/gpt-4.1", "--judge-base-url", `${server.url}/v1`, "--out", out];
+      const dry = await runCli([...args, "--dry-run"], cliEnv(home));
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.equal(server.requests.length, 0);
+      assert.equal(existsSync(out), false);
+      const captioner = planRow(dry.stdout, "captioner") ?? [];
+      const agent = planRow(dry.stdout, "agent") ?? [];
+      const judge = planRow(dry.stdout, "judge") ?? [];
+      // 3 questions on one episode: 4 frames captioned once, then per question an answer and force-a-guess's check, and a judgement
+      assert.deepEqual([captioner[0], agent[0], judge[0]], ["4", "6", "3"]);
+      // each caption request holds a 512x288 frame: 85 + 170 tokens at OpenAI's detail high
+      assert.ok(Number(captioner[2]) >= 4 * 255, `caption prompt tokens ${captioner[2]}`);
+      const real = await runCli(args, cliEnv(home));
+      assert.equal(real.code, 0, real.stderr);
+      assert.equal(server.requests.length, 4 + 6 + 3);
+      const summary = readJson(join(out, "summary.json")) as { answer: { cost: CostSection }; score: { cost: CostSection } };
+      assert.deepEqual(summary.answer.cost.roles.map((r) => [r.role, r.model, r.calls]), [["agent", "openai/gpt-4o", 6], ["captioner", "openai/gpt-4o-mini", 4]]);
+      assert.deepEqual(summary.score.cost.roles.map((r) => [r.role, r.model, r.calls]), [["judge", "openai/gpt-4.1", 3]]);
     } finally {
       await server.close();
     }

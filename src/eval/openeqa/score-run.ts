@@ -2,7 +2,8 @@ import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Questio
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
 import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
-import { runCost, type RunCost } from "../../models/index.js";
+import { runCost, type CallPlan, type RunCost } from "../../models/index.js";
+import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
   LLM_MATCH_PARAMS,
@@ -102,14 +103,8 @@ export interface ScoreResult {
 export async function scorePredictions(options: ScoreOptions): Promise<ScoreResult> {
   const started = performance.now();
   const mode = options.mode ?? "robust";
-  const { pairs, outsideSubset } = pairPredictions(options.questions, options.predictions, {
-    benchmark: options.benchmark,
-    predictionsPath: options.predictionsPath,
-    ...(options.allowMissing !== undefined ? { allowMissing: options.allowMissing } : {}),
-  });
+  const { pairs, outsideSubset, tasks, wanted } = judgeTasks(options, mode);
   const run = new RunDirectory(options.outDir);
-  const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judge.name, options.judgeOptions));
-  const wanted = new Map(tasks.map((t) => [t.question.questionId, t.inputKey]));
   const earlier = reusableRecords(run, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
   const judgements = new Map<string, LlmMatchJudgement>(earlier);
   const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
@@ -148,6 +143,44 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   await run.writeJson(METRICS_FILE, metrics);
   await run.writeJson(options.summaryFile ?? SUMMARY_FILE, summary);
   return { summary, runDir: run.path, metrics };
+}
+
+/** The questions paired with their predictions, and the judge's task for each (with its input key, what resuming matches). */
+function judgeTasks(options: Omit<ScoreOptions, "judge">, mode: LlmMatchMode): { pairs: ReturnType<typeof pairPredictions>["pairs"]; outsideSubset: number; tasks: LlmMatchTask[]; wanted: Map<string, string> } {
+  const { pairs, outsideSubset } = pairPredictions(options.questions, options.predictions, {
+    benchmark: options.benchmark,
+    predictionsPath: options.predictionsPath,
+    ...(options.allowMissing !== undefined ? { allowMissing: options.allowMissing } : {}),
+  });
+  const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judgeSpec.name, options.judgeOptions));
+  return { pairs, outsideSubset, tasks, wanted: new Map(tasks.map((t) => [t.question.questionId, t.inputKey])) };
+}
+
+/** A reply both LLM-Match parsers read at the first try: the plan counts no re-asks. */
+const PLANNED_MARK = "5";
+
+/** What `eqa score --dry-run` counts. */
+export interface ScorePlan {
+  questions: number;
+  /** Judgements the run directory already holds. */
+  reused: number;
+  /** Questions that would be judged now (those without an answer score 0 without a call). */
+  pending: number;
+}
+
+/**
+ * `eqa score --dry-run`: records, in `plan`, the judge's request for every question the run
+ * directory has not judged yet, built as scorePredictions builds it, each reply read at the
+ * first try. Calls no model and writes nothing.
+ */
+export async function planScore(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">, plan: CallPlan): Promise<ScorePlan> {
+  const mode = options.mode ?? "robust";
+  const { tasks, wanted } = judgeTasks(options, mode);
+  const earlier = peekReusableRecords(options.outDir, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
+  const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
+  const judge = plan.model(options.judgeSpec, "judge", PLANNED_MARK);
+  for (const task of pending) await judgeLlmMatch(task, judge, mode);
+  return { questions: tasks.length, reused: earlier.size, pending: pending.length };
 }
 
 function asJudgement(value: unknown): LlmMatchJudgement | undefined {

@@ -1,0 +1,25 @@
+import { existsSync } from "node:fs";
+import type { Command } from "commander";
+import { CallPlan, checkPriceFile } from "../models/index.js";
+import { ModelCallCache, defaultCachePath } from "../store/index.js";
+import type { ModelCallFlags } from "./options.js";
+
+/** `--dry-run`, as every command that calls models for a whole run takes it. */
+export interface DryRunFlags {
+  dryRun?: boolean;
+}
+
+export function addDryRunOption(command: Command): Command {
+  return command.option("--dry-run", "print per role the calls the run would make, their estimated tokens and dollars, how many the model-call cache holds and how many records the run directory has; call no model, write nothing");
+}
+
+/**
+ * A call plan whose requests are looked up in the model-call cache the run would use. The
+ * cache is opened only when its file exists, so that a dry run makes nothing.
+ */
+export async function openCallPlan(flags: ModelCallFlags): Promise<{ plan: CallPlan; close(): void }> {
+  checkPriceFile();
+  const path = flags.cache === false ? null : typeof flags.cache === "string" ? flags.cache : defaultCachePath();
+  const cache = path && existsSync(path) ? await ModelCallCache.open(path) : undefined;
+  return { plan: new CallPlan(cache), close: () => cache?.close() };
+}
