@@ -8,6 +8,7 @@ import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate, type Sc
 import type { RunCost, UsageTotals } from "../models/index.js";
 import { meanEstimate, readJson, readLines, usageTotals } from "./files.js";
 import { loadTagPart, type TagRunPart } from "./tag-runs.js";
+import { modelCallNotes } from "./text.js";
 
 /**
  * A run directory as the report and the viewer read it: whatever `eqa score`, `eqa answer`
@@ -223,6 +224,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   for (const [stage, part] of [["answer", run.answer], ["judge", run.score]] as const) {
     const cost = costOf(part);
     if (cost) run.costs.push({ stage, cost });
+    if (part) notes.push(...modelCallNotes(part).map((n) => `${stage}: ${n}`));
   }
   // a TAG run still scoring has judgements but no summary yet
   if (run.kind === "unknown" && looksLikeTagJudgements(join(path, "judgements.jsonl"))) {

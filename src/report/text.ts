@@ -10,6 +10,21 @@ export function formatTable(header: string[], rows: string[][]): string {
   return [line(header), ...rows.map(line)].join("\n");
 }
 
+/**
+ * What a reader must know about the model calls of a run: replies that were not answers (by
+ * status) and every parameter a model was sent differently than asked (its family refuses
+ * it), so that a reference setting that could not be kept is never silent.
+ */
+export function modelCallNotes(summary: { replyStatuses?: Partial<Record<string, number>>; usage?: { thisProcess?: { deviations?: Record<string, string[]> } | null } }): string[] {
+  const notes: string[] = [];
+  const statuses = Object.entries(summary.replyStatuses ?? {}).filter(([, n]) => (n ?? 0) > 0);
+  if (statuses.length > 0) notes.push(`replies that were not answers: ${statuses.map(([status, n]) => `${n} ${status}`).join(", ")} (not scored; run again to ask again)`);
+  for (const [model, deviations] of Object.entries(summary.usage?.thisProcess?.deviations ?? {})) {
+    notes.push(`${model} was sent differently than asked: ${deviations.join("; ")}`);
+  }
+  return notes;
+}
+
 function estimateRow(label: string, estimate: MeanEstimate): string[] {
   return [label, String(estimate.n), estimate.mean.toFixed(1), `±${estimate.stderr.toFixed(1)}`, `[${estimate.ci[0].toFixed(1)}, ${estimate.ci[1].toFixed(1)}]`];
 }
@@ -39,6 +54,7 @@ export function formatScoreSummary(summary: ScoreSummary): string {
   if (counts.predictionsOutsideSubset > 0) notes.push(`${counts.predictionsOutsideSubset} prediction(s) outside the subset ignored`);
   const usage = summary.usage.judgements;
   notes.push(`${usage.calls} judge call(s), ${usage.cacheHits} from the cache, ${usage.promptTokens + usage.completionTokens} tokens, ${usage.retries} retries`);
+  notes.push(...modelCallNotes(summary));
   lines.push("", ...notes.map((n) => `  ${n}`));
   if (summary.cost) lines.push("", formatRunCost(summary.cost));
   if (summary.failures.length > 0) {
@@ -59,6 +75,7 @@ export function formatAnswerSummary(summary: AnswerSummary): string {
   }
   const usage = summary.usage.answers;
   lines.push(`  ${usage.calls} model call(s), ${usage.cacheHits} from the cache, ${usage.images} image(s), ${usage.promptTokens + usage.completionTokens} tokens, ${usage.retries} retries`);
+  lines.push(...modelCallNotes(summary).map((n) => `  ${n}`));
   if (summary.failures.length > 0) {
     lines.push("", `failed (${summary.failures.length}):`);
     for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);
