@@ -1,4 +1,5 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { randomUUID } from "node:crypto";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { ModelCallError, kindForStatus, networkError, retryAfterFromHeaders } from "./errors.js";
 
@@ -21,22 +22,64 @@ export async function postJson(url: string, headers: Record<string, string>, bod
   }
 }
 
+/** GETs a JSON reply (a batch's state). Failures are ModelCallErrors, as postJson's. */
+export async function getJson(url: string, headers: Record<string, string>, signal: AbortSignal, endpoint: string): Promise<unknown> {
+  return parseJson(await getText(url, headers, signal, endpoint), endpoint);
+}
+
+/** GETs a text reply as it is (a batch's JSONL results). */
+export async function getText(url: string, headers: Record<string, string>, signal: AbortSignal, endpoint: string): Promise<string> {
+  const reply = await send(url, headers, undefined, signal, endpoint, "GET");
+  if (reply.status < 200 || reply.status >= 300) throw httpError(reply, endpoint);
+  return reply.text;
+}
+
+/** POSTs one file as multipart/form-data with text fields beside it (OpenAI's file upload), and returns the JSON reply. */
+export async function postFile(
+  url: string,
+  headers: Record<string, string>,
+  fields: Record<string, string>,
+  file: { field: string; name: string; type: string; content: string },
+  signal: AbortSignal,
+  endpoint: string,
+): Promise<unknown> {
+  const boundary = `eqakit-${randomUUID()}`;
+  const parts = Object.entries(fields).map(([name, value]) => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+  parts.push(`--${boundary}\r\ncontent-disposition: form-data; name="${file.field}"; filename="${file.name}"\r\ncontent-type: ${file.type}\r\n\r\n${file.content}\r\n--${boundary}--\r\n`);
+  const reply = await send(url, { ...headers, "content-type": `multipart/form-data; boundary=${boundary}` }, parts.join(""), signal, endpoint);
+  if (reply.status < 200 || reply.status >= 300) throw httpError(reply, endpoint);
+  return parseJson(reply, endpoint);
+}
+
+function parseJson(reply: RawReply | string, endpoint: string): unknown {
+  const text = typeof reply === "string" ? reply : reply.text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ModelCallError("bad_response", `${endpoint} answered with a body that is not JSON: ${text.slice(0, 120)}`, endpoint);
+  }
+}
+
 interface RawReply {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
 }
 
-function send(url: string, headers: Record<string, string>, payload: string, signal: AbortSignal, endpoint: string): Promise<RawReply> {
+function send(url: string, headers: Record<string, string>, payload: string | undefined, signal: AbortSignal, endpoint: string, method = "POST"): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const isHttps = target.protocol === "https:";
     const request = (isHttps ? httpsRequest : httpRequest)(
       target,
       {
-        method: "POST",
+        method,
         agent: isHttps ? httpsAgent : httpAgent,
-        headers: { "content-type": "application/json", accept: "application/json", "content-length": Buffer.byteLength(payload), ...headers },
+        headers: {
+          accept: "application/json",
+          ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }),
+          ...headers,
+        },
         signal,
       },
       (response) => {

@@ -13,3 +13,4 @@ export * from "./models-file.js";
 export * from "./images.js";
 export * from "./cost.js";
 export * from "./dry-run.js";
+export * from "./batch-api.js";

@@ -25,7 +25,8 @@ export interface ModelRuntimeOptions {
   cache?: ModelCallCache;
 }
 
-const cachedReplySchema = z.object({
+/** A reply as the model-call cache holds it. */
+export const cachedReplySchema = z.object({
   texts: z.array(z.string().nullable()).min(1),
   toolCalls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()), signature: z.string().optional() })).optional(),
   finishReason: z.string().nullable(),
