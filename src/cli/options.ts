@@ -137,6 +137,7 @@ export interface ModelCallFlags {
 export interface OpenedRuntime {
   runtime: ModelRuntime;
   cachePath: string | null;
+  cache?: ModelCallCache;
   close(): void;
 }
 
@@ -149,7 +150,7 @@ export async function openModelRuntime(flags: ModelCallFlags): Promise<OpenedRun
     timeoutMs: flags.timeout * 1000,
     ...(cache ? { cache } : {}),
   });
-  return { runtime, cachePath: cache?.path ?? null, close: () => cache?.close() };
+  return { runtime, cachePath: cache?.path ?? null, ...(cache ? { cache } : {}), close: () => cache?.close() };
 }
 
 export function modelCallSettings(flags: ModelCallFlags, cachePath: string | null): Record<string, unknown> {

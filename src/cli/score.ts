@@ -7,8 +7,9 @@ import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, resolveRoleModel } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
+import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
-interface ScoreFlags extends ModelCallFlags, DryRunFlags {
+interface ScoreFlags extends ModelCallFlags, DryRunFlags, BatchFlags {
   predictions: string;
   benchmark?: string;
   subset?: string;
@@ -52,6 +53,7 @@ export function scoreCommand(): Command {
     .option("--without-guess", "score the agent's own answers where force-a-guess replaced them (OpenEQA Table III, w/o guess)");
   addModelCallOptions(command);
   addDryRunOption(command);
+  addBatchOptions(command);
   return command.action(async (flags: ScoreFlags) => {
     process.exitCode = await runScore(flags);
   });
@@ -69,25 +71,30 @@ async function runScore(flags: ScoreFlags): Promise<number> {
   if (flags.dryRun) return planScoreRun(flags, { benchmark, questions, predictions, judgeSpec, judgeOptions, outDir });
   checkPriceFile();
 
-  const opened = await openModelRuntime(flags);
+  const run = {
+    benchmark,
+    questions,
+    ...(flags.subset ? { subsetPath: flags.subset } : {}),
+    predictions,
+    predictionsPath: flags.predictions,
+    judgeSpec,
+    mode: flags.mode,
+    ...(Object.keys(judgeOptions).length > 0 ? { judgeOptions } : {}),
+    allowMissing: flags.allowMissing ?? false,
+    outDir,
+  };
+  // --batch: the judge's requests answered through the batch API first, then read from the cache
+  const batched = flags.batch ? await runBatch(flags, judgeSpec, outDir, (collector) => planScore(run, collector)) : undefined;
+  const opened = batched?.opened ?? (await openModelRuntime(flags));
   const progress = createProgress("judging");
   try {
     const result = await scorePredictions({
-      benchmark,
-      questions,
-      ...(flags.subset ? { subsetPath: flags.subset } : {}),
-      predictions,
-      predictionsPath: flags.predictions,
+      ...run,
       judge: opened.runtime.model(judgeSpec),
-      judgeSpec,
       usage: opened.runtime.usage,
-      mode: flags.mode,
-      ...(Object.keys(judgeOptions).length > 0 ? { judgeOptions } : {}),
-      allowMissing: flags.allowMissing ?? false,
-      outDir,
       concurrency: flags.concurrency,
       bootstrap: { seed: flags.bootstrapSeed },
-      settings: { ...modelCallSettings(flags, opened.cachePath), ...(flags.withoutGuess ? { withoutGuess: true } : {}) },
+      settings: { ...modelCallSettings(flags, opened.cachePath), ...(flags.withoutGuess ? { withoutGuess: true } : {}), ...(batched ? { batch: batched.report } : {}) },
       onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
     });
     progress.stop();
