@@ -1,0 +1,232 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { anthropicReply, openAiReply, startModelServer, type ModelServer, type ReceivedRequest, type ScriptedReply } from "../helpers/model-server.js";
+import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
+import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+
+const benchmark = readRawBenchmark();
+const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
+const readLines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
+const POLL = ["--batch-poll-seconds", "0.05"];
+/** Questions asked twice with the same answers make the same request: a batch holds each once. */
+const DISTINCT_REQUESTS = new Set(benchmark.map((r) => JSON.stringify([r.question, r.answer, r.extra_answers ?? null]))).size;
+
+/** A predictions file with an answer for every question of the benchmark. */
+function writePredictions(home: string): string {
+  const path = join(home, "predictions.json");
+  writeFileSync(path, JSON.stringify(benchmark.map((r) => ({ question_id: r.question_id, answer: `${r.answer}.` }))));
+  return path;
+}
+
+interface OpenAiBatchServer {
+  server: ModelServer;
+  /** Batches created, by id: their requests' custom_ids. */
+  batches: Map<string, string[]>;
+  /** While false, every batch stays in progress. */
+  release: { value: boolean };
+}
+
+/** OpenAI's files and batches endpoints: a batch completes at its second poll, each request marked 4. */
+async function startOpenAiBatchServer(release = true): Promise<OpenAiBatchServer> {
+  const files = new Map<string, string[]>();
+  const batches = new Map<string, string[]>();
+  const polls = new Map<string, number>();
+  const state = { value: release };
+  const server = await startModelServer((request: ReceivedRequest): ScriptedReply => {
+    const { method, path } = request;
+    if (method === "POST" && path === "/v1/files") {
+      assert.match(String(request.headers["content-type"]), /^multipart\/form-data; boundary=/);
+      assert.match(request.rawBody, /name="purpose"\r\n\r\nbatch\r\n/);
+      const lines = request.rawBody.split(/\r?\n/).filter((l) => l.startsWith('{"custom_id"'));
+      const id = `file-${files.size + 1}`;
+      files.set(id, lines);
+      return { body: { id, object: "file", purpose: "batch", bytes: request.rawBody.length } };
+    }
+    if (method === "POST" && path === "/v1/batches") {
+      const body = request.body as { input_file_id: string; endpoint: string; completion_window: string };
+      assert.equal(body.endpoint, "/v1/chat/completions");
+      assert.equal(body.completion_window, "24h");
+      const id = `batch_${batches.size + 1}`;
+      batches.set(id, (files.get(body.input_file_id) ?? []).map((l) => (JSON.parse(l) as { custom_id: string }).custom_id));
+      return { body: { id, object: "batch", status: "validating", input_file_id: body.input_file_id } };
+    }
+    const batch = /^\/v1\/batches\/([^/]+)$/.exec(path);
+    if (method === "GET" && batch) {
+      const id = batch[1]!;
+      const total = batches.get(id)?.length ?? 0;
+      const n = (polls.get(id) ?? 0) + 1;
+      polls.set(id, n);
+      const done = state.value && n >= 2;
+      return {
+        body: {
+          id,
+          object: "batch",
+          status: done ? "completed" : "in_progress",
+          output_file_id: done ? `out-${id}` : null,
+          request_counts: { total, completed: done ? total : 0, failed: 0 },
+        },
+      };
+    }
+    const content = /^\/v1\/files\/out-([^/]+)\/content$/.exec(path);
+    if (method === "GET" && content) {
+      const ids = batches.get(content[1]!) ?? [];
+      const lines = ids.map((customId) => JSON.stringify({ id: `req-${customId.slice(0, 8)}`, custom_id: customId, response: { status_code: 200, body: openAiReply("Your mark: 4").body }, error: null }));
+      return { body: `${lines.join("\n")}\n` };
+    }
+    if (method === "POST" && path === "/v1/chat/completions") return openAiReply("Your mark: 4");
+    return { status: 404, body: { error: { message: `no route ${method} ${path}` } } };
+  });
+  return { server, batches, release: state };
+}
+
+function scoreArgs(predictions: string, out: string, server: ModelServer, extra: string[] = []): string[] {
+  return ["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, "--batch", ...POLL, ...extra];
+}
+
+describe("eqa score --batch", () => {
+  test("the whole OpenEQA benchmark (1,636 questions) is judged through one OpenAI batch and recorded as a live run is", async () => {
+    const home = temporaryDir();
+    const predictions = writePredictions(home);
+    const { server, batches } = await startOpenAiBatchServer();
+    try {
+      const out = join(home, "run");
+      const result = await runCli(scoreArgs(predictions, out, server), cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(batches.size, 1);
+      assert.equal(DISTINCT_REQUESTS, 1623);
+      assert.equal([...batches.values()][0]!.length, DISTINCT_REQUESTS);
+      assert.equal(server.requests.filter((r) => r.path.endsWith("/chat/completions")).length, 0);
+      const summary = readJson(join(out, "summary.json")) as { counts: { scored: number; failed: number }; llmMatch: { overall: { mean: number } }; config: { batch: { provider: string; ids: string[]; requests: number } }; usage: { judgements: { calls: number; cacheHits: number } } };
+      assert.equal(summary.counts.scored, 1636);
+      assert.equal(summary.counts.failed, 0);
+      assert.equal(summary.llmMatch.overall.mean, 75);
+      assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1"], requests: DISTINCT_REQUESTS });
+      assert.equal(readLines(join(out, "judgements.jsonl")).length, 1636);
+      assert.equal(Object.keys(readJson(join(out, "metrics.json")) as object).length, 1636);
+      const file = readJson(join(out, "batch.json")) as { batches: { id: string; provider: string; requests: number; loadedAt?: string; results: { cached: number } }[] };
+      assert.equal(file.batches[0]!.id, "batch_1");
+      assert.equal(file.batches[0]!.results.cached, DISTINCT_REQUESTS);
+      assert.match(result.stderr, new RegExp(`submitted batch batch_1: ${DISTINCT_REQUESTS} request\\(s\\)`));
+      assert.match(result.stderr, new RegExp(`batch batch_1: completed, ${DISTINCT_REQUESTS} of ${DISTINCT_REQUESTS} done`));
+
+      // run again: everything is judged, nothing is submitted
+      const again = await runCli(scoreArgs(predictions, out, server), cliEnv(home));
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(batches.size, 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("a process killed (SIGKILL) while it waits is resumed by the same command: it polls the same batch and submits no other", async () => {
+    const home = temporaryDir();
+    const predictions = writePredictions(home);
+    const { server, batches, release } = await startOpenAiBatchServer(false);
+    try {
+      const out = join(home, "run");
+      const args = scoreArgs(predictions, out, server, ["--no-cache"]);
+      const child = startCli(args, cliEnv(home));
+      const ended = collect(child);
+      const batchFile = join(out, "batch.json");
+      for (let i = 0; i < 600 && !existsSync(batchFile); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(existsSync(batchFile), "batch.json was written before the wait");
+      child.kill("SIGKILL");
+      const killed = await ended;
+      assert.equal(killed.signal, "SIGKILL");
+      assert.equal(batches.size, 1);
+      const pendingFile = readJson(batchFile) as { batches: { id: string; loadedAt?: string }[] };
+      assert.equal(pendingFile.batches[0]!.id, "batch_1");
+      assert.equal(pendingFile.batches[0]!.loadedAt, undefined);
+
+      release.value = true;
+      const result = await runCli(args, cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stderr, new RegExp(`resuming batch batch_1 \\(${DISTINCT_REQUESTS} request\\(s\\)`));
+      assert.equal(batches.size, 1, "no second batch was created");
+      assert.equal(server.requests.filter((r) => r.method === "POST" && r.path === "/v1/batches").length, 1);
+      assert.equal(server.requests.filter((r) => r.path.endsWith("/chat/completions")).length, 0);
+      const summary = readJson(join(out, "summary.json")) as { counts: { scored: number }; config: { cache: string } };
+      assert.equal(summary.counts.scored, 1636);
+      assert.equal(summary.config.cache, join(out, "batch-cache.sqlite"));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("Anthropic message batches: the requests go in one POST, results are read from results_url, an errored request is asked live", async () => {
+    const home = temporaryDir();
+    const predictions = writePredictions(home);
+    const ids = benchmark.slice(0, 4).map((r) => r.question_id);
+    const subset = join(home, "subset.json");
+    writeFileSync(subset, JSON.stringify(ids));
+    let submitted: { custom_id: string; params: Record<string, unknown> }[] = [];
+    let polls = 0;
+    const server = await startModelServer((request) => {
+      const { method, path } = request;
+      if (method === "POST" && path === "/v1/messages/batches") {
+        submitted = (request.body as { requests: typeof submitted }).requests;
+        return { body: { id: "msgbatch_1", type: "message_batch", processing_status: "in_progress" } };
+      }
+      if (method === "GET" && path === "/v1/messages/batches/msgbatch_1") {
+        polls++;
+        const ended = polls >= 2;
+        return {
+          body: {
+            id: "msgbatch_1",
+            type: "message_batch",
+            processing_status: ended ? "ended" : "in_progress",
+            request_counts: { processing: ended ? 0 : submitted.length, succeeded: ended ? submitted.length - 1 : 0, errored: ended ? 1 : 0, canceled: 0, expired: 0 },
+            results_url: ended ? `http://${request.headers.host}/v1/messages/batches/msgbatch_1/results` : null,
+          },
+        };
+      }
+      if (method === "GET" && path === "/v1/messages/batches/msgbatch_1/results") {
+        const lines = submitted.map((r, i) =>
+          JSON.stringify(i === 0 ? { custom_id: r.custom_id, result: { type: "errored", error: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } } } : { custom_id: r.custom_id, result: { type: "succeeded", message: anthropicReply("Your mark: 5").body } }),
+        );
+        return { body: lines.join("\n") };
+      }
+      if (method === "POST" && path === "/v1/messages") return anthropicReply("Your mark: 3");
+      return { status: 404, body: { error: { message: `no route ${method} ${path}` } } };
+    });
+    try {
+      const out = join(home, "run");
+      const result = await runCli(
+        ["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--judge", "anthropic/claude-sonnet-4-5", "--judge-base-url", server.url, "--out", out, "--batch", ...POLL],
+        cliEnv(home, { ANTHROPIC_API_KEY: "sk-test" }),
+      );
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(submitted.length, 4);
+      for (const r of submitted) {
+        assert.match(r.custom_id, /^[a-f0-9]{64}$/);
+        assert.equal(r.params.model, "claude-sonnet-4-5");
+        assert.equal(r.params.max_tokens, 32);
+      }
+      const creations = server.requests.filter((r) => r.method === "POST" && r.path === "/v1/messages/batches");
+      assert.equal(creations.length, 1);
+      assert.equal(creations[0]!.headers["x-api-key"], "sk-test");
+      // the errored request is not sent in a second batch: the final run asks it live
+      assert.equal(server.requests.filter((r) => r.path === "/v1/messages").length, 1);
+      assert.match(result.stderr, /batch msgbatch_1: 3 of 4 replies cached, 1 to be asked live/);
+      const metrics = readJson(join(out, "metrics.json")) as Record<string, number>;
+      assert.deepEqual(Object.values(metrics).sort(), [3, 5, 5, 5]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("a Google judge is refused with exit 2, naming the providers that have a batch API", async () => {
+    const home = temporaryDir();
+    const predictions = writePredictions(home);
+    const result = await runCli(
+      ["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--judge", "google/gemini-2.5-flash", "--judge-base-url", "http://127.0.0.1:9", "--out", join(home, "run"), "--batch"],
+      cliEnv(home),
+    );
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /--batch is not supported for google\/gemini-2\.5-flash/);
+    assert.match(result.stderr, /openai\/… .* and anthropic\/… models/);
+    assert.doesNotMatch(result.stderr, /\n\s+at /);
+  });
+});
