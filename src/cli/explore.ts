@@ -1,17 +1,19 @@
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { AGENT_NAMES, EXPLORER_NAMES, createAgent, habitatSceneFile, loadActiveEpisodes, runExploration, type AgentName, type ExplorerName, type SceneEnvironment } from "../agents/index.js";
+import { AGENT_NAMES, EXPLORER_NAMES, createAgent, habitatSceneFile, loadActiveEpisodes, planExploration, runExploration, type ActiveEpisode, type AgentName, type ExplorerName, type SceneEnvironment } from "../agents/index.js";
 import { UserError, packageRoot } from "../core/index.js";
 import { scoreExploration, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
-import { describeModel } from "../models/index.js";
-import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine } from "../sim/index.js";
+import { checkPriceFile, describeModel, type ModelSpec } from "../models/index.js";
+import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
+import { formatCallPlan, formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel } from "./options.js";
+import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
 type EnvKind = "builtin" | "habitat" | "stdio";
 
-interface ExploreFlags extends ModelCallFlags {
+interface ExploreFlags extends ModelCallFlags, DryRunFlags {
   episodes: string;
   env: EnvKind;
   agent: ExplorerName;
@@ -91,12 +93,15 @@ export function exploreCommand(): Command {
     .option("--judge-base-url <url>", "the judge's endpoint")
     .addOption(new Option("--mode <mode>", "LLM-Match mode: robust or compat").argParser(oneOf(["robust", "compat"] as const)).default("robust"));
   addModelCallOptions(command);
+  addDryRunOption(command);
   return command.action(async (flags: ExploreFlags) => {
     const needsModel = flags.agent === "fine-eqa" || flags.emAgent !== undefined;
     const spec = needsModel ? resolveRoleModel(flags, "model") : undefined;
     if (flags.agent === "fine-eqa" && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
     const judgeSpec = flags.judge ? resolveRoleModel(flags, "judge") : undefined;
     const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinSceneProblem } : {});
+    if (flags.dryRun) return planExploreRun(flags, episodes, spec, judgeSpec);
+    checkPriceFile();
     const openScene = sceneOpener(flags);
     const opened = await openModelRuntime(flags);
     const progress = createProgress("exploring");
@@ -122,7 +127,7 @@ export function exploreCommand(): Command {
         ? await scoreExploration({ runDir: result.runDir, episodes, records: result.records, judge: opened.runtime.model(judgeSpec), judgeSpec, mode: flags.mode, image, onProgress: (done, total, failed) => judging.update(done, total, failed > 0 ? `(${failed} failed)` : "") })
         : undefined;
       judging.stop();
-      if (scores) await writeExploreScores(result.runDir, result.summary, scores);
+      const cost = scores ? (await writeExploreScores(result.runDir, result.summary, scores)).cost : result.summary.cost;
       const s = result.summary;
       const m = s.metrics;
       const fmt = (v: number | null, digits = 2): string => (v === null ? "n/a" : v.toFixed(digits));
@@ -139,6 +144,7 @@ export function exploreCommand(): Command {
         if (x) console.log(`EXPRESS-Bench: C ${fmt(x.c, 1)} %, C* ${fmt(x.cStar, 1)} %, E_path ${fmt(x.ePath, 1)} % (n=${x.nScored}, unjudged ${x.unjudged}), d_T ${fmt(x.dT)} m (n=${x.nGoal})`);
       }
       for (const f of s.failures) console.log(`failed ${f.questionId}: ${f.error}`);
+      console.log(`\n${formatRunCost(cost)}`);
       console.log(`\nwrote ${result.runDir}/{episodes.jsonl,predictions.json,summary.json,trajectories/,frames/}`);
       process.exitCode = s.counts.failed + (scores?.failed ?? 0) > 0 ? 1 : 0;
     } finally {
@@ -146,4 +152,46 @@ export function exploreCommand(): Command {
       opened.close();
     }
   });
+}
+
+/** `eqa explore --dry-run`: the explorer's, the agent's and the judge's calls, as a most, without starting an environment. */
+async function planExploreRun(flags: ExploreFlags, episodes: ActiveEpisode[], spec: ModelSpec | undefined, judgeSpec: ModelSpec | undefined): Promise<void> {
+  const opened = await openCallPlan(flags);
+  try {
+    const image = { maxSide: flags.imageSize, format: flags.imageFormat };
+    const answerer = spec && flags.emAgent ? createAgent({ agent: flags.emAgent, model: spec, image, forceGuess: flags.forceGuess, ...(flags.numFrames !== undefined ? { numFrames: flags.numFrames } : {}) }, opened.plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" }))) : undefined;
+    const outDir = flags.out ?? defaultRunPath("explore");
+    const planned = await planExploration(
+      {
+        episodes,
+        explorer: flags.agent,
+        outDir,
+        ...(spec && flags.agent === "fine-eqa" ? { vlm: spec } : {}),
+        ...(answerer ? { answerer } : {}),
+        ...(judgeSpec ? { judge: judgeSpec } : {}),
+        ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
+        image,
+        observation: { width: flags.width, height: flags.height },
+        // only the built-in simulator's scenes are known without starting an environment
+        ...(flags.env === "builtin" ? { sceneBounds: builtinSceneBounds(flags) } : {}),
+      },
+      opened.plan,
+    );
+    const notes = [`${planned.episodes} episode(s): ${planned.reused} already explored in ${outDir}, ${planned.pending} to explore`];
+    if (flags.agent === "fine-eqa") {
+      notes.push(planned.steps === null ? "the step budget of some scenes is unknown before their environment starts: each counts as one step (pass --max-steps for a bound)" : `at most ${planned.steps} step(s) in all: each step a stop check and a region check, so the calls are an upper bound (an episode ends when the VLM can answer)`);
+    }
+    if (answerer) notes.push("the agent answers once per episode from the frames the exploration collects: its calls are counted, its tokens are not estimated");
+    if (judgeSpec) notes.push("the judge makes an LLM-Match and an EAC call per episode: counted, not estimated");
+    console.log(formatCallPlan(opened.plan.roles(), notes));
+  } finally {
+    opened.close();
+  }
+}
+
+function builtinSceneBounds(flags: ExploreFlags): (scene: string) => Promise<SceneBounds | undefined> {
+  return async (scene) => {
+    const seed = builtinSceneSeed(scene);
+    return seed === undefined ? undefined : HouseholdEnvironment.fromSeed(seed, { width: flags.width, height: flags.height }).bounds();
+  };
 }

@@ -76,6 +76,8 @@ export interface PlannedCall {
   completionTokens: number | null;
   /** The model-call cache already holds its reply: it would cost nothing. */
   cached: boolean;
+  /** Counted as a most (an exploration's steps, up to its budget). */
+  upperBound?: boolean;
 }
 
 /** A role's planned calls, summed. */
@@ -84,11 +86,14 @@ export interface PlannedRole {
   model: string;
   calls: number;
   cached: number;
-  promptTokens: number;
+  /** Null when not estimated. */
+  promptTokens: number | null;
   /** Null when some request has no token limit. */
   completionTokens: number | null;
-  /** The calls not in the cache, priced; null without a price or a completion estimate. */
+  /** The calls not in the cache, priced; null without a price or a token estimate. */
   dollars: number | null;
+  /** The dollars are the prompt's only: some requests set no token limit, so their output is not estimated. */
+  dollarsAtLeast?: boolean;
   /** True when the count is a most (exploration stops when the model says so). */
   upperBound: boolean;
 }
@@ -114,7 +119,15 @@ export class CallPlan {
     return new PlanningRuntime(this, roleOf);
   }
 
-  /** Calls counted without building their requests (an exploration's steps): estimated per call. */
+  /** Records `request` as `times` calls of `role`, counted as a most (an exploration's steps, from its budget). */
+  async repeat(spec: ModelSpec, role: string, request: ChatRequest, times: number): Promise<void> {
+    if (times <= 0) return;
+    await this.model(spec, role).complete(request);
+    const call = { ...this.calls[this.calls.length - 1]!, upperBound: true };
+    this.calls.splice(this.calls.length - 1, 1, ...Array.from({ length: times }, () => ({ ...call })));
+  }
+
+  /** Calls counted without their requests (tokens not estimated). */
   addEstimate(role: PlannedRole): void {
     this.extra.push(role);
   }
@@ -127,7 +140,8 @@ export class CallPlan {
       let role = byKey.get(key);
       if (!role) byKey.set(key, (role = { role: call.role, model: call.model, calls: 0, cached: 0, promptTokens: 0, completionTokens: 0, dollars: null, upperBound: false, billedPrompt: 0, billedCompletion: 0 }));
       role.calls++;
-      role.promptTokens += call.promptTokens;
+      role.promptTokens = (role.promptTokens ?? 0) + call.promptTokens;
+      if (call.upperBound) role.upperBound = true;
       role.completionTokens = role.completionTokens === null || call.completionTokens === null ? null : role.completionTokens + call.completionTokens;
       if (call.cached) role.cached++;
       else {
@@ -137,7 +151,9 @@ export class CallPlan {
     }
     const planned = [...byKey.values()].map(({ billedPrompt, billedCompletion, ...role }): PlannedRole => {
       const price = priceOf(role.model, env);
-      return { ...role, dollars: price && billedCompletion !== null ? Math.round((billedPrompt * price.input + billedCompletion * price.output) * 1e3) / 1e9 : null };
+      if (!price) return { ...role, dollars: null };
+      const dollars = Math.round((billedPrompt * price.input + (billedCompletion ?? 0) * price.output) * 1e3) / 1e9;
+      return { ...role, dollars, ...(billedCompletion === null ? { dollarsAtLeast: true } : {}) };
     });
     return [...planned, ...this.extra];
   }

@@ -105,15 +105,17 @@ export function formatRunCost(cost: RunCost): string {
  * cache already holds), the estimated tokens and dollars.
  */
 export function formatCallPlan(roles: readonly PlannedRole[], notes: readonly string[] = []): string {
-  const rows = roles.map((r) => [r.role, r.model, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), String(r.promptTokens), r.completionTokens === null ? "?" : String(r.completionTokens), formatDollars(r.dollars)]);
+  const rows = roles.map((r) => [r.role, r.model, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), r.promptTokens === null ? "?" : String(r.promptTokens), r.completionTokens === null ? "?" : String(r.completionTokens), `${r.dollarsAtLeast ? "≥ " : ""}${formatDollars(r.dollars)}`]);
   const dollars = roles.some((r) => r.dollars === null) ? null : roles.reduce((total, r) => total + (r.dollars ?? 0), 0);
+  const atLeast = roles.some((r) => r.dollarsAtLeast);
   const lines = [
     "dry run: no model was called and nothing was written",
     "",
     indent(formatTable(["role", "model", "calls", "cached", "prompt tokens", "completion tokens", "dollars"], rows)),
     "",
-    `  estimated cost: ${formatDollars(dollars === null ? null : Math.round(dollars * 1e9) / 1e9)}${dollars === null ? " (a model without a price, or requests without a token limit)" : ""}; calls the cache holds cost nothing`,
+    `  estimated cost: ${atLeast && dollars !== null ? "≥ " : ""}${formatDollars(dollars === null ? null : Math.round(dollars * 1e9) / 1e9)}${dollars === null ? " (a model without a price, or tokens not estimated)" : ""}; calls the cache holds cost nothing`,
     "  prompt tokens: characters / 4 plus each image at its provider's documented cost; completion tokens: each request's max tokens",
+    ...(atLeast ? ["  ≥: some requests set no token limit (?), so their output is not priced"] : []),
     ...notes.map((n) => `  ${n}`),
   ];
   return lines.join("\n");

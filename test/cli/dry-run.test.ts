@@ -245,3 +245,45 @@ describe("eqa run --dry-run", () => {
     }
   });
 });
+
+describe("eqa explore --dry-run", () => {
+  test("counts Fine-EQA's calls up to each scene's step budget, as an upper bound, without starting anything; the real run stays within it", async () => {
+    const home = temporaryDir();
+    const episodes = join(home, "episodes.json");
+    writeFileSync(episodes, JSON.stringify([{ question_id: "f1", question: "What colour is the sofa?", answer: "Grey", scene: "home-0" }]));
+    let stops = 0;
+    const server = await startModelServer((request) => {
+      const text = JSON.stringify(request.body);
+      if (text.includes("Your mark:")) return openAiReply("Your mark: 4");
+      if (text.includes("exactly two fractions")) return openAiReply("1, 4");
+      if (text.includes("The input consists of QUESTION and IMAGE")) return openAiReply(++stops >= 2 ? "yes" : "no");
+      if (text.includes("You will be shown a picture")) return openAiReply("A: Grey.");
+      return openAiReply("living room");
+    });
+    try {
+      const out = join(home, "run");
+      const args = ["explore", "--episodes", episodes, "--agent", "fine-eqa", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, "--width", "64", "--height", "48", "--image-size", "64", "--max-steps", "6"];
+      const dry = await runCli([...args, "--dry-run"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.equal(server.requests.length, 0);
+      assert.equal(existsSync(out), false);
+      // the regions, at most 6 stop checks and 5 region checks, and the answer
+      assert.deepEqual(planRow(dry.stdout, "explorer")?.slice(0, 2), ["≤", "13"]);
+      assert.deepEqual(planRow(dry.stdout, "judge")?.slice(0, 2), ["≤", "2"]);
+      assert.match(dry.stdout, /at most 6 step\(s\) in all/);
+      assert.match(dry.stdout, /1 episode\(s\): 0 already explored in .*run, 1 to explore/);
+
+      const real = await runCli(args, cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(real.code, 0, real.stderr);
+      const summary = readJson(join(out, "summary.json")) as { cost: CostSection };
+      const explorer = summary.cost.roles.find((r) => r.role === "explorer");
+      assert.ok(explorer && explorer.calls > 0 && explorer.calls <= 13, `explorer calls ${explorer?.calls}`);
+      assert.deepEqual(summary.cost.roles.map((r) => [r.role, r.model]), [["explorer", "openai/gpt-4o-mini"], ["judge", "openai/gpt-4o"]]);
+      assert.match(real.stdout, /cost \(eqakit prices of/);
+      const resumed = await runCli([...args, "--dry-run"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.match(resumed.stdout, /1 episode\(s\): 1 already explored in .*run, 0 to explore/);
+    } finally {
+      await server.close();
+    }
+  });
+});

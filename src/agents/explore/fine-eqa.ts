@@ -32,7 +32,7 @@ import { join } from "node:path";
 import { loadPromptFile } from "../../core/index.js";
 import { FrameFolderWriter, prepareImage, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
 import type { ChatModel, ChatRequest, ContentPart } from "../../models/index.js";
-import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation } from "../../sim/index.js";
+import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type SceneBounds } from "../../sim/index.js";
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import { OccupancyMap, type OccupancyOptions } from "./occupancy.js";
@@ -196,6 +196,21 @@ function hopAlong(map: OccupancyMap, path: number[], maxM: number): { cell: numb
   return { cell, lengthM: length, index };
 }
 
+/** Fine-EQA's requests, as exploreFineEqa sends them (and `eqa explore --dry-run` counts them). */
+export const fineEqaRequests = {
+  regions: (question: string): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.region, `QUESTION: ${question}\nREGION: `),
+  stopCheck: (question: string, image: PreparedImage): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.explore, `QUESTION: ${question}`, image),
+  answer: (question: string, image: PreparedImage): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.answer, `Q: ${question}\nA: `, image),
+  viewRegion: (image: PreparedImage): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.viewRegion, "", image, { regions: regionsDictRepr() }),
+  blind: (question: string): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.blind, question),
+};
+
+/** Fine-EQA's step budget in a scene: `maxSteps`, or ⌊stepsPerSqrtArea · √area⌋ (at least 1) over the x-z extent of its bounds. */
+export function fineEqaBudget(bounds: SceneBounds, options: Pick<FineEqaOptions, "maxSteps" | "stepsPerSqrtArea"> = {}): number {
+  const area = Math.max(0, bounds.max[0] - bounds.min[0]) * Math.max(0, bounds.max[2] - bounds.min[2]);
+  return options.maxSteps ?? Math.max(1, Math.floor((options.stepsPerSqrtArea ?? 3) * Math.sqrt(area)));
+}
+
 /** Runs Fine-EQA from the environment's current state (call `reset` first). */
 export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: FineEqaOptions): Promise<FineEqaResult> {
   const trace = newTrace("fine-eqa");
@@ -208,8 +223,7 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
   const resume = (): void => {
     t = performance.now();
   };
-  const area = Math.max(0, bounds.max[0] - bounds.min[0]) * Math.max(0, bounds.max[2] - bounds.min[2]);
-  const budget = options.maxSteps ?? Math.max(1, Math.floor((options.stepsPerSqrtArea ?? 3) * Math.sqrt(area)));
+  const budget = fineEqaBudget(bounds, options);
   const maxHop = options.maxHopM ?? 3;
   const maxRounds = options.roundsPerRegion ?? 3;
   const map = new OccupancyMap(bounds, options);
@@ -228,7 +242,7 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     return response.text;
   };
 
-  const regionReply = await call("regions", FINE_EQA_PROMPTS.region, expressPromptRequest(FINE_EQA_PROMPTS.region, `QUESTION: ${options.question}\nREGION: `));
+  const regionReply = await call("regions", FINE_EQA_PROMPTS.region, fineEqaRequests.regions(options.question));
   const regions = parseRegionReply(regionReply);
   if (regionReply === null) badReplies.push({ call: "regions", reply: regionReply });
   const rounds: Record<string, number> = Object.fromEntries(regions.map((r) => [r, 0]));
@@ -315,10 +329,10 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     map.integrate(obs, obs.state.position[1]);
     observedSteps.push(steps.length - 1);
     explorationSteps++;
-    const stopReply = await call("stop-check", FINE_EQA_PROMPTS.explore, expressPromptRequest(FINE_EQA_PROMPTS.explore, `QUESTION: ${options.question}`, image), [frame]);
+    const stopReply = await call("stop-check", FINE_EQA_PROMPTS.explore, fineEqaRequests.stopCheck(options.question, image), [frame]);
     if (stopReply === null) badReplies.push({ call: "stop-check", reply: stopReply });
     if (parseStopReply(stopReply)) {
-      const reply = await call("answer", FINE_EQA_PROMPTS.answer, expressPromptRequest(FINE_EQA_PROMPTS.answer, `Q: ${options.question}\nA: `, image), [frame]);
+      const reply = await call("answer", FINE_EQA_PROMPTS.answer, fineEqaRequests.answer(options.question, image), [frame]);
       if (reply === null) badReplies.push({ call: "answer", reply });
       answer = parseAnswerReply(reply);
       answerSource = "view";
@@ -328,7 +342,7 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     if (explorationSteps >= budget) break;
 
     if (regions.length > 0 && lookAroundLeft === 0) {
-      const reply = await call("view-region", FINE_EQA_PROMPTS.viewRegion, expressPromptRequest(FINE_EQA_PROMPTS.viewRegion, "", image, { regions: regionsDictRepr() }), [frame]);
+      const reply = await call("view-region", FINE_EQA_PROMPTS.viewRegion, fineEqaRequests.viewRegion(image), [frame]);
       const seen = parseViewRegionReply(reply);
       if (seen === undefined) badReplies.push({ call: "view-region", reply });
       else if (regions.includes(seen) && (rounds[seen] ?? 0) < maxRounds && !sightings.has(seen)) sightings.set(seen, pointAhead(map, state));
@@ -367,7 +381,7 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
   }
 
   if (answerSource === "blind") {
-    const reply = await call("blind-answer", FINE_EQA_PROMPTS.blind, expressPromptRequest(FINE_EQA_PROMPTS.blind, options.question));
+    const reply = await call("blind-answer", FINE_EQA_PROMPTS.blind, fineEqaRequests.blind(options.question));
     if (reply === null) badReplies.push({ call: "blind-answer", reply });
     answer = parseAnswerReply(reply);
   }

@@ -30,14 +30,13 @@ import { join } from "node:path";
 import { z } from "zod";
 import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, sha256Hex, writeFileAtomically } from "../../core/index.js";
 import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
-import { FrameFolderWriter, openEpisode, type ImageOptions } from "../../episodes/index.js";
-import { ModelCallError, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../../models/index.js";
-import { runCost, type RunCost } from "../../models/index.js";
-import { EnvironmentError, type AgentState, type Environment, type Home, type Point3 } from "../../sim/index.js";
-import { RunDirectory, reusableRecords } from "../../store/index.js";
+import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type ImageOptions } from "../../episodes/index.js";
+import { ModelCallError, runCost, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { EnvironmentError, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
+import { RunDirectory, peekReusableRecords, reusableRecords } from "../../store/index.js";
 import type { Agent } from "../types.js";
 import { exploreFrontier, type ExplorationResult } from "./explorer.js";
-import { exploreFineEqa, fineEqaPromptHashes } from "./fine-eqa.js";
+import { exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests } from "./fine-eqa.js";
 import type { OccupancyMap } from "./occupancy.js";
 import { writeTrajectoryImage } from "./trajectory-image.js";
 
@@ -301,20 +300,95 @@ async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode
   };
 }
 
-/** Runs every episode (see the module comment); returns the summary and the records in input order. */
-export async function runExploration(options: ExploreRunOptions): Promise<{ summary: ExploreSummary; records: ExploreRecord[]; runDir: string }> {
-  const started = performance.now();
-  const run = new RunDirectory(options.outDir);
+/** An episode's input key: a resumed run reuses only episodes explored with the same explorer, models, budget and images. */
+function exploreKey(options: { explorer: ExplorerName; vlm: string | null; answerer: Record<string, unknown> | null; maxSteps?: number; image?: ImageOptions }): { configuration: Record<string, unknown>; keyOf: (e: ActiveEpisode) => string } {
   const configuration = {
     explorer: options.explorer,
-    vlm: options.vlm?.model.name ?? null,
-    answerer: options.answerer?.agent.configuration ?? null,
+    vlm: options.vlm,
+    answerer: options.answerer,
     maxSteps: options.maxSteps ?? null,
     image: options.image ?? {},
     ...(options.explorer === "fine-eqa" ? { prompts: fineEqaPromptHashes() } : {}),
   };
   const configKey = canonicalJson(configuration);
-  const keyOf = (e: ActiveEpisode): string => sha256Hex(`${configKey}\u0000${canonicalJson(e)}`);
+  return { configuration, keyOf: (e) => sha256Hex(`${configKey}\u0000${canonicalJson(e)}`) };
+}
+
+/** What `eqa explore --dry-run` plans from. */
+export interface ExplorePlanOptions {
+  episodes: ActiveEpisode[];
+  explorer: ExplorerName;
+  outDir: string;
+  /** Fine-EQA's VLM. */
+  vlm?: ModelSpec;
+  /** frontier: the EM-EQA agent answering from the collected frames (built on the plan's runtime). */
+  answerer?: { agent: Agent; models: ModelSpec[] };
+  /** The judge of `--judge`: an LLM-Match and an EAC call per episode. */
+  judge?: ModelSpec;
+  maxSteps?: number;
+  image?: ImageOptions;
+  /** The observations' size in pixels (the VLM is shown them, prepared as `image` says). */
+  observation: { width: number; height: number };
+  /** A scene's bounds when they can be had without starting anything (the built-in simulator): Fine-EQA's budget comes from them. */
+  sceneBounds?: (scene: string) => Promise<SceneBounds | undefined>;
+}
+
+/** What `eqa explore --dry-run` counts beside the calls. */
+export interface ExplorePlan {
+  episodes: number;
+  /** Episodes the run directory already holds. */
+  reused: number;
+  pending: number;
+  /** Fine-EQA: the most steps of the pending episodes; null when a scene's budget is unknown (no --max-steps, a scene only its environment knows). */
+  steps: number | null;
+}
+
+/**
+ * `eqa explore --dry-run`: the calls of every episode the run directory does not hold, as a most.
+ * Fine-EQA asks its VLM for the question's regions, then at each step at most a stop check and a
+ * region check, and once for the answer: its requests are built by its own code, with a blank
+ * observation of the run's size, and repeated up to the episode's step budget. The frontier
+ * explorer calls no model; its answering agent makes its calls once per episode (counted, not
+ * estimated, since they depend on the frames the exploration collects), and so does the judge.
+ * Starts no environment and writes nothing.
+ */
+export async function planExploration(options: ExplorePlanOptions, plan: CallPlan): Promise<ExplorePlan> {
+  const { keyOf } = exploreKey({ ...options, vlm: options.vlm?.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
+  const wanted = new Map(options.episodes.map((e) => [e.questionId, keyOf(e)]));
+  const earlier = peekReusableRecords(options.outDir, EXPLORE_RECORDS_FILE, asRecord, wanted, (r) => r.error === null);
+  const pending = options.episodes.filter((e) => !earlier.has(e.questionId));
+  let steps: number | null = 0;
+  if (options.explorer === "fine-eqa" && options.vlm) {
+    const sharp = await loadSharp();
+    const blank = await sharp({ create: { width: options.observation.width, height: options.observation.height, channels: 3, background: "#808080" } }).png().toBuffer();
+    const image = await prepareImage(blank, options.image);
+    for (const e of pending) {
+      const bounds = options.maxSteps === undefined ? await options.sceneBounds?.(e.scene) : undefined;
+      const budget = options.maxSteps ?? (bounds ? fineEqaBudget(bounds) : undefined);
+      if (budget === undefined) steps = null;
+      else if (steps !== null) steps += budget;
+      await plan.repeat(options.vlm, "explorer", fineEqaRequests.regions(e.question), 1);
+      await plan.repeat(options.vlm, "explorer", fineEqaRequests.stopCheck(e.question, image), budget ?? 1);
+      await plan.repeat(options.vlm, "explorer", fineEqaRequests.viewRegion(image), Math.max(0, (budget ?? 1) - 1));
+      // the answer from a view, or the blind answer when the budget runs out: one of the two
+      await plan.repeat(options.vlm, "explorer", fineEqaRequests.answer(e.question, image), 1);
+    }
+  }
+  const answerer = options.answerer?.models[0];
+  if (options.explorer === "frontier" && answerer && pending.length > 0) {
+    plan.addEstimate({ role: "agent", model: answerer.name, calls: pending.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: false });
+  }
+  if (options.judge && options.episodes.length > 0) {
+    plan.addEstimate({ role: "judge", model: options.judge.name, calls: 2 * options.episodes.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: true });
+  }
+  return { episodes: options.episodes.length, reused: earlier.size, pending: pending.length, steps };
+}
+
+/** Runs every episode (see the module comment); returns the summary and the records in input order. */
+export async function runExploration(options: ExploreRunOptions): Promise<{ summary: ExploreSummary; records: ExploreRecord[]; runDir: string }> {
+  const started = performance.now();
+  const run = new RunDirectory(options.outDir);
+  const { configuration, keyOf } = exploreKey({ ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
   const wanted = new Map(options.episodes.map((e) => [e.questionId, keyOf(e)]));
   const earlier = reusableRecords(run, EXPLORE_RECORDS_FILE, asRecord, wanted, (r) => r.error === null);
   const records = new Map(earlier);
