@@ -28,10 +28,16 @@ interface OpenAiBatchServer {
   release: { value: boolean };
 }
 
-/** OpenAI's files and batches endpoints: a batch completes at its second poll, each request marked 4. */
-async function startOpenAiBatchServer(release = true): Promise<OpenAiBatchServer> {
+interface BatchLine {
+  custom_id: string;
+  body: { messages: { role: string; content: string }[] };
+}
+
+/** OpenAI's files and batches endpoints: a batch completes at its second poll, each request answered by `reply` (marked 4 by default). */
+async function startOpenAiBatchServer(release = true, reply: (line: BatchLine) => string = () => "Your mark: 4"): Promise<OpenAiBatchServer> {
   const files = new Map<string, string[]>();
   const batches = new Map<string, string[]>();
+  const lineOf = new Map<string, BatchLine>();
   const polls = new Map<string, number>();
   const state = { value: release };
   const server = await startModelServer((request: ReceivedRequest): ScriptedReply => {
@@ -49,7 +55,9 @@ async function startOpenAiBatchServer(release = true): Promise<OpenAiBatchServer
       assert.equal(body.endpoint, "/v1/chat/completions");
       assert.equal(body.completion_window, "24h");
       const id = `batch_${batches.size + 1}`;
-      batches.set(id, (files.get(body.input_file_id) ?? []).map((l) => (JSON.parse(l) as { custom_id: string }).custom_id));
+      const lines = (files.get(body.input_file_id) ?? []).map((l) => JSON.parse(l) as BatchLine);
+      for (const line of lines) lineOf.set(line.custom_id, line);
+      batches.set(id, lines.map((l) => l.custom_id));
       return { body: { id, object: "batch", status: "validating", input_file_id: body.input_file_id } };
     }
     const batch = /^\/v1\/batches\/([^/]+)$/.exec(path);
@@ -72,7 +80,7 @@ async function startOpenAiBatchServer(release = true): Promise<OpenAiBatchServer
     const content = /^\/v1\/files\/out-([^/]+)\/content$/.exec(path);
     if (method === "GET" && content) {
       const ids = batches.get(content[1]!) ?? [];
-      const lines = ids.map((customId) => JSON.stringify({ id: `req-${customId.slice(0, 8)}`, custom_id: customId, response: { status_code: 200, body: openAiReply("Your mark: 4").body }, error: null }));
+      const lines = ids.map((customId) => JSON.stringify({ id: `req-${customId.slice(0, 8)}`, custom_id: customId, response: { status_code: 200, body: openAiReply(reply(lineOf.get(customId)!)).body }, error: null }));
       return { body: `${lines.join("\n")}\n` };
     }
     if (method === "POST" && path === "/v1/chat/completions") return openAiReply("Your mark: 4");
@@ -212,6 +220,35 @@ describe("eqa score --batch", () => {
       assert.match(result.stderr, /batch msgbatch_1: 3 of 4 replies cached, 1 to be asked live/);
       const metrics = readJson(join(out, "metrics.json")) as Record<string, number>;
       assert.deepEqual(Object.values(metrics).sort(), [3, 5, 5, 5]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("robust mode: the re-ask of a reply without a mark goes in a second batch, and the run makes no live call", async () => {
+    const home = temporaryDir();
+    const predictions = writePredictions(home);
+    const picked = benchmark.slice(0, 3);
+    const subset = join(home, "subset.json");
+    writeFileSync(subset, JSON.stringify(picked.map((r) => r.question_id)));
+    const unsure = picked[1]!;
+    // the first ask of one question gets no mark; its re-ask (the conversation continued) gets 2
+    const { server, batches } = await startOpenAiBatchServer(true, (line) => {
+      const first = line.body.messages[0]!.content;
+      if (!first.includes(`Question: ${unsure.question}\n`)) return "Your mark: 4";
+      return line.body.messages.length === 1 ? "The answer seems fine" : "Your mark: 2";
+    });
+    try {
+      const out = join(home, "run");
+      const result = await runCli(scoreArgs(predictions, out, server, ["--subset", subset]), cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual([...batches.values()].map((ids) => ids.length), [3, 1]);
+      assert.equal(server.requests.filter((r) => r.path.endsWith("/chat/completions")).length, 0);
+      const metrics = readJson(join(out, "metrics.json")) as Record<string, number>;
+      assert.equal(metrics[unsure.question_id], 2);
+      assert.equal(metrics[picked[0]!.question_id], 4);
+      const summary = readJson(join(out, "summary.json")) as { config: { batch: { ids: string[]; requests: number } } };
+      assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1", "batch_2"], requests: 4 });
     } finally {
       await server.close();
     }
