@@ -1,6 +1,8 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
 import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, type Aggregation } from "../reward/index.js";
+import { checkPriceFile } from "../models/index.js";
+import { formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
@@ -36,6 +38,7 @@ export function rmBenchCommand(): Command {
     const file = await loadRewardInstances(flags.instances);
     const ks = SCALING_KS.filter((k) => k <= flags.maxK);
     if (!ks.includes(flags.maxK)) ks.push(flags.maxK);
+    checkPriceFile();
     const opened = await openModelRuntime(flags);
     const progress = createProgress("sampling");
     try {
@@ -65,6 +68,7 @@ export function rmBenchCommand(): Command {
         console.log(`${String(k).padEnd(5)} ${m.overall.accuracy.value.toFixed(2).padEnd(12)} ${m.overall.rmse.value.toFixed(3)}`);
       }
       console.log(`\nat K = ${ks[ks.length - 1]} (${flags.aggregate}):\n${formatRewardMetrics(byK[String(ks[ks.length - 1])]!)}`);
+      console.log(`\n${formatRunCost(result.summary.cost)}`);
       console.log(`\nwrote ${result.runDir}/{evaluations.jsonl,bench.json,${CURVES_PNG},scaling-curves.svg}`);
     } finally {
       progress.stop();

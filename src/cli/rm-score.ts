@@ -1,6 +1,8 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
 import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, scoreRewardInstances, type Aggregation } from "../reward/index.js";
+import { checkPriceFile } from "../models/index.js";
+import { formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
@@ -32,6 +34,7 @@ export function rmScoreCommand(): Command {
   return command.action(async (flags: RmScoreFlags) => {
     const spec = resolveRoleModel(flags, "model");
     const file = await loadRewardInstances(flags.instances);
+    checkPriceFile();
     const opened = await openModelRuntime(flags);
     const progress = createProgress("scoring");
     try {
@@ -56,6 +59,7 @@ export function rmScoreCommand(): Command {
       const c = result.summary.counts;
       console.log(`${spec.name}: ${c.scored}/${c.instances} instances scored (K = ${flags.samples}, ${flags.aggregate}); ${c.failedSamples} of ${c.samples} samples without a score`);
       if (result.summary.metrics) console.log(formatRewardMetrics(result.summary.metrics));
+      console.log(`\n${formatRunCost(result.summary.cost)}`);
       console.log(`\nwrote ${result.runDir}/{evaluations.jsonl,scores.json,summary.json}`);
       process.exitCode = c.failed > 0 ? 1 : 0;
     } finally {
