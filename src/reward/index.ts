@@ -20,3 +20,4 @@ export * from "./csv.js";
 export * from "./build.js";
 export * from "./format.js";
 export * from "./metrics.js";
+export * from "./batch.js";
