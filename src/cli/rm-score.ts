@@ -1,13 +1,14 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
-import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, scoreRewardInstances, type Aggregation } from "../reward/index.js";
+import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, planRewardScores, scoreRewardInstances, type Aggregation } from "../reward/index.js";
 import { checkPriceFile } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
+import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
-interface RmScoreFlags extends ModelCallFlags, FrameFlags {
+interface RmScoreFlags extends ModelCallFlags, FrameFlags, BatchFlags {
   instances: string;
   model?: string;
   modelBaseUrl?: string;
@@ -31,28 +32,34 @@ export function rmScoreCommand(): Command {
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
   addFrameOptions(command);
   addModelCallOptions(command);
+  addBatchOptions(command);
   return command.action(async (flags: RmScoreFlags) => {
     const spec = resolveRoleModel(flags, "model");
     const file = await loadRewardInstances(flags.instances);
     checkPriceFile();
-    const opened = await openModelRuntime(flags);
+    const run = {
+      file,
+      spec,
+      samples: flags.samples,
+      aggregate: flags.aggregate,
+      params: TTS_PARAMS,
+      ...(flags.frames ? { framesRoot: flags.frames } : {}),
+      image: { maxSide: flags.imageSize, format: flags.imageFormat },
+      outDir: flags.out ?? defaultRunPath("rm-score"),
+      concurrency: flags.concurrency,
+      tolerance: flags.tolerance,
+      bootstrap: { seed: flags.bootstrapSeed },
+    };
+    // --batch: the reward model's requests answered through the batch API first, then read from the cache
+    const batched = flags.batch ? await runBatch(flags, spec, run.outDir, (collector) => planRewardScores(run, collector)) : undefined;
+    const opened = batched?.opened ?? (await openModelRuntime(flags));
     const progress = createProgress("scoring");
     try {
       const result = await scoreRewardInstances({
-        file,
+        ...run,
         model: opened.runtime.model(spec),
-        spec,
-        samples: flags.samples,
-        aggregate: flags.aggregate,
-        params: TTS_PARAMS,
-        ...(flags.frames ? { framesRoot: flags.frames } : {}),
-        image: { maxSide: flags.imageSize, format: flags.imageFormat },
-        outDir: flags.out ?? defaultRunPath("rm-score"),
-        concurrency: flags.concurrency,
-        tolerance: flags.tolerance,
-        bootstrap: { seed: flags.bootstrapSeed },
         usage: opened.runtime.usage,
-        settings: modelCallSettings(flags, opened.cachePath),
+        settings: { ...modelCallSettings(flags, opened.cachePath), ...(batched ? { batch: batched.report } : {}) },
         onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
       });
       progress.stop();
