@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { anthropicReply, openAiReply, startModelServer, type ModelServer, type ReceivedRequest, type ScriptedReply } from "../helpers/model-server.js";
 import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { writeRgbEpisode } from "../helpers/frames.js";
 
 const benchmark = readRawBenchmark();
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
@@ -265,5 +266,35 @@ describe("eqa score --batch", () => {
     assert.match(result.stderr, /--batch is not supported for google\/gemini-2\.5-flash/);
     assert.match(result.stderr, /openai\/… .* and anthropic\/… models/);
     assert.doesNotMatch(result.stderr, /\n\s+at /);
+  });
+});
+
+describe("eqa rm score --batch", () => {
+  test("every sample of every instance goes in one batch; scores are recorded as a live run records them", async () => {
+    const home = temporaryDir();
+    const framesRoot = join(home, "frames");
+    await writeRgbEpisode(join(framesRoot, "hm3d-v0", "000-hm3d-a"), 6, 32, 24);
+    const instances = join(home, "instances.jsonl");
+    writeFileSync(
+      instances,
+      ["What colour is the sofa?", "Is the door open?"]
+        .map((question, i) => JSON.stringify({ id: `i-${i}`, question, predicted_answer: "An answer.", reasoning_trace: ["I look around."], episode_history: "hm3d-v0/000-hm3d-a", ground_truth_score: 7 }))
+        .join("\n") + "\n",
+    );
+    const { server, batches } = await startOpenAiBatchServer(true, () => "<critique>\nThe trace matches the frames.\n</critique>\n<score>7</score>");
+    try {
+      const out = join(home, "run");
+      const args = ["rm", "score", "--instances", instances, "--frames", framesRoot, "--model", "openai/judge-vl", "--model-base-url", `${server.url}/v1`, "--samples", "2", "--out", out, "--no-cache", "--batch", ...POLL];
+      const result = await runCli(args, cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual([...batches.values()].map((ids) => ids.length), [4]);
+      assert.equal(server.requests.filter((r) => r.path.endsWith("/chat/completions")).length, 0);
+      assert.deepEqual(readJson(join(out, "scores.json")), { "i-0": 7, "i-1": 7 });
+      assert.equal(readLines(join(out, "evaluations.jsonl")).length, 2);
+      const summary = readJson(join(out, "summary.json")) as { config: { batch: { ids: string[]; requests: number } } };
+      assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1"], requests: 4 });
+    } finally {
+      await server.close();
+    }
   });
 });
