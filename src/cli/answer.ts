@@ -6,7 +6,7 @@ import { formatAnswerSummary, formatCallPlan } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addAgentOptions, agentSetupFromFlags, type AgentFlags } from "./agent-options.js";
 import { addModelCallOptions, modelCallSettings, openModelRuntime, type ModelCallFlags } from "./options.js";
-import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
+import { addDryRunOption, answerPlanNotes, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
 export function answerCommand(): Command {
@@ -54,12 +54,4 @@ export function answerCommand(): Command {
       opened.close();
     }
   });
-}
-
-/** What a dry run of the answers says beside its table: records to resume, questions that would fail. */
-export function answerPlanNotes(planned: { questions: number; reused: number; pending: number; failures: { questionId: string; error: string }[] }, outDir: string): string[] {
-  const notes = [`${planned.questions} question(s): ${planned.reused} already answered in ${outDir}, ${planned.pending} to answer`];
-  if (planned.failures.length > 0) notes.push(`${planned.failures.length} would fail before any call, e.g. ${planned.failures[0]!.questionId}: ${planned.failures[0]!.error}`);
-  notes.push("calls that depend on the replies (force-a-guess's blind guess, re-asks, tool rounds) are counted as when each reply is read at the first try");
-  return notes;
 }

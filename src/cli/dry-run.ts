@@ -23,3 +23,11 @@ export async function openCallPlan(flags: ModelCallFlags): Promise<{ plan: CallP
   const cache = path && existsSync(path) ? await ModelCallCache.open(path) : undefined;
   return { plan: new CallPlan(cache), close: () => cache?.close() };
 }
+
+/** What a dry run of the answers says beside its table: records to resume, questions that would fail. */
+export function answerPlanNotes(planned: { questions: number; reused: number; pending: number; failures: { questionId: string; error: string }[] }, outDir: string): string[] {
+  const notes = [`${planned.questions} question(s): ${planned.reused} already answered in ${outDir}, ${planned.pending} to answer`];
+  if (planned.failures.length > 0) notes.push(`${planned.failures.length} would fail before any call, e.g. ${planned.failures[0]!.questionId}: ${planned.failures[0]!.error}`);
+  notes.push("calls that depend on the replies (force-a-guess's blind guess, re-asks, tool rounds) are counted as when each reply is read at the first try");
+  return notes;
+}

@@ -8,8 +8,7 @@ import { formatAnswerSummary, formatCallPlan, formatScoreSummary } from "../repo
 import { defaultRunPath } from "../store/index.js";
 import { addAgentOptions, agentSetupFromFlags, type AgentFlags } from "./agent-options.js";
 import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, type ModelCallFlags, resolveRoleModel } from "./options.js";
-import { answerPlanNotes } from "./answer.js";
-import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
+import { addDryRunOption, answerPlanNotes, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
 interface RunFlags extends AgentFlags, ModelCallFlags, DryRunFlags {
