@@ -12,9 +12,8 @@
  * Run by `npm run bench -- alfred` (bench/run.ts), or alone. Prints one JSON line of figures.
  */
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
 import { fileURLToPath } from "node:url";
-import { ai2thorCatalogue, findAlfredFiles, loadAlfredTrajectories, parseAlfredId, parseTrajectoryLog, replayAlfredTrajectory } from "../src/data/index.js";
+import { alfredTypesOutsideCatalogue, findAlfredFiles, loadAlfredTrajectories, parseTrajectoryLog, replayAlfredTrajectory } from "../src/data/index.js";
 
 function flag(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -61,25 +60,8 @@ const round1 = (v: number): number => Math.round(v * 10) / 10;
 
 /** Object types named by the files' poses or actions that the catalogue lacks (expected: none). */
 async function typesMissingFromCatalogue(): Promise<string[]> {
-  const catalogue = ai2thorCatalogue();
   const missing = new Set<string>();
-  const schema = z.object({
-    scene: z.object({ object_poses: z.array(z.object({ objectName: z.string() })) }),
-    plan: z.object({ low_actions: z.array(z.object({ api_action: z.object({ objectId: z.string().optional(), receptacleObjectId: z.string().optional() }) })) }),
-  });
-  for (const file of files) {
-    const raw = schema.parse(JSON.parse(await readFile(file, "utf8")));
-    for (const pose of raw.scene.object_poses) {
-      const type = pose.objectName.split("_")[0]!;
-      if (!catalogue.has(type)) missing.add(type);
-    }
-    for (const a of raw.plan.low_actions) {
-      for (const id of [a.api_action.objectId, a.api_action.receptacleObjectId]) {
-        const type = id === undefined ? undefined : parseAlfredId(id)?.type;
-        if (type !== undefined && !catalogue.has(type)) missing.add(type);
-      }
-    }
-  }
+  for (const file of files) for (const type of alfredTypesOutsideCatalogue(JSON.parse(await readFile(file, "utf8")), file)) missing.add(type);
   return [...missing];
 }
 

@@ -109,12 +109,14 @@ interface LiveObject {
 
 /** Replays one ALFRED trajectory; throws AlfredTrajectoryError naming the file and step. */
 export function replayAlfredTrajectory(raw: unknown, file: string): TrajectoryLog {
+  return new Replay(parseAlfredTrajectory(raw, file), file).run();
+}
+
+function parseAlfredTrajectory(raw: unknown, file: string): RawTrajectory {
   const parsed = rawSchema.safeParse(raw);
-  if (!parsed.success) {
-    const { message, field } = describeZodError(parsed.error, raw);
-    throw new AlfredTrajectoryError(`not an ALFRED trajectory: ${message}`, file, undefined, field);
-  }
-  return new Replay(parsed.data, file).run();
+  if (parsed.success) return parsed.data;
+  const { message, field } = describeZodError(parsed.error, raw);
+  throw new AlfredTrajectoryError(`not an ALFRED trajectory: ${message}`, file, undefined, field);
 }
 
 class Replay {
@@ -521,6 +523,24 @@ export async function findAlfredFiles(dir: string): Promise<string[]> {
     .filter((e) => e.isFile() && e.name === "traj_data.json")
     .map((e) => join(e.parentPath, e.name))
     .sort();
+}
+
+/**
+ * Object types an ALFRED trajectory names (its object poses and its actions' object and
+ * receptacle ids) that the AI2-THOR catalogue lacks: the catalogue's coverage of a data set.
+ */
+export function alfredTypesOutsideCatalogue(raw: unknown, file: string): Set<string> {
+  const trajectory = parseAlfredTrajectory(raw, file);
+  const catalogue = ai2thorCatalogue();
+  const actionIds = trajectory.plan.low_actions.flatMap((a) => [a.api_action.objectId, a.api_action.receptacleObjectId]);
+  const named = [
+    ...trajectory.scene.object_poses.map((pose) => pose.objectName.split("_")[0]!),
+    ...actionIds.flatMap((id) => {
+      const type = id === undefined ? undefined : parseAlfredId(id)?.type;
+      return type === undefined ? [] : [type];
+    }),
+  ];
+  return new Set(named.filter((type) => !catalogue.has(type)));
 }
 
 function catalogueEntry(type: string) {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ai2thorCatalogue, AlfredTrajectoryError, findAlfredFiles, loadAlfredTrajectories, parseAlfredId, parseTrajectoryLog, replayAlfredTrajectory, type TrajectoryLog } from "../../src/data/index.js";
+import { ai2thorCatalogue, alfredTypesOutsideCatalogue, AlfredTrajectoryError, findAlfredFiles, loadAlfredTrajectories, parseAlfredId, parseTrajectoryLog, replayAlfredTrajectory, type TrajectoryLog } from "../../src/data/index.js";
 import { UserError } from "../../src/core/index.js";
 import { alfredDir, temporaryDir } from "../helpers/paths.js";
 
@@ -248,23 +248,12 @@ describe("ALFRED replay: what is unknown stays unknown", () => {
 
 describe("ALFRED loader", () => {
   it("every type in the fixture trajectories is in the AI2-THOR catalogue (the whole set: bench/alfred.ts)", async () => {
-    const catalogue = ai2thorCatalogue();
     const missing = new Set<string>();
     for (const file of await findAlfredFiles(alfredDir)) {
-      const raw = readRaw(file);
-      for (const pose of raw.scene.object_poses) {
-        const type = pose.objectName.split("_")[0]!;
-        if (!catalogue.has(type)) missing.add(type);
-      }
-      for (const a of raw.plan.low_actions) {
-        for (const id of [a.api_action.objectId, a.api_action.receptacleObjectId]) {
-          const type = id === undefined ? undefined : parseAlfredId(id)?.type;
-          if (type !== undefined && !catalogue.has(type)) missing.add(type);
-        }
-      }
+      for (const type of alfredTypesOutsideCatalogue(readRaw(file), file)) missing.add(type);
     }
     assert.deepEqual([...missing], []);
-    for (const entry of catalogue.values()) assert.match(entry.use, /^used /);
+    for (const entry of ai2thorCatalogue().values()) assert.match(entry.use, /^used /);
   });
 
   it("replays and validates every fixture trajectory, its heat/cool/clean events as its plan has them (the whole set: bench/alfred.ts)", async () => {
