@@ -1,8 +1,7 @@
 import { OutputError, UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type InputLocation, type Question } from "../core/index.js";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
-import { sumUsage, runModelBatch, type ModelSpec, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../models/index.js";
 import { RunDirectory, reusableRecords } from "../store/index.js";
-import { runCost, type CallPlan, type RunCost } from "../models/index.js";
 import { peekReusableRecords } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
 import { traceRoleUsage } from "./run-cost.js";
@@ -22,6 +21,10 @@ export interface AnswerRecord {
   trace: AgentTrace | null;
   /** Why the question could not be answered (its episode, a model call), or null. */
   error: string | null;
+  /** Set when the model's reply was cut, filtered or refused: not an answer, asked again on resume. */
+  status?: FailedReplyStatus;
+  /** The text of such a reply, kept for the reader (never scored). */
+  partialAnswer?: string | null;
   finishedAt: string;
 }
 
@@ -61,7 +64,9 @@ export interface AnswerSummary {
   counts: { questions: number; answered: number; failed: number; reused: number; nullAnswers: number; forceGuessChecked: number; abstained: number };
   /** Share of force-a-guess checks that found the agent abstaining (OpenEQA Table III), or null when none ran. */
   abstentionRate: number | null;
-  failures: { questionId: string; error: string }[];
+  /** Replies that were not answers, by status (truncated, filtered, refused). */
+  replyStatuses: Partial<Record<FailedReplyStatus, number>>;
+  failures: { questionId: string; error: string; status?: FailedReplyStatus }[];
   usage: { answers: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
   /** Tokens and dollars per role (agent, captioner), from every answer the run directory holds. */
   cost: RunCost;
@@ -133,7 +138,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
           throw error;
         }
       },
-      failed: (question, error) => record(question, { error: error.message }),
+      failed: (question, error) => record(question, { error: error.message, ...replyStatusOf(error), ...(error.reply ? { partialAnswer: error.reply.text } : {}) }),
       finished: (question, result) => {
         appender.append(result);
         records.set(question.questionId, result);
@@ -278,7 +283,8 @@ function buildSummary(options: AnswerOptions, records: AnswerRecord[], reused: n
       abstained,
     },
     abstentionRate: checked.length > 0 ? abstained / checked.length : null,
-    failures: records.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "" })),
+    replyStatuses: countReplyStatuses(records),
+    failures: records.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "", ...(r.status ? { status: r.status } : {}) })),
     usage: { answers: usage, thisProcess: options.usage?.snapshot() ?? null },
     cost: runCost(traceRoleUsage(answered.flatMap((r) => (r.trace ? [r.trace] : [])), options.models[0]?.name ?? String(options.agent.configuration.model))),
   };

@@ -1,8 +1,7 @@
 import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../../models/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
-import { runCost, type CallPlan, type RunCost } from "../../models/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
@@ -62,6 +61,8 @@ export interface ScoreOptions {
 export interface ScoreFailure {
   questionId: string;
   error: string;
+  /** Set when the judge's reply was cut, filtered or refused. */
+  status?: FailedReplyStatus;
   replies: (string | null)[];
 }
 
@@ -82,6 +83,8 @@ export interface ScoreSummary {
     predictionsOutsideSubset: number;
   };
   llmMatch: LlmMatchAggregates;
+  /** Judge replies that were not marks, by status (truncated, filtered, refused). */
+  replyStatuses: Partial<Record<FailedReplyStatus, number>>;
   failures: ScoreFailure[];
   usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
   /** Tokens and dollars of the judge, from every judgement the run directory holds. */
@@ -117,7 +120,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
       items: pending,
       concurrency: options.concurrency ?? 8,
       work: (task) => judgeLlmMatch(task, options.judge, mode),
-      failed: (task, error) => failedJudgement(task, options.judge.name, mode, error.message),
+      failed: (task, error) => ({ ...failedJudgement(task, options.judge.name, mode, error.message), replies: error.reply ? [error.reply.text] : [], ...replyStatusOf(error) }),
       finished: (task, judgement) => {
         appender.append(judgement);
         judgements.set(task.question.questionId, judgement);
@@ -257,9 +260,10 @@ function buildSummary(
       predictionsOutsideSubset: extra.outsideSubset,
     },
     llmMatch: aggregateLlmMatch(scored, bootstrap),
+    replyStatuses: countReplyStatuses(judgements.filter((j) => j.score === null)),
     failures: judgements
       .filter((j) => j.score === null)
-      .map((j) => ({ questionId: j.questionId, error: j.error ?? "failed", replies: j.replies })),
+      .map((j) => ({ questionId: j.questionId, error: j.error ?? "failed", ...(j.status ? { status: j.status } : {}), replies: j.replies })),
     usage: { judgements: judgementUsage, thisProcess: options.usage?.snapshot() ?? null },
     cost: runCost([{ role: "judge", model: options.judgeSpec.name, usage: judgementUsage }]),
   };
