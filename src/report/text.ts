@@ -15,8 +15,10 @@ export function formatTable(header: string[], rows: string[][]): string {
  * status) and every parameter a model was sent differently than asked (its family refuses
  * it), so that a reference setting that could not be kept is never silent.
  */
-export function modelCallNotes(summary: { replyStatuses?: Partial<Record<string, number>>; usage?: { thisProcess?: { deviations?: Record<string, string[]> } | null } }): string[] {
+export function modelCallNotes(summary: { config?: Record<string, unknown>; replyStatuses?: Partial<Record<string, number>>; usage?: { thisProcess?: { deviations?: Record<string, string[]> } | null } }): string[] {
   const notes: string[] = [];
+  const reference = summary.config?.parametersSentDifferently;
+  if (Array.isArray(reference) && reference.length > 0) notes.push(`the judge could not take the reference's parameters as they are: ${reference.join("; ")}`);
   const statuses = Object.entries(summary.replyStatuses ?? {}).filter(([, n]) => (n ?? 0) > 0);
   if (statuses.length > 0) notes.push(`replies that were not answers: ${statuses.map(([status, n]) => `${n} ${status}`).join(", ")} (not scored; run again to ask again)`);
   for (const [model, deviations] of Object.entries(summary.usage?.thisProcess?.deviations ?? {})) {

@@ -46,6 +46,12 @@ describe("today's models as judges and agents", () => {
         assert.equal(summary.counts.scored, 3);
         const deviations = summary.usage.thisProcess.deviations?.[model] ?? [];
         if (deviations.length > 0) assert.ok(result.stdout.includes(`${model} was sent differently than asked: ${deviations[0]}`), result.stdout);
+        const config = (readJson(join(out, "summary.json")) as { config: { parametersSentDifferently?: string[] } }).config;
+        if (family === "openai-reasoning") {
+          assert.ok(config.parametersSentDifferently?.some((d) => d.startsWith("temperature 0.2 not sent")), JSON.stringify(config));
+          assert.match(result.stdout, /the judge could not take the reference's parameters as they are: temperature 0\.2 not sent/);
+        }
+        if (family === "claude-sonnet-4-5") assert.equal(config.parametersSentDifferently, undefined, "the judge sends no top_p: nothing to leave out");
         if (family === "openai-reasoning" || family === "claude-opus-4-7") assert.ok(deviations.includes(`temperature 0.2 not sent: ${family === "openai-reasoning" ? "openai-reasoning" : "claude-default-sampling"} models take only their default`), deviations.join("; "));
         if (family === "openai-reasoning" || family === "gemini-3") {
           assert.ok(deviations.some((d) => /raised by 4096 for thinking/.test(d)), deviations.join("; "));

@@ -1,6 +1,6 @@
 import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../../models/index.js";
+import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../../models/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
@@ -230,6 +230,9 @@ function buildSummary(
   for (const name of [llmMatchPromptName(LLM_MATCH_PROMPTS.plain, variant), llmMatchPromptName(LLM_MATCH_PROMPTS.extra, variant), ...(mode === "robust" ? [LLM_MATCH_PROMPTS.reask] : [])]) {
     prompts[name] = loadPromptFile(name).sha256;
   }
+  const parameters = options.judgeOptions ? llmMatchParams(options.judgeOptions) : LLM_MATCH_PARAMS;
+  // the reference's parameters as this judge really gets them (a reasoning model takes no temperature)
+  const sentDifferently = adaptRequest(options.judgeSpec.profile, { messages: [], ...parameters }).deviations;
   return {
     kind: "llm-match",
     eqakitVersion,
@@ -238,7 +241,8 @@ function buildSummary(
     config: {
       judge: describeModel(options.judgeSpec),
       mode,
-      parameters: { ...(options.judgeOptions ? llmMatchParams(options.judgeOptions) : LLM_MATCH_PARAMS), ...(mode === "robust" ? { reasks: ROBUST_REASKS } : {}) },
+      parameters: { ...parameters, ...(mode === "robust" ? { reasks: ROBUST_REASKS } : {}) },
+      ...(sentDifferently.length > 0 ? { parametersSentDifferently: sentDifferently } : {}),
       ...(variant ? { promptVariant: formatLlmMatchVariant(variant) } : {}),
       prompts,
       benchmark: { path: options.benchmark.path, sha256: options.benchmark.sha256, questions: options.benchmark.questions.length },
