@@ -8,6 +8,7 @@ import { UserError } from "../../src/core/index.js";
 import {
   buildEacRequest,
   eacPromptTexts,
+  eacScore,
   expressMetrics,
   judgeEac,
   loadGroundTruthPathLengths,
@@ -135,11 +136,9 @@ describe("EAC judge", () => {
     ok("The response matches the image. Grounding: 0.5. Accuracy: 3.", 0.5, 3, "labelled");
     ok("I would give accuracy 5 and grounding 1", 1, 5, "labelled");
     ok("Scores: 1 and 5", 1, 5, "two-numbers");
-    ok("0.7, 3", 0.5, 3, "exact");
-    ok("0.8, 2", 1, 2, "exact");
+    // δ is kept as given: the reference multiplies float(δ) by σ without rounding it
+    ok("0.7, 3", 0.7, 3, "exact");
     for (const [reply, error] of [
-      ["2, 3", /grounding 2 is outside/],
-      ["1, 6", /accuracy 6 is outside/],
       ["I cannot evaluate this.", /no numbers/],
       ["The 3 chairs and 2 tables look fine; 1 point", /among 3 numbers/],
     ] as const) {
@@ -147,6 +146,33 @@ describe("EAC judge", () => {
       assert.equal(parsed.ok, false, reply);
       if (!parsed.ok) assert.match(parsed.error, error);
     }
+  });
+
+  test("reads signs and keeps out-of-range marks, clipped as evaluation.py clips δ·σ and σ into [0, 5]", () => {
+    // float("1"), int("-2") in the reference: σ = -2, so C and C* both clip to 0
+    assert.deepEqual(parseEacReply("1,-2"), { ok: true, rule: "exact", grounding: 1, accuracy: -2, clipped: true });
+    assert.deepEqual(parseEacReply("Your mark: 1, 7"), { ok: true, rule: "exact", grounding: 1, accuracy: 7, clipped: true });
+    assert.deepEqual(parseEacReply("2, 3"), { ok: true, rule: "exact", grounding: 2, accuracy: 3, clipped: true });
+    assert.deepEqual(parseEacReply("0.5, 4"), { ok: true, rule: "exact", grounding: 0.5, accuracy: 4 });
+    assert.deepEqual([eacScore({ grounding: 1, accuracy: -2 }), eacScore({ grounding: 1, accuracy: 7 }), eacScore({ grounding: 0.5, accuracy: 7 }), eacScore({ grounding: 2, accuracy: 3 })], [0, 5, 3.5, 5]);
+    const m = expressMetrics(
+      [[1, -2], [1, 7], [0.5, 7], [2, 3]].map(([grounding, accuracy], i) => ({ id: String(i), judgement: { grounding: grounding!, accuracy: accuracy! }, pathLength: 1, geodesicDistance: 1, goalDistance: 0 })),
+    );
+    // numpy: mean(100 · clip([-2, 7, 3.5, 6], 0, 5) / 5) and mean(100 · clip([-2, 7, 7, 3], 0, 5) / 5)
+    close(m.c, (100 * (0 + 5 + 3.5 + 5)) / 5 / 4, "C");
+    close(m.cStar, (100 * (0 + 5 + 5 + 3)) / 5 / 4, "C*");
+  });
+
+  test("a reply with several different marks is scored by the first and lists them all", () => {
+    assert.deepEqual(parseEacReply("1, 4 (close to the answer). On reflection: 0.5, 2"), {
+      ok: true,
+      rule: "pair",
+      grounding: 1,
+      accuracy: 4,
+      marks: [{ grounding: 1, accuracy: 4 }, { grounding: 0.5, accuracy: 2 }],
+    });
+    // the same mark written twice is not ambiguous
+    assert.deepEqual(parseEacReply("1, 4 — again: 1, 4"), { ok: true, rule: "pair", grounding: 1, accuracy: 4 });
   });
 
   test("asks a real OpenAI-compatible server with the final frame and records failures", async () => {

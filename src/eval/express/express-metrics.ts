@@ -37,9 +37,9 @@ import { pathRatio } from "../openeqa/index.js";
 
 /** The EAC judgement of one answer. */
 export interface EacScores {
-  /** δ ∈ {0, 0.5, 1}. */
+  /** δ, asked as 0, 0.5 or 1; kept as the judge gave it (the reference does not round it). */
   grounding: number;
-  /** σ, 1-5 (fractions allowed). */
+  /** σ, asked 1-5; kept as given (fractions, out-of-range marks): C and C* clip, as the reference does. */
   accuracy: number;
 }
 
