@@ -1,7 +1,8 @@
-import { OutputError, UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, type InputLocation, type Question } from "../core/index.js";
+import { OutputError, UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, selectShard, type InputLocation, type Question, type Shard } from "../core/index.js";
+import { z } from "zod";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../models/index.js";
-import { RunDirectory, reusableRecords } from "../store/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, readShardSet, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest } from "../store/index.js";
 import { peekReusableRecords } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
 import { traceRoleUsage } from "./run-cost.js";
@@ -52,6 +53,8 @@ export interface AnswerOptions {
   settings?: Record<string, unknown>;
   /** The summary's file name in the run directory (`summary.json`). */
   summaryFile?: string;
+  /** Answer only this shard of the questions (`--shard`), and write `shard.json` for `eqa merge`. */
+  shard?: Shard;
   onProgress?: (progress: AnswerProgress) => void;
 }
 
@@ -87,17 +90,18 @@ export interface AnswerResult {
  */
 export async function answerQuestions(options: AnswerOptions): Promise<AnswerResult> {
   const started = performance.now();
+  const questions = selectShard(options.questions, (q) => q.questionId, options.shard);
   if (options.agent.needsEpisode && !options.framesRoot) {
     throw new UserError(`the ${options.agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
   }
-  if (options.agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, options.questions, options.benchmarkFile);
+  if (options.agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
   const run = new RunDirectory(options.outDir);
   const keyOf = answerKey(options.agent);
-  const wanted = new Map(options.questions.map((q) => [q.questionId, keyOf(q)]));
+  const wanted = new Map(questions.map((q) => [q.questionId, keyOf(q)]));
   const earlier = reusableRecords(run, TRACES_FILE, asAnswerRecord, wanted, (r) => r.error === null);
   const records = new Map(earlier);
-  const pending = options.questions.filter((q) => !earlier.has(q.questionId));
-  const progress: AnswerProgress = { done: earlier.size, total: options.questions.length, failed: 0, reused: earlier.size };
+  const pending = questions.filter((q) => !earlier.has(q.questionId));
+  const progress: AnswerProgress = { done: earlier.size, total: questions.length, failed: 0, reused: earlier.size };
   options.onProgress?.({ ...progress });
 
   const episodes = new Map<string, Promise<Episode>>();
@@ -152,11 +156,45 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
     appender.close();
   }
 
-  const ordered = options.questions.map((q) => records.get(q.questionId)!);
+  const ordered = questions.map((q) => records.get(q.questionId)!);
   await run.writeJson(PREDICTIONS_FILE, ordered.filter((r) => r.error === null).map(toPrediction));
-  const summary = buildSummary(options, ordered, earlier.size, performance.now() - started);
+  const context = { agentModel: options.models[0]?.name ?? String(options.agent.configuration.model) };
+  const summary = answerSummary(ordered, {
+    config: { ...options.agent.configuration, framesRoot: options.framesRoot ?? null, concurrency: options.concurrency ?? 8, ...options.settings, ...shardSetting(options.shard) },
+    reused: earlier.size,
+    wallTimeMs: performance.now() - started,
+    usage: options.usage?.snapshot() ?? null,
+    ...context,
+  });
+  if (options.shard) {
+    await writeShardManifest(run, { kind: "answer", ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context });
+  }
   await run.writeJson(options.summaryFile ?? "summary.json", summary);
   return { summary, runDir: run.path, records: ordered };
+}
+
+/**
+ * `eqa merge` of `eqa answer --shard` runs: traces.jsonl holds every shard's standing answers in
+ * the benchmark's order, predictions.json and summary.json are written as one unsharded run
+ * writes them (counts of reused answers and wall times summed over the shards).
+ */
+export async function mergeAnswerRuns(dirs: readonly string[], outDir: string): Promise<AnswerResult> {
+  const set = await readShardSet(dirs, "answer");
+  const context = shardContext(set, z.object({ agentModel: z.string() }));
+  const records = mergedRecords(set, TRACES_FILE, asAnswerRecord);
+  const run = mergeOutput(outDir, set);
+  await writeRecords(run, TRACES_FILE, records);
+  await run.writeJson(PREDICTIONS_FILE, records.filter((r) => r.error === null).map(toPrediction));
+  const summary = answerSummary(records, {
+    config: set.config,
+    reused: sumShardCounts(set, "reused"),
+    wallTimeMs: shardWallTime(set),
+    usage: null,
+    agentModel: context.agentModel,
+  });
+  await writeMergeNote(run, set);
+  await run.writeJson("summary.json", summary);
+  return { summary, runDir: run.path, records };
 }
 
 /** A question's input key for `agent`: a resumed run reuses only answers made with the same configuration. */
@@ -192,12 +230,13 @@ export async function planAnswers(options: Omit<AnswerOptions, "agent" | "models
   if (agent.needsEpisode && !options.framesRoot) {
     throw new UserError(`the ${agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
   }
-  if (agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, options.questions, options.benchmarkFile);
+  const questions = selectShard(options.questions, (q) => q.questionId, options.shard);
+  if (agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
   const keyOf = answerKey(agent);
-  const earlier = peekReusableRecords(options.outDir, TRACES_FILE, asAnswerRecord, new Map(options.questions.map((q) => [q.questionId, keyOf(q)])), (r) => r.error === null);
+  const earlier = peekReusableRecords(options.outDir, TRACES_FILE, asAnswerRecord, new Map(questions.map((q) => [q.questionId, keyOf(q)])), (r) => r.error === null);
   const answers = new Map<string, string | null>([...earlier].map(([id, r]) => [id, r.answer]));
   const failures: AnswerPlan["failures"] = [];
-  const pending = options.questions.filter((q) => !earlier.has(q.questionId));
+  const pending = questions.filter((q) => !earlier.has(q.questionId));
   const episodes = new Map<string, Promise<Episode>>();
   for (const question of pending) {
     try {
@@ -213,7 +252,7 @@ export async function planAnswers(options: Omit<AnswerOptions, "agent" | "models
       failures.push({ questionId: question.questionId, error: error.message });
     }
   }
-  return { questions: options.questions.length, reused: earlier.size, pending: pending.length, failures, answers };
+  return { questions: questions.length, reused: earlier.size, pending: pending.length, failures, answers };
 }
 
 function episodePath(framesRoot: string | undefined, question: Question): string {
@@ -262,7 +301,18 @@ function asAnswerRecord(value: unknown): AnswerRecord | undefined {
   return { ...(r as AnswerRecord), error: r.error ?? null };
 }
 
-function buildSummary(options: AnswerOptions, records: AnswerRecord[], reused: number, wallTimeMs: number): AnswerSummary {
+/** What an answer run's summary is built from beside its records. */
+interface AnswerSummaryInputs {
+  config: Record<string, unknown>;
+  reused: number;
+  wallTimeMs: number;
+  usage: ReturnType<UsageLedger["snapshot"]> | null;
+  /** The agent's model, to which the cost of the agent role is counted. */
+  agentModel: string;
+}
+
+/** An answer run's summary from its records (those of one run, or of merged shards). */
+function answerSummary(records: AnswerRecord[], inputs: AnswerSummaryInputs): AnswerSummary {
   const answered = records.filter((r) => r.error === null);
   const checked = answered.filter((r) => r.trace?.forceGuess);
   const abstained = checked.filter((r) => r.trace?.forceGuess?.action === "guess").length;
@@ -271,13 +321,13 @@ function buildSummary(options: AnswerOptions, records: AnswerRecord[], reused: n
     kind: "answer",
     eqakitVersion,
     createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(wallTimeMs),
-    config: { ...options.agent.configuration, framesRoot: options.framesRoot ?? null, concurrency: options.concurrency ?? 8, ...options.settings },
+    wallTimeMs: Math.round(inputs.wallTimeMs),
+    config: inputs.config,
     counts: {
       questions: records.length,
       answered: answered.length,
       failed: records.length - answered.length,
-      reused,
+      reused: inputs.reused,
       nullAnswers: answered.filter((r) => r.answer === null).length,
       forceGuessChecked: checked.length,
       abstained,
@@ -285,7 +335,7 @@ function buildSummary(options: AnswerOptions, records: AnswerRecord[], reused: n
     abstentionRate: checked.length > 0 ? abstained / checked.length : null,
     replyStatuses: countReplyStatuses(records),
     failures: records.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "", ...(r.status ? { status: r.status } : {}) })),
-    usage: { answers: usage, thisProcess: options.usage?.snapshot() ?? null },
-    cost: runCost(traceRoleUsage(answered.flatMap((r) => (r.trace ? [r.trace] : [])), options.models[0]?.name ?? String(options.agent.configuration.model))),
+    usage: { answers: usage, thisProcess: inputs.usage },
+    cost: runCost(traceRoleUsage(answered.flatMap((r) => (r.trace ? [r.trace] : [])), inputs.agentModel)),
   };
 }

@@ -5,7 +5,7 @@ import { checkPriceFile } from "../models/index.js";
 import { formatAnswerSummary, formatCallPlan } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addAgentOptions, agentSetupFromFlags, type AgentFlags } from "./agent-options.js";
-import { addModelCallOptions, modelCallSettings, openModelRuntime, type ModelCallFlags } from "./options.js";
+import { addModelCallOptions, addShardOption, modelCallSettings, openModelRuntime, shardFromFlags, type ModelCallFlags, type ShardFlags } from "./options.js";
 import { addDryRunOption, answerPlanNotes, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
@@ -14,14 +14,16 @@ export function answerCommand(): Command {
   addAgentOptions(command);
   addModelCallOptions(command);
   addDryRunOption(command);
-  return command.action(async (flags: AgentFlags & ModelCallFlags & DryRunFlags) => {
+  addShardOption(command, "questions");
+  return command.action(async (flags: AgentFlags & ModelCallFlags & DryRunFlags & ShardFlags) => {
     const setup = agentSetupFromFlags(flags);
+    const shard = shardFromFlags(flags);
     const selection = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
     if (flags.dryRun) {
       const plan = await openCallPlan(flags);
       try {
         const outDir = flags.out ?? defaultRunPath("answer");
-        const planned = await planAnswers({ setup, questions: selection.questions, ...(flags.frames ? { framesRoot: flags.frames } : {}), benchmarkFile: selection.benchmark.path, outDir }, plan.plan);
+        const planned = await planAnswers({ setup, questions: selection.questions, ...(flags.frames ? { framesRoot: flags.frames } : {}), benchmarkFile: selection.benchmark.path, outDir, ...(shard ? { shard } : {}) }, plan.plan);
         console.log(formatCallPlan(plan.plan.roles(), answerPlanNotes(planned, outDir)));
       } finally {
         plan.close();
@@ -41,6 +43,7 @@ export function answerCommand(): Command {
         outDir: flags.out ?? defaultRunPath("answer"),
         concurrency: flags.concurrency,
         models,
+        ...(shard ? { shard } : {}),
         usage: opened.runtime.usage,
         settings: { benchmark: { path: selection.benchmark.path, sha256: selection.benchmark.sha256 }, subset: flags.subset ?? null, ...modelCallSettings(flags, opened.cachePath) },
         onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),

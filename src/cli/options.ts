@@ -3,7 +3,7 @@ import { ModelCallCache, defaultCachePath, outputDirectoryProblem, outputFilePro
 import { framesPathProblem } from "../episodes/index.js";
 import { MODEL_OPTION_KEYS, ModelRuntime, resolveModel, type ModelOptions, type ModelSpec } from "../models/index.js";
 import { parseCommandLine, type CommandLine } from "../sim/index.js";
-import { isUserError } from "../core/index.js";
+import { formatShard, isUserError, parseShard, shardFromEnvironment, type Shard } from "../core/index.js";
 
 /*
  * Commander parsers, each written once for every command: they reject a bad value with a
@@ -123,6 +123,37 @@ export function oneOf<T extends string>(choices: readonly T[]): (value: string) 
     if (!(choices as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected one of: ${choices.join(", ")}`);
     return value as T;
   };
+}
+
+/** `--shard i/n`: shard i (0-based) of n. */
+export function shardArgument(value: string): Shard {
+  try {
+    return parseShard(value);
+  } catch (error) {
+    if (isUserError(error)) throw new InvalidArgumentError(error.message.replace(/^field "--shard": /, ""));
+    throw error;
+  }
+}
+
+/** `--shard i/n`, or false for `--no-shard`. */
+export interface ShardFlags {
+  shard?: Shard | false;
+}
+
+/** `--shard` and `--no-shard`; `items` names what is split ("questions"). */
+export function addShardOption(command: Command, items: string): Command {
+  return command
+    .option("--shard <i/n>", `work on shard i of n (i from 0 to n-1) of the ${items}, split by a hash of each id; eqa merge joins the shards' run directories (default: a Slurm job array task's, from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT)`, shardArgument)
+    .option("--no-shard", `work on all the ${items}, even in a Slurm job array`);
+}
+
+/** The shard to work on: --shard, else a Slurm job array task's (said on stderr), else none. */
+export function shardFromFlags(flags: ShardFlags, env: NodeJS.ProcessEnv = process.env): Shard | undefined {
+  if (flags.shard === false) return undefined;
+  if (flags.shard) return flags.shard;
+  const shard = shardFromEnvironment(env);
+  if (shard) console.error(`shard ${formatShard(shard)} (from the Slurm job array task ${env.SLURM_ARRAY_TASK_ID}; --no-shard to work on all)`);
+  return shard;
 }
 
 /** The flags every command that calls models shares. */

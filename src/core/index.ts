@@ -11,3 +11,4 @@ export * from "./lazy.js";
 export * from "./colours.js";
 export * from "./files.js";
 export * from "./net.js";
+export * from "./shard.js";
