@@ -180,7 +180,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
  */
 export async function mergeAnswerRuns(dirs: readonly string[], outDir: string): Promise<AnswerResult> {
   const set = await readShardSet(dirs, "answer");
-  const context = shardContext(set, z.object({ agentModel: z.string() }));
+  const context = shardContext(set.shards[0]!, set.kind, z.object({ agentModel: z.string() }));
   const records = mergedRecords(set, TRACES_FILE, asAnswerRecord);
   const run = mergeOutput(outDir, set);
   await writeRecords(run, TRACES_FILE, records);

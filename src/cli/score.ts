@@ -4,12 +4,12 @@ import { LLM_MATCH_VARIANTS, loadPredictionsWithoutGuess, parseLlmMatchVariant, 
 import { checkPriceFile } from "../models/index.js";
 import { formatCallPlan, formatScoreSummary } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, resolveRoleModel } from "./options.js";
+import { addModelCallOptions, addShardOption, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, resolveRoleModel, shardFromFlags, type ShardFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
-interface ScoreFlags extends ModelCallFlags, DryRunFlags, BatchFlags {
+interface ScoreFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ShardFlags {
   predictions: string;
   benchmark?: string;
   subset?: string;
@@ -54,6 +54,7 @@ export function scoreCommand(): Command {
   addModelCallOptions(command);
   addDryRunOption(command);
   addBatchOptions(command);
+  addShardOption(command, "questions");
   return command.action(async (flags: ScoreFlags) => {
     process.exitCode = await runScore(flags);
   });
@@ -68,7 +69,8 @@ async function runScore(flags: ScoreFlags): Promise<number> {
     ...(flags.temperature !== undefined ? { temperature: flags.temperature } : {}),
   };
   const outDir = flags.out ?? defaultRunPath("score");
-  if (flags.dryRun) return planScoreRun(flags, { benchmark, questions, predictions, judgeSpec, judgeOptions, outDir });
+  const shard = shardFromFlags(flags);
+  if (flags.dryRun) return planScoreRun(flags, { benchmark, questions, predictions, judgeSpec, judgeOptions, outDir, ...(shard ? { shard } : {}) });
   checkPriceFile();
 
   const run = {
@@ -82,6 +84,7 @@ async function runScore(flags: ScoreFlags): Promise<number> {
     ...(Object.keys(judgeOptions).length > 0 ? { judgeOptions } : {}),
     allowMissing: flags.allowMissing ?? false,
     outDir,
+    ...(shard ? { shard } : {}),
   };
   // --batch: the judge's requests answered through the batch API first, then read from the cache
   const batched = flags.batch ? await runBatch(flags, judgeSpec, outDir, (collector) => planScore(run, collector)) : undefined;
@@ -108,7 +111,7 @@ async function runScore(flags: ScoreFlags): Promise<number> {
 }
 
 /** `eqa score --dry-run`: the judge's calls, tokens and dollars, without calling it or writing anything. */
-async function planScoreRun(flags: ScoreFlags, run: Pick<Parameters<typeof planScore>[0], "benchmark" | "questions" | "predictions" | "judgeSpec" | "judgeOptions" | "outDir">): Promise<number> {
+async function planScoreRun(flags: ScoreFlags, run: Pick<Parameters<typeof planScore>[0], "benchmark" | "questions" | "predictions" | "judgeSpec" | "judgeOptions" | "outDir" | "shard">): Promise<number> {
   const opened = await openCallPlan(flags);
   try {
     const planned = await planScore(

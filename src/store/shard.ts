@@ -209,11 +209,10 @@ export async function writeMergeNote(run: RunDirectory, set: ShardSet): Promise<
   });
 }
 
-/** The values a kind's summary is built from beside the records (`context` of shard.json), as `schema` reads them; the first shard's. */
-export function shardContext<T>(set: ShardSet, schema: z.ZodType<T>): T {
-  const shard = set.shards[0]!;
+/** The values a kind's summary is built from beside the records (`context` of shard.json), as `schema` reads them. */
+export function shardContext<T>(shard: ShardRun, kind: string, schema: z.ZodType<T>): T {
   const parsed = schema.safeParse(shard.manifest.context);
-  if (!parsed.success) throw new UserError(`shard.json's context is not that of a ${set.kind} run`, { file: join(shard.dir, SHARD_FILE) }, "merge directories written by eqakit's --shard, unchanged");
+  if (!parsed.success) throw new UserError(`shard.json's context is not that of a ${kind} run`, { file: join(shard.dir, SHARD_FILE) }, "merge directories written by eqakit's --shard, unchanged");
   return parsed.data;
 }
 

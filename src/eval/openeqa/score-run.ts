@@ -1,7 +1,8 @@
-import { eqakitVersion, loadPromptFile, sha256Hex, type Prediction, type Question } from "../../core/index.js";
+import { z } from "zod";
+import { OPENEQA_CATEGORIES, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
 import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../../models/index.js";
-import { RunDirectory, reusableRecords } from "../../store/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, readShardSet, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
@@ -55,6 +56,8 @@ export interface ScoreOptions {
   settings?: Record<string, unknown>;
   /** The summary's file name in the run directory (`summary.json`). */
   summaryFile?: string;
+  /** Judge only this shard of the questions (`--shard`), and write `shard.json` for `eqa merge`. */
+  shard?: Shard;
   onProgress?: (progress: ScoreProgress) => void;
 }
 
@@ -135,26 +138,82 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   }
 
   const ordered = tasks.map((t) => judgements.get(t.question.questionId)!);
-  const metrics: Record<string, number> = {};
-  for (const j of ordered) if (j.score !== null) metrics[j.questionId] = j.score;
-  const summary = buildSummary(options, mode, tasks, ordered, {
-    missing: pairs.filter((p) => p.missing).length,
-    outsideSubset,
+  const context: ScoreContext = { judgeModel: options.judgeSpec.name, bootstrap: { ...DEFAULT_BOOTSTRAP, ...options.bootstrap }, missingPredictions: pairs.filter((p) => p.missing).length, predictionsOutsideSubset: outsideSubset, questions: tasks.map((t) => t.question) };
+  const summary = scoreSummary(tasks.map((t, i) => ({ question: t.question, judgement: ordered[i]! })), {
+    config: { ...scoreConfiguration(options, mode), ...shardSetting(options.shard) },
+    ...context,
     reused: earlier.size,
     wallTimeMs: performance.now() - started,
+    usage: options.usage?.snapshot() ?? null,
   });
-  await run.writeJson(METRICS_FILE, metrics);
+  if (options.shard) {
+    await writeShardManifest(run, { kind: "llm-match", ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context: { ...context } });
+  }
+  await run.writeJson(METRICS_FILE, metricsOf(ordered));
   await run.writeJson(options.summaryFile ?? SUMMARY_FILE, summary);
-  return { summary, runDir: run.path, metrics };
+  return { summary, runDir: run.path, metrics: metricsOf(ordered) };
+}
+
+/** OpenEQA's metrics format: question id → score, for the judgements that have one. */
+function metricsOf(judgements: readonly LlmMatchJudgement[]): Record<string, number> {
+  const metrics: Record<string, number> = {};
+  for (const j of judgements) if (j.score !== null) metrics[j.questionId] = j.score;
+  return metrics;
+}
+
+/** What a score run's summary is built from beside its judgements, as shard.json keeps it. */
+const scoreContextSchema = z.object({
+  judgeModel: z.string(),
+  bootstrap: z.object({ resamples: z.number().int().positive(), seed: z.number().int(), confidence: z.number().gt(0).lt(1) }),
+  missingPredictions: z.number().int().nonnegative(),
+  predictionsOutsideSubset: z.number().int().nonnegative(),
+  questions: z.array(z.object({ questionId: z.string(), question: z.string(), answer: z.string(), category: z.enum(OPENEQA_CATEGORIES), episodeHistory: z.string(), extraAnswers: z.array(z.string()).optional() })),
+});
+
+type ScoreContext = z.infer<typeof scoreContextSchema>;
+
+/**
+ * `eqa merge` of `eqa score --shard` runs: judgements.jsonl holds every shard's standing
+ * judgements in the benchmark's order; metrics.json and summary.json are written as one
+ * unsharded run writes them (LLM-Match and its intervals over all the questions; counts of
+ * missing predictions, reused judgements and wall times summed over the shards).
+ */
+export async function mergeScoreRuns(dirs: readonly string[], outDir: string): Promise<ScoreResult> {
+  const set = await readShardSet(dirs, "llm-match");
+  const contexts = set.shards.map((shard) => shardContext(shard, set.kind, scoreContextSchema));
+  const questions = new Map(contexts.flatMap((c) => c.questions.map((q) => [q.questionId, q] as const)));
+  const judgements = mergedRecords(set, JUDGEMENTS_FILE, asJudgement);
+  const run = mergeOutput(outDir, set);
+  await writeRecords(run, JUDGEMENTS_FILE, judgements);
+  const summary = scoreSummary(
+    judgements.map((judgement) => ({ question: questions.get(judgement.questionId)!, judgement })),
+    {
+      config: set.config,
+      judgeModel: contexts[0]!.judgeModel,
+      bootstrap: contexts[0]!.bootstrap,
+      missingPredictions: contexts.reduce((sum, c) => sum + c.missingPredictions, 0),
+      predictionsOutsideSubset: contexts[0]!.predictionsOutsideSubset,
+      reused: sumShardCounts(set, "reused"),
+      wallTimeMs: shardWallTime(set),
+      usage: null,
+    },
+  );
+  await writeMergeNote(run, set);
+  await run.writeJson(METRICS_FILE, metricsOf(judgements));
+  await run.writeJson(SUMMARY_FILE, summary);
+  return { summary, runDir: run.path, metrics: metricsOf(judgements) };
 }
 
 /** The questions paired with their predictions, and the judge's task for each (with its input key, what resuming matches). */
 function judgeTasks(options: Omit<ScoreOptions, "judge">, mode: LlmMatchMode): { pairs: ReturnType<typeof pairPredictions>["pairs"]; outsideSubset: number; tasks: LlmMatchTask[]; wanted: Map<string, string> } {
-  const { pairs, outsideSubset } = pairPredictions(options.questions, options.predictions, {
+  // paired over all the questions, so that every shard counts the predictions outside them alike
+  const paired = pairPredictions(options.questions, options.predictions, {
     benchmark: options.benchmark,
     predictionsPath: options.predictionsPath,
     ...(options.allowMissing !== undefined ? { allowMissing: options.allowMissing } : {}),
   });
+  const pairs = selectShard(paired.pairs, (p) => p.question.questionId, options.shard);
+  const outsideSubset = paired.outsideSubset;
   const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judgeSpec.name, options.judgeOptions));
   return { pairs, outsideSubset, tasks, wanted: new Map(tasks.map((t) => [t.question.questionId, t.inputKey])) };
 }
@@ -212,18 +271,8 @@ function failedJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode, 
   };
 }
 
-function buildSummary(
-  options: ScoreOptions,
-  mode: LlmMatchMode,
-  tasks: LlmMatchTask[],
-  judgements: LlmMatchJudgement[],
-  extra: { missing: number; outsideSubset: number; reused: number; wallTimeMs: number },
-): ScoreSummary {
-  const scored = tasks.flatMap((t, i) => {
-    const score = judgements[i]!.score;
-    return score === null ? [] : [{ question: t.question, score }];
-  });
-  const judgementUsage = sumUsage(judgements.map((j) => j.usage));
+/** A score run's configuration, as its summary records it (judge, mode, parameters, prompts' hashes, inputs). */
+function scoreConfiguration(options: ScoreOptions, mode: LlmMatchMode): Record<string, unknown> {
   const bootstrap = { ...DEFAULT_BOOTSTRAP, ...options.bootstrap };
   const prompts: Record<string, string> = {};
   const variant = options.judgeOptions?.variant;
@@ -234,11 +283,6 @@ function buildSummary(
   // the reference's parameters as this judge really gets them (a reasoning model takes no temperature)
   const sentDifferently = adaptRequest(options.judgeSpec.profile, { messages: [], ...parameters }).deviations;
   return {
-    kind: "llm-match",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(extra.wallTimeMs),
-    config: {
       judge: describeModel(options.judgeSpec),
       mode,
       parameters: { ...parameters, ...(mode === "robust" ? { reasks: ROBUST_REASKS } : {}) },
@@ -252,23 +296,44 @@ function buildSummary(
       concurrency: options.concurrency ?? 8,
       bootstrap,
       ...options.settings,
-    },
+  };
+}
+
+/** What a score run's summary is built from beside its judgements. */
+interface ScoreSummaryInputs extends Omit<ScoreContext, "questions"> {
+  config: Record<string, unknown>;
+  reused: number;
+  wallTimeMs: number;
+  usage: ReturnType<UsageLedger["snapshot"]> | null;
+}
+
+/** A score run's summary from its judgements (those of one run, or of merged shards), each with its question. */
+function scoreSummary(entries: readonly { question: Question; judgement: LlmMatchJudgement }[], inputs: ScoreSummaryInputs): ScoreSummary {
+  const judgements = entries.map((e) => e.judgement);
+  const scored = entries.flatMap((e) => (e.judgement.score === null ? [] : [{ question: e.question, score: e.judgement.score }]));
+  const judgementUsage = sumUsage(judgements.map((j) => j.usage));
+  return {
+    kind: "llm-match",
+    eqakitVersion,
+    createdAt: new Date().toISOString(),
+    wallTimeMs: Math.round(inputs.wallTimeMs),
+    config: inputs.config,
     counts: {
-      questions: tasks.length,
+      questions: entries.length,
       scored: scored.length,
       failed: judgements.filter((j) => j.score === null).length,
-      missingPredictions: extra.missing,
-      noAnswer: tasks.filter((t) => t.prediction === null).length,
-      neutralised: tasks.filter((t) => t.neutralised).length,
-      reused: extra.reused,
-      predictionsOutsideSubset: extra.outsideSubset,
+      missingPredictions: inputs.missingPredictions,
+      noAnswer: judgements.filter((j) => j.prediction === null).length,
+      neutralised: judgements.filter((j) => j.neutralised).length,
+      reused: inputs.reused,
+      predictionsOutsideSubset: inputs.predictionsOutsideSubset,
     },
-    llmMatch: aggregateLlmMatch(scored, bootstrap),
+    llmMatch: aggregateLlmMatch(scored, inputs.bootstrap),
     replyStatuses: countReplyStatuses(judgements.filter((j) => j.score === null)),
     failures: judgements
       .filter((j) => j.score === null)
       .map((j) => ({ questionId: j.questionId, error: j.error ?? "failed", ...(j.status ? { status: j.status } : {}), replies: j.replies })),
-    usage: { judgements: judgementUsage, thisProcess: options.usage?.snapshot() ?? null },
-    cost: runCost([{ role: "judge", model: options.judgeSpec.name, usage: judgementUsage }]),
+    usage: { judgements: judgementUsage, thisProcess: inputs.usage },
+    cost: runCost([{ role: "judge", model: inputs.judgeModel, usage: judgementUsage }]),
   };
 }
