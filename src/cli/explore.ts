@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { AGENT_NAMES, EXPLORER_NAMES, createAgent, habitatSceneFile, loadActiveEpisodes, planExploration, runExploration, type ActiveEpisode, type AgentName, type ExplorerName, type SceneEnvironment } from "../agents/index.js";
+import { AGENT_NAMES, EXPLORER_NAMES, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, habitatSceneFile, loadActiveEpisodes, planExploration, runExploration, type ActiveEpisode, type AgentName, type ExplorerName, type SceneEnvironment } from "../agents/index.js";
 import { UserError, packageRoot } from "../core/index.js";
 import { scoreExploration, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { checkPriceFile, describeModel, type ModelSpec } from "../models/index.js";
@@ -73,7 +73,7 @@ export function exploreCommand(): Command {
     .description("active EQA: explore each episode's scene, answer, and record trajectories (resumable)")
     .requiredOption("--episodes <file>", "active episodes (JSON, see the README) or an EXPRESS-Bench file")
     .addOption(new Option("--env <env>", "builtin (scenes home-<seed>), habitat (bridges/habitat) or stdio (--env-command)").argParser(oneOf(["builtin", "habitat", "stdio"] as const)).default("builtin"))
-    .addOption(new Option("--agent <explorer>", "frontier or fine-eqa").argParser(oneOf(EXPLORER_NAMES)).makeOptionMandatory())
+    .addOption(new Option("--agent <explorer>", "frontier, fine-eqa (eqakit's) or fine-eqa:reference (as EXPRESS-Bench's published code runs it)").argParser(oneOf(EXPLORER_NAMES)).makeOptionMandatory())
     .addOption(new Option("--model <provider/model>", "fine-eqa: the VLM; frontier: the --em-agent's model").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
     .addOption(new Option("--em-agent <agent>", "frontier: the EM-EQA agent answering from the frames (OpenEQA's A-EQA baseline); none: exploration only").argParser(oneOf(AGENT_NAMES)))
@@ -82,8 +82,8 @@ export function exploreCommand(): Command {
     .option("--max-steps <n>", "frontier: most actions (default 500); fine-eqa: a fixed step budget instead of 3·√area", positiveInteger)
     .option("--image-size <pixels>", "longest side of the images sent", positiveInteger, 512)
     .addOption(new Option("--image-format <format>", "png or jpeg").argParser(oneOf(["png", "jpeg"] as const)).default("png"))
-    .option("--width <pixels>", "observation width", positiveInteger, 320)
-    .option("--height <pixels>", "observation height", positiveInteger, 240)
+    .option("--width <pixels>", "observation width (fine-eqa:reference: 512 unless given)", positiveInteger, 320)
+    .option("--height <pixels>", "observation height (fine-eqa:reference: 512 unless given)", positiveInteger, 240)
     .option("--bridge-python <path>", "habitat: the Python that has habitat-sim", "python3")
     .option("--scenes <dir>", "habitat: your HM3D folder (holding train/, val/ …)")
     .option("--env-command <command>", "stdio: the environment's command line, split into words as a shell would (quote paths with spaces) but run without a shell; {scene} is replaced by the episode's scene", commandLine)
@@ -95,9 +95,14 @@ export function exploreCommand(): Command {
   addModelCallOptions(command);
   addDryRunOption(command);
   return command.action(async (flags: ExploreFlags) => {
-    const needsModel = flags.agent === "fine-eqa" || flags.emAgent !== undefined;
+    if (flags.agent === "fine-eqa:reference") {
+      // the reference observes 512×512 (fine_eqa.yaml)
+      if (command.getOptionValueSource("width") === "default") flags.width = FINE_EQA_REFERENCE_OBSERVATION.width;
+      if (command.getOptionValueSource("height") === "default") flags.height = FINE_EQA_REFERENCE_OBSERVATION.height;
+    }
+    const needsModel = isFineEqa(flags.agent) || flags.emAgent !== undefined;
     const spec = needsModel ? resolveRoleModel(flags, "model") : undefined;
-    if (flags.agent === "fine-eqa" && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
+    if (isFineEqa(flags.agent) && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
     const judgeSpec = flags.judge ? resolveRoleModel(flags, "judge") : undefined;
     const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinSceneProblem } : {});
     if (flags.dryRun) return planExploreRun(flags, episodes, spec, judgeSpec);
@@ -113,7 +118,7 @@ export function exploreCommand(): Command {
         explorer: flags.agent,
         openScene,
         outDir: flags.out ?? defaultRunPath("explore"),
-        ...(spec && flags.agent === "fine-eqa" ? { vlm: { model: opened.runtime.model(spec), spec } } : {}),
+        ...(spec && isFineEqa(flags.agent) ? { vlm: { model: opened.runtime.model(spec), spec } } : {}),
         ...(answerer ? { answerer } : {}),
         ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
         image,
@@ -166,7 +171,7 @@ async function planExploreRun(flags: ExploreFlags, episodes: ActiveEpisode[], sp
         episodes,
         explorer: flags.agent,
         outDir,
-        ...(spec && flags.agent === "fine-eqa" ? { vlm: spec } : {}),
+        ...(spec && isFineEqa(flags.agent) ? { vlm: spec } : {}),
         ...(answerer ? { answerer } : {}),
         ...(judgeSpec ? { judge: judgeSpec } : {}),
         ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
@@ -178,7 +183,7 @@ async function planExploreRun(flags: ExploreFlags, episodes: ActiveEpisode[], sp
       opened.plan,
     );
     const notes = [`${planned.episodes} episode(s): ${planned.reused} already explored in ${outDir}, ${planned.pending} to explore`];
-    if (flags.agent === "fine-eqa") {
+    if (isFineEqa(flags.agent)) {
       notes.push(planned.steps === null ? "the step budget of some scenes is unknown before their environment starts: each counts as one step (pass --max-steps for a bound)" : `at most ${planned.steps} step(s) in all: each step a stop check and a region check, so the calls are an upper bound (an episode ends when the VLM can answer)`);
     }
     if (answerer) notes.push("the agent answers once per episode from the frames the exploration collects: its calls are counted, its tokens are not estimated");

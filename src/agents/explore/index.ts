@@ -3,5 +3,6 @@ export * from "./occupancy.js";
 export * from "./planning.js";
 export * from "./explorer.js";
 export * from "./fine-eqa.js";
+export * from "./fine-eqa-reference.js";
 export * from "./trajectory-image.js";
 export * from "./run.js";

@@ -37,13 +37,19 @@ import { RunDirectory, peekReusableRecords, reusableRecords } from "../../store/
 import type { Agent } from "../types.js";
 import { exploreFrontier, type ExplorationResult } from "./explorer.js";
 import { exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests } from "./fine-eqa.js";
+import { exploreFineEqaReference, fineEqaReferencePromptHashes, fineEqaReferenceRequests } from "./fine-eqa-reference.js";
 import type { OccupancyMap } from "./occupancy.js";
 import { writeTrajectoryImage } from "./trajectory-image.js";
 
 export const EXPLORE_RECORDS_FILE = "episodes.jsonl";
 export const EXPLORE_TRAJECTORY_FORMAT = "eqakit-explore-trajectory/1";
-export type ExplorerName = "frontier" | "fine-eqa";
-export const EXPLORER_NAMES: readonly ExplorerName[] = ["frontier", "fine-eqa"];
+export type ExplorerName = "frontier" | "fine-eqa" | "fine-eqa:reference";
+export const EXPLORER_NAMES: readonly ExplorerName[] = ["frontier", "fine-eqa", "fine-eqa:reference"];
+
+/** Whether an explorer is Fine-EQA (eqakit's or the reference mode): it answers itself with its VLM. */
+export function isFineEqa(explorer: ExplorerName): boolean {
+  return explorer === "fine-eqa" || explorer === "fine-eqa:reference";
+}
 
 export interface ActiveEpisode {
   questionId: string;
@@ -230,6 +236,28 @@ interface ExplorationOutcome {
 }
 
 async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode, env: Environment, framesDir: string): Promise<ExplorationOutcome> {
+  if (options.explorer === "fine-eqa:reference") {
+    if (!options.vlm) throw new UserError("the fine-eqa:reference explorer needs a vision-language model", { field: "--model" });
+    const r = await exploreFineEqaReference(env, options.vlm.model, {
+      question: episode.question,
+      framesDir,
+      ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+      ...(options.image ? { image: options.image } : {}),
+    });
+    return {
+      answer: r.answer,
+      answerSource: r.answerSource,
+      stop: r.stop,
+      positions: r.steps.map((s) => ({ action: s.action ?? null, success: s.success, state: s.state })),
+      pathLengthM: r.pathLengthM,
+      pathLengthSteps: r.pathLengthSteps,
+      frames: r.frames,
+      explorerMsPerStep: r.explorerMsPerStep,
+      map: r.map,
+      usage: r.trace.usage,
+      details: { regions: r.regions, explorationSteps: r.explorationSteps, budget: r.budget, observation: r.observation, valueUpdates: r.valueUpdates, regionPoints: r.regionPoints, moves: r.moves, finalMove: r.finalMove, badReplies: r.badReplies, calls: r.trace.calls },
+    };
+  }
   if (options.explorer === "fine-eqa") {
     if (!options.vlm) throw new UserError("the fine-eqa explorer needs a vision-language model", { field: "--model" });
     const r = await exploreFineEqa(env, options.vlm.model, {
@@ -309,6 +337,7 @@ function exploreKey(options: { explorer: ExplorerName; vlm: string | null; answe
     maxSteps: options.maxSteps ?? null,
     image: options.image ?? {},
     ...(options.explorer === "fine-eqa" ? { prompts: fineEqaPromptHashes() } : {}),
+    ...(options.explorer === "fine-eqa:reference" ? { prompts: fineEqaReferencePromptHashes() } : {}),
   };
   const configKey = canonicalJson(configuration);
   return { configuration, keyOf: (e) => sha256Hex(`${configKey}\u0000${canonicalJson(e)}`) };
@@ -358,7 +387,7 @@ export async function planExploration(options: ExplorePlanOptions, plan: CallPla
   const earlier = peekReusableRecords(options.outDir, EXPLORE_RECORDS_FILE, asRecord, wanted, (r) => r.error === null);
   const pending = options.episodes.filter((e) => !earlier.has(e.questionId));
   let steps: number | null = 0;
-  if (options.explorer === "fine-eqa" && options.vlm) {
+  if (isFineEqa(options.explorer) && options.vlm) {
     const sharp = await loadSharp();
     const blank = await sharp({ create: { width: options.observation.width, height: options.observation.height, channels: 3, background: "#808080" } }).png().toBuffer();
     const image = await prepareImage(blank, options.image);
@@ -370,6 +399,13 @@ export async function planExploration(options: ExplorePlanOptions, plan: CallPla
       await plan.repeat(options.vlm, "explorer", fineEqaRequests.regions(e.question), 1);
       await plan.repeat(options.vlm, "explorer", fineEqaRequests.stopCheck(e.question, image), budget ?? 1);
       await plan.repeat(options.vlm, "explorer", fineEqaRequests.viewRegion(image), Math.max(0, (budget ?? 1) - 1));
+      if (options.explorer === "fine-eqa:reference") {
+        // each step at most: the lettered direction, the worth of the view, the region's point (3 candidates)
+        const steps = Math.max(0, (budget ?? 1) - 1);
+        await plan.repeat(options.vlm, "explorer", fineEqaReferenceRequests.direction(e.question, image, 3), steps);
+        await plan.repeat(options.vlm, "explorer", fineEqaReferenceRequests.worth(e.question, image), steps);
+        await plan.repeat(options.vlm, "explorer", fineEqaReferenceRequests.regionPoint("kitchen", image, 3), steps);
+      }
       // the answer from a view, or the blind answer when the budget runs out: one of the two
       await plan.repeat(options.vlm, "explorer", fineEqaRequests.answer(e.question, image), 1);
     }
