@@ -20,12 +20,16 @@ export interface ParsedEvaluation {
 export const SCORE_MIN = 0;
 export const SCORE_MAX = 10;
 
-/** A score tag's content: a number, optionally "Score:" before it, "/10" or a full stop after it. */
-const SCORE_CONTENT = /^(?:score\s*[:=]?\s*)?([-+]?\d+(?:\.\d+)?)\s*(?:\/\s*10)?\s*\.?$/i;
+/**
+ * A score tag's content (trimmed): a number, optionally "Score:" before it, "/10" or "out of 10"
+ * and a full stop after it. Every optional part starts with a character that is not a space, so
+ * no two `\s*` compete for the same spaces (which made a long run of spaces quadratic).
+ */
+const SCORE_CONTENT = /^(?:score\s*[:=]?\s*)?([-+]?\d+(?:\.\d+)?)(?:\s*(?:\/|out\s+of)\s*10)?(?:\s*\.)?$/i;
 
 /**
  * Parses an evaluation robustly: tags in any case and with spaces inside (`< score >`),
- * markdown or brackets around the number (`**7**`, `[7]`), `7/10`, `Score: 7`, a last
+ * markdown or brackets around the number (`**7**`, `[7]`), `7/10`, `7 out of 10`, `Score: 7`, a last
  * `<score>` left open by a reply cut at its token limit. The last `<score>` holding just a
  * score wins (a model that first echoes the template's placeholder, "[Your final 1-10
  * weighted score …]", then answers, is read right; the placeholder alone is no score). A reply with no score, or a
@@ -54,49 +58,75 @@ export function parseEvaluation(reply: string | null): ParsedEvaluation {
   return { score, critique, wellFormed };
 }
 
-/** `<critique>` then `<score>`, each exactly once and closed, the score a bare number 0-10. */
+/**
+ * `<critique>` then `<score>`, each exactly once and closed, the score a bare number 0-10.
+ * Read in one pass: the critique ends at its first `</critique>` (a later one would put a
+ * closing tag inside the critique, which is not well formed either way).
+ */
 export function isWellFormed(reply: string): boolean {
-  const match = /^\s*<critique>([\s\S]*?)<\/critique>\s*<score>\s*(\d+(?:\.\d+)?)\s*<\/score>\s*$/.exec(reply);
+  const start = reply.length - reply.trimStart().length;
+  if (!reply.startsWith("<critique>", start)) return false;
+  const contentStart = start + "<critique>".length;
+  const contentEnd = reply.indexOf("</critique>", contentStart);
+  if (contentEnd === -1) return false;
+  const critique = reply.slice(contentStart, contentEnd);
+  if (critique.includes("<critique>") || critique.includes("<score>") || critique.includes("</score>") || critique.trim().length === 0) return false;
+  const match = WELL_FORMED_SCORE.exec(reply.slice(contentEnd + "</critique>".length).trim());
   if (!match) return false;
-  if (/<\/?critique>|<\/?score>/.test(match[1]!)) return false;
-  const score = Number(match[2]);
-  return score >= SCORE_MIN && score <= SCORE_MAX && match[1]!.trim().length > 0;
+  const score = Number(match[1]);
+  return score >= SCORE_MIN && score <= SCORE_MAX;
 }
+
+const WELL_FORMED_SCORE = /^<score>\s*(\d+(?:\.\d+)?)\s*<\/score>$/;
 
 const tagPatterns = new Map<string, { open: RegExp; close: RegExp }>();
 
 function patternsFor(tag: string): { open: RegExp; close: RegExp } {
   let patterns = tagPatterns.get(tag);
   if (!patterns) {
-    patterns = { open: new RegExp(`<\\s*${tag}\\s*>`, "gi"), close: new RegExp(`<\\s*/\\s*${tag}\\s*>`, "i") };
+    patterns = { open: new RegExp(`<\\s*${tag}\\s*>`, "gi"), close: new RegExp(`<\\s*/\\s*${tag}\\s*>`, "gi") };
     tagPatterns.set(tag, patterns);
   }
   return patterns;
 }
 
-/** The contents of every `<tag>…</tag>` (case and inner spaces ignored); a last unclosed one runs to the end. */
+/**
+ * The contents of every `<tag>…</tag>` (case and inner spaces ignored); a last unclosed one runs
+ * to the end. An opening tag followed by another opening tag before any closing one is skipped.
+ * Linear: the opening and closing tags are each found in one scan, then walked together.
+ */
 export function tagContents(text: string, tag: string): string[] {
-  const { open: openPattern, close } = patternsFor(tag);
-  const open = new RegExp(openPattern.source, "gi");
+  const { open, close } = patternsFor(tag);
+  const opens = positions(text, open);
+  if (opens.length === 0) return [];
+  const closes = positions(text, close);
   const contents: string[] = [];
-  let match: RegExpExecArray | null;
-  while ((match = open.exec(text)) !== null) {
-    const start = match.index + match[0].length;
-    const rest = text.slice(start);
-    const end = close.exec(rest);
-    openPattern.lastIndex = 0;
-    const nextOpen = rest.search(openPattern);
-    if (end && (nextOpen === -1 || end.index < nextOpen)) {
-      contents.push(stripMarkdown(rest.slice(0, end.index)));
-      open.lastIndex = start + end.index + end[0].length;
-    } else if (nextOpen === -1) {
-      contents.push(stripMarkdown(rest));
+  let c = 0;
+  let o = 0;
+  while (o < opens.length) {
+    const start = opens[o]!.end;
+    while (c < closes.length && closes[c]!.start < start) c++;
+    const end = closes[c];
+    const nextOpen = opens[o + 1];
+    if (end && (nextOpen === undefined || end.start < nextOpen.start)) {
+      contents.push(stripMarkdown(text.slice(start, end.start)));
+      while (o < opens.length && opens[o]!.start < end.end) o++;
+    } else if (nextOpen === undefined) {
+      contents.push(stripMarkdown(text.slice(start)));
       break;
     } else {
-      open.lastIndex = start + nextOpen;
+      o++;
     }
   }
   return contents;
+}
+
+function positions(text: string, pattern: RegExp): { start: number; end: number }[] {
+  const found: { start: number; end: number }[] = [];
+  pattern.lastIndex = 0;
+  let match: RegExpExecArray | null;
+  while ((match = pattern.exec(text)) !== null) found.push({ start: match.index, end: pattern.lastIndex });
+  return found;
 }
 
 function lastTagContent(text: string, tag: string): string | null {

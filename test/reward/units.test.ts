@@ -146,6 +146,24 @@ describe("parsing reward-model replies", () => {
     assert.equal(parseEvaluation("<critique>x</critique><score>-1</score>").score, null);
   });
 
+  test("marks written as '7 out of 10' and 'Score: 7' inside <score> are read", () => {
+    assert.equal(parseEvaluation("<critique>x</critique><score>7 out of 10</score>").score, 7);
+    assert.equal(parseEvaluation("<critique>x</critique><score>Score: 7 out of 10.</score>").score, 7);
+    assert.equal(parseEvaluation("<critique>x</critique><score>Score: 7</score>").score, 7);
+    assert.equal(parseEvaluation("<critique>x</critique><score>**Score:** 6.5 OUT OF 10</score>").score, 6.5);
+    assert.equal(parseEvaluation("<critique>x</critique><score>7 out of 9</score>").score, null);
+  });
+
+  test("megabyte replies full of tags or spaces are read in one pass, with the same results as short ones", () => {
+    const mb = 1 << 20;
+    assert.equal(parseEvaluation("<score>".repeat(mb / 7)).error, "no score number inside <score>");
+    assert.equal(parseEvaluation(`<critique>a</critique>${"<score>1</score>".repeat(mb / 16)}`).score, 1);
+    assert.equal(parseEvaluation(`<critique>x</critique><score>7${" ".repeat(mb)}x</score>`).score, null);
+    assert.equal(parseEvaluation(`<critique>a${"</critique><score>7</score>".repeat(mb / 26)}`).wellFormed, false);
+    const wellFormed = parseEvaluation(`<critique>${"grounded ".repeat(mb / 9)}</critique><score>7</score>${" ".repeat(1000)}`);
+    assert.deepEqual([wellFormed.score, wellFormed.wellFormed], [7, true]);
+  });
+
   test("a responder's reasoning trace and answer", () => {
     const reply = "<reasoning_trace>\n<think>\nI look at the room.\n</think>\n<think>The sofa is grey.</think>\n<think>  </think>\n</reasoning_trace>\n<predicted_answer>\nGrey.\n</predicted_answer>";
     assert.deepEqual(parseAgentResponse(reply), { reasoningTrace: ["I look at the room.", "The sofa is grey."], predictedAnswer: "Grey." });
