@@ -34,6 +34,20 @@ export function nonNegativeInteger(value: string): number {
   return n;
 }
 
+/** A distance or tolerance: any number of at least 0, fractions included. */
+export function nonNegativeNumber(value: string): number {
+  const n = numberOf(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError("expected a number of at least 0");
+  return n;
+}
+
+/** A sample count K of a test-time scaling curve: 1, 2, 4, 8, … 1024. */
+export function powerOfTwo(value: string): number {
+  const n = numberOf(value);
+  if (!Number.isSafeInteger(n) || n < 1 || n > 1024 || (n & (n - 1)) !== 0) throw new InvalidArgumentError("expected a power of two from 1 to 1024 (1, 2, 4, 8, 16, 32, …)");
+  return n;
+}
+
 export function positiveSeconds(value: string): number {
   const n = numberOf(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("expected a number of seconds above 0");

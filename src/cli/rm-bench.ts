@@ -4,7 +4,7 @@ import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, for
 import { checkPriceFile } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
+import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, oneOf, openModelRuntime, outputDirectory, positiveInteger, powerOfTwo, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface RmBenchFlags extends ModelCallFlags, FrameFlags {
@@ -25,9 +25,9 @@ export function rmBenchCommand(): Command {
     .requiredOption("--instances <file>", "benchmark instances with ground-truth scores (JSONL)")
     .addOption(new Option("--model <provider/model>", "the reward model").env("EQA_RM_MODEL"))
     .option("--model-base-url <url>", "the reward model's endpoint")
-    .option("--max-k <k>", "the largest K (a power of two; 32 as the paper)", positiveInteger, 32)
+    .option("--max-k <k>", "the largest K, a power of two (32 as the paper's Fig. 3)", powerOfTwo, 32)
     .addOption(new Option("--aggregate <method>", "the aggregation plotted (both are in bench.json)").argParser(oneOf(AGGREGATIONS)).default("vote"))
-    .option("--tolerance <tau>", "accuracy tolerance τ", nonNegativeInteger, 2)
+    .option("--tolerance <tau>", "accuracy tolerance τ, score points (2 as the paper; fractions allowed)", nonNegativeNumber, 2)
     .option("--resamples <n>", "bootstrap resamples", positiveInteger, 2000)
     .option("--out <dir>", "run directory (default: runs/rm-bench-DATE); an existing one resumes", outputDirectory)
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);

@@ -2,7 +2,7 @@ import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
 import { TTS_PARAMS, VARIANTS, exportGrpo, exportRft, type Variant } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addFrameOptions, addModelCallOptions, choiceList, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
+import { addFrameOptions, addModelCallOptions, choiceList, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface RftFlags extends ModelCallFlags, FrameFlags {
@@ -30,7 +30,7 @@ export function rmExportCommand(): Command {
     .addOption(new Option("--model <provider/model>", "the auxiliary evaluator R^aux").env("EQA_RM_MODEL"))
     .option("--model-base-url <url>", "its endpoint")
     .option("--candidates <n>", "N_RFT, candidates per instance", positiveInteger, 8)
-    .option("--tolerance <tau>", "τ: a candidate is correct when |s_gt − s| < τ", nonNegativeInteger, 2)
+    .option("--tolerance <tau>", "τ: a candidate is correct when |s_gt − s| < τ, score points (2; fractions allowed)", nonNegativeNumber, 2)
     .option("--out <dir>", "output directory (default: runs/rm-rft-DATE); an existing one resumes", outputDirectory);
   addFrameOptions(rft);
   addModelCallOptions(rft);

@@ -4,7 +4,7 @@ import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, planRewardScores, scoreR
 import { checkPriceFile } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
+import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
@@ -27,7 +27,7 @@ export function rmScoreCommand(): Command {
     .option("--model-base-url <url>", "the reward model's endpoint")
     .option("--samples <k>", "K sampled critiques per instance (test-time scaling; temperature 0.8, top-p 0.9)", positiveInteger, 1)
     .addOption(new Option("--aggregate <method>", "vote (majority, ties broken by the mean) or mean").argParser(oneOf(AGGREGATIONS)).default("vote"))
-    .option("--tolerance <tau>", "accuracy tolerance τ against ground-truth scores", nonNegativeInteger, 2)
+    .option("--tolerance <tau>", "accuracy tolerance τ against ground-truth scores, score points (2 as the paper; fractions allowed)", nonNegativeNumber, 2)
     .option("--out <dir>", "run directory (default: runs/rm-score-DATE); an existing one resumes", outputDirectory)
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
   addFrameOptions(command);

@@ -126,6 +126,16 @@ describe("eqa rm score against a loopback VLM", () => {
 });
 
 describe("eqa rm bench", () => {
+  test("--max-k takes a power of two and --tolerance a number of at least 0 (exit 2 otherwise)", async () => {
+    const base = ["rm", "bench", "--instances", instancesFile, "--model", "openai/x", "--model-base-url", "http://127.0.0.1:9/v1"];
+    const twelve = await runCli([...base, "--max-k", "12"], cliEnv(home));
+    assert.equal(twelve.code, 2);
+    assert.match(twelve.stderr, /--max-k.*expected a power of two from 1 to 1024/);
+    const negative = await runCli([...base, "--tolerance", "-0.5"], cliEnv(home));
+    assert.equal(negative.code, 2);
+    assert.match(negative.stderr, /--tolerance.*expected a number of at least 0/);
+  });
+
   test("K = 1, 2, 4 from shared, separately cached samples; curves as PNG", async () => {
     // the first two samples of each question agree, so that the order concurrent calls arrive in does not matter
       const judge = scriptedJudge({ "What colour is the sofa?": [8, 8, 1, 1], "Is the door open?": [3], "Where is the black backpack?": [0, 0, 7, 7], "Where can I charge my computer?": [10, 10, 9, 2] });
@@ -138,16 +148,17 @@ describe("eqa rm bench", () => {
       assert.equal(first.code, 0, first.stderr);
       assert.equal(server.requests.length, 8);
       const out = join(home, "bench");
-      const result = await runCli(["rm", "bench", ...base, "--max-k", "4", "--resamples", "200", "--out", out], env);
+      const result = await runCli(["rm", "bench", ...base, "--max-k", "4", "--tolerance", "1.5", "--resamples", "200", "--out", out], env);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(server.requests.length, 16, "samples 0 and 1 came from the cache");
       const bench = readJson(join(out, "bench.json")) as { scaling: Record<string, Record<string, { overall: { accuracy: { value: number } }; pooled: { accuracy: { value: number }; rmse: { value: number } } }>> };
       assert.deepEqual(Object.keys(bench.scaling.vote!), ["1", "2", "4"]);
-      // K = 1: scores 8, 3, 0, 10 against 8, 3, 7, 10 → 3 of 4 within 2
+      assert.equal((bench.scaling.vote!["1"] as unknown as { tolerance: number }).tolerance, 1.5, "a fractional τ is taken");
+      // K = 1: scores 8, 3, 0, 10 against 8, 3, 7, 10 → 3 of 4 within 1.5
       assert.equal(bench.scaling.vote!["1"]!.pooled.accuracy.value, 75);
       // K = 4 by vote: sofa 8/1 tied, mean 4.5, equally close → the lower, 1 (wrong); door 3; backpack 0/7 tied, mean 3.5 → 0 (wrong); charge 10 → 50
       assert.equal(bench.scaling.vote!["4"]!.pooled.accuracy.value, 50);
-      // K = 4 by mean: 4.5, 3, 3.5, 7.75 → only the door within 2 → 25
+      // K = 4 by mean: 4.5, 3, 3.5, 7.75 → only the door within 1.5 → 25
       assert.equal(bench.scaling.mean!["4"]!.pooled.accuracy.value, 25);
       const png = await sharp(join(out, "scaling-curves.png")).metadata();
       assert.equal(png.format, "png");
