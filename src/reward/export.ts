@@ -148,7 +148,11 @@ export interface GrpoRecord {
   /** The same prompt as one string with `<image>` markers (OpenRLHF's --input_key). */
   prompt_text: string;
   images: string[];
-  /** What the reward server reads: `{"score": s_gt, "variant": …}` as a string (OpenRLHF's --label_key). */
+  /**
+   * What the reward server reads, as a string (OpenRLHF's --data.label_key): `{"score": s_gt,
+   * "variant": …, "group": instance id, "group_prompts": variants exported}`, so that the samples
+   * of an instance's variants are contrasted together.
+   */
   label: string;
   ground_truth_score: number;
   source: string;
@@ -201,7 +205,7 @@ export async function exportGrpo(options: GrpoExportOptions): Promise<{ records:
         prompt: [{ role: "user", content: chat.parts }],
         prompt_text: chat.text,
         images: paths,
-        label: JSON.stringify({ score: instance.groundTruthScore, variant }),
+        label: JSON.stringify({ score: instance.groundTruthScore, variant, group: instance.id, group_prompts: variants.length }),
         ground_truth_score: instance.groundTruthScore,
         source: instance.source,
         perturbation,
