@@ -84,6 +84,8 @@ def start_from_state(obj):
     object with attributes): `scene_id` (or `scene`), `position` [x, y, z] and `rotation` (a
     quaternion). Returns (scene_path or None, state or None)."""
     scene = _get(obj, "scene_id") or _get(obj, "scene")
+    if _get(obj, "agent_state") is not None:  # OpenEQA's files nest the state
+        obj = _get(obj, "agent_state")
     position = _get(obj, "position")
     state = None
     if position is not None:
@@ -94,12 +96,11 @@ def start_from_state(obj):
 
 
 def load_state_file(path):
-    """Reads an OpenEQA HM3D agent-state file: JSON, or a pickle (OpenEQA's `.pkl` files;
-    unpickling them needs the packages they were pickled with, habitat-sim and numpy)."""
+    """Reads an OpenEQA HM3D agent-state file: JSON, or a pickle (OpenEQA's `.pkl` files, read
+    by `states.py` without habitat-sim or numpy)."""
     if path.endswith(".json"):
         import json
         with open(path, "r", encoding="utf-8") as f:
             return start_from_state(json.load(f))
-    import pickle
-    with open(path, "rb") as f:
-        return start_from_state(pickle.load(f))
+    from states import load_state
+    return start_from_state(load_state(path))

@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { KNOWN_DATASETS, fetchDataset } from "../data/index.js";
+import { dataConvertCommand } from "./data-convert.js";
 import { outputDirectory, positiveSeconds } from "./options.js";
 
 interface FetchFlags {
@@ -26,5 +27,6 @@ export function dataCommand(): Command {
       const files = await fetchDataset(name, { ...(flags.out ? { outDir: flags.out } : {}), urls, timeoutMs: flags.timeout * 1000 });
       for (const file of files) console.log(`${file.path}  (${file.bytes.toLocaleString("en-US")} bytes, md5 ${file.md5} ok)`);
     });
+  data.addCommand(dataConvertCommand());
   return data;
 }

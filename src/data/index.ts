@@ -9,3 +9,4 @@ export * from "./trajectory-log.js";
 export * from "./tag-eqa.js";
 export * from "./ai2thor-catalogue.js";
 export * from "./alfred.js";
+export * from "./a-eqa.js";
