@@ -146,7 +146,10 @@ export function exploreCommand(): Command {
         console.log(`judge ${scores.judge}: ${scores.judged} judged, ${scores.failed} failed; LLM-Match C ${fmt(scores.llmMatch.correctness, 1)} % (n=${scores.llmMatch.n})`);
         if (e.metres) console.log(`OpenEQA efficiency E (metres): ${fmt(e.metres.efficiency, 1)} % (n=${e.metres.n})`);
         if (e.steps) console.log(`OpenEQA efficiency E (steps): ${fmt(e.steps.efficiency, 1)} % (n=${e.steps.n})`);
-        if (x) console.log(`EXPRESS-Bench: C ${fmt(x.c, 1)} %, C* ${fmt(x.cStar, 1)} %, E_path ${fmt(x.ePath, 1)} % (n=${x.nScored}, unjudged ${x.unjudged}), d_T ${fmt(x.dT)} m (n=${x.nGoal})`);
+        if (x) {
+          console.log(`EXPRESS-Bench: C ${fmt(x.c, 1)} %, C* ${fmt(x.cStar, 1)} % (n=${x.nScored}, unjudged ${x.unjudged}), E_path ${fmt(x.ePath, 1)} % (n=${x.nPath}), d_T ${fmt(x.dT)} m (n=${x.nGoal})`);
+          for (const l of x.leftOut) console.log(`  ${l.metric} leaves out ${l.episodes} episode(s): ${l.reason}`);
+        }
       }
       for (const f of s.failures) console.log(`failed ${f.questionId}: ${f.error}`);
       console.log(`\n${formatRunCost(cost)}`);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
-import { generateHome } from "../../src/sim/index.js";
+import { HouseholdEnvironment, generateHome } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { openAiReply, withModelServer } from "../helpers/model-server.js";
 import { projectRoot, temporaryDir } from "../helpers/paths.js";
@@ -200,5 +200,48 @@ describe("eqa explore", () => {
     const invalid = await runCli(["explore", "--episodes", badScene, "--agent", "frontier"], cliEnv(dir));
     assert.equal(invalid.code, 2);
     assert.match(invalid.stderr, /start/);
+  });
+
+  test("EXPRESS-Bench's C and C* without gt_path_length; E_path from the start-to-goal geodesic distance; each figure names the episodes it leaves out", async () => {
+    const dir = temporaryDir();
+    const env = HouseholdEnvironment.fromSeed(0, { width: 64, height: 48 });
+    const [x, y, z] = generateHome(0).start.position;
+    const near: [number, number, number][] = [[x + 1, y, z], [x - 1, y, z], [x, y, z + 1], [x, y, z - 1]];
+    const goal = (await Promise.all(near.map(async (p) => ((await env.isNavigable(p)) ? p : undefined)))).find((p) => p !== undefined);
+    assert.ok(goal, "a navigable point 1 m from the start");
+    const episodes = writeEpisodes(dir, [
+      { question_id: "g1", question: "Is there a sofa?", answer: "Yes", scene: "home-0", goal_position: goal },
+      { question_id: "g2", question: "Is there a bed?", answer: "Yes", scene: "home-0" },
+    ]);
+    const out = join(dir, "run");
+    await withModelServer(
+      (request) => {
+        const text = JSON.stringify(request.body);
+        // EAC is the request with the last frame; LLM-Match's has none
+        if (text.includes("image_url") && text.includes("Your mark")) return openAiReply("1, 4");
+        if (text.includes("Your mark")) return openAiReply("Your mark: 4");
+        return openAiReply("Yes.");
+      },
+      async (server) => {
+        const result = await runCli(
+          ["explore", "--episodes", episodes, "--agent", "frontier", "--em-agent", "blind", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, ...SMALL],
+          cliEnv(dir, { OPENAI_API_KEY: "sk-test" }),
+        );
+        assert.equal(result.code, 0, result.stderr);
+        assert.match(result.stdout, /EXPRESS-Bench: C 80\.0 %, C\* 80\.0 % \(n=2, unjudged 0\), E_path [\d.]+ % \(n=1\), d_T [\d.]+ m \(n=1\)/);
+        assert.match(result.stdout, /E_path leaves out 1 episode\(s\): no ground-truth path length/);
+        assert.match(result.stdout, /d_T leaves out 1 episode\(s\): the episode has no goal_position/);
+      },
+    );
+    const records = readFileSync(join(out, "episodes.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { questionId: string; gtPathLengthM: number | null; pathLengthM: number });
+    const g1 = records.find((r) => r.questionId === "g1")!;
+    const expected = await env.geodesicDistance(generateHome(0).start.position, goal);
+    assert.ok(g1.gtPathLengthM !== null && Math.abs(g1.gtPathLengthM - expected) < 1e-9, `lᵢ ${g1.gtPathLengthM} ≠ ${expected}`);
+    assert.equal(records.find((r) => r.questionId === "g2")!.gtPathLengthM, null);
+    type Express = { judged: { express: { c: number; ePath: number; nPath: number; leftOut: { metric: string; episodes: number }[] } } };
+    const summary = readJson<Express>(join(out, "summary.json"));
+    assert.equal(summary.judged.express.c, 80);
+    assert.ok(Math.abs(summary.judged.express.ePath - 80 * (expected / Math.max(expected, g1.pathLengthM))) < 1e-9);
+    assert.deepEqual(summary.judged.express.leftOut.map((l) => [l.metric, l.episodes]), [["E_path", 1], ["d_T", 1]]);
   });
 });

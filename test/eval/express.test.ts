@@ -100,6 +100,27 @@ describe("EXPRESS-Bench metrics", () => {
     assert.throws(() => expressMetrics([{ id: "z", judgement: null, pathLength: -2, geodesicDistance: 1, goalDistance: 1 }]), /id z, field "pathLength"/);
   });
 
+  test("C and C* need no ground-truth length nor goal: E_path and d_T leave such episodes out and say why", () => {
+    const m = expressMetrics([
+      { id: "1", judgement: { grounding: 1, accuracy: 5 }, pathLength: 10, geodesicDistance: 5, goalDistance: 0.5 }, // C 100, E 50
+      { id: "2", judgement: { grounding: 0.5, accuracy: 4 }, pathLength: 3, geodesicDistance: null, goalDistance: null }, // C 40, no lᵢ, no goal
+      { id: "3", judgement: { grounding: 1, accuracy: 3 }, pathLength: 4, geodesicDistance: null, goalDistance: Infinity }, // C 60, unreachable
+    ]);
+    close(m.c, 200 / 3, "C");
+    close(m.cStar, 240 / 3, "C*");
+    close(m.ePath, 50, "E_path");
+    close(m.dT, 0.5, "d_T");
+    assert.deepEqual([m.nScored, m.nPath, m.nGoal], [3, 1, 1]);
+    assert.deepEqual(
+      m.leftOut.map((l) => [l.metric, l.episodes]),
+      [["E_path", 2], ["d_T", 1], ["d_T", 1]],
+    );
+    assert.match(m.leftOut[0]!.reason, /no ground-truth path length/);
+    assert.match(m.leftOut[1]!.reason, /no goal_position/);
+    assert.match(m.leftOut[2]!.reason, /unreachable/);
+    assert.deepEqual(expressMetrics([{ id: "1", judgement: { grounding: 1, accuracy: 5 }, pathLength: 1, geodesicDistance: 1, goalDistance: 0 }]).leftOut, []);
+  });
+
   test("ACE, NPL and WCE match hand-computed values", () => {
     const r = reliabilityMetrics([
       { id: "1", confidence: 0.9, pathLength: 10, groundTruthLength: 5 }, // ratio 0.5

@@ -178,6 +178,7 @@ export interface ExploreRecord {
   explorerMsPerStep: number | null;
   /** Geodesic distance from the final position to the goal, metres (null without a goal). */
   goalDistanceM: number | null;
+  /** lᵢ, metres: the episode's ground-truth length, else the start-to-goal geodesic distance (null without either, or when the goal is unreachable). */
   gtPathLengthM: number | null;
   details: Record<string, unknown>;
   usage: UsageTotals | null;
@@ -491,6 +492,9 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
           const outcome = await exploreEpisode(options, e, env, framesDir);
           const last = outcome.positions[outcome.positions.length - 1]?.state;
           const goalDistanceM = e.goalPosition && last ? await env.geodesicDistance(last.position, e.goalPosition) : null;
+          const start = outcome.positions[0]?.state;
+          // without a ground-truth length, the start-to-goal geodesic distance stands for it (EXPRESS-Bench's lᵢ)
+          const gtPathLengthM = e.gtPathLengthM ?? (e.goalPosition && start ? await env.geodesicDistance(start.position, e.goalPosition) : null);
           await writeTrajectory(run, name, e, outcome, home);
           return {
             ...base(e),
@@ -502,6 +506,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
             frames: outcome.frames,
             explorerMsPerStep: outcome.explorerMsPerStep,
             goalDistanceM: goalDistanceM !== null && Number.isFinite(goalDistanceM) ? goalDistanceM : null,
+            gtPathLengthM: gtPathLengthM !== null && Number.isFinite(gtPathLengthM) ? gtPathLengthM : null,
             details: outcome.details,
             usage: outcome.usage,
           };

@@ -4,8 +4,10 @@
  * episode's last frame); then
  * - OpenEQA's efficiency E (and C) over the episodes with a ground-truth path length, once in
  *   metres (`gt_path_length`) and once in steps (`gt_path_steps`), each with its unit;
- * - EXPRESS-Bench's C, C*, E_path and d_T over the episodes with a ground-truth path length in
- *   metres (`l_i`); d_T averages the final geodesic distances to the goal where a goal was given.
+ * - EXPRESS-Bench's C and C* over every judged episode; E_path over those with a ground-truth
+ *   path length lᵢ in metres (the episode's `gt_path_length` or EXPRESS-Bench's
+ *   `geodesic_distance`, else the start-to-goal geodesic distance the run measured); d_T over
+ *   those with a goal. `express.leftOut` names the episodes a figure leaves out and why.
  *
  * Judgements are appended to `judgements.jsonl` as they finish and reused on resume when their
  * inputs (judge, mode, answer, exploration) are unchanged. An unreadable EAC reply leaves the
@@ -125,8 +127,17 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
     return list.length > 0 ? openEqaEfficiency(list, unit) : null;
   };
   const expressIn = judged.flatMap(({ r, j, e }) =>
-    e.gtPathLengthM !== undefined && r.pathLengthM !== null
-      ? [{ id: r.questionId, judgement: j.eac?.status === "ok" ? { grounding: j.eac.grounding, accuracy: j.eac.accuracy } : null, pathLength: r.pathLengthM, geodesicDistance: e.gtPathLengthM, goalDistance: r.goalDistanceM ?? Infinity }]
+    r.pathLengthM !== null
+      ? [
+          {
+            id: r.questionId,
+            judgement: j.eac?.status === "ok" ? { grounding: j.eac.grounding, accuracy: j.eac.accuracy } : null,
+            pathLength: r.pathLengthM,
+            geodesicDistance: e.gtPathLengthM ?? r.gtPathLengthM ?? null,
+            // a goal the run could not reach a distance to is unreachable; no goal at all is another reason
+            goalDistance: e.goalPosition === undefined ? null : (r.goalDistanceM ?? Infinity),
+          },
+        ]
       : [],
   );
   return {

@@ -20,6 +20,10 @@
  * eqakit's own additions, where the reference has no rule:
  * - An episode whose EAC reply could not be read (no judgement) is left out of C, C* and E_path
  *   and counted in `unjudged` (the reference would crash).
+ * - C and C* need no path: an episode without a ground-truth length lᵢ still counts in them and
+ *   is left out of E_path alone; one without a goal is left out of d_T alone (every EXPRESS-Bench
+ *   record has both; eqakit's own episodes may lack them). `leftOut` says, per figure, how many
+ *   episodes it leaves out and why, so that a figure over fewer episodes (or none) is explained.
  * - lᵢ/max(pᵢ, lᵢ) with pᵢ = lᵢ = 0 is 1 (numpy would give NaN).
  * - A figure over no episodes is null.
  *
@@ -49,10 +53,17 @@ export interface ExpressEpisodeResult {
   judgement: EacScores | null;
   /** pᵢ: the agent's path length in metres (Infinity when no path was found). */
   pathLength: number;
-  /** lᵢ: the geodesic distance from start to goal in metres. */
-  geodesicDistance: number;
-  /** Geodesic distance from the final position to the goal in metres (Infinity if unreachable). */
-  goalDistance: number;
+  /** lᵢ: the geodesic distance from start to goal in metres; null when unknown (left out of E_path). */
+  geodesicDistance: number | null;
+  /** Geodesic distance from the final position to the goal in metres (Infinity if unreachable); null when the episode has no goal. */
+  goalDistance: number | null;
+}
+
+/** Episodes a figure leaves out, and why. */
+export interface ExpressLeftOut {
+  metric: "C" | "C*" | "E_path" | "d_T";
+  episodes: number;
+  reason: string;
 }
 
 export interface ExpressMetrics {
@@ -64,15 +75,28 @@ export interface ExpressMetrics {
   ePath: number | null;
   /** d_T, metres. */
   dT: number | null;
-  /** Episodes averaged in C, C* and E_path. */
+  /** Episodes averaged in C and C*. */
   nScored: number;
+  /** Episodes averaged in E_path (those of C with a ground-truth length lᵢ). */
+  nPath: number;
   /** Episodes averaged in d_T. */
   nGoal: number;
   /** Episodes left out of C, C*, E_path because their judge reply was unreadable. */
   unjudged: number;
   /** Episodes left out of C, C*, E_path because their path length is infinite. */
   noPath: number;
+  /** Per figure, the episodes left out and why (empty when every figure averages every episode). */
+  leftOut: ExpressLeftOut[];
 }
+
+/** Why a figure leaves episodes out, as the summary words it. */
+export const EXPRESS_LEFT_OUT_REASONS = {
+  unjudged: "the EAC judge's reply could not be read",
+  noPath: "the agent's path length is infinite (no path was found), as evaluation.py leaves it out",
+  noGroundTruth: "no ground-truth path length: the episode has no gt_path_length (EXPRESS-Bench's geodesic_distance) and no goal_position the environment could measure it to",
+  noGoal: "the episode has no goal_position",
+  unreachable: "the goal is unreachable from the final position (infinite geodesic distance), as evaluation.py leaves it out",
+} as const;
 
 const clip05 = (x: number): number => Math.min(5, Math.max(0, x));
 
@@ -82,17 +106,23 @@ export function expressMetrics(results: readonly ExpressEpisodeResult[]): Expres
   let cStar = 0;
   let ePath = 0;
   let nScored = 0;
+  let nPath = 0;
   let unjudged = 0;
   let noPath = 0;
+  let noGroundTruth = 0;
   let dT = 0;
   let nGoal = 0;
+  let noGoal = 0;
+  let unreachable = 0;
   for (const r of results) {
     if (Number.isNaN(r.pathLength) || r.pathLength < 0) throw new UserError(`path length ${r.pathLength} is not ≥ 0`, { id: r.id, field: "pathLength" });
-    if (!Number.isFinite(r.geodesicDistance) || r.geodesicDistance < 0) {
+    if (r.geodesicDistance !== null && (!Number.isFinite(r.geodesicDistance) || r.geodesicDistance < 0)) {
       throw new UserError(`geodesic distance ${r.geodesicDistance} is not a finite distance ≥ 0`, { id: r.id, field: "geodesicDistance" });
     }
-    if (Number.isNaN(r.goalDistance) || r.goalDistance < 0) throw new UserError(`goal distance ${r.goalDistance} is not ≥ 0`, { id: r.id, field: "goalDistance" });
-    if (Number.isFinite(r.goalDistance)) {
+    if (r.goalDistance !== null && (Number.isNaN(r.goalDistance) || r.goalDistance < 0)) throw new UserError(`goal distance ${r.goalDistance} is not ≥ 0`, { id: r.id, field: "goalDistance" });
+    if (r.goalDistance === null) noGoal++;
+    else if (!Number.isFinite(r.goalDistance)) unreachable++;
+    else {
       dT += r.goalDistance;
       nGoal++;
     }
@@ -107,18 +137,35 @@ export function expressMetrics(results: readonly ExpressEpisodeResult[]): Expres
     const grounded = (100 * clip05(r.judgement.grounding * r.judgement.accuracy)) / 5;
     c += grounded;
     cStar += (100 * clip05(r.judgement.accuracy)) / 5;
-    ePath += grounded * pathRatio(r.pathLength, r.geodesicDistance);
     nScored++;
+    if (r.geodesicDistance === null) {
+      noGroundTruth++;
+      continue;
+    }
+    ePath += grounded * pathRatio(r.pathLength, r.geodesicDistance);
+    nPath++;
   }
+  const why = EXPRESS_LEFT_OUT_REASONS;
+  const leftOut: ExpressLeftOut[] = [
+    ...(["C", "C*", "E_path"] as const).flatMap((metric) => [
+      { metric, episodes: unjudged, reason: why.unjudged },
+      { metric, episodes: noPath, reason: why.noPath },
+    ]),
+    { metric: "E_path" as const, episodes: noGroundTruth, reason: why.noGroundTruth },
+    { metric: "d_T" as const, episodes: noGoal, reason: why.noGoal },
+    { metric: "d_T" as const, episodes: unreachable, reason: why.unreachable },
+  ].filter((x) => x.episodes > 0);
   return {
     c: nScored > 0 ? c / nScored : null,
     cStar: nScored > 0 ? cStar / nScored : null,
-    ePath: nScored > 0 ? ePath / nScored : null,
+    ePath: nPath > 0 ? ePath / nPath : null,
     dT: nGoal > 0 ? dT / nGoal : null,
     nScored,
+    nPath,
     nGoal,
     unjudged,
     noPath,
+    leftOut,
   };
 }
 
