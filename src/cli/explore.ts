@@ -1,19 +1,19 @@
 import { join } from "node:path";
 import { Command, Option } from "commander";
 import { AGENT_NAMES, EXPLORER_NAMES, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, habitatSceneFile, loadActiveEpisodes, planExploration, runExploration, type ActiveEpisode, type AgentName, type ExplorerName, type SceneEnvironment } from "../agents/index.js";
-import { UserError, packageRoot } from "../core/index.js";
+import { UserError, packageRoot, type Shard } from "../core/index.js";
 import { scoreExploration, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { checkPriceFile, describeModel, type ModelSpec } from "../models/index.js";
 import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel } from "./options.js";
+import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel, shardFromFlags, addShardOption, type ShardFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
 type EnvKind = "builtin" | "habitat" | "stdio";
 
-interface ExploreFlags extends ModelCallFlags, DryRunFlags {
+interface ExploreFlags extends ModelCallFlags, DryRunFlags, ShardFlags {
   episodes: string;
   env: EnvKind;
   agent: ExplorerName;
@@ -94,6 +94,7 @@ export function exploreCommand(): Command {
     .addOption(new Option("--mode <mode>", "LLM-Match mode: robust or compat").argParser(oneOf(["robust", "compat"] as const)).default("robust"));
   addModelCallOptions(command);
   addDryRunOption(command);
+  addShardOption(command, "episodes");
   return command.action(async (flags: ExploreFlags) => {
     if (flags.agent === "fine-eqa:reference") {
       // the reference observes 512×512 (fine_eqa.yaml)
@@ -105,7 +106,8 @@ export function exploreCommand(): Command {
     if (isFineEqa(flags.agent) && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
     const judgeSpec = flags.judge ? resolveRoleModel(flags, "judge") : undefined;
     const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinSceneProblem } : {});
-    if (flags.dryRun) return planExploreRun(flags, episodes, spec, judgeSpec);
+    const shard = shardFromFlags(flags);
+    if (flags.dryRun) return planExploreRun(flags, episodes, spec, judgeSpec, shard);
     checkPriceFile();
     const openScene = sceneOpener(flags);
     const opened = await openModelRuntime(flags);
@@ -122,6 +124,7 @@ export function exploreCommand(): Command {
         ...(answerer ? { answerer } : {}),
         ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
         image,
+        ...(shard ? { shard } : {}),
         usage: opened.runtime.usage,
         settings: { episodes: flags.episodes, env: flags.env, width: flags.width, height: flags.height, model: spec ? describeModel(spec) : null, ...modelCallSettings(flags, opened.cachePath) },
         onProgress: (done, total, failed) => progress.update(done, total, failed > 0 ? `(${failed} failed)` : ""),
@@ -146,10 +149,7 @@ export function exploreCommand(): Command {
         console.log(`judge ${scores.judge}: ${scores.judged} judged, ${scores.failed} failed; LLM-Match C ${fmt(scores.llmMatch.correctness, 1)} % (n=${scores.llmMatch.n})`);
         if (e.metres) console.log(`OpenEQA efficiency E (metres): ${fmt(e.metres.efficiency, 1)} % (n=${e.metres.n})`);
         if (e.steps) console.log(`OpenEQA efficiency E (steps): ${fmt(e.steps.efficiency, 1)} % (n=${e.steps.n})`);
-        if (x) {
-          console.log(`EXPRESS-Bench: C ${fmt(x.c, 1)} %, C* ${fmt(x.cStar, 1)} % (n=${x.nScored}, unjudged ${x.unjudged}), E_path ${fmt(x.ePath, 1)} % (n=${x.nPath}), d_T ${fmt(x.dT)} m (n=${x.nGoal})`);
-          for (const l of x.leftOut) console.log(`  ${l.metric} leaves out ${l.episodes} episode(s): ${l.reason}`);
-        }
+        if (x) console.log(`EXPRESS-Bench: C ${fmt(x.c, 1)} %, C* ${fmt(x.cStar, 1)} %, E_path ${fmt(x.ePath, 1)} % (n=${x.nScored}, unjudged ${x.unjudged}), d_T ${fmt(x.dT)} m (n=${x.nGoal})`);
       }
       for (const f of s.failures) console.log(`failed ${f.questionId}: ${f.error}`);
       console.log(`\n${formatRunCost(cost)}`);
@@ -163,7 +163,7 @@ export function exploreCommand(): Command {
 }
 
 /** `eqa explore --dry-run`: the explorer's, the agent's and the judge's calls, as a most, without starting an environment. */
-async function planExploreRun(flags: ExploreFlags, episodes: ActiveEpisode[], spec: ModelSpec | undefined, judgeSpec: ModelSpec | undefined): Promise<void> {
+async function planExploreRun(flags: ExploreFlags, episodes: ActiveEpisode[], spec: ModelSpec | undefined, judgeSpec: ModelSpec | undefined, shard: Shard | undefined): Promise<void> {
   const opened = await openCallPlan(flags);
   try {
     const image = { maxSide: flags.imageSize, format: flags.imageFormat };
@@ -180,6 +180,7 @@ async function planExploreRun(flags: ExploreFlags, episodes: ActiveEpisode[], sp
         ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
         image,
         observation: { width: flags.width, height: flags.height },
+        ...(shard ? { shard } : {}),
         // only the built-in simulator's scenes are known without starting an environment
         ...(flags.env === "builtin" ? { sceneBounds: builtinSceneBounds(flags) } : {}),
       },

@@ -19,7 +19,7 @@
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { cp, link, mkdir, readFile, readdir } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { UserError, canonicalJson, eqakitVersion, formatShard, outputFailure, shardOfId, writeFileAtomically, type Shard } from "../core/index.js";
 import { readJsonl } from "./jsonl.js";
@@ -241,10 +241,20 @@ export async function linkTree(from: string, to: string): Promise<void> {
       const source = join(from, entry.name);
       const target = join(to, entry.name);
       if (entry.isDirectory()) await linkTree(source, target);
-      else await link(source, target).catch(() => cp(source, target));
+      else await linkFile(source, target);
     }
   } catch (error) {
     if (error instanceof UserError) throw error;
+    throw outputFailure(to, error);
+  }
+}
+
+/** Puts the file `from` at `to`: hard-linked when both are on one file system, copied otherwise. */
+export async function linkFile(from: string, to: string): Promise<void> {
+  try {
+    await mkdir(dirname(to), { recursive: true });
+    await link(from, to).catch(() => cp(from, to));
+  } catch (error) {
     throw outputFailure(to, error);
   }
 }

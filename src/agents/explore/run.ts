@@ -25,15 +25,16 @@
  * `goal_position` `[x, y, z]`, `gt_path_length` (metres) and `gt_path_steps` (actions). An EXPRESS-Bench file is read as
  * is (start yaw from its quaternion, `geodesic_distance` as the ground-truth length).
  */
+import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, sha256Hex, writeFileAtomically } from "../../core/index.js";
+import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, selectShard, sha256Hex, writeFileAtomically, type Shard } from "../../core/index.js";
 import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
 import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, runCost, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
-import { RunDirectory, peekReusableRecords, reusableRecords } from "../../store/index.js";
+import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, peekReusableRecords, readShardSet, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import type { Agent } from "../types.js";
 import { exploreFrontier, type ExplorationResult } from "./explorer.js";
 import { exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests } from "./fine-eqa.js";
@@ -161,6 +162,8 @@ export interface ExploreRunOptions {
   image?: ImageOptions;
   usage?: UsageLedger;
   settings?: Record<string, unknown>;
+  /** Explore only this shard of the episodes (`--shard`), and write `shard.json` for `eqa merge`. */
+  shard?: Shard;
   onProgress?: (done: number, total: number, failed: number) => void;
 }
 
@@ -178,7 +181,6 @@ export interface ExploreRecord {
   explorerMsPerStep: number | null;
   /** Geodesic distance from the final position to the goal, metres (null without a goal). */
   goalDistanceM: number | null;
-  /** lᵢ, metres: the episode's ground-truth length, else the start-to-goal geodesic distance (null without either, or when the goal is unreachable). */
   gtPathLengthM: number | null;
   details: Record<string, unknown>;
   usage: UsageTotals | null;
@@ -361,6 +363,8 @@ export interface ExplorePlanOptions {
   observation: { width: number; height: number };
   /** A scene's bounds when they can be had without starting anything (the built-in simulator): Fine-EQA's budget comes from them. */
   sceneBounds?: (scene: string) => Promise<SceneBounds | undefined>;
+  /** Only this shard of the episodes. */
+  shard?: Shard;
 }
 
 /** What `eqa explore --dry-run` counts beside the calls. */
@@ -384,9 +388,10 @@ export interface ExplorePlan {
  */
 export async function planExploration(options: ExplorePlanOptions, plan: CallPlan): Promise<ExplorePlan> {
   const { keyOf } = exploreKey({ ...options, vlm: options.vlm?.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
-  const wanted = new Map(options.episodes.map((e) => [e.questionId, keyOf(e)]));
+  const episodes = selectShard(options.episodes, (e) => e.questionId, options.shard);
+  const wanted = new Map(episodes.map((e) => [e.questionId, keyOf(e)]));
   const earlier = peekReusableRecords(options.outDir, EXPLORE_RECORDS_FILE, asRecord, wanted, (r) => r.error === null);
-  const pending = options.episodes.filter((e) => !earlier.has(e.questionId));
+  const pending = episodes.filter((e) => !earlier.has(e.questionId));
   let steps: number | null = 0;
   if (isFineEqa(options.explorer) && options.vlm) {
     const sharp = await loadSharp();
@@ -415,10 +420,10 @@ export async function planExploration(options: ExplorePlanOptions, plan: CallPla
   if (options.explorer === "frontier" && answerer && pending.length > 0) {
     plan.addEstimate({ role: "agent", model: answerer.name, calls: pending.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: false });
   }
-  if (options.judge && options.episodes.length > 0) {
-    plan.addEstimate({ role: "judge", model: options.judge.name, calls: 2 * options.episodes.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: true });
+  if (options.judge && episodes.length > 0) {
+    plan.addEstimate({ role: "judge", model: options.judge.name, calls: 2 * episodes.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: true });
   }
-  return { episodes: options.episodes.length, reused: earlier.size, pending: pending.length, steps };
+  return { episodes: episodes.length, reused: earlier.size, pending: pending.length, steps };
 }
 
 /** Runs every episode (see the module comment); returns the summary and the records in input order. */
@@ -426,13 +431,14 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
   const started = performance.now();
   const run = new RunDirectory(options.outDir);
   const { configuration, keyOf } = exploreKey({ ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
-  const wanted = new Map(options.episodes.map((e) => [e.questionId, keyOf(e)]));
+  const episodes = selectShard(options.episodes, (e) => e.questionId, options.shard);
+  const wanted = new Map(episodes.map((e) => [e.questionId, keyOf(e)]));
   const earlier = reusableRecords(run, EXPLORE_RECORDS_FILE, asRecord, wanted, (r) => r.error === null);
   const records = new Map(earlier);
   // Episodes of one scene run together, so that one environment serves them all.
-  const pending = options.episodes.filter((e) => !earlier.has(e.questionId)).map((e, i) => ({ e, i })).sort((a, b) => a.e.scene.localeCompare(b.e.scene) || a.i - b.i).map((x) => x.e);
+  const pending = episodes.filter((e) => !earlier.has(e.questionId)).map((e, i) => ({ e, i })).sort((a, b) => a.e.scene.localeCompare(b.e.scene) || a.i - b.i).map((x) => x.e);
   let failed = 0;
-  options.onProgress?.(records.size, options.episodes.length, failed);
+  options.onProgress?.(records.size, episodes.length, failed);
 
   let current: { scene: string; opened: SceneEnvironment } | undefined;
   const closeCurrent = async (): Promise<void> => {
@@ -471,7 +477,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
         appender.append(record);
         records.set(e.questionId, record);
         if (record.error !== null) failed++;
-        options.onProgress?.(records.size, options.episodes.length, failed);
+        options.onProgress?.(records.size, episodes.length, failed);
       },
       work: async (e): Promise<ExploreRecord> => {
         const name = episodeFileName(e.questionId);
@@ -492,9 +498,6 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
           const outcome = await exploreEpisode(options, e, env, framesDir);
           const last = outcome.positions[outcome.positions.length - 1]?.state;
           const goalDistanceM = e.goalPosition && last ? await env.geodesicDistance(last.position, e.goalPosition) : null;
-          const start = outcome.positions[0]?.state;
-          // without a ground-truth length, the start-to-goal geodesic distance stands for it (EXPRESS-Bench's lᵢ)
-          const gtPathLengthM = e.gtPathLengthM ?? (e.goalPosition && start ? await env.geodesicDistance(start.position, e.goalPosition) : null);
           await writeTrajectory(run, name, e, outcome, home);
           return {
             ...base(e),
@@ -506,7 +509,6 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
             frames: outcome.frames,
             explorerMsPerStep: outcome.explorerMsPerStep,
             goalDistanceM: goalDistanceM !== null && Number.isFinite(goalDistanceM) ? goalDistanceM : null,
-            gtPathLengthM: gtPathLengthM !== null && Number.isFinite(gtPathLengthM) ? gtPathLengthM : null,
             details: outcome.details,
             usage: outcome.usage,
           };
@@ -524,29 +526,81 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
     await closeCurrent();
   }
 
-  const ordered = options.episodes.map((e) => records.get(e.questionId) as ExploreRecord);
-  const done = ordered.filter((r) => r.error === null);
+  const ordered = episodes.map((e) => records.get(e.questionId) as ExploreRecord);
+  await writeExplorePredictions(run, ordered);
+  const context = { model: options.vlm?.spec.name ?? options.answerer?.models[0]?.name ?? null, role: options.vlm ? "explorer" : "agent" };
+  const summary = exploreSummary(ordered, { config: { ...configuration, ...options.settings, ...shardSetting(options.shard) }, reused: earlier.size, wallTimeMs: performance.now() - started, usage: options.usage?.snapshot() ?? null, ...context });
+  if (options.shard) {
+    await writeShardManifest(run, { kind: "explore", ...options.shard, items: options.episodes.map((e) => e.questionId), keys: Object.fromEntries(wanted), context });
+  }
+  await run.writeJson("summary.json", summary);
+  return { summary, records: ordered, runDir: run.path };
+}
+
+async function writeExplorePredictions(run: RunDirectory, records: readonly ExploreRecord[]): Promise<void> {
   await run.writeJson(
     "predictions.json",
-    done.map((r) => ({ question_id: r.questionId, answer: r.answer, explorer: r.explorer, path_length_m: r.pathLengthM, path_length_steps: r.pathLengthSteps })),
+    records.filter((r) => r.error === null).map((r) => ({ question_id: r.questionId, answer: r.answer, explorer: r.explorer, path_length_m: r.pathLengthM, path_length_steps: r.pathLengthSteps })),
   );
+}
+
+const exploreContextSchema = z.object({ model: z.string().nullable(), role: z.string() });
+
+/** What an exploration's summary is built from beside its records. */
+interface ExploreSummaryInputs extends z.infer<typeof exploreContextSchema> {
+  config: Record<string, unknown>;
+  reused: number;
+  wallTimeMs: number;
+  usage: ReturnType<UsageLedger["snapshot"]> | null;
+}
+
+/**
+ * `eqa merge` of `eqa explore --shard` runs: episodes.jsonl holds every shard's standing records
+ * in the episodes file's order, trajectories/ and frames/ each episode's files (hard-linked when
+ * on one file system, else copied); predictions.json and summary.json are written as one
+ * unsharded run writes them. Judgements (`--judge`) are not merged: judge the merged run.
+ */
+export async function mergeExploreRuns(dirs: readonly string[], outDir: string): Promise<{ summary: ExploreSummary; records: ExploreRecord[]; runDir: string }> {
+  const set = await readShardSet(dirs, "explore");
+  const context = shardContext(set.shards[0]!, set.kind, exploreContextSchema);
+  const records = mergedRecords(set, EXPLORE_RECORDS_FILE, asRecord);
+  const run = mergeOutput(outDir, set);
+  const home = new Map(set.shards.flatMap((s) => Object.keys(s.manifest.keys).map((id) => [id, s.dir] as const)));
+  for (const r of records) {
+    const name = episodeFileName(r.questionId);
+    const from = home.get(r.questionId)!;
+    for (const file of [join("trajectories", `${name}.json`), join("trajectories", `${name}.png`)]) {
+      if (existsSync(join(from, file))) await linkFile(join(from, file), run.file(file));
+    }
+    if (existsSync(join(from, "frames", name))) await linkTree(join(from, "frames", name), run.file(join("frames", name)));
+  }
+  await writeRecords(run, EXPLORE_RECORDS_FILE, records);
+  await writeExplorePredictions(run, records);
+  const summary = exploreSummary(records, { config: set.config, reused: sumShardCounts(set, "reused"), wallTimeMs: shardWallTime(set), usage: null, ...context });
+  await writeMergeNote(run, set);
+  await run.writeJson("summary.json", summary);
+  return { summary, records, runDir: run.path };
+}
+
+/** An exploration's summary from its records (those of one run, or of merged shards). */
+function exploreSummary(ordered: readonly ExploreRecord[], inputs: ExploreSummaryInputs): ExploreSummary {
+  const done = ordered.filter((r) => r.error === null);
   const stops: Record<string, number> = {};
   for (const r of done) stops[r.stop ?? "none"] = (stops[r.stop ?? "none"] ?? 0) + 1;
   const perStep = done.flatMap((r) => (r.explorerMsPerStep !== null ? [r.explorerMsPerStep] : []));
   const goals = done.flatMap((r) => (r.goalDistanceM !== null ? [r.goalDistanceM] : []));
   const episodes = sumUsage(done.flatMap((r) => (r.usage ? [r.usage] : [])));
-  const model = options.vlm?.spec.name ?? options.answerer?.models[0]?.name;
-  const summary: ExploreSummary = {
+  return {
     kind: "explore",
     eqakitVersion,
     createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(performance.now() - started),
-    config: { ...configuration, ...options.settings },
+    wallTimeMs: Math.round(inputs.wallTimeMs),
+    config: inputs.config,
     counts: {
       episodes: ordered.length,
       finished: done.length,
       failed: ordered.length - done.length,
-      reused: earlier.size,
+      reused: inputs.reused,
       answered: done.filter((r) => r.answer !== null).length,
       blindAnswers: done.filter((r) => r.answerSource === "blind").length,
     },
@@ -557,11 +611,9 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
       goalDistance: { meanMetres: mean(goals), n: goals.length },
     },
     failures: ordered.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "" })),
-    usage: { episodes, thisProcess: options.usage?.snapshot() ?? null },
-    cost: runCost(model ? [{ role: options.vlm ? "explorer" : "agent", model, usage: episodes }] : []),
+    usage: { episodes, thisProcess: inputs.usage },
+    cost: runCost(inputs.model ? [{ role: inputs.role, model: inputs.model, usage: episodes }] : []),
   };
-  await run.writeJson("summary.json", summary);
-  return { summary, records: ordered, runDir: run.path };
 }
 
 async function writeTrajectory(run: RunDirectory, name: string, e: ActiveEpisode, o: ExplorationOutcome, home: Home | undefined): Promise<void> {
