@@ -1,0 +1,93 @@
+"""Calls clients/python/eqa_rm.py the way each trainer does, against a running reward server.
+
+Usage: trainer_calls.py CLIENT_DIR SHAPE. Prints one JSON line of what the trainer received.
+- verl: verl's reward loop (NaiveRewardManager.run_single), which awaits a coroutine
+  compute_score(data_source=, solution_str=, ground_truth=, extra_info=) once per sample, the
+  samples gathered at once, 8 rollouts of one prompt (rollout.n = 8) sharing the row's extra_info.
+- verl-batch: verl's batch reward manager, compute_score(data_sources=, solution_strs=,
+  ground_truths=, extra_infos=) with the whole batch.
+- trl: GRPOTrainer._calculate_rewards on two processes, each calling
+  reward_func(prompts=, completions=, completion_ids=, label=, trainer_state=, log_extra=,
+  log_metric=) with its slice of the 8 completions of one conversational prompt.
+- openrlhf: OpenRLHF's SingleTurnAgentExecutor, one POST {"query": [q], "prompts": [p],
+  "labels": [l]} per sample, reading "rewards" and "scores" of the reply.
+"""
+import asyncio
+import json
+import sys
+import threading
+import urllib.request
+import os
+
+sys.path.insert(0, sys.argv[1])
+import eqa_rm  # noqa: E402
+
+shape = sys.argv[2]
+label = lambda variant: json.dumps({"score": 8, "variant": variant})  # noqa: E731
+good = "<critique>The agent found the backpack by the chair.</critique><score>8</score>"
+poor = "<critique>Frames out of order.</critique><score>2</score>"
+
+
+def verl():
+    async def main():
+        assert asyncio.iscoroutinefunction(eqa_rm.compute_score)
+        extra = {"index": 17, "split": "train"}
+        calls = [eqa_rm.compute_score(data_source="eqa_rm", solution_str=good if k % 2 == 0 else poor, ground_truth=label("original"), extra_info=extra) for k in range(8)]
+        return await asyncio.gather(*calls)
+
+    return asyncio.run(main())
+
+
+def verl_batch():
+    variants = ["original"] * 4 + ["temporal"] * 4
+    texts = [good] * 4 + [poor] * 4
+    return eqa_rm.compute_score_batch(data_sources=["eqa_rm"] * 8, solution_strs=texts, ground_truths=[label(v) for v in variants], extra_infos=[{"index": 3}] * 8)
+
+
+def trl():
+    prompt = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Evaluate the agent's response."}]}]
+    completions = [[{"role": "assistant", "content": good if k % 2 == 0 else poor}] for k in range(8)]
+    results, metrics = {}, []
+
+    def process(rank, start, end):
+        results[rank] = eqa_rm.trl_reward(
+            prompts=[prompt] * (end - start),
+            completions=completions[start:end],
+            completion_ids=[[1, 2, 3]] * (end - start),
+            label=[label("original")] * (end - start),
+            trainer_state=None,
+            log_extra=lambda column, values: None,
+            log_metric=lambda name, value: metrics.append([name, value]),
+        )
+
+    threads = [threading.Thread(target=process, args=(0, 0, 3)), threading.Thread(target=process, args=(1, 3, 8))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"rewards": results[0] + results[1], "metrics": metrics, "name": eqa_rm.trl_reward.__name__}
+
+
+def openrlhf():
+    prompt = "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>Evaluate.<|im_end|>\n<|im_start|>assistant\n"
+    expanded = prompt.replace("<|image_pad|>", "<|image_pad|>" * 300)
+    replies = [None] * 8
+
+    def sample(k):
+        query = expanded + (good if k % 2 == 0 else poor) + "<|im_end|>"
+        body = json.dumps({"query": [query], "prompts": [prompt], "labels": [label("original")]}).encode()
+        request = urllib.request.Request(os.environ["EQA_RM_URL"], data=body, headers={"content-type": "application/json"}, method="POST")
+        with urllib.request.urlopen(request, timeout=60) as response:
+            info = json.loads(response.read())
+        score = info.get("scores")
+        replies[k] = {"reward": info.get("rewards"), "scores": score if score is not None else info.get("rewards"), "extra_logs": info.get("extra_logs")}
+
+    threads = [threading.Thread(target=sample, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return replies
+
+
+print(json.dumps({"verl": verl, "verl-batch": verl_batch, "trl": trl, "openrlhf": openrlhf}[shape]()))
