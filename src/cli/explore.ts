@@ -71,7 +71,7 @@ function sceneOpener(flags: ExploreFlags): (scene: string) => Promise<SceneEnvir
 export function exploreCommand(): Command {
   const command = new Command("explore")
     .description("active EQA: explore each episode's scene, answer, and record trajectories (resumable)")
-    .requiredOption("--episodes <file>", "active episodes (JSON, see the README) or an EXPRESS-Bench file")
+    .requiredOption("--episodes <file>", "active episodes (JSON, see docs/active-eqa.md), an EXPRESS-Bench file, or HM-EQA's questions.csv (with scene_init_poses.csv beside it)")
     .addOption(new Option("--env <env>", "builtin (scenes home-<seed>), habitat (bridges/habitat) or stdio (--env-command)").argParser(oneOf(["builtin", "habitat", "stdio"] as const)).default("builtin"))
     .addOption(new Option("--agent <explorer>", "frontier, fine-eqa (eqakit's) or fine-eqa:reference (as EXPRESS-Bench's published code runs it)").argParser(oneOf(EXPLORER_NAMES)).makeOptionMandatory())
     .addOption(new Option("--model <provider/model>", "fine-eqa: the VLM; frontier: the --em-agent's model").env("EQA_MODEL"))
@@ -143,13 +143,18 @@ export function exploreCommand(): Command {
       console.log(`path length: ${fmt(m.pathLength.meanMetres)} m, ${fmt(m.pathLength.meanSteps, 1)} steps (mean)`);
       console.log(`explorer time per step (without environment and model calls): ${fmt(m.explorerMsPerStep.mean)} ms mean, ${fmt(m.explorerMsPerStep.max)} ms max`);
       if (m.goalDistance.n > 0) console.log(`distance to goal at the end: ${fmt(m.goalDistance.meanMetres)} m (mean of ${m.goalDistance.n})`);
+      const mc = m.multipleChoice;
+      if (mc.n > 0) console.log(`multiple-choice accuracy: ${fmt(mc.accuracy, 1)} % (${mc.correct} of ${mc.n} correct${mc.unread > 0 ? `, ${mc.unread} repl${mc.unread === 1 ? "y" : "ies"} without a choice letter` : ""})`);
       if (scores) {
         const e = scores.efficiency;
         const x = scores.express;
         console.log(`judge ${scores.judge}: ${scores.judged} judged, ${scores.failed} failed; LLM-Match C ${fmt(scores.llmMatch.correctness, 1)} % (n=${scores.llmMatch.n})`);
         if (e.metres) console.log(`OpenEQA efficiency E (metres): ${fmt(e.metres.efficiency, 1)} % (n=${e.metres.n})`);
         if (e.steps) console.log(`OpenEQA efficiency E (steps): ${fmt(e.steps.efficiency, 1)} % (n=${e.steps.n})`);
-        if (x) console.log(`EXPRESS-Bench: C ${fmt(x.c, 1)} %, C* ${fmt(x.cStar, 1)} %, E_path ${fmt(x.ePath, 1)} % (n=${x.nScored}, unjudged ${x.unjudged}), d_T ${fmt(x.dT)} m (n=${x.nGoal})`);
+        if (x) {
+          console.log(`EXPRESS-Bench: C ${fmt(x.c, 1)} %, C* ${fmt(x.cStar, 1)} % (n=${x.nScored}, unjudged ${x.unjudged}), E_path ${fmt(x.ePath, 1)} % (n=${x.nPath}), d_T ${fmt(x.dT)} m (n=${x.nGoal})`);
+          for (const l of x.leftOut) console.log(`  ${l.metric} leaves out ${l.episodes} episode(s): ${l.reason}`);
+        }
       }
       for (const f of s.failures) console.log(`failed ${f.questionId}: ${f.error}`);
       console.log(`\n${formatRunCost(cost)}`);

@@ -97,7 +97,7 @@ export function parseRewardInstance(raw: unknown, file: string, line: number): R
   const id = typeof raw === "object" && raw !== null && typeof (raw as { id?: unknown }).id === "string" ? (raw as { id: string }).id : undefined;
   if (!result.success) {
     const { message, field } = describeZodError(result.error, raw);
-    throw new UserError(message, { file, line, ...(id !== undefined ? { id } : {}), ...(field ? { field } : {}) }, "see the instance format in the README (eqa rm)");
+    throw new UserError(message, { file, line, ...(id !== undefined ? { id } : {}), ...(field ? { field } : {}) }, "see the instance format in docs/reward-models.md");
   }
   return fromRecord(result.data);
 }
