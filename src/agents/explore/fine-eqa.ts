@@ -13,15 +13,24 @@
  *    highest-priority seen region with rounds left; on arrival a round begins: the agent looks
  *    in the four directions (three 90° turns, one step each, each with its stop check). A region
  *    has at most `roundsPerRegion` (3) rounds; a round needs a new sighting.
- * 4. With no region goal, frontier-based exploration: the frontier goal of `chooseGoal`.
- * 5. Every move goes to a point at most `maxHopM` (3 m) along the A* path on the map, by
- *    teleport facing the direction of travel, as the reference moves (it sets the agent's pose
- *    and adds the geodesic distance). The path length adds the environment's geodesic distance
+ * 4. With no region goal, frontier-based exploration: the frontier goal of `chooseGoal`. A hop
+ *    toward it lands facing the heading that could reveal the most unknown floor
+ *    (`bestViewHeading`), so that arriving at a frontier looks past it; a goal reached (or with no path) is struck off
+ *    with its surroundings; a point the environment refuses is marked occupied and the same goal
+ *    planned again.
+ * 5. With no frontier left (the map holds all the floor it can reach) and budget left, the agent
+ *    keeps looking: it goes where the view shows the known cells that earlier views saw least
+ *    (`chooseLookout`), so that a VLM that is never sure sees the house again from new places
+ *    until the budget runs out. Only when nothing reachable is left to look at does it stop
+ *    (`no_frontier`).
+ * 6. Every move goes to a point at most `maxHopM` (3 m) along the A* path on the map, by
+ *    teleport facing the direction of travel (unless said otherwise above), as the reference
+ *    moves (it sets the agent's pose and adds the geodesic distance). The path length adds the environment's geodesic distance
  *    (the map's A* length when the environment finds none); its length in steps adds the
  *    equivalent primitive actions: ⌈d / 0.25 m⌉ moves and the 30° turns to face the new heading.
- * 6. The budget is `max(1, ⌊stepsPerSqrtArea · √area⌋)` steps (the reference's
+ * 7. The budget is `max(1, ⌊stepsPerSqrtArea · √area⌋)` steps (the reference's
  *    `int(sqrt(scene_size) · 3)`), the area being the x-z extent of the scene bounds. When it
- *    runs out (or no frontier nor region is left), the answer is blind (`express-bench-random-answer`).
+ *    runs out (or nothing is left to look at), the answer is blind (`express-bench-random-answer`).
  *
  * Replies are read defensively; an unreadable reply (no text, no known region, no letter) is
  * counted in `badReplies` and exploration goes on (no stop, no region for that view).
@@ -36,7 +45,7 @@ import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAc
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import { OccupancyMap, type OccupancyOptions } from "./occupancy.js";
-import { aStar, chooseGoal } from "./planning.js";
+import { ViewFan, aStar, bestViewHeading, chooseGoal, chooseLookout, horizontalFov } from "./planning.js";
 import { headingTo, nearestTraversable } from "./explorer.js";
 
 export const FINE_EQA_PROMPTS = {
@@ -265,15 +274,28 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     steps.push({ action, success: result.success, state });
   };
 
-  /** Teleports one hop toward `goal`; false when no path or the environment refuses. */
-  const hopToward = async (goal: number): Promise<boolean> => {
+  /** What one look sees (from the first observation's camera), and how many looks saw each cell. */
+  let fan: ViewFan | undefined;
+  const looks = new Uint16Array(map.cols * map.rows);
+  /**
+   * Teleports one hop toward `goal`: `moved`, `refused` (the environment refused the point,
+   * which is marked occupied so that the next plan avoids it) or `stuck` (no path, or already
+   * there). The agent faces the direction of travel; with `face` "unknown" the heading that
+   * could reveal the most unknown floor from where it lands, with a number that heading when it
+   * lands on the goal.
+   */
+  const hopToward = async (goal: number, face?: "unknown" | number): Promise<"moved" | "refused" | "stuck"> => {
     const agentCell = nearestTraversable(map, map.cellAt(state.position[0], state.position[2]));
     const path = aStar(map, agentCell, goal);
-    if (path === undefined || path.length < 2) return false;
+    if (path === undefined || path.length < 2) return "stuck";
     const hop = hopAlong(map, path, maxHop);
-    if (hop.cell === agentCell) return false;
+    if (hop.cell === agentCell) return "stuck";
     const [x, z] = map.cellCentre(hop.cell);
-    const yaw = headingTo(state.position[0], state.position[2], x, z);
+    let yaw = headingTo(state.position[0], state.position[2], x, z);
+    if (face === "unknown" && fan) {
+      const best = bestViewHeading(fan, hop.cell);
+      if (best.unknown > 0) yaw = best.yaw;
+    } else if (typeof face === "number" && hop.cell === goal) yaw = face;
     const target: AgentState = { position: [x, state.position[1], z], yaw, pitch: 0 };
     pause();
     const result = await env.act({ type: "teleport", state: target });
@@ -281,14 +303,14 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     resume();
     if (!result.success) {
       map.markOccupied(hop.cell);
-      return false;
+      return "refused";
     }
     const metres = Number.isFinite(geodesic) ? geodesic : hop.lengthM;
     pathLengthM += metres;
     pathLengthSteps += Math.ceil(metres / MOVE_STEP_M - 1e-9) + Math.round(Math.abs(wrapAngle(yaw - state.yaw)) / TURN);
     state = result.state;
     steps.push({ action: "teleport", success: true, state, via: path.slice(1, hop.index).map((c) => map.cellCentre(c)) });
-    return true;
+    return "moved";
   };
 
   const frontierHop = async (): Promise<boolean> => {
@@ -301,7 +323,12 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
       }
       const [gx, gz] = map.cellCentre(frontierGoal);
       const reached = Math.hypot(gx - state.position[0], gz - state.position[2]) <= 0.3;
-      if (!reached && (await hopToward(frontierGoal))) return true;
+      if (!reached) {
+        const hop = await hopToward(frontierGoal, "unknown");
+        if (hop === "moved") return true;
+        // A refused point is marked occupied: plan to the same goal again.
+        if (hop === "refused") continue;
+      }
       // Reached or unreachable: never this goal (and its surroundings) again.
       const k = Math.ceil(0.5 / map.cellSize);
       const gc = frontierGoal % map.cols;
@@ -318,6 +345,31 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     return false;
   };
 
+  /** Teleports where the least-looked-at part of the map is in view (`chooseLookout`), or one hop toward it; false when nothing is left to look at. */
+  const lookoutHop = async (): Promise<boolean> => {
+    for (let tries = 0; tries < 8 && fan; tries++) {
+      const agentCell = nearestTraversable(map, map.cellAt(state.position[0], state.position[2]));
+      const lookout = chooseLookout(fan, agentCell, looks);
+      if (lookout === undefined) return false;
+      if (lookout.cell !== agentCell) {
+        const hop = await hopToward(lookout.cell, lookout.yaw);
+        if (hop === "moved") return true;
+        if (hop === "refused") continue;
+      }
+      // Here already (or no path to it): turn where it looks.
+      const target: AgentState = { position: state.position, yaw: lookout.yaw, pitch: 0 };
+      pause();
+      const result = await env.act({ type: "teleport", state: target });
+      resume();
+      if (!result.success) return false;
+      pathLengthSteps += Math.round(Math.abs(wrapAngle(lookout.yaw - state.yaw)) / TURN);
+      state = result.state;
+      steps.push({ action: "teleport", success: true, state });
+      return true;
+    }
+    return false;
+  };
+
   while (explorationSteps < budget) {
     pause();
     const obs: EnvObservation = await env.observe();
@@ -327,6 +379,10 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     state = obs.state;
     if (steps.length === 0) steps.push({ success: true, state });
     map.integrate(obs, obs.state.position[1]);
+    fan ??= new ViewFan(map, { hfov: horizontalFov(obs.camera), range: 4 });
+    fan.forEach(state.position[0], state.position[2], state.yaw, (c) => {
+      if ((looks[c] as number) < 0xffff) looks[c] = (looks[c] as number) + 1;
+    });
     observedSteps.push(steps.length - 1);
     explorationSteps++;
     const stopReply = await call("stop-check", FINE_EQA_PROMPTS.explore, fineEqaRequests.stopCheck(options.question, image), [frame]);
@@ -367,14 +423,14 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
         moved = true;
         break;
       }
-      if (await hopToward(goal)) {
+      if ((await hopToward(goal)) === "moved") {
         moved = true;
         break;
       }
       sightings.delete(region);
     }
     if (moved) continue;
-    if (!(await frontierHop())) {
+    if (!(await frontierHop()) && !(await lookoutHop())) {
       stop = "no_frontier";
       break;
     }

@@ -10,7 +10,7 @@
  * Typed arrays throughout.
  */
 import { backProject } from "../../geometry/index.js";
-import type { EnvObservation, SceneBounds } from "../../sim/index.js";
+import { NAV_CELL_M, type EnvObservation, type NavGrid, type Point3, type SceneBounds } from "../../sim/index.js";
 
 export const CELL_UNKNOWN = 0;
 export const CELL_FREE = 1;
@@ -26,7 +26,10 @@ export interface OccupancyOptions {
   /** Depths used, metres (default 0.1 to 5). */
   minDepth?: number;
   maxDepth?: number;
-  /** Every stride-th pixel in each direction (default 4). */
+  /**
+   * Every stride-th pixel in each direction (default: about 80 columns across the image, every
+   * 4th pixel at 320 px; a fixed stride would leave rays a metre apart at range in a small image).
+   */
   stride?: number;
   /**
    * Cells within this distance of an occupied cell are not traversable (default 0.15 m: a
@@ -52,7 +55,7 @@ export class OccupancyMap {
   private readonly maxObstacleHeight: number;
   private readonly minDepth: number;
   private readonly maxDepth: number;
-  private readonly stride: number;
+  private readonly stride: number | undefined;
   private readonly kernel: Int32Array;
   private readonly kernelDc: Int32Array;
   private readonly kernelDr: Int32Array;
@@ -72,7 +75,7 @@ export class OccupancyMap {
     this.maxObstacleHeight = options.maxObstacleHeight ?? 1.8;
     this.minDepth = options.minDepth ?? 0.1;
     this.maxDepth = options.maxDepth ?? 5;
-    this.stride = options.stride ?? 4;
+    this.stride = options.stride;
     const radius = options.inflateRadius ?? 0.15;
     const k = Math.ceil(radius / this.cellSize);
     const dcs: number[] = [];
@@ -161,7 +164,7 @@ export class OccupancyMap {
    * number of cells that changed from unknown.
    */
   integrate(obs: EnvObservation, floorY: number = obs.state.position[1]): number {
-    const { points } = backProject(obs.depth, obs.camera, obs.pose, { minDepth: this.minDepth, maxDepth: this.maxDepth, stride: this.stride });
+    const { points } = backProject(obs.depth, obs.camera, obs.pose, { minDepth: this.minDepth, maxDepth: this.maxDepth, stride: this.stride ?? Math.max(1, Math.round(obs.camera.width / 80)) });
     const camCell = this.cellAt(obs.pose[3] as number, obs.pose[11] as number);
     if (camCell < 0) return 0;
     const before = this.countKnown();
@@ -200,4 +203,36 @@ export class OccupancyMap {
     const cell = this.cellAt(x, z);
     return cell >= 0 && this.cells[cell] === CELL_FREE;
   }
+}
+
+/** How much of the floor the agent could reach a map has seen. */
+export interface Coverage {
+  /** seenM2 / reachableM2, in [0, 1]. */
+  share: number;
+  /** Floor reachable from the start, m². */
+  reachableM2: number;
+  /** Of it, floor the map holds as known (free or occupied), m². */
+  seenM2: number;
+}
+
+/**
+ * The share of the floor reachable from `start` (the navigation grid's free cells connected to
+ * it) that `map` has seen: a reachable grid cell counts as seen when the map cell at its centre
+ * is known. Undefined when the start is not on the grid's free floor.
+ */
+export function reachableCoverage(map: OccupancyMap, grid: NavGrid, start: Point3): Coverage | undefined {
+  const source = grid.cellAt(start[0], start[2]);
+  if (source < 0 || grid.blocked[source] !== 0) return undefined;
+  const dist = grid.distanceField(source);
+  let reachable = 0;
+  let seen = 0;
+  for (let i = 0; i < dist.length; i++) {
+    if (!Number.isFinite(dist[i] as number)) continue;
+    reachable++;
+    const [x, z] = grid.cellCentre(i);
+    const cell = map.cellAt(x, z);
+    if (cell >= 0 && map.cells[cell] !== CELL_UNKNOWN) seen++;
+  }
+  const area = NAV_CELL_M * NAV_CELL_M;
+  return { share: reachable > 0 ? seen / reachable : 0, reachableM2: reachable * area, seenM2: seen * area };
 }

@@ -11,8 +11,12 @@
  * with d the goal's path distance from the agent in metres: the unknown floor area (m²) a look
  * from there could reveal, per metre walked. The highest score wins; ties go to the lower cell
  * index, so the choice is deterministic.
+ *
+ * Where to look: a `ViewFan` casts a camera's rays over the map (stopped by occupied cells), so
+ * that `bestViewHeading` can face the most unknown floor from a point, and `chooseLookout`, once
+ * no frontier is left, the known floor that earlier views saw least.
  */
-import { OccupancyMap, CELL_UNKNOWN } from "./occupancy.js";
+import { OccupancyMap, CELL_OCCUPIED, CELL_UNKNOWN } from "./occupancy.js";
 
 const SQRT2 = Math.SQRT2;
 
@@ -276,4 +280,165 @@ export function aStar(map: OccupancyMap, start: number, goal: number): number[] 
     });
   }
   return undefined;
+}
+
+/** What a camera sees of the floor, for choosing where to look. */
+export interface ViewCone {
+  /** Horizontal field of view, radians. */
+  hfov: number;
+  /** How far a look reveals the floor, metres. */
+  range: number;
+}
+
+/** The horizontal field of view of a pinhole camera, radians. */
+export function horizontalFov(camera: { width: number; fx: number }): number {
+  return 2 * Math.atan(camera.width / (2 * camera.fx));
+}
+
+/**
+ * The cells a look could see on a map: rays a cell apart at `range` fan across the field of
+ * view, each stopping at the first occupied cell (which it sees) or at the range. Unknown cells
+ * do not stop a ray.
+ */
+export class ViewFan {
+  private readonly stamps: Uint32Array;
+  private stamp = 0;
+  private readonly rays: number;
+
+  constructor(
+    readonly map: OccupancyMap,
+    readonly view: ViewCone,
+  ) {
+    this.stamps = new Uint32Array(map.cols * map.rows);
+    this.rays = Math.max(2, Math.ceil((view.hfov * view.range) / map.cellSize));
+  }
+
+  /** Calls `visit` once for every cell seen from (x, z) looking along `yaw` (0 looks along −z, positive turns left). */
+  forEach(x: number, z: number, yaw: number, visit: (cell: number) => void): void {
+    const { map, view, stamps } = this;
+    if (++this.stamp === 0xffffffff) {
+      stamps.fill(0);
+      this.stamp = 1;
+    }
+    const stamp = this.stamp;
+    const step = map.cellSize / 2;
+    for (let i = 0; i <= this.rays; i++) {
+      const a = yaw - view.hfov / 2 + (view.hfov * i) / this.rays;
+      const dx = -Math.sin(a);
+      const dz = -Math.cos(a);
+      for (let d = step; d <= view.range; d += step) {
+        const c = map.cellAt(x + dx * d, z + dz * d);
+        if (c < 0) break;
+        if (stamps[c] !== stamp) {
+          stamps[c] = stamp;
+          visit(c);
+        }
+        if (map.cells[c] === CELL_OCCUPIED) break;
+      }
+    }
+  }
+
+  /**
+   * For each of `headings(count)`, the sum of `weights` over the cells a look from the centre of
+   * `cell` along that heading could see. One fan of rays all around is cast (each cell counted
+   * for the first ray that reaches it) and each heading sums the rays within its field of view.
+   */
+  sumsAround(cell: number, weights: Float32Array, count = 12): Float64Array {
+    const { map, view, stamps } = this;
+    const [x, z] = map.cellCentre(cell);
+    if (++this.stamp === 0xffffffff) {
+      stamps.fill(0);
+      this.stamp = 1;
+    }
+    const stamp = this.stamp;
+    const perHeading = Math.max(1, Math.ceil(((2 * Math.PI) / count) * view.range / map.cellSize));
+    const total = count * perHeading;
+    const raySums = new Float64Array(total);
+    const step = map.cellSize / 2;
+    const inv = 1 / map.cellSize;
+    const { cols, rows, cells } = map;
+    for (let i = 0; i < total; i++) {
+      const a = (2 * Math.PI * i) / total;
+      const dx = -Math.sin(a);
+      const dz = -Math.cos(a);
+      let sum = 0;
+      for (let d = step; d <= view.range; d += step) {
+        const c = Math.floor((x + dx * d - map.originX) * inv);
+        const r = Math.floor((z + dz * d - map.originZ) * inv);
+        if (c < 0 || r < 0 || c >= cols || r >= rows) break;
+        const j = r * cols + c;
+        if (stamps[j] !== stamp) {
+          stamps[j] = stamp;
+          sum += weights[j] as number;
+        }
+        if (cells[j] === CELL_OCCUPIED) break;
+      }
+      raySums[i] = sum;
+    }
+    const half = Math.round((view.hfov / 2 / (2 * Math.PI)) * total);
+    const out = new Float64Array(count);
+    for (let h = 0; h < count; h++) {
+      let sum = 0;
+      for (let k = -half; k <= half; k++) sum += raySums[(((h * perHeading + k) % total) + total) % total] as number;
+      out[h] = sum;
+    }
+    return out;
+  }
+}
+
+/** `count` evenly spaced headings in (−π, π], the first 0. */
+export function headings(count = 12): number[] {
+  return Array.from({ length: count }, (_, i) => (2 * Math.PI * i) / count - (i > count / 2 ? 2 * Math.PI : 0));
+}
+
+/** Of `headings()`, the one whose look from `cell` could reveal the most unknown cells (the first on a tie). */
+export function bestViewHeading(fan: ViewFan, cell: number): { yaw: number; unknown: number } {
+  const cells = fan.map.cells;
+  const unknown = new Float32Array(cells.length);
+  for (let i = 0; i < cells.length; i++) if (cells[i] === CELL_UNKNOWN) unknown[i] = 1;
+  const sums = fan.sumsAround(cell, unknown);
+  const yaws = headings();
+  let best = 0;
+  for (let h = 1; h < sums.length; h++) if ((sums[h] as number) > (sums[best] as number)) best = h;
+  return { yaw: yaws[best] as number, unknown: sums[best] as number };
+}
+
+export interface Lookout {
+  cell: number;
+  yaw: number;
+  /** Path distance from the agent, metres. */
+  distance: number;
+  /** Σ 2^−looks over the known cells in view. */
+  freshness: number;
+  score: number;
+}
+
+/**
+ * Where to look once no frontier is left: of the reachable cells on a `spacing` lattice (and
+ * the agent's own), at each of `headings()`, the view whose known cells have been looked at
+ * least, by `looks` (how many earlier views saw each cell): score = Σ 2^−looks / (1 + d), d the
+ * path distance in metres. Undefined when nothing reachable is in view.
+ */
+export function chooseLookout(fan: ViewFan, agentCell: number, looks: Uint16Array, spacing = 0.5): Lookout | undefined {
+  const map = fan.map;
+  const dist = distanceField(map, agentCell);
+  const k = Math.max(1, Math.round(spacing / map.cellSize));
+  const cells = map.cells;
+  const weights = new Float32Array(cells.length);
+  for (let i = 0; i < cells.length; i++) if (cells[i] !== CELL_UNKNOWN) weights[i] = 2 ** -(looks[i] as number);
+  const yaws = headings();
+  let best: Lookout | undefined;
+  for (let cell = 0; cell < dist.length; cell++) {
+    const distance = dist[cell] as number;
+    const c = cell % map.cols;
+    const r = (cell - c) / map.cols;
+    if (!Number.isFinite(distance) || (cell !== agentCell && (c % k !== 0 || r % k !== 0))) continue;
+    const sums = fan.sumsAround(cell, weights);
+    for (let h = 0; h < sums.length; h++) {
+      const freshness = sums[h] as number;
+      const score = freshness / (1 + distance);
+      if (freshness > 0 && (best === undefined || score > best.score)) best = { cell, yaw: yaws[h] as number, distance, freshness, score };
+    }
+  }
+  return best;
 }
