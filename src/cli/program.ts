@@ -16,6 +16,7 @@ import { generateCommand } from "./generate.js";
 import { scoreTagCommand } from "./score-tag.js";
 import { exploreCommand } from "./explore.js";
 import { demoCommand } from "./demo.js";
+import { mergeCommand } from "./merge.js";
 import { addModelOptionFlags } from "./options.js";
 
 const EXIT_CODES = `
@@ -38,7 +39,7 @@ export function buildProgram(): Command {
     .version(eqakitVersion)
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXIT_CODES);
-  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), exploreCommand(), scoreTagCommand()]) program.addCommand(command);
+  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), exploreCommand(), mergeCommand(), scoreTagCommand()]) program.addCommand(command);
   program.addCommand(generateCommand());
   program.commands.forEach(addModelOptionFlags);
   program.commands.forEach(exitOverrideDeep);

@@ -1,0 +1,44 @@
+import { Command } from "commander";
+import { mergeAnswerRuns, mergeExploreRuns } from "../agents/index.js";
+import { UserError } from "../core/index.js";
+import { mergeScoreRuns } from "../eval/index.js";
+import { formatAnswerSummary, formatRunCost, formatScoreSummary } from "../report/index.js";
+import { readShardKind } from "../store/index.js";
+import { outputDirectory } from "./options.js";
+
+interface MergeFlags {
+  out: string;
+}
+
+/** Each kind of sharded run: how it is merged, what is printed, which files are written, whether items failed. */
+const MERGERS: Record<string, (dirs: string[], out: string) => Promise<{ text: string; files: string; failed: number }>> = {
+  answer: async (dirs, out) => {
+    const { summary } = await mergeAnswerRuns(dirs, out);
+    return { text: formatAnswerSummary(summary), files: "traces.jsonl,predictions.json,summary.json,merge.json", failed: summary.counts.failed };
+  },
+  "llm-match": async (dirs, out) => {
+    const { summary } = await mergeScoreRuns(dirs, out);
+    return { text: formatScoreSummary(summary), files: "judgements.jsonl,metrics.json,summary.json,merge.json", failed: summary.counts.failed };
+  },
+  explore: async (dirs, out) => {
+    const { summary: s } = await mergeExploreRuns(dirs, out);
+    const text = `eqa explore: ${s.counts.finished}/${s.counts.episodes} episodes finished, ${s.counts.failed} failed\n\n${formatRunCost(s.cost)}\n\njudgements of the shards (--judge) are not merged: judge the merged run with the same eqa explore command, --out the merged directory and --judge (its episodes are all reused)`;
+    return { text, files: "episodes.jsonl,predictions.json,summary.json,merge.json,trajectories/,frames/", failed: s.counts.failed };
+  },
+};
+
+export function mergeCommand(): Command {
+  return new Command("merge")
+    .description("join the run directories of the shards of one run (--shard i/n, or a Slurm job array) into one run directory, with the summary an unsharded run would have")
+    .argument("<dir...>", "the shards' run directories, every shard of the run once")
+    .requiredOption("--out <dir>", "the merged run directory (new or empty)", outputDirectory)
+    .action(async (dirs: string[], flags: MergeFlags) => {
+      const kind = await readShardKind(dirs[0]!);
+      const merge = MERGERS[kind];
+      if (!merge) throw new UserError(`holds a ${kind} run, which eqa merge does not join`, { file: dirs[0]! }, `eqa merge joins ${Object.keys(MERGERS).join(", ")} runs`);
+      const result = await merge(dirs, flags.out);
+      console.log(result.text);
+      console.log(`\nmerged ${dirs.length} shard(s); wrote ${flags.out}/{${result.files}}`);
+      process.exitCode = result.failed > 0 ? 1 : 0;
+    });
+}
