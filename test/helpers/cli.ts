@@ -10,11 +10,13 @@ export interface CliResult {
 }
 
 const MODEL_VARIABLES = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_BASE_URL", "EQA_JUDGE"];
+/** A suite run inside a Slurm job array would otherwise shard every command it tests. */
+const JOB_ARRAY_VARIABLES = ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT"];
 
-/** The environment a CLI test runs in: no model credentials from the machine, its own cache and data dirs. */
+/** The environment a CLI test runs in: no model credentials from the machine, no job array, its own cache and data dirs. */
 export function cliEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: join(home, "cache"), XDG_DATA_HOME: join(home, "data"), NO_COLOR: "1" };
-  for (const name of MODEL_VARIABLES) delete env[name];
+  for (const name of [...MODEL_VARIABLES, ...JOB_ARRAY_VARIABLES]) delete env[name];
   return { ...env, ...extra };
 }
 
