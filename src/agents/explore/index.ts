@@ -6,3 +6,4 @@ export * from "./fine-eqa.js";
 export * from "./fine-eqa-reference.js";
 export * from "./trajectory-image.js";
 export * from "./run.js";
+export * from "./multiple-choice.js";

@@ -23,7 +23,9 @@
  * for the built-in simulator, the scene path for Habitat), optional `start`
  * `{ position: [x, y, z], yaw, pitch? }` (the scene's own start when absent), optional
  * `goal_position` `[x, y, z]`, `gt_path_length` (metres) and `gt_path_steps` (actions). An EXPRESS-Bench file is read as
- * is (start yaw from its quaternion, `geodesic_distance` as the ground-truth length).
+ * is (start yaw from its quaternion, `geodesic_distance` as the ground-truth length). HM-EQA's `questions.csv` (a
+ * `.csv` file) is read with the `scene_init_poses.csv` beside it, its questions asked with lettered
+ * choices and scored by accuracy (`multiple-choice.ts`).
  */
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -39,6 +41,7 @@ import type { Agent } from "../types.js";
 import { exploreFrontier, type ExplorationResult } from "./explorer.js";
 import { exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests } from "./fine-eqa.js";
 import { exploreFineEqaReference, fineEqaReferencePromptHashes, fineEqaReferenceRequests } from "./fine-eqa-reference.js";
+import { askedQuestion, multipleChoiceAccuracy, multipleChoiceOutcome, readHmEqaEpisodes, type MultipleChoiceAccuracy } from "./multiple-choice.js";
 import type { OccupancyMap } from "./occupancy.js";
 import { writeTrajectoryImage } from "./trajectory-image.js";
 
@@ -103,6 +106,7 @@ export async function loadActiveEpisodes(file: string, options: LoadActiveEpisod
 }
 
 async function readActiveEpisodes(file: string): Promise<ActiveEpisode[]> {
+  if (/\.csv$/i.test(file)) return readHmEqaEpisodes(file);
   const value = await readJsonFile(file);
   const list = Array.isArray(value) ? value : typeof value === "object" && value !== null && Array.isArray((value as { episodes?: unknown }).episodes) ? (value as { episodes: unknown[] }).episodes : undefined;
   if (list === undefined) throw new UserError("expected a JSON array of episodes (or { \"episodes\": [...] })", { file });
@@ -182,6 +186,9 @@ export interface ExploreRecord {
   /** Geodesic distance from the final position to the goal, metres (null without a goal). */
   goalDistanceM: number | null;
   gtPathLengthM: number | null;
+  /** Multiple-choice episodes: the letter read from the answer (null when none could be read), and whether it is the answer letter. */
+  choice?: string | null;
+  correct?: boolean;
   details: Record<string, unknown>;
   usage: UsageTotals | null;
   error: string | null;
@@ -201,6 +208,8 @@ export interface ExploreSummary {
     /** The explorer's own time per step, without environment and model calls, milliseconds. */
     explorerMsPerStep: { mean: number | null; max: number | null };
     goalDistance: { meanMetres: number | null; n: number };
+    /** Multiple-choice episodes (HM-EQA): percent whose letter is the answer's. */
+    multipleChoice: MultipleChoiceAccuracy;
   };
   failures: { questionId: string; error: string }[];
   usage: { episodes: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
@@ -242,7 +251,7 @@ async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode
   if (options.explorer === "fine-eqa:reference") {
     if (!options.vlm) throw new UserError("the fine-eqa:reference explorer needs a vision-language model", { field: "--model" });
     const r = await exploreFineEqaReference(env, options.vlm.model, {
-      question: episode.question,
+      question: askedQuestion(episode),
       framesDir,
       ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
       ...(options.image ? { image: options.image } : {}),
@@ -264,7 +273,7 @@ async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode
   if (options.explorer === "fine-eqa") {
     if (!options.vlm) throw new UserError("the fine-eqa explorer needs a vision-language model", { field: "--model" });
     const r = await exploreFineEqa(env, options.vlm.model, {
-      question: episode.question,
+      question: askedQuestion(episode),
       framesDir,
       ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
       ...(options.image ? { image: options.image } : {}),
@@ -310,7 +319,7 @@ async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode
   const details: Record<string, unknown> = { goals: r.goals.length, replans: r.replans, actions: r.actions, moves: r.moves };
   if (options.answerer) {
     const opened = await openEpisode(framesDir, episodeFileName(episode.questionId));
-    const question = { questionId: episode.questionId, question: episode.question, answer: episode.answer ?? "", category: episode.category ?? "", episodeHistory: episodeFileName(episode.questionId) };
+    const question = { questionId: episode.questionId, question: askedQuestion(episode), answer: episode.answer ?? "", category: episode.category ?? "", episodeHistory: episodeFileName(episode.questionId) };
     const answered = await options.answerer.agent.answer(question as Parameters<Agent["answer"]>[0], opened);
     answer = answered.answer;
     usage = answered.trace.usage;
@@ -511,6 +520,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
             goalDistanceM: goalDistanceM !== null && Number.isFinite(goalDistanceM) ? goalDistanceM : null,
             details: outcome.details,
             usage: outcome.usage,
+            ...multipleChoiceOutcome(e, outcome.answer),
           };
         } catch (error) {
           // an unusable model or an unwritable file stops the run: they are not this episode's failure
@@ -609,6 +619,7 @@ function exploreSummary(ordered: readonly ExploreRecord[], inputs: ExploreSummar
       pathLength: { meanMetres: mean(done.flatMap((r) => (r.pathLengthM !== null ? [r.pathLengthM] : []))), meanSteps: mean(done.flatMap((r) => (r.pathLengthSteps !== null ? [r.pathLengthSteps] : []))) },
       explorerMsPerStep: { mean: mean(perStep), max: perStep.length > 0 ? Math.max(...perStep) : null },
       goalDistance: { meanMetres: mean(goals), n: goals.length },
+      multipleChoice: multipleChoiceAccuracy(done),
     },
     failures: ordered.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "" })),
     usage: { episodes, thisProcess: inputs.usage },
