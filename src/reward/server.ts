@@ -157,12 +157,13 @@ export function parseLabel(label: string, index: number): RewardLabel {
 /** One sample of a request, read and checked. */
 interface RequestItem {
   evaluation: BatchEvaluation;
+  /** The group key (empty when the server does not group). */
   key: string;
   groupPrompts: number;
 }
 
 /** Reads a request body into its samples, or the reply that refuses it. */
-function readRequest(body: unknown, maxBatch: number): RequestItem[] | RewardReply {
+function readRequest(body: unknown, maxBatch: number, grouped: boolean): RequestItem[] | RewardReply {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw new BadRequest("the body must be a JSON object with \"query\", \"prompts\" and \"labels\"");
   const record = body as Record<string, unknown>;
   const queries = stringList(record.query, "query");
@@ -174,7 +175,7 @@ function readRequest(body: unknown, maxBatch: number): RequestItem[] | RewardRep
   return queries.map((q, i) => {
     const label = parseLabel(labels[i]!, i);
     const split = splitQuery(q, prompts?.[i]);
-    const key = label.group ?? groups?.[i] ?? collapseImages(split.prompt);
+    const key = grouped ? (label.group ?? groups?.[i] ?? collapseImages(split.prompt)) : "";
     return { evaluation: { variant: label.variant, groundTruth: label.groundTruth, text: split.output }, key, groupPrompts: label.groupPrompts };
   });
 }
@@ -204,7 +205,7 @@ function rewardBody(rewards: readonly EvaluationReward[], fullGroup: readonly bo
  */
 export function rewardReply(body: unknown, options: { maxBatch?: number; contrastive?: ContrastiveParams } = {}): RewardReply {
   try {
-    const items = readRequest(body, options.maxBatch ?? SERVER_DEFAULTS.maxBatch);
+    const items = readRequest(body, options.maxBatch ?? SERVER_DEFAULTS.maxBatch, false);
     if (!Array.isArray(items)) return items;
     const contrastive = options.contrastive ?? CONTRASTIVE_DEFAULTS;
     const { rewards, means } = batchRewards(items.map((i) => i.evaluation), contrastive);
@@ -280,7 +281,7 @@ export class RewardGroups {
 export async function groupedRewardReply(body: unknown, groups: RewardGroups, options: { maxBatch?: number; contrastive?: ContrastiveParams } = {}): Promise<RewardReply> {
   let items: RequestItem[] | RewardReply;
   try {
-    items = readRequest(body, options.maxBatch ?? SERVER_DEFAULTS.maxBatch);
+    items = readRequest(body, options.maxBatch ?? SERVER_DEFAULTS.maxBatch, true);
   } catch (error) {
     if (error instanceof BadRequest) return { status: 400, body: { error: error.message } };
     throw error;
