@@ -249,7 +249,8 @@ function modelOption(value: string, previous: ModelOptions | undefined): ModelOp
  * key=value` flag, and does the same for the commands below it: one place for every command.
  */
 export function addModelOptionFlags(command: Command): void {
-  const roles = command.options.flatMap((o) => (o.long?.endsWith("-base-url") ? [o.long.slice(2, -"-base-url".length)] : []));
+  // `--ROLE-base-url` names a model role; a bare `--base-url` (a download mirror) does not
+  const roles = command.options.flatMap((o) => /^--([a-z][a-z-]*)-base-url$/.exec(o.long ?? "")?.slice(1, 2) ?? []);
   for (const role of roles) {
     command.option(`--${role}-option <key=value>`, `what the ${role} model is sent (repeatable): reasoning_effort, thinking_budget, family, … (docs/configuration.md)`, modelOption);
   }
