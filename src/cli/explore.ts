@@ -143,6 +143,7 @@ export function exploreCommand(): Command {
       console.log(`path length: ${fmt(m.pathLength.meanMetres)} m, ${fmt(m.pathLength.meanSteps, 1)} steps (mean)`);
       console.log(`explorer time per step (without environment and model calls): ${fmt(m.explorerMsPerStep.mean)} ms mean, ${fmt(m.explorerMsPerStep.max)} ms max`);
       if (m.goalDistance.n > 0) console.log(`distance to goal at the end: ${fmt(m.goalDistance.meanMetres)} m (mean of ${m.goalDistance.n})`);
+      if (m.coverage.n > 0) console.log(`reachable floor seen: ${fmt(m.coverage.mean === null ? null : 100 * m.coverage.mean, 1)} % (mean of ${m.coverage.n}), least ${fmt(m.coverage.min === null ? null : 100 * m.coverage.min, 1)} %`);
       const mc = m.multipleChoice;
       if (mc.n > 0) console.log(`multiple-choice accuracy: ${fmt(mc.accuracy, 1)} % (${mc.correct} of ${mc.n} correct${mc.unread > 0 ? `, ${mc.unread} repl${mc.unread === 1 ? "y" : "ies"} without a choice letter` : ""})`);
       if (scores) {

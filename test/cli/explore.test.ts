@@ -175,6 +175,7 @@ describe("eqa explore", () => {
         );
         assert.equal(result.code, 0, result.stderr);
         assert.match(result.stdout, /EXPRESS-Bench: C 80\.0 %, C\* 80\.0 %/);
+        assert.match(result.stdout, /reachable floor seen: \d+\.\d % \(mean of 1\), least \d+\.\d %/);
       },
     );
     assert.equal(eacImages, 1);
@@ -182,6 +183,9 @@ describe("eqa explore", () => {
     type Judged = { judged: { llmMatch: { correctness: number }; efficiency: { metres: { efficiency: number; unit: string }; steps: { efficiency: number; unit: string } }; express: { c: number; cStar: number; ePath: number; dT: number } } };
     const summary = readJson<Summary & Judged & { usage: { episodes: { calls: number } } }>(join(out, "summary.json"));
     assert.ok(summary.usage.episodes.calls >= 4);
+    const record = readJson<{ coverage: number }>(join(out, "episodes.jsonl"));
+    assert.ok(record.coverage > 0 && record.coverage <= 1);
+    assert.deepEqual((summary.metrics as { coverage?: unknown }).coverage, { mean: record.coverage, min: record.coverage, n: 1 });
     const trajectory = readJson<{ pathLengthM: number; pathLengthSteps: number }>(join(out, "trajectories", "f1.json"));
     const ratio = (gt: number, p: number): number => gt / Math.max(gt, p);
     assert.equal(summary.judged.llmMatch.correctness, 75);

@@ -35,14 +35,14 @@ import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outp
 import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
 import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, runCost, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
-import { EnvironmentError, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
+import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
 import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, peekReusableRecords, readShardSet, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import type { Agent } from "../types.js";
 import { exploreFrontier, type ExplorationResult } from "./explorer.js";
 import { exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests } from "./fine-eqa.js";
 import { exploreFineEqaReference, fineEqaReferencePromptHashes, fineEqaReferenceRequests } from "./fine-eqa-reference.js";
 import { askedQuestion, multipleChoiceAccuracy, multipleChoiceOutcome, readHmEqaEpisodes, type MultipleChoiceAccuracy } from "./multiple-choice.js";
-import type { OccupancyMap } from "./occupancy.js";
+import { reachableCoverage, type OccupancyMap } from "./occupancy.js";
 import { writeTrajectoryImage } from "./trajectory-image.js";
 
 export const EXPLORE_RECORDS_FILE = "episodes.jsonl";
@@ -185,6 +185,8 @@ export interface ExploreRecord {
   explorerMsPerStep: number | null;
   /** Geodesic distance from the final position to the goal, metres (null without a goal). */
   goalDistanceM: number | null;
+  /** Share of the floor reachable from the start that the exploration's map saw, in [0, 1] (the built-in simulator's homes; null elsewhere). */
+  coverage?: number | null;
   gtPathLengthM: number | null;
   /** Multiple-choice episodes: the letter read from the answer (null when none could be read), and whether it is the answer letter. */
   choice?: string | null;
@@ -208,6 +210,8 @@ export interface ExploreSummary {
     /** The explorer's own time per step, without environment and model calls, milliseconds. */
     explorerMsPerStep: { mean: number | null; max: number | null };
     goalDistance: { meanMetres: number | null; n: number };
+    /** Share of the reachable floor seen, over the episodes that have one (`ExploreRecord.coverage`). */
+    coverage: { mean: number | null; min: number | null; n: number };
     /** Multiple-choice episodes (HM-EQA): percent whose letter is the answer's. */
     multipleChoice: MultipleChoiceAccuracy;
   };
@@ -507,6 +511,8 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
           const outcome = await exploreEpisode(options, e, env, framesDir);
           const last = outcome.positions[outcome.positions.length - 1]?.state;
           const goalDistanceM = e.goalPosition && last ? await env.geodesicDistance(last.position, e.goalPosition) : null;
+          const from = outcome.positions[0]?.state.position;
+          const coverage = home && from ? (reachableCoverage(outcome.map, homeNavGrid(home), from)?.share ?? null) : null;
           await writeTrajectory(run, name, e, outcome, home);
           return {
             ...base(e),
@@ -518,6 +524,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
             frames: outcome.frames,
             explorerMsPerStep: outcome.explorerMsPerStep,
             goalDistanceM: goalDistanceM !== null && Number.isFinite(goalDistanceM) ? goalDistanceM : null,
+            coverage,
             details: outcome.details,
             usage: outcome.usage,
             ...multipleChoiceOutcome(e, outcome.answer),
@@ -599,6 +606,7 @@ function exploreSummary(ordered: readonly ExploreRecord[], inputs: ExploreSummar
   for (const r of done) stops[r.stop ?? "none"] = (stops[r.stop ?? "none"] ?? 0) + 1;
   const perStep = done.flatMap((r) => (r.explorerMsPerStep !== null ? [r.explorerMsPerStep] : []));
   const goals = done.flatMap((r) => (r.goalDistanceM !== null ? [r.goalDistanceM] : []));
+  const covered = done.flatMap((r) => (typeof r.coverage === "number" ? [r.coverage] : []));
   const episodes = sumUsage(done.flatMap((r) => (r.usage ? [r.usage] : [])));
   return {
     kind: "explore",
@@ -619,6 +627,7 @@ function exploreSummary(ordered: readonly ExploreRecord[], inputs: ExploreSummar
       pathLength: { meanMetres: mean(done.flatMap((r) => (r.pathLengthM !== null ? [r.pathLengthM] : []))), meanSteps: mean(done.flatMap((r) => (r.pathLengthSteps !== null ? [r.pathLengthSteps] : []))) },
       explorerMsPerStep: { mean: mean(perStep), max: perStep.length > 0 ? Math.max(...perStep) : null },
       goalDistance: { meanMetres: mean(goals), n: goals.length },
+      coverage: { mean: mean(covered), min: covered.length > 0 ? Math.min(...covered) : null, n: covered.length },
       multipleChoice: multipleChoiceAccuracy(done),
     },
     failures: ordered.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "" })),
