@@ -57,6 +57,16 @@ export interface BatchRecord {
   loadedAt?: string;
   /** How its requests ended: ok replies cached, the rest asked live. */
   results?: { cached: number; notCached: number };
+  /** Tokens of every reply it gave (each billed, whatever its status). */
+  usage?: BatchUsage;
+}
+
+/** The tokens a batch's replies used: what the provider bills, at the batch price. */
+export interface BatchUsage {
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  thinkingTokens: number;
 }
 
 const batchFileSchema = z.object({
@@ -70,6 +80,7 @@ const batchFileSchema = z.object({
       createdAt: z.string(),
       loadedAt: z.string().optional(),
       results: z.object({ cached: z.number(), notCached: z.number() }).optional(),
+      usage: z.object({ calls: z.number(), promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number() }).optional(),
     }),
   ),
 });
@@ -313,6 +324,8 @@ export interface BatchRunReport {
   ids: string[];
   /** Requests submitted in those batches. */
   requests: number;
+  /** Tokens of their replies, summed (billed at the batch price: cost.ts BATCH_PRICE_FACTOR). */
+  usage: BatchUsage;
 }
 
 /**
@@ -349,7 +362,7 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
     await finish(record);
   }
   const mine = records.filter(ours);
-  return { provider, ids: mine.map((r) => r.id), requests: mine.reduce((n, r) => n + r.requests, 0) };
+  return { provider, ids: mine.map((r) => r.id), requests: mine.reduce((n, r) => n + r.requests, 0), usage: sumBatchUsage(mine) };
 
   async function finish(record: BatchRecord): Promise<void> {
     const failure = await waitForBatch(api, options.spec, record, (options.pollSeconds ?? 30) * 1000, log);
@@ -361,8 +374,15 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
     }
     const results = await call(options.spec, (signal) => api.results(record.id, signal), "reading the batch's results");
     let cached = 0;
+    const usage: BatchUsage = { calls: 0, promptTokens: 0, completionTokens: 0, thinkingTokens: 0 };
     for (const result of results) {
       const reply = result.body === undefined ? undefined : parsedReply(api, result.body);
+      if (reply) {
+        usage.calls++;
+        usage.promptTokens += reply.promptTokens;
+        usage.completionTokens += reply.completionTokens;
+        usage.thinkingTokens += reply.thinkingTokens ?? 0;
+      }
       if (reply && (reply.status ?? "ok") === "ok") {
         await options.cache.put(result.customId, options.spec.provider, options.spec.model, reply);
         cached++;
@@ -370,9 +390,22 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
     }
     record.loadedAt = new Date().toISOString();
     record.results = { cached, notCached: record.requests - cached };
+    record.usage = usage;
     await writeBatchFile(file, records);
     log(`batch ${record.id}: ${cached} of ${record.requests} replies cached${cached < record.requests ? `, ${record.requests - cached} to be asked live` : ""}`);
   }
+}
+
+function sumBatchUsage(records: readonly BatchRecord[]): BatchUsage {
+  const total: BatchUsage = { calls: 0, promptTokens: 0, completionTokens: 0, thinkingTokens: 0 };
+  for (const { usage } of records) {
+    if (!usage) continue;
+    total.calls += usage.calls;
+    total.promptTokens += usage.promptTokens;
+    total.completionTokens += usage.completionTokens;
+    total.thinkingTokens += usage.thinkingTokens;
+  }
+  return total;
 }
 
 function parsedReply(api: BatchApi, body: unknown): ProviderReply | undefined {

@@ -16,7 +16,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { UserError, describeError } from "../core/index.js";
 import pricesJson from "./prices.json" with { type: "json" };
-import type { UsageTotals } from "./usage.js";
+import { emptyUsage, type UsageTotals } from "./usage.js";
 
 const priceEntrySchema = z.object({
   match: z.string().min(1),
@@ -116,6 +116,10 @@ export function priceOf(modelName: string, env: NodeJS.ProcessEnv = process.env)
 /** The token counts a cost is computed from; totals written by older versions may lack the cached ones. */
 export type BilledTokens = Pick<UsageTotals, "promptTokens" | "completionTokens"> & Partial<Pick<UsageTotals, "cachedPromptTokens" | "cachedCompletionTokens">>;
 
+function scaled(dollars: number | null, factor: number): number | null {
+  return dollars === null ? null : roundDollars(dollars * factor);
+}
+
 /** Dollars to the nano-dollar, so that sums do not show floating-point dust. */
 function roundDollars(value: number): number {
   return Math.round(value * 1e9) / 1e9;
@@ -162,18 +166,34 @@ export interface RoleUsage {
   role: string;
   model: string;
   usage: UsageTotals;
+  /** What share of the listed price is billed (batch APIs bill half); 1 when absent. */
+  priceFactor?: number;
+}
+
+/** OpenAI's Batch API and Anthropic's Message Batches bill half the listed price. */
+export const BATCH_PRICE_FACTOR = 0.5;
+
+/**
+ * The usage of a `--batch` run's batches, as its configuration records them (`config.batch`,
+ * written by the batch client), as a role billed at the batch price: the run's own records
+ * read those replies from the cache, so they cost nothing there.
+ */
+export function batchRoleUsage(role: string, model: string, config: Record<string, unknown>): RoleUsage[] {
+  const usage = (config.batch as { usage?: Partial<UsageTotals> } | undefined)?.usage;
+  if (!usage || typeof usage.promptTokens !== "number") return [];
+  return [{ role: `${role} (batch)`, model, usage: { ...emptyUsage(), ...usage }, priceFactor: BATCH_PRICE_FACTOR }];
 }
 
 /** The cost section of a run from what each role used; parts of the same role and model are added. */
 export function runCost(parts: readonly RoleUsage[], env: NodeJS.ProcessEnv = process.env): RunCost {
   const merged = new Map<string, RoleUsage>();
   for (const part of parts) {
-    const key = `${part.role}\u0000${part.model}`;
+    const key = `${part.role}\u0000${part.model}\u0000${part.priceFactor ?? 1}`;
     const known = merged.get(key);
-    if (!known) merged.set(key, { role: part.role, model: part.model, usage: { ...part.usage } });
+    if (!known) merged.set(key, { ...part, usage: { ...part.usage } });
     else for (const field of Object.keys(known.usage) as (keyof UsageTotals)[]) known.usage[field] += part.usage[field] ?? 0;
   }
-  const roles = [...merged.values()].map(({ role, model, usage }): RoleCost => ({
+  const roles = [...merged.values()].map(({ role, model, usage, priceFactor }): RoleCost => ({
     role,
     model,
     calls: usage.calls,
@@ -181,7 +201,7 @@ export function runCost(parts: readonly RoleUsage[], env: NodeJS.ProcessEnv = pr
     promptTokens: usage.promptTokens,
     completionTokens: usage.completionTokens,
     thinkingTokens: usage.thinkingTokens ?? 0,
-    dollars: costOf(model, usage, env),
+    dollars: scaled(costOf(model, usage, env), priceFactor ?? 1),
   }));
   const unpriced = [...new Set(roles.filter((r) => r.dollars === null).map((r) => r.model))];
   const sum = (field: "calls" | "cacheHits" | "promptTokens" | "completionTokens" | "thinkingTokens"): number => roles.reduce((total, r) => total + r[field], 0);

@@ -3,7 +3,7 @@ import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
-import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, runCost } from "../models/index.js";
+import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, batchRoleUsage, runCost } from "../models/index.js";
 import { RunDirectory } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
@@ -225,7 +225,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
       .filter((r) => r.aggregates[aggregate] === null)
       .map((r) => ({ id: r.id, errors: r.samples.map((s) => s.error ?? "no score"), replies: r.samples.map((s) => s.reply) })),
     usage: { evaluations: usage, thisProcess: options.usage?.snapshot() ?? null },
-    cost: runCost([{ role: "reward model", model: options.spec.name, usage }]),
+    cost: runCost([{ role: "reward model", model: options.spec.name, usage }, ...batchRoleUsage("reward model", options.spec.name, options.settings ?? {})]),
   };
   await result.run.writeJson(RM_SCORES_FILE, scores);
   await result.run.writeJson(RM_SUMMARY_FILE, summary);

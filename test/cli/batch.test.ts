@@ -6,6 +6,7 @@ import { anthropicReply, openAiReply, startModelServer, type ModelServer, type R
 import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
+import { costOf } from "../../src/models/index.js";
 
 const benchmark = readRawBenchmark();
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
@@ -111,7 +112,13 @@ describe("eqa score --batch", () => {
       assert.equal(summary.counts.scored, 1636);
       assert.equal(summary.counts.failed, 0);
       assert.equal(summary.llmMatch.overall.mean, 75);
-      assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1"], requests: DISTINCT_REQUESTS });
+      const usage = { calls: DISTINCT_REQUESTS, promptTokens: 10 * DISTINCT_REQUESTS, completionTokens: 3 * DISTINCT_REQUESTS, thinkingTokens: 0 };
+      assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1"], requests: DISTINCT_REQUESTS, usage });
+      // the batch's replies are billed at half the listed price; the run's own reads of them cost nothing
+      const full = costOf("openai/gpt-4o", { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens })!;
+      const roles = (summary as unknown as { cost: { roles: { role: string; dollars: number }[]; total: { dollars: number } } }).cost;
+      assert.deepEqual(roles.roles.map((r) => [r.role, r.dollars]), [["judge", 0], ["judge (batch)", Math.round(full * 0.5 * 1e9) / 1e9]]);
+      assert.equal(roles.total.dollars, Math.round(full * 0.5 * 1e9) / 1e9);
       assert.equal(readLines(join(out, "judgements.jsonl")).length, 1636);
       assert.equal(Object.keys(readJson(join(out, "metrics.json")) as object).length, 1636);
       const file = readJson(join(out, "batch.json")) as { batches: { id: string; provider: string; requests: number; loadedAt?: string; results: { cached: number } }[] };
@@ -249,7 +256,7 @@ describe("eqa score --batch", () => {
       assert.equal(metrics[unsure.question_id], 2);
       assert.equal(metrics[picked[0]!.question_id], 4);
       const summary = readJson(join(out, "summary.json")) as { config: { batch: { ids: string[]; requests: number } } };
-      assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1", "batch_2"], requests: 4 });
+      assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1", "batch_2"], requests: 4, usage: { calls: 4, promptTokens: 40, completionTokens: 12, thinkingTokens: 0 } });
     } finally {
       await server.close();
     }
@@ -292,7 +299,7 @@ describe("eqa rm score --batch", () => {
       assert.deepEqual(readJson(join(out, "scores.json")), { "i-0": 7, "i-1": 7 });
       assert.equal(readLines(join(out, "evaluations.jsonl")).length, 2);
       const summary = readJson(join(out, "summary.json")) as { config: { batch: { ids: string[]; requests: number } } };
-      assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1"], requests: 4 });
+      assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1"], requests: 4, usage: { calls: 4, promptTokens: 40, completionTokens: 12, thinkingTokens: 0 } });
     } finally {
       await server.close();
     }

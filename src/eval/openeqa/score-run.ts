@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../../models/index.js";
+import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, batchRoleUsage, runCost, type CallPlan, type RunCost } from "../../models/index.js";
 import { RunDirectory, mergeOutput, mergedRecords, readShardSet, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
@@ -334,6 +334,6 @@ function scoreSummary(entries: readonly { question: Question; judgement: LlmMatc
       .filter((j) => j.score === null)
       .map((j) => ({ questionId: j.questionId, error: j.error ?? "failed", ...(j.status ? { status: j.status } : {}), replies: j.replies })),
     usage: { judgements: judgementUsage, thisProcess: inputs.usage },
-    cost: runCost([{ role: "judge", model: inputs.judgeModel, usage: judgementUsage }]),
+    cost: runCost([{ role: "judge", model: inputs.judgeModel, usage: judgementUsage }, ...batchRoleUsage("judge", inputs.judgeModel, inputs.config)]),
   };
 }
