@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { eqakitVersion } from "../core/index.js";
 import { cacheCommand } from "./cache.js";
 import { dataCommand } from "./data.js";
+import { envCommand } from "./env.js";
 import { framesCommand } from "./frames.js";
 import { scoreCommand } from "./score.js";
 import { answerCommand } from "./answer.js";
@@ -39,7 +40,7 @@ export function buildProgram(): Command {
     .version(eqakitVersion)
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXIT_CODES);
-  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), exploreCommand(), mergeCommand(), scoreTagCommand()]) program.addCommand(command);
+  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), envCommand(), exploreCommand(), mergeCommand(), scoreTagCommand()]) program.addCommand(command);
   program.addCommand(generateCommand());
   program.commands.forEach(addModelOptionFlags);
   program.commands.forEach(exitOverrideDeep);

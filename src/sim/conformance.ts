@@ -3,7 +3,7 @@
  * `runConformance(env)` runs each check and returns one result per check (it never throws
  * for a failed check; it leaves the environment reset to its start).
  */
-import { LOOK_STEP_DEG, MAX_PITCH_DEG, MOVE_STEP_M, TURN_STEP_DEG, type AgentState, type Environment, type EnvObservation, type Point3 } from "./protocol.js";
+import { LOOK_STEP_DEG, MAX_PITCH_DEG, MOVE_STEP_M, TURN_STEP_DEG, type AgentState, type Environment, type EnvironmentInfo, type EnvObservation, type Point3 } from "./protocol.js";
 
 export interface ConformanceResult {
   check: string;
@@ -254,4 +254,34 @@ export async function runManipulationConformance(env: Environment): Promise<Conf
   });
   await env.reset();
   return results;
+}
+
+/** What `eqa env check` found: the environment's own description, and one result per check. */
+export interface EnvironmentCheck {
+  /** null when the environment did not answer `info` (it did not start). */
+  info: EnvironmentInfo | null;
+  results: ConformanceResult[];
+  /** Every check passed. */
+  ok: boolean;
+}
+
+/**
+ * Opens an environment, runs the conformance suite against it (and the manipulation checks when
+ * asked) and closes it. An environment that does not start, or dies on its first request, is one
+ * failed check, "the environment starts", with its error: the caller reports it like any other.
+ */
+export async function checkEnvironment(open: () => Environment | Promise<Environment>, options: { manipulation?: boolean } = {}): Promise<EnvironmentCheck> {
+  let env: Environment | undefined;
+  try {
+    env = await open();
+    const info = await env.info();
+    const results = await runConformance(env);
+    if (options.manipulation) results.push(...(await runManipulationConformance(env)));
+    return { info, results, ok: results.every((r) => r.ok) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { info: null, results: [{ check: "the environment starts", ok: false, message }], ok: false };
+  } finally {
+    await env?.close().catch(() => undefined);
+  }
 }

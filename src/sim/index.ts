@@ -6,7 +6,7 @@ export * from "./protocol.js";
 export { StdioEnvironment, EnvironmentError, serveEnvironment, type StdioEnvironmentOptions, type EnvironmentErrorKind } from "./stdio.js";
 export { parseCommandLine, type CommandLine } from "./command-line.js";
 export { builtinSceneProblem, builtinSceneSeed } from "./builtin-scene.js";
-export { runConformance, runManipulationConformance, type ConformanceResult } from "./conformance.js";
+export { checkEnvironment, runConformance, runManipulationConformance, type ConformanceResult, type EnvironmentCheck } from "./conformance.js";
 export { ROOM_TYPES, OBJECT_STATES, objectCatalogue, catalogueType, type RoomType, type ObjectStateName, type Catalogue, type CatalogueType, type Rgb } from "./catalogue.js";
 export { generateHome, homeNavGrid, roomAt, HOME_FORMAT, CEILING_HEIGHT, WALL_THICKNESS, DOOR_WIDTH, FLOOR_ID, CEILING_ID, type Home, type Room, type Door, type SceneObject } from "./home.js";
 export { NavGrid, NAV_CELL_M, AGENT_RADIUS_M } from "./navgrid.js";
