@@ -51,9 +51,9 @@ function scriptedModel(): ChatModel {
   let views = 0;
   const reply = (request: ChatRequest): string => {
     const text = JSON.stringify(request.messages);
-    if (text.includes("To answer the question, it is necessary")) return "kitchen";
-    if (text.includes("You need to determine what region")) return "EGKAC"[views++ % 5] as string;
-    if (text.includes("The input consists of QUESTION and IMAGE")) return "No";
+    if (text.includes("Read the question and name the rooms")) return "kitchen";
+    if (text.includes("Which kind of room does this picture show?")) return "EGKAC"[views++ % 5] as string;
+    if (text.includes("You are given a QUESTION about a home and the IMAGE")) return "No";
     return "A mug.";
   };
   return {

@@ -7,6 +7,7 @@ interface FetchFlags {
   out?: string;
   url?: string;
   subsetUrl?: string;
+  baseUrl?: string;
   timeout: number;
 }
 
@@ -14,18 +15,19 @@ export function dataCommand(): Command {
   const data = new Command("data").description("download and check benchmark files");
   data
     .command("fetch")
-    .description(`download a dataset and check its md5 (${Object.keys(KNOWN_DATASETS).join(", ")})`)
+    .description(`download a dataset and check its known sums (${Object.keys(KNOWN_DATASETS).join(", ")})`)
     .argument("<dataset>", Object.values(KNOWN_DATASETS).map((d) => `${d.name}: ${d.description}`).join("; "))
     .option("--out <dir>", "destination folder (default: $XDG_DATA_HOME/eqakit/DATASET)", outputDirectory)
     .option("--url <url>", "where to download the benchmark file from (a mirror or a local copy)")
     .option("--subset-url <url>", "where to download the subset file from")
+    .option("--base-url <url>", "a mirror with the dataset's layout: replaces the start of every file's URL (e.g. https://raw.githubusercontent.com/HCPLab-SYSU/EXPRESS-Bench/<commit>)")
     .option("--timeout <seconds>", "timeout of each download", positiveSeconds, 120)
     .action(async (name: string, flags: FetchFlags) => {
       const urls: Record<string, string> = {};
       if (flags.url) urls.benchmark = flags.url;
       if (flags.subsetUrl) urls.subset = flags.subsetUrl;
-      const files = await fetchDataset(name, { ...(flags.out ? { outDir: flags.out } : {}), urls, timeoutMs: flags.timeout * 1000 });
-      for (const file of files) console.log(`${file.path}  (${file.bytes.toLocaleString("en-US")} bytes, md5 ${file.md5} ok)`);
+      const files = await fetchDataset(name, { ...(flags.out ? { outDir: flags.out } : {}), ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}), urls, timeoutMs: flags.timeout * 1000 });
+      for (const file of files) console.log(`${file.path}  (${file.bytes.toLocaleString("en-US")} bytes, ${file.checked.join(", ")})`);
     });
   data.addCommand(dataConvertCommand());
   return data;

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { Command, Option } from "commander";
 import { AGENT_NAMES, EXPLORER_NAMES, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, habitatSceneFile, loadActiveEpisodes, planExploration, runExploration, type ActiveEpisode, type AgentName, type ExplorerName, type SceneEnvironment } from "../agents/index.js";
 import { UserError, packageRoot, type Shard } from "../core/index.js";
-import { scoreExploration, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
+import { scoreExploration, useExpressOriginalPrompts, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { checkPriceFile, describeModel, type ModelSpec } from "../models/index.js";
 import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
@@ -35,6 +35,7 @@ interface ExploreFlags extends ModelCallFlags, DryRunFlags, ShardFlags {
   judge?: string;
   judgeBaseUrl?: string;
   mode: LlmMatchMode;
+  prompts: string;
 }
 
 function sceneOpener(flags: ExploreFlags): (scene: string) => Promise<SceneEnvironment> {
@@ -91,11 +92,13 @@ export function exploreCommand(): Command {
     .option("--out <dir>", "run directory; an existing one resumes", outputDirectory)
     .addOption(new Option("--judge <provider/model>", "score the answers: LLM-Match, OpenEQA's efficiency E, EXPRESS-Bench's EAC, C, C*, E_path, d_T (a VLM: EAC sees the last frame)").env("EQA_JUDGE"))
     .option("--judge-base-url <url>", "the judge's endpoint")
-    .addOption(new Option("--mode <mode>", "LLM-Match mode: robust or compat").argParser(oneOf(["robust", "compat"] as const)).default("robust"));
+    .addOption(new Option("--mode <mode>", "LLM-Match mode: robust or compat").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
+    .option("--prompts <set>", "Fine-EQA's and the EAC judge's prompts: eqakit (its own), original (EXPRESS-Bench's files, from eqa data fetch express-bench) or the folder that command wrote them to", "eqakit");
   addModelCallOptions(command);
   addDryRunOption(command);
   addShardOption(command, "episodes");
   return command.action(async (flags: ExploreFlags) => {
+    if (flags.prompts !== "eqakit") useExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
     if (flags.agent === "fine-eqa:reference") {
       // the reference observes 512×512 (fine_eqa.yaml)
       if (command.getOptionValueSource("width") === "default") flags.width = FINE_EQA_REFERENCE_OBSERVATION.width;
@@ -126,7 +129,7 @@ export function exploreCommand(): Command {
         image,
         ...(shard ? { shard } : {}),
         usage: opened.runtime.usage,
-        settings: { episodes: flags.episodes, env: flags.env, width: flags.width, height: flags.height, model: spec ? describeModel(spec) : null, ...modelCallSettings(flags, opened.cachePath) },
+        settings: { episodes: flags.episodes, promptSet: flags.prompts, env: flags.env, width: flags.width, height: flags.height, model: spec ? describeModel(spec) : null, ...modelCallSettings(flags, opened.cachePath) },
         onProgress: (done, total, failed) => progress.update(done, total, failed > 0 ? `(${failed} failed)` : ""),
       });
       progress.stop();

@@ -10,12 +10,31 @@ export interface PromptFile {
   /** The file's exact text. */
   text: string;
   sha256: string;
+  /** Where the text was read from, when not eqakit's own `prompts/` (see `replacePromptFile`). */
+  source?: string;
 }
 
 const loaded = new Map<string, PromptFile>();
+const replaced = new Map<string, PromptFile>();
+
+/**
+ * Sends `text` wherever eqakit sends its prompt `name`, for the rest of the process: a
+ * benchmark's original prompt that cannot be shipped, downloaded by `eqa data fetch` (`eqa
+ * explore --prompts original`). The prompt hashes that summaries and resume keys record follow.
+ */
+export function replacePromptFile(name: string, text: string, source: string): PromptFile {
+  const prompt = { name, text, sha256: sha256Hex(text), source };
+  replaced.set(name, prompt);
+  return prompt;
+}
+
+/** Undoes every `replacePromptFile`: eqakit's own prompts again. */
+export function restorePromptFiles(): void {
+  replaced.clear();
+}
 
 export function loadPromptFile(name: string): PromptFile {
-  let prompt = loaded.get(name);
+  let prompt = replaced.get(name) ?? loaded.get(name);
   if (!prompt) {
     const text = readFileSync(join(packageRoot, "prompts", `${name}.txt`), "utf8");
     prompt = { name, text, sha256: sha256Hex(text) };

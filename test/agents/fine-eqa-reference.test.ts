@@ -22,13 +22,13 @@ function userText(request: ReceivedRequest): string {
 /** What a request asks, from its prompt's words. */
 function kind(request: ReceivedRequest): string {
   const text = userText(request);
-  if (text.startsWith("To answer the question, it is necessary")) return "regions";
-  if (text.startsWith("The input consists of QUESTION and IMAGE")) return "stop";
-  if (text.startsWith("You need to determine what region")) return "view-region";
+  if (text.startsWith("Read the question and name the rooms")) return "regions";
+  if (text.startsWith("You are given a QUESTION about a home and the IMAGE")) return "stop";
+  if (text.startsWith("Which kind of room does this picture show?")) return "view-region";
   if (text.includes("Which labelled place would you walk to next")) return "direction";
   if (text.includes("worth exploring")) return "worth";
   if (text.includes("Which labelled place is in the")) return "region-point";
-  if (text.startsWith("If the question does not provide enough information")) return "blind";
+  if (text.startsWith("Answer the question in a few words with what is most likely")) return "blind";
   return "answer";
 }
 

@@ -5,6 +5,7 @@ import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { EXPRESS_REGIONS, exploreFineEqa, habitatSceneFile, loadActiveEpisodes, parseAnswerReply, parseRegionReply, parseStopReply, parseViewRegionReply, reachableCoverage } from "../../src/agents/index.js";
+import { KNOWN_DATASETS } from "../../src/data/index.js";
 import { ModelRuntime, resolveModel } from "../../src/models/index.js";
 import { HouseholdEnvironment } from "../../src/sim/index.js";
 import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
@@ -39,25 +40,26 @@ function sent(request: ReceivedRequest): Sent {
 
 /** What a request is, from the prompt file its user text starts with. */
 function kind(s: Sent): string {
-  if (s.text.startsWith("To answer the question, it is necessary")) return "regions";
-  if (s.text.startsWith("The input consists of QUESTION and IMAGE")) return "stop";
-  if (s.text.startsWith("You will be shown a picture")) return "answer";
-  if (s.text.startsWith("If the question does not provide enough information")) return "blind";
-  if (s.text.startsWith("You need to determine what region")) return "view-region";
+  if (s.text.startsWith("Read the question and name the rooms")) return "regions";
+  if (s.text.startsWith("You are given a QUESTION about a home and the IMAGE")) return "stop";
+  if (s.text.startsWith("Look at the picture and answer the question")) return "answer";
+  if (s.text.startsWith("Answer the question in a few words with what is most likely")) return "blind";
+  if (s.text.startsWith("Which kind of room does this picture show?")) return "view-region";
   return "other";
 }
 
-/** EXPRESS-Bench's prompt files by SHA-256 (their text has no licence to be copied into the tests). */
+/** EXPRESS-Bench's prompt files by SHA-256 (their text has no licence to be copied into eqakit). */
 const REFERENCE_PROMPT_SHA256: Record<string, string> = {
   "region.txt": "53cc9ff78753a7195a31142f8d42cb36afd12cf6c25715b240c6602a771cc92f",
   "explore.txt": "7f311ecdc63a41881c8658c4a32c9208b69d944e31feed134d840700e48f4b77",
   "answer.txt": "e589e1bbeda27e95cc2c33b84de200937a9004a1452b5fb568d75a980ba42a74",
   "random_answer.txt": "9571b0614ef97708377c7d65ec296c21d3ba57c0836acc03f5195807568391a9",
 };
-const OUR_PROMPT: Record<string, string> = { "region.txt": "express-bench-region", "explore.txt": "express-bench-explore", "answer.txt": "express-bench-answer", "random_answer.txt": "express-bench-random-answer" };
+/** eqakit's own prompt for the job of each. */
+const OUR_PROMPT: Record<string, string> = { "region.txt": "fine-eqa-regions", "explore.txt": "fine-eqa-stop-check", "answer.txt": "fine-eqa-answer", "random_answer.txt": "fine-eqa-blind-answer" };
 const promptBytes = (file: string): Buffer => readFileSync(join(projectRoot, "prompts", `${OUR_PROMPT[file]}.txt`));
 
-/** The reference's request texts: line 2 is the system message, lines 4 on plus the tail the user text. */
+/** The request texts as the reference builds them from a prompt file: line 2 is the system message, lines 4 on plus the tail the user text. */
 function reference(file: string, tail: string): { system: string; user: string } {
   const lines = promptBytes(file).toString("utf8").split(/(?<=\n)/);
   return { system: lines[1] as string, user: lines.slice(3).join("") + tail };
@@ -87,9 +89,13 @@ describe("Fine-EQA reply parsing", () => {
     assert.equal(EXPRESS_REGIONS.length, 20);
   });
 
-  test("the prompt files are byte-identical to EXPRESS-Bench's (same SHA-256)", () => {
+  test("EXPRESS-Bench's prompt files are known by their SHA-256 for eqa data fetch, and prompts/ holds none of them", () => {
+    const known = KNOWN_DATASETS["express-bench"]!.files;
+    const ours = new Set(readdirSync(join(projectRoot, "prompts")).map((f) => createHash("sha256").update(readFileSync(join(projectRoot, "prompts", f))).digest("hex")));
     for (const [file, sha256] of Object.entries(REFERENCE_PROMPT_SHA256)) {
-      assert.equal(createHash("sha256").update(promptBytes(file)).digest("hex"), sha256, file);
+      assert.equal(Object.values(known).find((k) => k.name === `prompt/${file}`)?.sha256, sha256, file);
+      assert.ok(!ours.has(sha256), `prompts/ holds EXPRESS-Bench's ${file}`);
+      assert.ok(promptBytes(file).toString("utf8").split("\n")[0]!.startsWith("[system]"), `${OUR_PROMPT[file]} keeps the benchmark's layout`);
     }
   });
 });

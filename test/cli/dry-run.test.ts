@@ -255,9 +255,9 @@ describe("eqa explore --dry-run", () => {
     const server = await startModelServer((request) => {
       const text = JSON.stringify(request.body);
       if (text.includes("Your mark:")) return openAiReply("Your mark: 4");
-      if (text.includes("exactly two fractions")) return openAiReply("1, 4");
-      if (text.includes("The input consists of QUESTION and IMAGE")) return openAiReply(++stops >= 2 ? "yes" : "no");
-      if (text.includes("You will be shown a picture")) return openAiReply("A: Grey.");
+      if (text.includes("Give two marks.")) return openAiReply("1, 4");
+      if (text.includes("You are given a QUESTION about a home and the IMAGE")) return openAiReply(++stops >= 2 ? "yes" : "no");
+      if (text.includes("Look at the picture and answer the question")) return openAiReply("A: Grey.");
       return openAiReply("living room");
     });
     try {

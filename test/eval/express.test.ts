@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { UserError } from "../../src/core/index.js";
+import { KNOWN_DATASETS } from "../../src/data/index.js";
 import {
   buildEacRequest,
   eacPromptTexts,
@@ -136,10 +137,12 @@ describe("EXPRESS-Bench metrics", () => {
 });
 
 describe("EAC judge", () => {
-  test("the prompt file is byte-identical to the benchmark's evaluation.txt (same SHA-256)", () => {
-    const ours = readFileSync(join(projectRoot, "prompts", "express-eac-evaluation.txt"));
-    assert.equal(createHash("sha256").update(ours).digest("hex"), "ba446f872e2831dc50a7b0be687229a051a935446217fca24beb2f6ca65a75de");
-    assert.match(readFileSync(join(projectRoot, "prompts", "SOURCES.md"), "utf8"), /\| `express-eac-evaluation\.txt` \|/);
+  test("the benchmark's evaluation.txt is known by its SHA-256 for eqa data fetch; eqakit sends its own eac-judge.txt", () => {
+    const original = "ba446f872e2831dc50a7b0be687229a051a935446217fca24beb2f6ca65a75de";
+    assert.equal(KNOWN_DATASETS["express-bench"]!.files.evaluation!.sha256, original);
+    const ours = readFileSync(join(projectRoot, "prompts", "eac-judge.txt"));
+    assert.notEqual(createHash("sha256").update(ours).digest("hex"), original);
+    assert.match(readFileSync(join(projectRoot, "prompts", "SOURCES.md"), "utf8"), /\| `eac-judge\.txt` \|/);
   });
 
   test("reads replies: exact, fractions, prose, labels; unreadable ones fail", () => {
@@ -214,9 +217,9 @@ describe("EAC judge", () => {
         // What reached the server: the system line, the user text ending in the filled fields, the frame.
         const body = server.requests[0]!.body as { messages: { role: string; content: string | { type: string; text?: string; image_url?: { url: string } }[] }[] };
         const { system, user } = eacPromptTexts(input);
-        assert.equal(system, "You are an AI assistant who will help me to evaluate the response given the question, the correct answer and the scene observed by the robot.\n");
-        assert.ok(user.startsWith("The input includes the Question"));
-        assert.ok(user.endsWith("Input:\nQuestion: Is the sofa red?\nAnswer: Yes, it is red.\nResponse: Yes.\nYour mark: "));
+        assert.equal(system, "You grade a robot's answer to a question about a home, given the correct answer and the last picture the robot saw.\n");
+        assert.ok(user.startsWith("You are given a Question, the correct Answer"));
+        assert.ok(user.endsWith("and nothing else.\nQuestion: Is the sofa red?\nAnswer: Yes, it is red.\nResponse: Yes.\nYour mark: "));
         assert.equal(body.messages.length, 2);
         assert.deepEqual(body.messages[0], { role: "system", content: system });
         assert.equal(body.messages[1]!.role, "user");

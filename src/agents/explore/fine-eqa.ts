@@ -1,12 +1,15 @@
 /**
  * The Fine-EQA explorer of EXPRESS-Bench (seed `003_…`, supplementary §1-2.1, and the
- * benchmark's `main.py`), over any `Environment` and any chat VLM.
+ * benchmark's `main.py`), over any `Environment` and any chat VLM. Its prompts are eqakit's own
+ * (`prompts/fine-eqa-*.txt`), written for the jobs of the benchmark's and read back the same way
+ * (its files have no licence; `eqa explore --prompts original` sends them, once `eqa data fetch
+ * express-bench` has downloaded them).
  *
- * 1. The VLM names the regions relevant to the question (`express-bench-region`, no image).
+ * 1. The VLM names the regions relevant to the question (`fine-eqa-regions`, no image).
  * 2. Each step observes, adds the depth to an occupancy map, records the frame and asks the VLM
- *    whether the view suffices (`express-bench-explore`, "yes" anywhere in the reply, as the
+ *    whether the view suffices (`fine-eqa-stop-check`, "yes" anywhere in the reply, as the
  *    reference reads it). On yes, the answer comes from that latest view
- *    (`express-bench-answer`) and exploration ends.
+ *    (`fine-eqa-answer`) and exploration ends.
  * 3. Otherwise, with relevant regions, the VLM says which region the view shows
  *    (`fine-eqa-view-region`); a relevant region seen (with no goal pending for it) becomes a
  *    goal at the farthest traversable point straight ahead (at most 2.5 m). Goal-oriented exploration walks to the
@@ -30,7 +33,7 @@
  *    equivalent primitive actions: ⌈d / 0.25 m⌉ moves and the 30° turns to face the new heading.
  * 7. The budget is `max(1, ⌊stepsPerSqrtArea · √area⌋)` steps (the reference's
  *    `int(sqrt(scene_size) · 3)`), the area being the x-z extent of the scene bounds. When it
- *    runs out (or nothing is left to look at), the answer is blind (`express-bench-random-answer`).
+ *    runs out (or nothing is left to look at), the answer is blind (`fine-eqa-blind-answer`).
  *
  * Replies are read defensively; an unreadable reply (no text, no known region, no letter) is
  * counted in `badReplies` and exploration goes on (no stop, no region for that view).
@@ -49,10 +52,10 @@ import { ViewFan, aStar, bestViewHeading, chooseGoal, chooseLookout, horizontalF
 import { headingTo, nearestTraversable } from "./explorer.js";
 
 export const FINE_EQA_PROMPTS = {
-  region: "express-bench-region",
-  explore: "express-bench-explore",
-  answer: "express-bench-answer",
-  blind: "express-bench-random-answer",
+  region: "fine-eqa-regions",
+  explore: "fine-eqa-stop-check",
+  answer: "fine-eqa-answer",
+  blind: "fine-eqa-blind-answer",
   viewRegion: "fine-eqa-view-region",
 } as const;
 

@@ -187,6 +187,7 @@ export interface ExploreRecord {
   goalDistanceM: number | null;
   /** Share of the floor reachable from the start that the exploration's map saw, in [0, 1] (the built-in simulator's homes; null elsewhere). */
   coverage?: number | null;
+  /** lᵢ, metres: the episode's ground-truth length, else the start-to-goal geodesic distance (null without either, or when the goal is unreachable). */
   gtPathLengthM: number | null;
   /** Multiple-choice episodes: the letter read from the answer (null when none could be read), and whether it is the answer letter. */
   choice?: string | null;
@@ -511,6 +512,9 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
           const outcome = await exploreEpisode(options, e, env, framesDir);
           const last = outcome.positions[outcome.positions.length - 1]?.state;
           const goalDistanceM = e.goalPosition && last ? await env.geodesicDistance(last.position, e.goalPosition) : null;
+          const start = outcome.positions[0]?.state;
+          // without a ground-truth length, the start-to-goal geodesic distance stands for it (EXPRESS-Bench's lᵢ)
+          const gtPathLengthM = e.gtPathLengthM ?? (e.goalPosition && start ? await env.geodesicDistance(start.position, e.goalPosition) : null);
           const from = outcome.positions[0]?.state.position;
           const coverage = home && from ? (reachableCoverage(outcome.map, homeNavGrid(home), from)?.share ?? null) : null;
           await writeTrajectory(run, name, e, outcome, home);
@@ -524,6 +528,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
             frames: outcome.frames,
             explorerMsPerStep: outcome.explorerMsPerStep,
             goalDistanceM: goalDistanceM !== null && Number.isFinite(goalDistanceM) ? goalDistanceM : null,
+            gtPathLengthM: gtPathLengthM !== null && Number.isFinite(gtPathLengthM) ? gtPathLengthM : null,
             coverage,
             details: outcome.details,
             usage: outcome.usage,

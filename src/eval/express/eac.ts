@@ -3,8 +3,10 @@
  * the agent's response and the agent's final frame, and replies with two numbers: the grounding
  * δ ∈ {0, 0.5, 1} (is the response about what the image shows) and the accuracy σ (1-5).
  *
- * The request is built as the benchmark's code builds it from `prompts/express-eac-evaluation.txt`
- * (a byte-identical copy of its `evaluation.txt`): the file's second line is the system message,
+ * The request is built as the benchmark's code builds it from its `prompt/evaluation.txt`, here
+ * from eqakit's own `prompts/eac-judge.txt`, written for the same job and the same reply (the
+ * benchmark's file has no licence; `eqa data fetch express-bench` downloads it and `eqa explore
+ * --prompts original` sends it instead): the file's second line is the system message,
  * lines four onwards followed by `Question: …\nAnswer: …\nResponse: …\nYour mark: ` are the user
  * text, and the final frame follows as an image with its own media type (the reference labels
  * every image `image/jpeg`, even its PNG frames). No generation parameters are set (the reference
@@ -32,7 +34,7 @@ import { loadPromptFile } from "../../core/index.js";
 import type { ChatModel, ChatRequest, ContentPart } from "../../models/index.js";
 import type { EacScores } from "./express-metrics.js";
 
-export const EAC_PROMPT = "express-eac-evaluation";
+export const EAC_PROMPT = "eac-judge";
 
 export interface EacInput {
   question: string;

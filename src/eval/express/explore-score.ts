@@ -14,12 +14,12 @@
  * episode out of C, C*, E_path (counted as unjudged); a model call refused for one episode fails
  * that episode's scores alone; an unusable judge stops the run.
  */
-import { canonicalJson, sha256Hex, type Question } from "../../core/index.js";
+import { canonicalJson, loadPromptFile, sha256Hex, type Question } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
 import { joinRunCosts, runCost, runModelBatch, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
-import { judgeEac, type EacJudgement } from "./eac.js";
+import { EAC_PROMPT, judgeEac, type EacJudgement } from "./eac.js";
 import { expressMetrics, type ExpressMetrics } from "./express-metrics.js";
 import { judgeLlmMatch, llmMatchPoints, openEqaEfficiency, prepareLlmMatchTask, type EfficiencySummary, type LlmMatchMode } from "../openeqa/index.js";
 
@@ -75,7 +75,9 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
   const run = new RunDirectory(options.runDir);
   const episodes = new Map(options.episodes.map((e) => [e.questionId, e]));
   const items = options.records.filter((r) => r.error === null && episodes.get(r.questionId)?.answer !== undefined);
-  const keyOf = (r: ExploreRecord): string => sha256Hex(canonicalJson([options.judge.name, mode, r.questionId, r.inputKey, r.answer, r.frames]));
+  // the EAC prompt's hash: judgements made with eqakit's prompt and with the benchmark's are not mixed
+  const eacPrompt = loadPromptFile(EAC_PROMPT).sha256;
+  const keyOf = (r: ExploreRecord): string => sha256Hex(canonicalJson([options.judge.name, mode, eacPrompt, r.questionId, r.inputKey, r.answer, r.frames]));
   const wanted = new Map(items.map((r) => [r.questionId, keyOf(r)]));
   const judgements = reusableRecords(run, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.error === null);
   const pending = items.filter((r) => !judgements.has(r.questionId));

@@ -5,3 +5,4 @@
 export * from "./express-metrics.js";
 export * from "./eac.js";
 export * from "./explore-score.js";
+export * from "./original-prompts.js";
