@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import { UserError } from "../core/index.js";
 import { loadTagQuestions } from "../data/index.js";
 import {
+  DEFAULT_MAX_ANSWER_CHARS,
   exactTextSimilarity,
   loadTagPredictions,
   scoreTagRun,
@@ -27,6 +28,8 @@ interface ScoreTagFlags extends ModelCallFlags {
   judgeBaseUrl?: string;
   grounded?: boolean;
   allowMissing?: boolean;
+  allowUnknown?: boolean;
+  maxAnswerChars: number;
   similarity: "encoder" | "exact";
   bootstrapSeed: number;
   validate?: boolean;
@@ -45,6 +48,8 @@ export function scoreTagCommand(): Command {
     .option("--judge-base-url <url>", "the judge's endpoint (overrides OPENAI_BASE_URL and the provider's default)")
     .option("--grounded", "the predictions answer the grounded form of the questions: score against their grounded answers")
     .option("--allow-missing", "score questions without a prediction as empty answers")
+    .option("--allow-unknown", "leave out (and report) predictions whose question id is not in the questions file, instead of refusing them")
+    .option("--max-answer-chars <n>", "refuse answers longer than this many characters (a structured answer's JSON)", positiveInteger, DEFAULT_MAX_ANSWER_CHARS)
     .addOption(new Option("--similarity <kind>", "text similarity: encoder (the embedded sentence encoder) or exact (equal texts only)").argParser(oneOf(["encoder", "exact"] as const)).default("encoder"))
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0)
     .option("--validate", "validate the judge instead: perturb the true answers, render them as text, and correlate the judge's scores with the direct ones")
@@ -70,7 +75,7 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
   if (!flags.predictions) throw new UserError("--predictions is required (or --validate to validate the judge)", { field: "--predictions" });
   const judgeSpec = judgeSpecOf(flags);
   const questions = await loadTagQuestions(flags.questions);
-  const predictions = await loadTagPredictions(flags.predictions);
+  const predictions = await loadTagPredictions(flags.predictions, { maxAnswerChars: flags.maxAnswerChars });
   const similarity = similarityOf(flags);
   const opened = await openModelRuntime(flags);
   const progress = createProgress("scoring");
@@ -83,6 +88,7 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
       ...(judgeSpec ? { judge: opened.runtime.model(judgeSpec), judgeSpec } : {}),
       grounded: flags.grounded ?? false,
       allowMissing: flags.allowMissing ?? false,
+      allowUnknown: flags.allowUnknown ?? false,
       ...(similarity ? { match: { similarity } } : {}),
       outDir: flags.out ?? defaultRunPath("score-tag"),
       concurrency: flags.concurrency,
@@ -92,6 +98,8 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
     });
     progress.stop();
     console.log(formatTagSummary(result.summary));
+    const unknown = result.summary.unknownPredictionIds;
+    if (unknown.length > 0) console.log(`\n${unknown.length} prediction(s) answer no question and were left out (first: ${unknown[0]})`);
     if (result.summary.failures.length > 0) {
       console.log(`\n${result.summary.failures.length} failed (first: ${result.summary.failures[0]!.questionId}: ${result.summary.failures[0]!.error})`);
     }

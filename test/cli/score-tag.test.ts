@@ -80,10 +80,10 @@ describe("eqa score-tag", () => {
       assert.equal(metrics["q-colour"], 5, "a structured answer written as a JSON string too");
       assert.equal(metrics["q-times"], 1, "an empty answer scores 1");
       assert.equal(metrics["q-where"], 1, "an unreadable answer is invalid and scores 1");
-      assert.ok(metrics["q-state"]! > 4 && metrics["q-state"]! < 5, "right state, position missing");
+      assert.equal(metrics["q-state"], 3, "right state, position missing: the object is not grounded, the value is right");
 
       const summary = readJson(join(out, "summary.json")) as SummaryShape;
-      assert.deepEqual(summary.counts, { questions: 6, scored: 6, failed: 0, invalid: 2, missingPredictions: 0, structured: 2, extracted: 3, reused: 0 } as SummaryShape["counts"]);
+      assert.deepEqual(summary.counts, { questions: 6, scored: 6, failed: 0, invalid: 2, missingPredictions: 0, unknownPredictions: 0, structured: 2, extracted: 3, reused: 0 } as SummaryShape["counts"]);
       assert.equal(summary.validAnswerRate, 4 / 6);
       assert.equal(summary.config.similarity, "use-lite-en");
       const ungrounded = [5, 5, 5, 5, 1, 1];
@@ -95,8 +95,9 @@ describe("eqa score-tag", () => {
       assert.deepEqual(Object.keys(summary.categories.conditions), ["1", "2"]);
       assert.deepEqual(Object.keys(summary.categories.combined), ["spatiotemporal"]);
       assert.equal(summary.categories.combined.spatiotemporal!.grounded.n, 1);
-      // the empty and the unreadable answer miss their objects (q-times 1, q-where 1); q-state names no position
-      assert.equal(summary.errors.objectFalseNegatives!.answers, 2 / 6);
+      // the empty and the unreadable answer miss their objects (q-times 1, q-where 1); q-state names
+      // no position, so in the grounded match its microwave is not the true one either
+      assert.equal(summary.errors.objectFalseNegatives!.answers, 3 / 6);
       assert.equal(readLines(join(out, "judgements.jsonl")).length, 6);
     } finally {
       await server.close();
@@ -160,6 +161,44 @@ describe("eqa score-tag", () => {
     const r4 = await runCli(["score-tag", "--questions", q, "--validate", "--out", join(home, "o4")], cliEnv(home));
     assert.equal(r4.code, 2);
     assert.match(r4.stderr, /--validate needs a judge/);
+  });
+
+  test("an over-long answer is refused at once naming its record; --max-answer-chars raises the limit", async () => {
+    const home = temporaryDir();
+    const q = writeJson(home, "q.json", questions);
+    const long = predictions().map((p) => (p.question_id === "q-where" ? { ...p, answer: "the knife is in the drawer ".repeat(4000).slice(0, 100_000) } : p));
+    const path = writeJson(home, "long.json", long);
+    const started = performance.now();
+    const refused = await runCli(["score-tag", "--questions", q, "--predictions", path, "--out", join(home, "o1"), "--similarity", "exact"], cliEnv(home));
+    const elapsed = performance.now() - started;
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /long\.json, record 4 \(id q-where\), field "answer"[\s\S]*100000 characters, over the limit of 20000[\s\S]*--max-answer-chars/);
+    const { loadTagPredictions } = await import("../../src/eval/index.js");
+    const t0 = performance.now();
+    await assert.rejects(loadTagPredictions(path), /over the limit/);
+    assert.ok(performance.now() - t0 < 1000, "refused in under a second");
+    assert.ok(elapsed < 20_000, `the CLI took ${elapsed} ms`);
+    const raised = await runCli(["score-tag", "--questions", q, "--predictions", path, "--out", join(home, "o2"), "--similarity", "exact", "--max-answer-chars", "200000"], cliEnv(home));
+    assert.equal(raised.code, 1, raised.stderr); // free text without a judge fails; the length is accepted
+    assert.doesNotMatch(raised.stderr, /over the limit/);
+  });
+
+  test("predictions for unknown question ids are refused (exit 2), or left out and reported with --allow-unknown", async () => {
+    const home = temporaryDir();
+    const q = writeJson(home, "q.json", questions);
+    const structured = questions.map((x) => ({ question_id: x.question_id, answer: x.structured_answer }));
+    const path = writeJson(home, "p.json", [...structured, { question_id: "q-nowhere", answer: "3" }, { question_id: "q-elsewhere", answer: "4" }]);
+    const refused = await runCli(["score-tag", "--questions", q, "--predictions", path, "--out", join(home, "o1"), "--similarity", "exact"], cliEnv(home));
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /p\.json[\s\S]*2 prediction\(s\) answer no question in the questions file \(first: q-nowhere\)[\s\S]*--allow-unknown/);
+    const out = join(home, "o2");
+    const allowed = await runCli(["score-tag", "--questions", q, "--predictions", path, "--out", out, "--similarity", "exact", "--allow-unknown"], cliEnv(home));
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(allowed.stdout, /2 prediction\(s\) answer no question and were left out \(first: q-nowhere\)/);
+    const summary = readJson(join(out, "summary.json")) as { counts: { unknownPredictions: number; scored: number }; unknownPredictionIds: string[] };
+    assert.equal(summary.counts.unknownPredictions, 2);
+    assert.equal(summary.counts.scored, 6);
+    assert.deepEqual(summary.unknownPredictionIds, ["q-nowhere", "q-elsewhere"]);
   });
 
   test("--validate correlates the direct and the judge's scores through a loopback judge", async () => {

