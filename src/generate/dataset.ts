@@ -78,7 +78,7 @@ export function buildTagDataset(inputs: readonly TrajectoryInput[], options: Dat
     forgetWorld(input.log);
   }
   const splits = assignSplits(
-    questions.map((q) => ({ environment: q.environment, stratum: `${q.tags.predicate_types.join("+")}|${q.tags.query_type}|${q.grounded ? "grounded" : "plain"}` })),
+    questions.map((q) => ({ environment: q.environment, trajectory: q.trajectory, stratum: `${q.tags.predicate_types.join("+")}|${q.tags.query_type}|${q.grounded ? "grounded" : "plain"}` })),
     options.seed,
   );
   questions.forEach((q, i) => (q.split = splits[i]!));

@@ -131,8 +131,9 @@ describe("template renderer", () => {
 });
 
 describe("splits", () => {
-  test("70/15/15, stratified, half of validation and test from environments absent from training", () => {
-    const items = Array.from({ length: 2000 }, (_, i) => ({ environment: `env-${i % 40}`, stratum: `s${i % 7}` }));
+  test("70/15/15, stratified, half of validation and test from environments absent from training, no trajectory in two splits", () => {
+    // 400 trajectories of 5 questions, 10 per environment
+    const items = Array.from({ length: 2000 }, (_, i) => ({ environment: `env-${Math.floor(i / 50)}`, trajectory: `t-${Math.floor(i / 5)}`, stratum: `s${(i * 3 + Math.floor(i / 5)) % 7}` }));
     const splits = assignSplits(items, 11);
     const share = (s: string): number => splits.filter((x) => x === s).length / items.length;
     assert.ok(Math.abs(share("train") - 0.7) < 0.02, `train ${share("train")}`);
@@ -150,6 +151,9 @@ describe("splits", () => {
       const train = members.filter((x) => x === "train").length / members.length;
       assert.ok(Math.abs(train - 0.7) < 0.06, `stratum s${s}: train ${train}`);
     }
+    const splitOf = new Map<string, Set<string>>();
+    items.forEach((it, i) => splitOf.set(it.trajectory, new Set([...(splitOf.get(it.trajectory) ?? []), splits[i]!])));
+    assert.ok([...splitOf.values()].every((s) => s.size === 1), "a trajectory's questions share a split");
     assert.deepEqual(assignSplits(items, 11), splits);
   });
 });
