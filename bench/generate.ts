@@ -5,6 +5,9 @@
  *
  *   node --import tsx bench/generate.ts [--source alfred:DIR|sim:DIR] [--per-trajectory 10] [--seed 0]
  *
+ * It also measures what only the whole set shows: the English checker's counts per class
+ * (src/generate/english.ts), and trajectories with questions in more than one split.
+ *
  * Prints one JSON line of figures.
  */
 import { join } from "node:path";
@@ -28,6 +31,8 @@ const dataset = buildTagDataset(inputs, { perTrajectory, seed }, skipped);
 const t2 = performance.now();
 const generateSeconds = (t2 - t1) / 1000;
 const steps = inputs.reduce((s, i) => s + i.log.steps.length, 0);
+const splitsOf = new Map<string, Set<string>>();
+for (const q of dataset.questions) splitsOf.set(q.trajectory, new Set([...(splitsOf.get(q.trajectory) ?? []), q.split]));
 console.log(
   JSON.stringify({
     benchmark: "tag-generate-template",
@@ -37,6 +42,10 @@ console.log(
     steps,
     questions: dataset.stats.questions,
     grounded: dataset.stats.grounded,
+    splits: dataset.stats.splits,
+    trajectoriesInSeveralSplits: [...splitsOf.values()].filter((x) => x.size > 1).length,
+    englishTexts: dataset.stats.english.texts,
+    english: dataset.stats.english.counts,
     loadSeconds: Math.round(t1 - t0) / 1000,
     generateSeconds: Math.round(generateSeconds * 1000) / 1000,
     pairsPerSecond: Math.round((dataset.stats.questions / generateSeconds) * 10) / 10,

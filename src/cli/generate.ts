@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { buildTagDataset, loadTrajectorySource, rewriteQuestions, writeTagDataset } from "../generate/index.js";
+import { buildTagDataset, checkEnglishSet, loadTrajectorySource, rewriteQuestions, writeTagDataset } from "../generate/index.js";
 import { RunDirectory } from "../store/index.js";
 import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
@@ -44,6 +44,7 @@ export function generateCommand(): Command {
         });
         progress.stop();
         dataset.stats.renderer = { name: spec.name, rewritten: summary.rewritten, keptTemplate: summary.keptTemplate, prompts: summary.prompts };
+        dataset.stats.english = checkEnglishSet(dataset.questions);
         await writeTagDataset(run, dataset, skipped);
         console.log(`${summary.rewritten} texts rewritten by ${spec.name}, ${summary.keptTemplate} kept their template text${summary.reused > 0 ? ` (${summary.reused} from an earlier run)` : ""}`);
       } finally {
@@ -54,6 +55,7 @@ export function generateCommand(): Command {
     const s = dataset.stats;
     console.log(`${s.questions} questions from ${s.trajectories} trajectories (${s.skipped} skipped), ${s.grounded} with a grounded form`);
     console.log(`splits: train ${s.splits.train}, validation ${s.splits.validation}, test ${s.splits.test} (unseen environments: ${s.unseenQuestions.validation} validation, ${s.unseenQuestions.test} test)`);
+    console.log(`English check of ${s.english.texts} texts: ${Object.entries(s.english.counts).map(([k, n]) => `${k} ${n}`).join(", ")}`);
     console.log(`wrote ${run.path}/{questions.json,stats.json,skipped.json}`);
     // skipped trajectory files are failed items: listed, the others done
     process.exitCode = skipped.length > 0 ? 1 : 0;

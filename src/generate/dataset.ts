@@ -7,6 +7,7 @@ import { generatePrograms, type GeneratedProgram } from "./generate.js";
 import { predicateTypes, queryKey, type EventRef } from "./program.js";
 import { renderAnswer, renderQuestion, structuredQuestion, type EventTotals } from "./render.js";
 import { assignSplits } from "./split.js";
+import { checkEnglishSet, type EnglishIssue } from "./english.js";
 import { forgetWorld, worldOf } from "./execute.js";
 import type { RunDirectory } from "../store/index.js";
 
@@ -52,6 +53,8 @@ export interface TagDatasetStats {
   conditionsPerQuestion: Record<string, number>;
   ambiguous: number;
   grounded: number;
+  /** The English checker over every question and answer text (src/generate/english.ts): texts with each issue. */
+  english: { texts: number; counts: Record<EnglishIssue, number>; examples: Record<EnglishIssue, string[]> };
   /** How the texts were written: the template renderer, or a model (with what it rewrote). */
   renderer: { name: string; rewritten?: number; keptTemplate?: number; prompts?: Record<string, string> };
 }
@@ -143,6 +146,7 @@ export function datasetStats(questions: readonly TagQuestion[], trajectories: nu
     conditionsPerQuestion: {},
     ambiguous: 0,
     grounded: 0,
+    english: checkEnglishSet(questions),
     renderer: { name: "template" },
   };
   const trainEnvironments = new Set(questions.filter((q) => q.split === "train").map((q) => q.environment));

@@ -32,7 +32,8 @@
  * answer depends on it, and `executeProgram` treats it as not matching.
  */
 import type { AnswerGroup, StructuredAnswer, StructuredObject, TagCondition, TagProgram, TrajectoryLog, TrajectoryObject, TrajectoryStateName } from "../data/index.js";
-import { ANY_OBJECT, GROUNDING_TOLERANCE, momentEvents, referenceType, type PropertyKey } from "./program.js";
+import { ANY_OBJECT, GROUNDING_TOLERANCE, momentEvents, propertyOf, referenceType, type PropertyKey } from "./program.js";
+import { caption } from "./phrases.js";
 import { coordinates, relationPhrase, stateWord, words } from "./phrases.js";
 import { TrajectoryWorld, type Vec3 } from "./world.js";
 
@@ -230,7 +231,7 @@ class Execution {
   private conditionTruth(c: TagCondition, o: TrajectoryObject, refs: readonly TrajectoryObject[], t: number): Truth {
     switch (c.type) {
       case "property": {
-        const value = o.properties[c.key as PropertyKey];
+        const value = propertyOf(o, c.key as PropertyKey);
         if (value === undefined) return UNKNOWN;
         return value.toLowerCase() === String(c.args[0]).toLowerCase() ? TRUE : FALSE;
       }
@@ -306,8 +307,7 @@ class Execution {
   }
 
   private describe(o: TrajectoryObject, step: number): StructuredObject {
-    const caption = [o.properties.colour, o.properties.material].filter((v) => v !== undefined).join(" ");
-    return { type: o.type, caption: caption === "" ? null : caption, position: this.world.groundedPositionNear(o.id, step) };
+    return { type: o.type, caption: caption(o.type, [propertyOf(o, "colour"), propertyOf(o, "material")]), position: this.world.groundedPositionNear(o.id, step) };
   }
 
   private queryValue(o: TrajectoryObject, step: number): string | null {
@@ -322,7 +322,7 @@ class Execution {
         return stateWord(modifier as TrajectoryStateName, value);
       }
       case "getProperty": {
-        const value = o.properties[modifier as PropertyKey];
+        const value = propertyOf(o, modifier as PropertyKey);
         if (value === undefined) this.unknown = true;
         return value ?? null;
       }

@@ -8,7 +8,7 @@
 import { canonicalJson, randomInt, seededRandom, sha256Hex, type Random } from "../core/index.js";
 import type { StructuredAnswer, TagCondition, TagPredicateType, TagProgram, TagQueryType, TrajectoryLog, TrajectoryObject, TrajectoryStateName } from "../data/index.js";
 import { executeProgramDetailed, momentWindow, positionKeysAt, worldOf, type ExecutionResult } from "./execute.js";
-import { ANY_OBJECT, isBannedPair, isDiverse, MOMENT_KEYS, PROPERTY_KEYS, type PropertyKey } from "./program.js";
+import { ANY_OBJECT, isBannedPair, isDiverse, MOMENT_KEYS, PROPERTY_KEYS, propertyOf, type PropertyKey } from "./program.js";
 import { structuredQuestion } from "./render.js";
 import type { TrajectoryWorld } from "./world.js";
 
@@ -206,14 +206,14 @@ function sampleQuery(world: TrajectoryWorld, query: TagQueryType, random: Random
 }
 
 function knownProperties(o: TrajectoryObject): PropertyKey[] {
-  return PROPERTY_KEYS.filter((k) => o.properties[k] !== undefined);
+  return PROPERTY_KEYS.filter((k) => propertyOf(o, k) !== undefined);
 }
 
 function sampleCondition(world: TrajectoryWorld, kind: TagPredicateType, o: TrajectoryObject, t: number, head: QueryHead, random: Random): TagCondition | null {
   switch (kind) {
     case "property": {
       const key = pick(knownProperties(o).filter((k) => !(head.modifier === k)), random);
-      return key ? { type: "property", key, args: [o.properties[key]!] } : null;
+      return key ? { type: "property", key, args: [propertyOf(o, key)!] } : null;
     }
     case "state": {
       const states = o.states.filter((s) => s !== head.modifier && world.state(o.id, t)?.states[s] !== undefined);

@@ -6,16 +6,54 @@ export function coordinates(p: readonly number[] | null | undefined): string {
   return p ? ` (x=${p[0]}, y=${p[1]}, z=${p[2]})` : "";
 }
 
+/** Type names whose words are not marked by case ("Glassbottle"). */
+const SPLIT_WORDS: Record<string, string> = { glassbottle: "glass bottle" };
+
 export function words(type: string): string {
-  return type.replace(/[_-]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+  const w = type.replace(/[_-]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+  // AI2-THOR's "PotatoSliced" is a slice of potato
+  return w.split(" ").map((x) => SPLIT_WORDS[x] ?? x).join(" ").replace(/ sliced$/, " slice");
 }
 
+/** Nouns whose plural no rule gives (the last word of a type is its head noun). */
+const IRREGULAR_PLURALS: Record<string, string> = {
+  knife: "knives",
+  butterknife: "butterknives",
+  shelf: "shelves",
+  leaf: "leaves",
+  loaf: "loaves",
+  tomato: "tomatoes",
+  potato: "potatoes",
+  person: "people",
+  child: "children",
+  foot: "feet",
+  tooth: "teeth",
+  mouse: "mice",
+  scissors: "scissors",
+  boots: "boots",
+  glasses: "glasses",
+  clothes: "clothes",
+};
+
+/** The plural of a type's words: the head (last) word inflected, irregular nouns from a table. */
 export function plural(type: string): string {
   const w = words(type);
-  if (/(s|x|z|ch|sh)$/.test(w)) return `${w}es`;
-  if (/[^aeiou]y$/.test(w)) return `${w.slice(0, -1)}ies`;
-  if (/knife$/.test(w)) return `${w.slice(0, -4)}knives`;
-  return `${w}s`;
+  const space = w.lastIndexOf(" ");
+  const head = w.slice(space + 1);
+  const before = w.slice(0, space + 1);
+  const irregular = IRREGULAR_PLURALS[head];
+  if (irregular) return before + irregular;
+  if (/(s|x|z|ch|sh)$/.test(head)) return `${before}${head}es`;
+  if (/[^aeiou]y$/.test(head)) return `${before}${head.slice(0, -1)}ies`;
+  if (/[^aeiou]o$/.test(head)) return `${before}${head}es`;
+  return `${before}${head}s`;
+}
+
+/** An object's caption from its colour and material, leaving out words its type already says ("soap bar", not "soap soap bar"). */
+export function caption(type: string, adjectives: readonly (string | undefined)[]): string | null {
+  const said = new Set(words(type).split(" "));
+  const kept = adjectives.filter((a): a is string => a !== undefined && a !== "" && !a.toLowerCase().split(" ").every((x) => said.has(x)));
+  return kept.length === 0 ? null : kept.join(" ");
 }
 
 export function withArticle(phrase: string): string {

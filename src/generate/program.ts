@@ -50,6 +50,16 @@ export const GROUNDING_TOLERANCE = 0.75;
 
 export const PROPERTY_KEYS = ["colour", "material", "use"] as const;
 export type PropertyKey = (typeof PROPERTY_KEYS)[number];
+
+/** Values a catalogue gives as a material that are not one ("food" says what an egg is, not what it is made of). */
+const NOT_MATERIALS = new Set(["food"]);
+
+/** An object's property as questions may use it: undefined when unknown or not a property of that kind. */
+export function propertyOf(o: { properties: Partial<Record<PropertyKey, string>> }, key: PropertyKey): string | undefined {
+  const value = o.properties[key];
+  if (value === undefined || (key === "material" && NOT_MATERIALS.has(value.toLowerCase()))) return undefined;
+  return value;
+}
 export const LOCATION_KEYS = ["on", "inside", "same_on", "same_inside", "above", "under"] as const;
 export type LocationKey = (typeof LOCATION_KEYS)[number];
 export const POSITION_KEYS = ["in_front_of", "behind", "left_of", "right_of"] as const;

@@ -30,12 +30,14 @@ function nounPhrase(program: TagProgram, totals: EventTotals, plural: boolean): 
   const moments: string[] = [];
   let fromView = false;
   const be = (past: boolean): string => (plural ? (past ? "were" : "are") : past ? "was" : "is");
-  const past = program.filters.some((c) => c.type === "moment");
+  // a moment, or counting what was done, puts the whole question in the past
+  const past = program.filters.some((c) => c.type === "moment") || program.query.type === "countTimes";
+  const said = new Set(words(program.target).split(" "));
   for (const c of program.filters) {
     switch (c.type) {
       case "property":
         if (c.key === "use") after.push(usePhrase(String(c.args[0])));
-        else adjectives.push(String(c.args[0]));
+        else if (!String(c.args[0]).toLowerCase().split(" ").every((x) => said.has(x))) adjectives.push(String(c.args[0]));
         break;
       case "state":
         after.push(`that ${be(past)} ${stateWord(c.key as TrajectoryStateName, String(c.args[0]) === "true")}`);

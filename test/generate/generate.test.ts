@@ -18,6 +18,8 @@ import {
   type TrajectoryInput,
 } from "../../src/generate/index.js";
 import { kitchenLog } from "./fixtures.js";
+import { caption, plural } from "../../src/generate/phrases.js";
+import { checkEnglish, checkEnglishSet, propertyOf } from "../../src/generate/index.js";
 
 const log = kitchenLog();
 
@@ -179,5 +181,47 @@ describe("datasets", () => {
     assert.equal(a.stats.splits.train + a.stats.splits.validation + a.stats.splits.test, questions.length);
     assert.equal(a.stats.environments, 3);
     assert.ok(a.stats.unseenEnvironments.length >= 1);
+  });
+});
+
+describe("English", () => {
+  test("plurals from the head noun and a table of irregular ones", () => {
+    assert.equal(plural("Knife"), "knives");
+    assert.equal(plural("ButterKnife"), "butter knives");
+    assert.equal(plural("Tomato"), "tomatoes");
+    assert.equal(plural("PotatoSliced"), "potato slices");
+    assert.equal(plural("Glassbottle"), "glass bottles");
+    assert.equal(plural("Box"), "boxes");
+    assert.equal(plural("Shelf"), "shelves");
+    assert.equal(plural("Cup"), "cups");
+  });
+
+  test("captions leave out what the type says; food is not a material", () => {
+    assert.equal(caption("SoapBar", [undefined, "soap"]), null);
+    assert.equal(caption("PaperTowelRoll", ["white", "paper"]), "white");
+    assert.equal(caption("Mug", ["red", "ceramic"]), "red ceramic");
+    assert.equal(propertyOf({ properties: { material: "food" } }, "material"), undefined);
+    assert.equal(propertyOf({ properties: { material: "glass" } }, "material"), "glass");
+  });
+
+  test("the checker flags each class, and passes good text", () => {
+    assert.deepEqual(checkEnglish("How many kknives are there?"), ["plural"]);
+    assert.deepEqual(checkEnglish("How many tomatos are there?"), ["plural"]);
+    assert.deepEqual(checkEnglish("There is 1: a soap soap bar (x=1, y=1, z=1)."), ["doubled-word"]);
+    assert.deepEqual(checkEnglish("A food egg (x=1, y=0, z=2)."), ["food-material"]);
+    assert.deepEqual(checkEnglish("What is the egg made of? Food."), ["food-material"]);
+    assert.deepEqual(checkEnglish("How many times did you open the fridge that is open?", { question: true }), ["tense"]);
+    assert.deepEqual(checkEnglish("What objects are there used for holding food before you opened the fridge?", { question: true }), ["tense"]);
+    assert.deepEqual(checkEnglish("What objects were there used for holding food before you opened the fridge?", { question: true }), []);
+    assert.deepEqual(checkEnglish("How many knives are there on the countertop (x=1, y=1, z=1)?", { question: true }), []);
+  });
+
+  test("a generated set has no English issue, and its stats report the checker's counts", () => {
+    const dataset = buildTagDataset(inputs(), { perTrajectory: 12, seed: 3 });
+    assert.deepEqual(dataset.stats.english.counts, { plural: 0, "doubled-word": 0, "food-material": 0, tense: 0 });
+    assert.equal(dataset.stats.english.texts, checkEnglishSet(dataset.questions).texts);
+    const splitOf = new Map<string, Set<string>>();
+    for (const q of dataset.questions) splitOf.set(q.trajectory, new Set([...(splitOf.get(q.trajectory) ?? []), q.split]));
+    assert.ok([...splitOf.values()].every((s) => s.size === 1), "no trajectory in two splits");
   });
 });
