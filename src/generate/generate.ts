@@ -65,7 +65,7 @@ export function generatePrograms(log: TrajectoryLog, options: ProgramOptions): G
   for (let i = 0; i < attempts && kept.length < options.perTrajectory; i++) {
     const program = sampleProgram(world, random, (q) => (perQuery.get(q) ?? 0) < cap, perPredicate);
     if (!program) continue;
-    const key = structuredQuestion(program);
+    const key = canonicalProgramKey(program);
     if (seen.has(key)) continue;
     seen.add(key);
     const accepted = acceptProgram(program, log, random, maxGroups);
@@ -75,6 +75,11 @@ export function generatePrograms(log: TrajectoryLog, options: ProgramOptions): G
     for (const c of program.filters) perPredicate.set(c.type, (perPredicate.get(c.type) ?? 0) + 1);
   }
   return kept;
+}
+
+/** A program's identity for the diversity check: its filters in a canonical order, so that programs differing only in that order are one. */
+export function canonicalProgramKey(program: TagProgram): string {
+  return structuredQuestion({ ...program, filters: [...program.filters].sort((a, b) => canonicalJson(a).localeCompare(canonicalJson(b))) });
 }
 
 /** The checks of section 3 on one candidate; its grounded form when it is ambiguous. */

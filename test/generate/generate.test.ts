@@ -19,7 +19,7 @@ import {
 } from "../../src/generate/index.js";
 import { kitchenLog } from "./fixtures.js";
 import { caption, plural } from "../../src/generate/phrases.js";
-import { checkEnglish, checkEnglishSet, propertyOf } from "../../src/generate/index.js";
+import { canonicalProgramKey, checkEnglish, checkEnglishSet, propertyOf } from "../../src/generate/index.js";
 
 const log = kitchenLog();
 
@@ -223,5 +223,14 @@ describe("English", () => {
     const splitOf = new Map<string, Set<string>>();
     for (const q of dataset.questions) splitOf.set(q.trajectory, new Set([...(splitOf.get(q.trajectory) ?? []), q.split]));
     assert.ok([...splitOf.values()].every((s) => s.size === 1), "no trajectory in two splits");
+  });
+});
+
+describe("duplicates", () => {
+  test("programs differing only in the order of their filters have one key", () => {
+    const a: TagProgram = { target: "cup", filters: [{ type: "property", key: "colour", args: ["red"] }, { type: "location", key: "on", args: ["countertop"] }], query: { type: "countObjects", modifier: null } };
+    const b: TagProgram = { ...a, filters: [...a.filters].reverse() };
+    assert.equal(canonicalProgramKey(a), canonicalProgramKey(b));
+    assert.notEqual(canonicalProgramKey(a), canonicalProgramKey({ ...a, filters: [a.filters[0]!] }));
   });
 });
