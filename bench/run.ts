@@ -29,6 +29,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   memory: () => memoryBenchmark({ quick }),
   sim: async () => jsonScript("./sim.ts", quick ? ["--frames", "60"] : []),
   explore: async () => jsonScript("./explore.ts", quick ? ["--seeds", "0"] : []),
+  coverage: async () => jsonScript("./explore-coverage.ts", quick ? ["--seeds", "5-6"] : []),
   hungarian: async () => jsonScript("./hungarian.ts", quick ? ["--matrices", "2", "--repeats", "3"] : []),
   alfred: async () => jsonScript("./alfred.ts", quick ? ["--rounds", "1"] : []),
   generate: async () => jsonScript("./generate.ts", quick ? ["--per-trajectory", "2"] : []),
