@@ -203,6 +203,11 @@ export function runCost(parts: readonly RoleUsage[], env: NodeJS.ProcessEnv = pr
     thinkingTokens: usage.thinkingTokens ?? 0,
     dollars: scaled(costOf(model, usage, env), priceFactor ?? 1),
   }));
+  return costSection(roles, priceSources(env));
+}
+
+/** The cost section of `roles`: their total, and the models without a price (the total's dollars are then null). */
+function costSection(roles: RoleCost[], prices: string[]): RunCost {
   const unpriced = [...new Set(roles.filter((r) => r.dollars === null).map((r) => r.model))];
   const sum = (field: "calls" | "cacheHits" | "promptTokens" | "completionTokens" | "thinkingTokens"): number => roles.reduce((total, r) => total + r[field], 0);
   return {
@@ -216,28 +221,13 @@ export function runCost(parts: readonly RoleUsage[], env: NodeJS.ProcessEnv = pr
       dollars: unpriced.length > 0 ? null : roundDollars(roles.reduce((total, r) => total + (r.dollars ?? 0), 0)),
     },
     unpriced,
-    prices: priceSources(env),
+    prices,
   };
 }
 
 /** Two cost sections as one (a run's stages written apart, e.g. an exploration and its judging). */
 export function joinRunCosts(a: RunCost, b: RunCost): RunCost {
-  const roles = [...a.roles, ...b.roles];
-  const unpriced = [...new Set([...a.unpriced, ...b.unpriced])];
-  const sum = (field: "calls" | "cacheHits" | "promptTokens" | "completionTokens" | "thinkingTokens"): number => a.total[field] + b.total[field];
-  return {
-    roles,
-    total: {
-      calls: sum("calls"),
-      cacheHits: sum("cacheHits"),
-      promptTokens: sum("promptTokens"),
-      completionTokens: sum("completionTokens"),
-      thinkingTokens: sum("thinkingTokens"),
-      dollars: a.total.dollars === null || b.total.dollars === null ? null : roundDollars(a.total.dollars + b.total.dollars),
-    },
-    unpriced,
-    prices: [...new Set([...a.prices, ...b.prices])],
-  };
+  return costSection([...a.roles, ...b.roles], [...new Set([...a.prices, ...b.prices])]);
 }
 
 /** Dollars for people: `$0.000468`, `$0.0123`, `$123.46`, or `n/a` without a price. */
