@@ -44,6 +44,8 @@ const familySchema = z.object({
   /** any; not-with-temperature: one of the two per request; rejected: never sent. */
   topP: z.enum(["any", "not-with-temperature", "rejected"]),
   stop: z.boolean(),
+  /** Whether the model returns log-probabilities of its tokens (`logprobs` is sent only then). */
+  logprobs: z.boolean(),
   thinking: thinkingSchema,
   images: imageLimitsSchema,
 });
@@ -65,6 +67,7 @@ export const MODEL_OPTION_KEYS = [
   "temperature_support",
   "top_p_support",
   "stop_support",
+  "logprobs_support",
   "reasoning_effort",
   "thinking_budget",
   "thinking_headroom",
@@ -107,6 +110,7 @@ export function modelProfile(protocol: ModelFamily["protocol"], model: string, o
   if (options.temperature_support !== undefined) profile.temperature = oneOf(options.temperature_support, ["any", "default-only"], at("temperature_support"));
   if (options.top_p_support !== undefined) profile.topP = oneOf(options.top_p_support, ["any", "not-with-temperature", "rejected"], at("top_p_support"));
   if (options.stop_support !== undefined) profile.stop = oneOf(options.stop_support, ["true", "false"], at("stop_support")) === "true";
+  if (options.logprobs_support !== undefined) profile.logprobs = oneOf(options.logprobs_support, ["true", "false"], at("logprobs_support")) === "true";
   if (options.reasoning_effort !== undefined) profile.reasoningEffort = options.reasoning_effort;
   if (options.thinking_budget !== undefined) profile.thinkingBudget = count(options.thinking_budget, at("thinking_budget"));
   if (options.thinking_headroom !== undefined) profile.thinking.headroomTokens = count(options.thinking_headroom, at("thinking_headroom"));
@@ -175,6 +179,10 @@ export function adaptRequest(profile: ModelProfile, request: ChatRequest, budget
   if (thinking?.kind === "anthropic-budget" || thinking?.kind === "anthropic-adaptive") {
     dropTemperature("Claude takes no temperature while thinking");
     if (adapted.topP !== undefined && adapted.topP < 0.95) dropTopP("Claude takes top_p of 0.95 or more while thinking");
+  }
+  if (!profile.logprobs && adapted.logprobs !== undefined) {
+    deviations.push(`logprobs not sent: ${profile.id} models return none`);
+    delete adapted.logprobs;
   }
   if (!profile.stop && adapted.stop !== undefined) {
     deviations.push(`stop sequences ${JSON.stringify(adapted.stop)} not sent: ${profile.id} models refuse them`);

@@ -1,4 +1,5 @@
 export * from "./types.js";
+export * from "./logprobs.js";
 export * from "./errors.js";
 export * from "./names.js";
 export * from "./scheduler.js";

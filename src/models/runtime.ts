@@ -33,6 +33,7 @@ export const cachedReplySchema = z.object({
   promptTokens: z.number(),
   completionTokens: z.number(),
   thinkingTokens: z.number().optional(),
+  tokenLogprobs: z.array(z.object({ token: z.string(), logprob: z.number(), top: z.array(z.object({ token: z.string(), logprob: z.number() })) })).optional(),
 });
 
 /**
@@ -168,7 +169,8 @@ class ScheduledModel implements ChatModel {
     const usage = { promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, thinkingTokens: reply.thinkingTokens ?? 0, ...call };
     this.usage.record(this.name, usage);
     const toolCalls = reply.toolCalls && reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {};
-    return { text: reply.texts[0] ?? null, texts: reply.texts, finishReason: reply.finishReason, usage, ...toolCalls };
+    const logprobs = reply.tokenLogprobs ? { tokenLogprobs: reply.tokenLogprobs } : {};
+    return { text: reply.texts[0] ?? null, texts: reply.texts, finishReason: reply.finishReason, usage, ...toolCalls, ...logprobs };
   }
 }
 

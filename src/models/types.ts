@@ -48,6 +48,19 @@ export interface GenerationParams {
   tools?: ToolDefinition[];
   /** Whether the model may (auto), must (required) or must not (none) call a tool. */
   toolChoice?: "auto" | "required" | "none";
+  /**
+   * Ask for the log-probability of each token of the reply, with this many most likely
+   * alternatives at each position (0: the chosen tokens' only). Not sent to families that
+   * return none (Anthropic, OpenAI's reasoning models): a recorded deviation.
+   */
+  logprobs?: number;
+}
+
+/** One token of a reply with its log-probability, and the most likely tokens at its position (when asked for). */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  top: { token: string; logprob: number }[];
 }
 
 export interface ChatRequest extends GenerationParams {
@@ -88,6 +101,8 @@ export interface ChatResponse {
   usage: CallUsage;
   /** The first choice's tool calls, when the model made some. */
   toolCalls?: ToolCall[];
+  /** The first choice's tokens with their log-probabilities, when asked for (`logprobs`) and returned. */
+  tokenLogprobs?: TokenLogprob[];
 }
 
 /** The one interface every model call goes through. */
@@ -112,6 +127,8 @@ export interface ProviderReply {
   completionTokens: number;
   /** Of completionTokens, those spent thinking, where the provider says. */
   thinkingTokens?: number;
+  /** The first choice's tokens with their log-probabilities, when returned. */
+  tokenLogprobs?: TokenLogprob[];
 }
 
 /** One provider's wire protocol: a single attempt, no retries (the scheduler retries). */

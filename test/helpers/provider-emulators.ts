@@ -29,12 +29,15 @@ function refusal(family: EmulatedFamily, body: Body): string | undefined {
       if ("temperature" in body && body.temperature !== 1) return "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.";
       if ("top_p" in body) return "Unsupported parameter: 'top_p' is not supported with this model.";
       if ("stop" in body) return "Unsupported parameter: 'stop' is not supported with this model.";
+      if ("logprobs" in body || "top_logprobs" in body) return "Unsupported parameter: 'logprobs' is not supported with this model.";
       return undefined;
     case "claude-opus-4-7":
+      if ("logprobs" in body) return "logprobs: Extra inputs are not permitted";
       if ("temperature" in body && body.temperature !== 1) return "`temperature` is deprecated for this model.";
       if ("top_p" in body) return "`top_p` is deprecated for this model.";
       return undefined;
     case "claude-sonnet-4-5":
+      if ("logprobs" in body) return "logprobs: Extra inputs are not permitted";
       return "temperature" in body && "top_p" in body ? "`temperature` and `top_p` cannot both be specified for this model. Please use only one." : undefined;
     case "gemini-2.5-flash":
       return undefined;

@@ -1,11 +1,13 @@
 import { z } from "zod";
 import type { ModelSpec } from "../names.js";
 import type { AdaptedRequest } from "../families.js";
-import type { ChatMessage, ContentPart, ProviderClient, ProviderReply, ReplyStatus } from "../types.js";
+import type { ChatMessage, ContentPart, ProviderClient, ProviderReply, ReplyStatus, TokenLogprob } from "../types.js";
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
 import { plainText } from "../messages.js";
 import { parseToolArguments, withToolCalls } from "../tools.js";
+
+const logprobCandidate = z.object({ token: z.string().optional(), logProbability: z.number().optional() }).loose();
 
 const replySchema = z.object({
   candidates: z.array(
@@ -14,6 +16,10 @@ const replySchema = z.object({
         parts: z.array(z.object({ text: z.string().optional(), thought: z.boolean().optional(), thoughtSignature: z.string().optional(), functionCall: z.object({ name: z.string(), args: z.unknown().optional() }).loose().optional() }).loose()).optional(),
       }).loose().optional(),
       finishReason: z.string().optional(),
+      logprobsResult: z.object({
+        chosenCandidates: z.array(logprobCandidate).optional(),
+        topCandidates: z.array(z.object({ candidates: z.array(logprobCandidate).optional() }).loose()).optional(),
+      }).loose().optional(),
     }).loose(),
   ).optional(),
   promptFeedback: z.object({ blockReason: z.string().optional() }).loose().optional(),
@@ -42,6 +48,7 @@ export class GeminiClient implements ProviderClient {
       p.functionCall ? [{ id: `call_${i}`, name: p.functionCall.name, arguments: parseToolArguments(p.functionCall.args), ...(p.thoughtSignature ? { signature: p.thoughtSignature } : {}) }] : [],
     );
     const blockReason = parsed.data.promptFeedback?.blockReason;
+    const logprobs = candidates[0]?.logprobsResult;
     return {
       texts: candidates.length > 0 ? candidates.map((c) => candidateText(c.content?.parts)) : [null],
       ...withToolCalls(calls),
@@ -51,6 +58,7 @@ export class GeminiClient implements ProviderClient {
       // thoughts are billed as output but counted apart from the candidates
       completionTokens: (parsed.data.usageMetadata?.candidatesTokenCount ?? 0) + (parsed.data.usageMetadata?.thoughtsTokenCount ?? 0),
       thinkingTokens: parsed.data.usageMetadata?.thoughtsTokenCount ?? 0,
+      ...(logprobs?.chosenCandidates ? { tokenLogprobs: geminiLogprobs(logprobs.chosenCandidates, logprobs.topCandidates ?? []) } : {}),
     };
   }
 
@@ -66,6 +74,7 @@ export class GeminiClient implements ProviderClient {
       ...(request.responseFormat === "json" ? { responseMimeType: "application/json" } : {}),
       ...(thinking?.kind === "gemini-budget" ? { thinkingConfig: { thinkingBudget: thinking.budgetTokens } } : {}),
       ...(thinking?.kind === "gemini-level" ? { thinkingConfig: { thinkingLevel: thinking.level } } : {}),
+      ...(request.logprobs !== undefined ? { responseLogprobs: true, ...(request.logprobs > 0 ? { logprobs: request.logprobs } : {}) } : {}),
     };
     return {
       contents: mergeFunctionResponses(request.messages.filter((m) => m.role !== "system").map(toGeminiContent)),
@@ -77,6 +86,15 @@ export class GeminiClient implements ProviderClient {
       ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
     };
   }
+}
+
+/** Gemini's chosen tokens, each with the top candidates at its position. */
+function geminiLogprobs(chosen: z.infer<typeof logprobCandidate>[], top: { candidates?: z.infer<typeof logprobCandidate>[] | undefined }[]): TokenLogprob[] {
+  return chosen.map((c, i) => ({
+    token: c.token ?? "",
+    logprob: c.logProbability ?? 0,
+    top: (top[i]?.candidates ?? []).map((a) => ({ token: a.token ?? "", logprob: a.logProbability ?? 0 })),
+  }));
 }
 
 const GEMINI_TOOL_MODE = { auto: "AUTO", required: "ANY", none: "NONE" } as const;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ModelSpec } from "../names.js";
 import type { AdaptedRequest } from "../families.js";
-import type { ChatMessage, ProviderClient, ProviderReply, ReplyStatus } from "../types.js";
+import type { ChatMessage, ProviderClient, ProviderReply, ReplyStatus, TokenLogprob } from "../types.js";
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
 import { plainText } from "../messages.js";
@@ -16,6 +16,9 @@ const completionSchema = z.object({
         tool_calls: z.array(z.object({ id: z.string().optional(), function: z.object({ name: z.string(), arguments: z.unknown().optional() }).loose() }).loose()).nullable().optional(),
       }).loose(),
       finish_reason: z.string().nullable().optional(),
+      logprobs: z.object({
+        content: z.array(z.object({ token: z.string(), logprob: z.number(), top_logprobs: z.array(z.object({ token: z.string(), logprob: z.number() }).loose()).optional() }).loose()).nullable().optional(),
+      }).loose().nullable().optional(),
     }).loose(),
   ).min(1),
   usage: z.object({
@@ -43,6 +46,7 @@ export class OpenAiClient implements ProviderClient {
     const { choices, usage } = parsed.data;
     const calls = (choices[0]?.message.tool_calls ?? []).map((c, i) => ({ id: c.id ?? `call_${i}`, name: c.function.name, arguments: parseToolArguments(c.function.arguments) }));
     const reasoningTokens = usage?.completion_tokens_details?.reasoning_tokens ?? 0;
+    const logprobs = choices[0]?.logprobs?.content;
     return {
       texts: choices.map((c) => c.message.content ?? null),
       ...withToolCalls(calls),
@@ -52,6 +56,7 @@ export class OpenAiClient implements ProviderClient {
       // completion_tokens already holds the reasoning tokens
       completionTokens: usage?.completion_tokens ?? 0,
       thinkingTokens: reasoningTokens,
+      ...(logprobs ? { tokenLogprobs: logprobs.map((t): TokenLogprob => ({ token: t.token, logprob: t.logprob, top: (t.top_logprobs ?? []).map((a) => ({ token: a.token, logprob: a.logprob })) })) } : {}),
     };
   }
 
@@ -72,6 +77,7 @@ export class OpenAiClient implements ProviderClient {
         ? { tools: request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })) }
         : {}),
       ...(request.toolChoice !== undefined ? { tool_choice: request.toolChoice } : {}),
+      ...(request.logprobs !== undefined ? { logprobs: true, ...(request.logprobs > 0 ? { top_logprobs: request.logprobs } : {}) } : {}),
     };
   }
 }
