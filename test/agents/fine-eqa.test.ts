@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
-import { EXPRESS_REGIONS, exploreFineEqa, habitatSceneFile, loadActiveEpisodes, parseAnswerReply, parseRegionReply, parseStopReply, parseViewRegionReply, reachableCoverage } from "../../src/agents/index.js";
+import { EXPRESS_REGIONS, exploreFineEqa, habitatSceneFile, loadActiveEpisodes, parseAnswerReply, parseRegionReply, parseStatedConfidence, parseStopReply, parseViewRegionReply, reachableCoverage, readStopCheck } from "../../src/agents/index.js";
 import { KNOWN_DATASETS } from "../../src/data/index.js";
 import { ModelRuntime, resolveModel } from "../../src/models/index.js";
 import { HouseholdEnvironment } from "../../src/sim/index.js";
@@ -218,6 +218,40 @@ describe("the Fine-EQA loop against a scripted VLM", () => {
         assert.equal(result.stop, "answered");
       },
     );
+  });
+});
+
+describe("the stop check's confidence", () => {
+  test("every step records P(yes) from the reply's log-probabilities, which the stop check asks for", async () => {
+    const stopReply = (p: number) => {
+      const reply = openAiReply("No");
+      const choice = (reply.body as { choices: Record<string, unknown>[] }).choices[0] as Record<string, unknown>;
+      choice.logprobs = { content: [{ token: "No", logprob: Math.log(1 - p), top_logprobs: [{ token: "No", logprob: Math.log(1 - p) }, { token: "Yes", logprob: Math.log(p) }] }] };
+      return reply;
+    };
+    let stops = 0;
+    await withModelServer(
+      (request) => (kind(sent(request)) === "stop" ? stopReply([0.1, 0.25, 0.4][stops++] ?? 0.5) : openAiReply("no")),
+      async (server) => {
+        const env = HouseholdEnvironment.fromSeed(0, { width: 48, height: 36, masks: false });
+        const result = await exploreFineEqa(env, model(server.url), { question: QUESTION, framesDir: join(temporaryDir(), "frames"), maxSteps: 3, image: { maxSide: 48 } });
+        const stopBodies = server.requests.filter((r) => kind(sent(r)) === "stop").map((r) => r.body as { logprobs?: boolean; top_logprobs?: number });
+        assert.deepEqual(stopBodies.map((b) => [b.logprobs, b.top_logprobs]), [[true, 5], [true, 5], [true, 5]]);
+        assert.deepEqual(result.stopChecks.map((c) => [c.frame, c.yes, c.source]), [[0, false, "logprobs"], [1, false, "logprobs"], [2, false, "logprobs"]]);
+        result.stopChecks.forEach((c, i) => assert.ok(Math.abs((c.confidence ?? NaN) - [0.1, 0.25, 0.4][i]!) < 1e-9, JSON.stringify(c)));
+      },
+    );
+  });
+
+  test("without log-probabilities, a stated confidence; without either, none", () => {
+    assert.equal(parseStatedConfidence("Yes, confidence: 0.8"), 0.8);
+    assert.equal(parseStatedConfidence("No (Confidence 90%)"), 0.9);
+    assert.equal(parseStatedConfidence("yes - 75%"), 0.75);
+    assert.equal(parseStatedConfidence("no"), undefined);
+    assert.equal(parseStatedConfidence("confidence 250"), undefined);
+    assert.deepEqual(readStopCheck({ text: "Yes. Confidence: 0.7" }, 4), { frame: 4, yes: true, confidence: 0.7, source: "stated" });
+    assert.deepEqual(readStopCheck({ text: "No, 80% sure" }, 5), { frame: 5, yes: false, confidence: 1 - 0.8, source: "stated" });
+    assert.deepEqual(readStopCheck({ text: "No" }, 6), { frame: 6, yes: false, confidence: null, source: null });
   });
 });
 

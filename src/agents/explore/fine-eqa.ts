@@ -43,7 +43,7 @@
 import { join } from "node:path";
 import { loadPromptFile } from "../../core/index.js";
 import { FrameFolderWriter, prepareImage, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
-import type { ChatModel, ChatRequest, ContentPart } from "../../models/index.js";
+import { yesProbability, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../../models/index.js";
 import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type SceneBounds } from "../../sim/index.js";
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
 import type { AgentTrace } from "../types.js";
@@ -93,6 +93,24 @@ export interface FineEqaStep {
 
 export type FineEqaStop = "answered" | "budget" | "no_frontier";
 
+/** One stop check: the view it saw, its reading, and the VLM's confidence that the view suffices. */
+export interface FineEqaStopCheck {
+  /** The frame shown. */
+  frame: number;
+  /** Whether the reply read as yes (`parseStopReply`). */
+  yes: boolean;
+  /**
+   * P(yes): from the reply's log-probabilities where the provider returns them (`yesProbability`),
+   * else from a confidence the reply states (`parseStatedConfidence`: c for a yes, 1 − c for a
+   * no); null when there is neither.
+   */
+  confidence: number | null;
+  source: "logprobs" | "stated" | null;
+}
+
+/** Log-probabilities asked of the stop check: the top alternatives at each token. */
+export const STOP_CHECK_LOGPROBS = 5;
+
 export interface FineEqaResult {
   answer: string | null;
   /** `view`: from the latest view after a yes; `blind`: without an image. */
@@ -113,6 +131,8 @@ export interface FineEqaResult {
   /** Step index (into `steps`) of each frame. */
   observedSteps: number[];
   badReplies: { call: string; reply: string | null }[];
+  /** Every stop check, in order (the last is the one for the view the exploration ended on). */
+  stopChecks: FineEqaStopCheck[];
   map: OccupancyMap;
   trace: AgentTrace;
   explorerMs: number;
@@ -151,6 +171,30 @@ export function parseRegionReply(reply: string | null): string[] {
 /** The reference's stop test: "yes" anywhere in the lower-cased reply. */
 export function parseStopReply(reply: string | null): boolean {
   return reply !== null && reply.toLowerCase().includes("yes");
+}
+
+/**
+ * A confidence the reply states, in [0, 1]: a number after "confidence" ("confidence: 0.8",
+ * "Confidence 80%"), else a lone percentage ("yes (90%)"); numbers above 1 are percentages.
+ * Undefined when none is stated or it is out of range.
+ */
+export function parseStatedConfidence(reply: string | null): number | undefined {
+  if (reply === null) return undefined;
+  const match = /confiden(?:ce|t)\D{0,12}?(\d+(?:\.\d+)?)\s*(%?)/i.exec(reply) ?? /(\d+(?:\.\d+)?)\s*(%)/.exec(reply);
+  if (!match) return undefined;
+  const value = Number(match[1]);
+  const share = match[2] === "%" || value > 1 ? value / 100 : value;
+  return share >= 0 && share <= 1 ? share : undefined;
+}
+
+/** A stop check's reading and confidence (see `FineEqaStopCheck`). */
+export function readStopCheck(response: Pick<ChatResponse, "text" | "tokenLogprobs">, frame: number): FineEqaStopCheck {
+  const yes = parseStopReply(response.text);
+  const fromLogprobs = response.tokenLogprobs ? yesProbability(response.tokenLogprobs) : undefined;
+  if (fromLogprobs !== undefined) return { frame, yes, confidence: fromLogprobs, source: "logprobs" };
+  const stated = parseStatedConfidence(response.text);
+  if (stated !== undefined) return { frame, yes, confidence: yes ? stated : 1 - stated, source: "stated" };
+  return { frame, yes, confidence: null, source: null };
 }
 
 /** The reference's answer clean-up: every "A:" removed, then trimmed. */
@@ -211,7 +255,7 @@ function hopAlong(map: OccupancyMap, path: number[], maxM: number): { cell: numb
 /** Fine-EQA's requests, as exploreFineEqa sends them (and `eqa explore --dry-run` counts them). */
 export const fineEqaRequests = {
   regions: (question: string): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.region, `QUESTION: ${question}\nREGION: `),
-  stopCheck: (question: string, image: PreparedImage): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.explore, `QUESTION: ${question}`, image),
+  stopCheck: (question: string, image: PreparedImage): ChatRequest => ({ ...expressPromptRequest(FINE_EQA_PROMPTS.explore, `QUESTION: ${question}`, image), logprobs: STOP_CHECK_LOGPROBS }),
   answer: (question: string, image: PreparedImage): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.answer, `Q: ${question}\nA: `, image),
   viewRegion: (image: PreparedImage): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.viewRegion, "", image, { regions: regionsDictRepr() }),
   blind: (question: string): ChatRequest => expressPromptRequest(FINE_EQA_PROMPTS.blind, question),
@@ -247,12 +291,14 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
   let pathLengthM = 0;
   let pathLengthSteps = 0;
 
-  const call = async (role: string, prompt: string, request: ChatRequest, frames?: number[]): Promise<string | null> => {
+  const stopChecks: FineEqaStopCheck[] = [];
+  const respond = async (role: string, prompt: string, request: ChatRequest, frames?: number[]): Promise<ChatResponse> => {
     pause();
     const response = await tracedCall(trace, vlm, role, prompt, request, frames);
     resume();
-    return response.text;
+    return response;
   };
+  const call = async (role: string, prompt: string, request: ChatRequest, frames?: number[]): Promise<string | null> => (await respond(role, prompt, request, frames)).text;
 
   const regionReply = await call("regions", FINE_EQA_PROMPTS.region, fineEqaRequests.regions(options.question));
   const regions = parseRegionReply(regionReply);
@@ -388,7 +434,9 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     });
     observedSteps.push(steps.length - 1);
     explorationSteps++;
-    const stopReply = await call("stop-check", FINE_EQA_PROMPTS.explore, fineEqaRequests.stopCheck(options.question, image), [frame]);
+    const stopResponse = await respond("stop-check", FINE_EQA_PROMPTS.explore, fineEqaRequests.stopCheck(options.question, image), [frame]);
+    const stopReply = stopResponse.text;
+    stopChecks.push(readStopCheck(stopResponse, frame));
     if (stopReply === null) badReplies.push({ call: "stop-check", reply: stopReply });
     if (parseStopReply(stopReply)) {
       const reply = await call("answer", FINE_EQA_PROMPTS.answer, fineEqaRequests.answer(options.question, image), [frame]);
@@ -461,6 +509,7 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     frames: writer.frames,
     observedSteps,
     badReplies,
+    stopChecks,
     map,
     trace,
     explorerMs: own,

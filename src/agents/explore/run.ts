@@ -294,7 +294,7 @@ async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode
       explorerMsPerStep: r.explorerMsPerStep,
       map: r.map,
       usage: r.trace.usage,
-      details: { regions: r.regions, roundsByRegion: r.roundsByRegion, explorationSteps: r.explorationSteps, budget: r.budget, badReplies: r.badReplies, calls: r.trace.calls },
+      details: { regions: r.regions, roundsByRegion: r.roundsByRegion, explorationSteps: r.explorationSteps, budget: r.budget, badReplies: r.badReplies, stopChecks: r.stopChecks, calls: r.trace.calls },
     };
   }
   const writer = new FrameFolderWriter(framesDir);
