@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { Command, Option } from "commander";
 import { AGENT_NAMES, EXPLORER_NAMES, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, habitatSceneFile, loadActiveEpisodes, planExploration, runExploration, type ActiveEpisode, type AgentName, type ExplorerName, type SceneEnvironment } from "../agents/index.js";
 import { UserError, packageRoot, type Shard } from "../core/index.js";
-import { scoreExploration, useExpressOriginalPrompts, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
+import { scoreExploration, useExpressOriginalPrompts, writeExploreReliability, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { checkPriceFile, describeModel, type ModelSpec } from "../models/index.js";
 import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
@@ -138,7 +138,8 @@ export function exploreCommand(): Command {
         ? await scoreExploration({ runDir: result.runDir, episodes, records: result.records, judge: opened.runtime.model(judgeSpec), judgeSpec, mode: flags.mode, image, onProgress: (done, total, failed) => judging.update(done, total, failed > 0 ? `(${failed} failed)` : "") })
         : undefined;
       judging.stop();
-      const cost = scores ? (await writeExploreScores(result.runDir, result.summary, scores)).cost : result.summary.cost;
+      const withReliability = await writeExploreReliability(result.runDir, result.summary, result.records);
+      const cost = scores ? (await writeExploreScores(result.runDir, withReliability, scores)).cost : result.summary.cost;
       const s = result.summary;
       const m = s.metrics;
       const fmt = (v: number | null, digits = 2): string => (v === null ? "n/a" : v.toFixed(digits));
@@ -147,6 +148,9 @@ export function exploreCommand(): Command {
       console.log(`explorer time per step (without environment and model calls): ${fmt(m.explorerMsPerStep.mean)} ms mean, ${fmt(m.explorerMsPerStep.max)} ms max`);
       if (m.goalDistance.n > 0) console.log(`distance to goal at the end: ${fmt(m.goalDistance.meanMetres)} m (mean of ${m.goalDistance.n})`);
       if (m.coverage.n > 0) console.log(`reachable floor seen: ${fmt(m.coverage.mean === null ? null : 100 * m.coverage.mean, 1)} % (mean of ${m.coverage.n}), least ${fmt(m.coverage.min === null ? null : 100 * m.coverage.min, 1)} %`);
+      const rel = withReliability.reliability;
+      if (rel.n > 0) console.log(`reliability (EXPRESS-Bench): ACE ${fmt(rel.ace, 3)}, NPL ${fmt(rel.npl, 3)}, WCE ${fmt(rel.wce, 3)} (n=${rel.n})`);
+      for (const l of rel.leftOut) console.log(`  ACE/NPL/WCE leave out ${l.episodes} episode(s): ${l.reason}`);
       const mc = m.multipleChoice;
       if (mc.n > 0) console.log(`multiple-choice accuracy: ${fmt(mc.accuracy, 1)} % (${mc.correct} of ${mc.n} correct${mc.unread > 0 ? `, ${mc.unread} repl${mc.unread === 1 ? "y" : "ies"} without a choice letter` : ""})`);
       if (scores) {

@@ -1,7 +1,7 @@
 import { Command } from "commander";
 import { mergeAnswerRuns, mergeExploreRuns } from "../agents/index.js";
 import { UserError } from "../core/index.js";
-import { mergeScoreRuns } from "../eval/index.js";
+import { mergeScoreRuns, writeExploreReliability } from "../eval/index.js";
 import { formatAnswerSummary, formatRunCost, formatScoreSummary } from "../report/index.js";
 import { readShardKind } from "../store/index.js";
 import { outputDirectory } from "./options.js";
@@ -21,7 +21,8 @@ const MERGERS: Record<string, (dirs: string[], out: string) => Promise<{ text: s
     return { text: formatScoreSummary(summary), files: "judgements.jsonl,metrics.json,summary.json,merge.json", failed: summary.counts.failed };
   },
   explore: async (dirs, out) => {
-    const { summary: s } = await mergeExploreRuns(dirs, out);
+    const merged = await mergeExploreRuns(dirs, out);
+    const s = await writeExploreReliability(merged.runDir, merged.summary, merged.records);
     const text = `eqa explore: ${s.counts.finished}/${s.counts.episodes} episodes finished, ${s.counts.failed} failed\n\n${formatRunCost(s.cost)}\n\njudgements of the shards (--judge) are not merged: judge the merged run with the same eqa explore command, --out the merged directory and --judge (its episodes are all reused)`;
     return { text, files: "episodes.jsonl,predictions.json,summary.json,merge.json,trajectories/,frames/", failed: s.counts.failed };
   },

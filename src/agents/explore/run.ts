@@ -187,6 +187,8 @@ export interface ExploreRecord {
   goalDistanceM: number | null;
   /** Share of the floor reachable from the start that the exploration's map saw, in [0, 1] (the built-in simulator's homes; null elsewhere). */
   coverage?: number | null;
+  /** ceᵢ of EXPRESS-Bench's reliability figures: the stop check's P(yes) for the view the answer came from (Fine-EQA; null when no check gave one). */
+  confidence?: number | null;
   /** lᵢ, metres: the episode's ground-truth length, else the start-to-goal geodesic distance (null without either, or when the goal is unreachable). */
   gtPathLengthM: number | null;
   /** Multiple-choice episodes: the letter read from the answer (null when none could be read), and whether it is the answer letter. */
@@ -250,6 +252,8 @@ interface ExplorationOutcome {
   map: OccupancyMap;
   usage: UsageTotals | null;
   details: Record<string, unknown>;
+  /** ceᵢ: the stop check's P(yes) for the view the answer came from (its last check with a confidence), when the explorer asks one. */
+  confidence?: number | null;
 }
 
 async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode, env: Environment, framesDir: string): Promise<ExplorationOutcome> {
@@ -295,6 +299,7 @@ async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode
       map: r.map,
       usage: r.trace.usage,
       details: { regions: r.regions, roundsByRegion: r.roundsByRegion, explorationSteps: r.explorationSteps, budget: r.budget, badReplies: r.badReplies, stopChecks: r.stopChecks, calls: r.trace.calls },
+      confidence: [...r.stopChecks].reverse().find((c) => c.confidence !== null)?.confidence ?? null,
     };
   }
   const writer = new FrameFolderWriter(framesDir);
@@ -530,6 +535,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
             goalDistanceM: goalDistanceM !== null && Number.isFinite(goalDistanceM) ? goalDistanceM : null,
             gtPathLengthM: gtPathLengthM !== null && Number.isFinite(gtPathLengthM) ? gtPathLengthM : null,
             coverage,
+            ...(outcome.confidence !== undefined ? { confidence: outcome.confidence } : {}),
             details: outcome.details,
             usage: outcome.usage,
             ...multipleChoiceOutcome(e, outcome.answer),

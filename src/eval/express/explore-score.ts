@@ -20,7 +20,7 @@ import { prepareImage, type ImageOptions } from "../../episodes/index.js";
 import { joinRunCosts, runCost, runModelBatch, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
 import { EAC_PROMPT, judgeEac, type EacJudgement } from "./eac.js";
-import { expressMetrics, type ExpressMetrics } from "./express-metrics.js";
+import { expressMetrics, reliabilityMetrics, type ExpressMetrics, type ReliabilityItem, type ReliabilityMetrics } from "./express-metrics.js";
 import { judgeLlmMatch, llmMatchPoints, openEqaEfficiency, prepareLlmMatchTask, type EfficiencySummary, type LlmMatchMode } from "../openeqa/index.js";
 
 export const EXPLORE_JUDGEMENTS_FILE = "judgements.jsonl";
@@ -156,6 +156,41 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
       return j && j.error !== null ? [{ questionId: r.questionId, error: j.error }] : !j ? [{ questionId: r.questionId, error: "not judged" }] : [];
     }),
   };
+}
+
+/** ACE, NPL and WCE of an exploration, with the episodes they leave out and why. */
+export interface ExploreReliability extends ReliabilityMetrics {
+  leftOut: { reason: string; episodes: number }[];
+}
+
+/**
+ * EXPRESS-Bench's reliability figures (seed Eqs. 2-4) over an exploration's finished episodes:
+ * ceᵢ the stop check's P(yes) for the view the answer came from (recorded as `confidence`), pᵢ
+ * the path in metres, lᵢ the ground-truth length (`gtPathLengthM`). They need no judge.
+ */
+export function exploreReliability(records: readonly ExploreRecord[]): ExploreReliability {
+  const items: ReliabilityItem[] = [];
+  const left = { confidence: 0, path: 0, groundTruth: 0 };
+  for (const r of records) {
+    if (r.error !== null) continue;
+    if (typeof r.confidence !== "number") left.confidence++;
+    else if (r.pathLengthM === null) left.path++;
+    else if (r.gtPathLengthM === null) left.groundTruth++;
+    else items.push({ id: r.questionId, confidence: r.confidence, pathLength: r.pathLengthM, groundTruthLength: r.gtPathLengthM });
+  }
+  const leftOut = [
+    { reason: "no confidence: the explorer asks no stop check, or no check gave one (no log-probabilities, none stated)", episodes: left.confidence },
+    { reason: "no path length in metres", episodes: left.path },
+    { reason: "no ground-truth length lᵢ (no gt_path_length, no goal the run could reach)", episodes: left.groundTruth },
+  ].filter((l) => l.episodes > 0);
+  return { ...reliabilityMetrics(items), leftOut };
+}
+
+/** Adds the reliability figures to the run's `summary.json` (under `reliability`) and returns the summary written. */
+export async function writeExploreReliability<T extends object>(runDir: string, summary: T, records: readonly ExploreRecord[]): Promise<T & { reliability: ExploreReliability }> {
+  const withReliability = { ...summary, reliability: exploreReliability(records) };
+  await new RunDirectory(runDir).writeJson("summary.json", withReliability);
+  return withReliability;
 }
 
 /** Adds the scores to the run's `summary.json` (under `judged`) and returns the summary written. */
