@@ -35,8 +35,12 @@ export interface MemoryAgentSetup {
   boxes?: boolean;
   /** retrieval: native tool calling or the text protocol. */
   tools?: "native" | "text";
-  /** Run the embedded detector (default true); instance masks are used when the episode has them. */
+  /** The embedded detector: true on every frame, false never; by default only on episodes without instance masks. */
   detector?: boolean;
+  /** Instance-mask labels that are not objects (walls, floors), left out. */
+  ignoreLabels?: readonly string[];
+  /** A folder that `eqa memory build --benchmark` wrote: memories are read from it, never built. */
+  memoryDir?: string;
   /** The captioner also detects each frame's objects (open-vocabulary); needs a captioner. */
   vlmDetect?: boolean;
 }
@@ -68,6 +72,8 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
         ...(setup.captioner ? { captioner: runtime.model(setup.captioner) } : {}),
         ...(memory.detector !== undefined ? { detector: memory.detector } : {}),
         ...(memory.vlmDetect ? { vlmDetect: true } : {}),
+        ...(memory.ignoreLabels ? { ignoreLabels: memory.ignoreLabels } : {}),
+        ...(memory.memoryDir !== undefined ? { memoryDir: memory.memoryDir } : {}),
       };
       const models = [setup.model, ...(setup.captioner ? [setup.captioner] : [])];
       if (setup.agent === "svm") return { agent: new SvmAgent(model, { ...options, ...(memory.topN !== undefined ? { topN: memory.topN } : {}), ...(memory.boxes !== undefined ? { boxes: memory.boxes } : {}) }), models };

@@ -8,6 +8,8 @@ export * from "./socratic.js";
 export * from "./answer-run.js";
 export * from "./create.js";
 export * from "./memory-source.js";
+export * from "./memory-store.js";
+export * from "./memory-build-run.js";
 export * from "./memory-agents.js";
 export * from "./retrieval.js";
 export * from "./memory/index.js";

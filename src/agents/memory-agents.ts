@@ -19,11 +19,13 @@ export interface MemoryAgentOptions extends MemorySourceOptions {
 
 abstract class MemoryAgent implements Agent {
   abstract readonly name: string;
-  readonly needsEpisode = true;
+  /** False when the memories are read from a folder: no frames are opened. */
+  readonly needsEpisode: boolean;
   protected readonly memory: MemorySource;
 
   constructor(protected readonly model: ChatModel, protected readonly options: MemoryAgentOptions) {
     this.memory = new MemorySource(options);
+    this.needsEpisode = !this.memory.fromFolder;
   }
 
   abstract get configuration(): Record<string, unknown>;
@@ -34,9 +36,9 @@ abstract class MemoryAgent implements Agent {
   }
 
   async answer(question: Question, episode: Episode | undefined): Promise<AgentAnswer> {
-    if (!episode) throw new UserError(`the ${this.name} agent needs frames`, { id: question.questionId }, "pass --frames DIR");
+    if (!episode && !this.memory.fromFolder) throw new UserError(`the ${this.name} agent needs frames`, { id: question.questionId }, "pass --frames DIR, or --memory DIR");
     const trace = newTrace(this.name);
-    const graph = await this.memory.graph(episode, trace);
+    const graph = await this.memory.graph(question.episodeHistory, episode, trace);
     const { name, text } = await this.prompt(question, graph, trace);
     const response = await tracedCall(trace, this.model, "answer", name, { messages: [{ role: "user", content: text }], ...OPENEQA_ANSWER_PARAMS });
     trace.agentAnswer = parseAnswerLine(response.text);

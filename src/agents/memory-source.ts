@@ -1,35 +1,91 @@
+import { UserError } from "../core/index.js";
 import type { Episode, SamplingSpec } from "../episodes/index.js";
 import { loadObjectDetector, loadSentenceEncoder, type ChatModel, type SentenceEncoder } from "../models/index.js";
-import { buildMemory, MEMORY_DEFAULT_FRAMES, type BuiltMemory, type MemoryInstance, type SceneGraph } from "./memory/index.js";
+import { promptHashes } from "./calls.js";
+import { buildMemory, DETECT_OBJECTS_PROMPT, MEMORY_DEFAULT_FRAMES, OBJECT_CAPTION_PROMPT, type BuiltMemory, type MemoryInstance, type MemoryOptions, type SceneGraph } from "./memory/index.js";
+import { openMemoryFolder, type MemoryFolder } from "./memory-store.js";
 import type { AgentTrace } from "./types.js";
 
 export interface MemorySourceOptions {
   sampling?: SamplingSpec;
   /** Describes each instance's best crop; without one, captions are detector labels. */
   captioner?: ChatModel;
-  /** Run the embedded detector (default true); instance masks are used whenever the episode has them. */
+  /**
+   * The embedded detector: true runs it on every frame, false never; by default it runs only on
+   * episodes without instance masks (masks, when an episode has them, are the objects).
+   */
   detector?: boolean;
   /** Also ask the captioner for each frame's objects (open-vocabulary detection). */
   vlmDetect?: boolean;
+  /** Instance-mask labels that are not objects (walls, floors), left out. */
+  ignoreLabels?: readonly string[];
+  /** Least detector confidence kept (default 0.3). */
+  minScore?: number;
+  /** A folder that `eqa memory build --benchmark` wrote: memories are read from it, never built. */
+  memoryDir?: string;
+}
+
+/** Everything a memory depends on besides its episode: what a memory folder is keyed by. */
+export interface MemoryBuildSettings {
+  sampling: SamplingSpec;
+  detector: "without-masks" | "always" | "never";
+  minScore: number;
+  ignoreLabels: string[];
+  captioner: string | null;
+  vlmDetect: boolean;
+  encoder: "use-lite-en";
+  prompts: Record<string, string>;
+}
+
+export function memoryBuildSettings(options: Omit<MemorySourceOptions, "memoryDir">): MemoryBuildSettings {
+  const vlmDetect = options.vlmDetect === true && options.captioner !== undefined;
+  return {
+    sampling: options.sampling ?? { kind: "uniform", count: MEMORY_DEFAULT_FRAMES },
+    detector: options.detector === undefined ? "without-masks" : options.detector ? "always" : "never",
+    minScore: options.minScore ?? 0.3,
+    ignoreLabels: [...new Set(options.ignoreLabels ?? [])].sort(),
+    captioner: options.captioner?.name ?? null,
+    vlmDetect,
+    encoder: "use-lite-en",
+    prompts: promptHashes([...(options.captioner ? [OBJECT_CAPTION_PROMPT] : []), ...(vlmDetect ? [DETECT_OBJECTS_PROMPT] : [])]),
+  };
+}
+
+/** Builds one episode's memory with these options (the detector and the encoder are loaded on first use). */
+export async function buildEpisodeMemory(episode: Episode, options: Omit<MemorySourceOptions, "memoryDir">, hooks: Pick<MemoryOptions, "onCall" | "onFrame"> = {}): Promise<BuiltMemory> {
+  const encoder = await loadSentenceEncoder();
+  return buildMemory(episode, {
+    detector: options.detector === false ? null : loadObjectDetector,
+    detectorUse: options.detector === true ? "always" : "without-masks",
+    encoder,
+    ...(options.sampling ? { sampling: options.sampling } : {}),
+    ...(options.captioner ? { captioner: options.captioner } : {}),
+    ...(options.captioner && options.vlmDetect ? { vlmDetector: options.captioner } : {}),
+    ...(options.ignoreLabels ? { ignoredMaskLabels: options.ignoreLabels } : {}),
+    ...(options.minScore !== undefined ? { minScore: options.minScore } : {}),
+    ...hooks,
+  });
 }
 
 /**
- * Builds each episode's memory once per agent (concurrent questions on one episode share the
- * build), with the embedded detector and sentence encoder loaded on first use.
+ * Each episode's memory: built once per agent (concurrent questions on one episode share the
+ * build), or read from a memory folder that `eqa memory build --benchmark` wrote.
  */
 export class MemorySource {
-  private readonly built = new Map<string, Promise<BuiltMemory>>();
+  private readonly built = new Map<string, Promise<SceneGraph>>();
+  private readonly folder: MemoryFolder | undefined;
 
-  constructor(private readonly options: MemorySourceOptions) {}
+  constructor(private readonly options: MemorySourceOptions) {
+    if (options.memoryDir !== undefined) this.folder = openMemoryFolder(options.memoryDir, memoryBuildSettings(options));
+  }
+
+  /** True when memories are read from a folder: the agent needs no frames. */
+  get fromFolder(): boolean {
+    return this.folder !== undefined;
+  }
 
   get configuration(): Record<string, unknown> {
-    return {
-      sampling: this.options.sampling ?? { kind: "uniform", count: MEMORY_DEFAULT_FRAMES },
-      detector: this.options.detector === false ? null : "centernet-coco",
-      captioner: this.options.captioner?.name ?? null,
-      vlmDetect: this.options.vlmDetect === true && this.options.captioner !== undefined,
-      encoder: "use-lite-en",
-    };
+    return { ...memoryBuildSettings(this.options), ...(this.folder ? { memoryDir: this.folder.path } : {}) };
   }
 
   encoder(): Promise<SentenceEncoder> {
@@ -37,32 +93,28 @@ export class MemorySource {
   }
 
   /** The episode's scene graph; the question that builds it gets the caption calls in its trace. */
-  async graph(episode: Episode, trace: AgentTrace): Promise<SceneGraph> {
-    const key = `${episode.path}\u0000${episode.id}`;
+  async graph(episodeId: string, episode: Episode | undefined, trace: AgentTrace): Promise<SceneGraph> {
+    const key = episode ? `${episode.path}\u0000${episode.id}` : episodeId;
     let memory = this.built.get(key);
     if (!memory) {
-      memory = this.build(episode, trace);
+      memory = this.folder ? this.folder.graph(episodeId) : this.build(episode, episodeId, trace);
       memory.catch(() => this.built.delete(key));
       this.built.set(key, memory);
-    } else trace.notes.push(`memory of episode ${episode.id} reused`);
-    const { graph } = await memory;
+    } else trace.notes.push(`memory of episode ${episodeId} reused`);
+    const graph = await memory;
     trace.frames = graph.frames;
-    trace.notes.push(`memory: ${graph.instances.length} instances, ${graph.relations.length} relations from ${graph.frames.length} frames (detector ${graph.detector ?? "none"}, captions from ${graph.captioner ?? "labels"})`);
-    if (!graph.hasPositions) trace.notes.push("positions are missing: the episode has no depth or no valid poses, so the memory has no 3-D positions");
-    if (graph.skippedPoses > 0) trace.notes.push(`${graph.skippedPoses} frames skipped for an invalid pose`);
+    const source = this.folder ? `read from ${this.folder.path}` : "built";
+    trace.notes.push(`memory ${source}: ${graph.instances.length} instances, ${graph.relations.length} relations from ${graph.frames.length} frames (detector ${graph.detector ?? "none"}, captions from ${graph.captioner ?? "labels"})`);
+    for (const note of graph.notes) trace.notes.push(`memory: ${note}`);
     return graph;
   }
 
-  private async build(episode: Episode, trace: AgentTrace): Promise<BuiltMemory> {
-    const [detector, encoder] = await Promise.all([this.options.detector === false ? null : loadObjectDetector(), loadSentenceEncoder()]);
-    return buildMemory(episode, {
-      detector,
-      encoder,
-      ...(this.options.sampling ? { sampling: this.options.sampling } : {}),
-      ...(this.options.captioner ? { captioner: this.options.captioner } : {}),
-      ...(this.options.captioner && this.options.vlmDetect ? { vlmDetector: this.options.captioner } : {}),
+  private async build(episode: Episode | undefined, episodeId: string, trace: AgentTrace): Promise<SceneGraph> {
+    if (!episode) throw new UserError(`no frames for episode ${episodeId}`, { field: "--frames" }, "pass --frames DIR, or --memory DIR with memories that eqa memory build wrote");
+    const { graph } = await buildEpisodeMemory(episode, this.options, {
       onCall: (call) => trace.calls.push({ role: call.role, model: call.model, prompt: call.prompt, promptSha256: call.promptSha256, frames: call.frames, reply: call.reply, cached: call.cached, usage: call.usage }),
     });
+    return graph;
   }
 }
 

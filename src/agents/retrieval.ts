@@ -225,11 +225,13 @@ export interface TracedToolCall {
  */
 export class RetrievalAgent implements Agent {
   readonly name = "retrieval";
-  readonly needsEpisode = true;
+  /** False when the memories are read from a folder: no frames are opened. */
+  readonly needsEpisode: boolean;
   private readonly memory: MemorySource;
 
   constructor(private readonly model: ChatModel, private readonly options: RetrievalOptions) {
     this.memory = new MemorySource(options);
+    this.needsEpisode = !this.memory.fromFolder;
   }
 
   get configuration(): Record<string, unknown> {
@@ -254,9 +256,9 @@ export class RetrievalAgent implements Agent {
   }
 
   async answer(question: Question, episode: Episode | undefined): Promise<AgentAnswer> {
-    if (!episode) throw new UserError("the retrieval agent needs frames", { id: question.questionId }, "pass --frames DIR");
+    if (!episode && !this.memory.fromFolder) throw new UserError("the retrieval agent needs frames", { id: question.questionId }, "pass --frames DIR, or --memory DIR");
     const trace = newTrace(this.name);
-    const graph = await this.memory.graph(episode, trace);
+    const graph = await this.memory.graph(question.episodeHistory, episode, trace);
     const tools = new RetrievalTools(observationsOf(graph), await this.memory.encoder());
     const toolTrace: TracedToolCall[] = [];
     const positions_note = graph.hasPositions ? "" : " (both null here: the recording has no depth, so positions are missing)";

@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import { AGENT_NAMES, type AgentName, type AgentSetup } from "../agents/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
-import { addImageOptions, framesPath, oneOf, outputDirectory, positiveInteger, type ImageFlags, resolveRoleModel } from "./options.js";
+import { addImageOptions, commaList, framesPath, oneOf, outputDirectory, positiveInteger, type ImageFlags, resolveRoleModel } from "./options.js";
 
 /** The flags `eqa answer` and `eqa run` share. */
 export interface AgentFlags extends ImageFlags {
@@ -21,8 +21,22 @@ export interface AgentFlags extends ImageFlags {
   topN?: number;
   boxes: boolean;
   tools: "native" | "text";
-  detector: boolean;
+  detector?: boolean;
   vlmDetect?: boolean;
+  ignoreLabels?: string[];
+  memory?: string;
+}
+
+/**
+ * The options `eqa answer` and `eqa memory build` share about how a memory is made, with one
+ * meaning on both: the detector's use (by default only on episodes without instance masks)
+ * and the mask labels that are not objects.
+ */
+export function addMemorySourceOptions(command: Command, prefix = ""): Command {
+  return command
+    .option("--detector", `${prefix}run the embedded detector on every frame, also where the episode has instance masks`)
+    .option("--no-detector", `${prefix}never run the embedded detector: use the episode's instance masks only (by default the detector runs on episodes without masks)`)
+    .option("--ignore-labels <list>", `${prefix}instance-mask labels that are not objects, left out (e.g. wall,floor,ceiling for simulator recordings)`, commaList);
 }
 
 export function addAgentOptions(command: Command): Command {
@@ -37,14 +51,15 @@ export function addAgentOptions(command: Command): Command {
     .option("--captioner-base-url <url>", "the captioner's endpoint")
     .option("--num-frames <k>", "frames per question (default: 50 OpenAI, 20 Anthropic, 15 Gemini, 15 socratic; svm, conceptgraph, retrieval: 60 frames build the memory)", positiveInteger)
     .option("--sampling <spec>", "frame sampling: uniform:K, every:N or seconds:T (overrides --num-frames)");
-  return addImageOptions(command)
+  addImageOptions(command)
     .option("--no-force-guess", "keep answers that abstain (OpenEQA replaces them with the blind LLM's guess)")
     .option("--out <dir>", "run directory; an existing one resumes", outputDirectory)
     .option("--top-n <n>", "svm: instances given to the LLM (default 75)", positiveInteger)
     .option("--no-boxes", "svm: leave out the 3-D box centres (OpenEQA's crop-only ablation, Table XI)")
     .addOption(new Option("--tools <protocol>", "retrieval: native tool calling or the text protocol").argParser(oneOf(["native", "text"] as const)).default("native"))
-    .option("--no-detector", "svm, conceptgraph, retrieval: use the episode's instance masks only, not the embedded detector")
-    .option("--vlm-detect", "svm, conceptgraph, retrieval: the captioner also lists each frame's objects (open-vocabulary detection)");
+    .option("--vlm-detect", "svm, conceptgraph, retrieval: the captioner also lists each frame's objects (open-vocabulary detection)")
+    .option("--memory <dir>", "svm, conceptgraph, retrieval: read each episode's memory from a folder that eqa memory build --benchmark wrote (no frames needed; refused when built with other settings)");
+  return addMemorySourceOptions(command, "svm, conceptgraph, retrieval: ");
 }
 
 export function agentSetupFromFlags(flags: AgentFlags): AgentSetup {
@@ -58,6 +73,6 @@ export function agentSetupFromFlags(flags: AgentFlags): AgentSetup {
     ...(flags.sampling ? { sampling: parseSamplingSpec(flags.sampling) } : {}),
     image: { maxSide: flags.imageSize, format: flags.imageFormat },
     forceGuess: flags.forceGuess,
-    memory: { ...(flags.topN !== undefined ? { topN: flags.topN } : {}), boxes: flags.boxes, tools: flags.tools, detector: flags.detector, ...(flags.vlmDetect ? { vlmDetect: true } : {}) },
+    memory: { ...(flags.topN !== undefined ? { topN: flags.topN } : {}), boxes: flags.boxes, tools: flags.tools, ...(flags.detector !== undefined ? { detector: flags.detector } : {}), ...(flags.vlmDetect ? { vlmDetect: true } : {}), ...(flags.ignoreLabels ? { ignoreLabels: flags.ignoreLabels } : {}), ...(flags.memory !== undefined ? { memoryDir: flags.memory } : {}) },
   };
 }

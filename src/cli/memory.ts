@@ -1,20 +1,23 @@
 import { Command } from "commander";
-import { buildMemory, writeMemory } from "../agents/index.js";
-import { UserError } from "../core/index.js";
+import { MEMORY_RECORDS_FILE, buildEpisodeMemory, buildMemoryFolder, writeMemory, type MemorySourceOptions } from "../agents/index.js";
+import { UserError, formatShard, selectShard } from "../core/index.js";
+import { loadQuestionSelection } from "../data/index.js";
 import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/index.js";
-import { loadObjectDetector, loadSentenceEncoder } from "../models/index.js";
-import { addModelCallOptions, commaList, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger, unitInterval, resolveRoleModel } from "./options.js";
+import { addMemorySourceOptions } from "./agent-options.js";
+import { addModelCallOptions, addShardOption, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger, shardFromFlags, type ShardFlags, unitInterval, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
-interface MemoryBuildFlags extends ModelCallFlags {
+interface MemoryBuildFlags extends ModelCallFlags, ShardFlags {
   frames: string;
   episode?: string;
+  benchmark?: string;
+  subset?: string;
   out: string;
   numFrames?: number;
   sampling?: string;
   captioner?: string;
   captionerBaseUrl?: string;
-  detector: boolean;
+  detector?: boolean;
   vlmDetect?: boolean;
   minScore?: number;
   ignoreLabels?: string[];
@@ -24,41 +27,55 @@ export function memoryCommand(): Command {
   const memory = new Command("memory").description("the object-centric 3-D memory of an episode (scene graph)");
   const build = memory
     .command("build")
-    .description("build an episode's scene graph from its RGB-D frames and write scene-graph.json, topdown.png and crops/<id>.png")
-    .requiredOption("--frames <dir>", "an episode folder or video, or a folder of OpenEQA frames/<episode_history> (then --episode)", framesPath)
+    .description("build an episode's scene graph from its RGB-D frames and write scene-graph.json, topdown.png and crops/<id>.png; with --benchmark, every episode's, into a memory folder that eqa answer --memory reads (resumable)")
+    .requiredOption("--frames <dir>", "an episode folder or video, or a folder of OpenEQA frames/<episode_history> (then --episode or --benchmark)", framesPath)
     .option("--episode <id>", "the episode_history under --frames, e.g. hm3d-v0/000-hm3d-BFRyYbPCCPE")
+    .option("--benchmark <file>", "build the memory of every episode the benchmark's questions ask about")
+    .option("--subset <file>", "with --benchmark: a JSON list of question ids whose episodes to build")
     .requiredOption("--out <dir>", "the folder to write", outputDirectory)
     .option("--num-frames <k>", "frames looked at, spread uniformly (default 60)", positiveInteger)
     .option("--sampling <spec>", "frame sampling: uniform:K, every:N or seconds:T (overrides --num-frames)")
     .option("--captioner <provider/model>", "a vision-language model that describes each object's best crop (default: captions are detector labels)")
     .option("--captioner-base-url <url>", "the captioner's endpoint")
-    .option("--no-detector", "use the episode's instance masks only, not the embedded detector")
     .option("--vlm-detect", "the captioner also lists each frame's objects with boxes (open-vocabulary detection)")
-    .option("--min-score <p>", "least detector confidence kept (default 0.3)", unitInterval)
-    .option("--ignore-labels <list>", "instance-mask labels that are not objects, left out (e.g. wall,floor,ceiling for simulator recordings)", commaList);
+    .option("--min-score <p>", "least detector confidence kept (default 0.3)", unitInterval);
+  addMemorySourceOptions(build);
+  addShardOption(build, "episodes");
   addModelCallOptions(build);
   build.action(async (flags: MemoryBuildFlags) => {
+    if (flags.vlmDetect && !flags.captioner) throw new UserError("--vlm-detect asks the captioner for objects, and no --captioner is set", { field: "--vlm-detect" }, "name a vision-language model with --captioner");
+    if (flags.benchmark && flags.episode) throw new UserError("--benchmark builds every episode of the benchmark, --episode one", { field: "--episode" }, "pass one of them");
+    const shard = flags.benchmark ? shardFromFlags(flags) : undefined;
+    const selection = flags.benchmark ? await loadQuestionSelection({ benchmark: flags.benchmark, ...(flags.subset ? { subset: flags.subset } : {}), defaultBenchmark: flags.benchmark }) : undefined;
     const path = flags.episode ? resolveEpisodePath(flags.frames, flags.episode, { field: "--episode" }) : flags.frames;
     if (!path) throw new UserError(`no episode ${flags.episode} under ${flags.frames}`, { file: flags.frames }, "check --frames and --episode");
-    if (flags.vlmDetect && !flags.captioner) throw new UserError("--vlm-detect asks the captioner for objects, and no --captioner is set", { field: "--vlm-detect" }, "name a vision-language model with --captioner");
-    const episode = await openEpisode(path, flags.episode);
     const captionerSpec = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
     const opened = captionerSpec ? await openModelRuntime(flags) : undefined;
-    const progress = createProgress("frames");
+    const sampling = flags.sampling ? parseSamplingSpec(flags.sampling) : flags.numFrames !== undefined ? { kind: "uniform" as const, count: flags.numFrames } : undefined;
+    const options: Omit<MemorySourceOptions, "memoryDir"> = {
+      ...(sampling ? { sampling } : {}),
+      ...(captionerSpec && opened ? { captioner: opened.runtime.model(captionerSpec) } : {}),
+      ...(flags.vlmDetect ? { vlmDetect: true } : {}),
+      ...(flags.detector !== undefined ? { detector: flags.detector } : {}),
+      ...(flags.minScore !== undefined ? { minScore: flags.minScore } : {}),
+      ...(flags.ignoreLabels ? { ignoreLabels: flags.ignoreLabels } : {}),
+    };
+    const progress = createProgress(selection ? "episodes" : "frames");
     try {
-      const [detector, encoder] = await Promise.all([flags.detector ? loadObjectDetector() : null, loadSentenceEncoder()]);
-      const sampling = flags.sampling ? parseSamplingSpec(flags.sampling) : flags.numFrames !== undefined ? { kind: "uniform" as const, count: flags.numFrames } : undefined;
+      if (selection) {
+        const episodes = selectShard([...new Set(selection.questions.map((q) => q.episodeHistory))], (id) => id, shard);
+        const started = Date.now();
+        const result = await buildMemoryFolder({ episodes, framesRoot: flags.frames, outDir: flags.out, options, onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : "") });
+        progress.stop();
+        console.log(`${episodes.length} episodes${shard ? ` (shard ${formatShard(shard)})` : ""}: ${result.built} built, ${result.reused} kept from an earlier build, ${result.failed.length} failed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        for (const failure of result.failed) console.log(`failed: ${failure.episode}: ${failure.error}`);
+        console.log(`wrote ${result.dir}/{${MEMORY_RECORDS_FILE},${result.settingsKey}/<episode>/scene-graph.json}`);
+        process.exitCode = result.failed.length > 0 ? 1 : 0;
+        return;
+      }
+      const episode = await openEpisode(path, flags.episode);
       const started = Date.now();
-      const { graph, mapPoints } = await buildMemory(episode, {
-        detector,
-        encoder,
-        ...(sampling ? { sampling } : {}),
-        ...(captionerSpec && opened ? { captioner: opened.runtime.model(captionerSpec) } : {}),
-        ...(captionerSpec && opened && flags.vlmDetect ? { vlmDetector: opened.runtime.model(captionerSpec) } : {}),
-        ...(flags.minScore !== undefined ? { minScore: flags.minScore } : {}),
-        ...(flags.ignoreLabels ? { ignoredMaskLabels: flags.ignoreLabels } : {}),
-        onFrame: (done, total) => progress.update(done, total, ""),
-      });
+      const { graph, mapPoints } = await buildEpisodeMemory(episode, options, { onFrame: (done, total) => progress.update(done, total, "") });
       progress.stop();
       const files = await writeMemory(flags.out, graph, mapPoints, episode);
       const seconds = (Date.now() - started) / 1000;

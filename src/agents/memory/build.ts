@@ -6,7 +6,7 @@ import { readRgbImage, type ChatModel, type ChatResponse, type Detection, type O
 import { embeddingSimilarity, mainLabel, mergeViews, type DraftInstance } from "./merge.js";
 import { inferRelations } from "./relations.js";
 import type { AgentPosition, MemoryInstance, ObjectView, SceneGraph, ViewRecord } from "./types.js";
-import { frameGeometry, viewsFromDetections, viewsFromMasks } from "./views.js";
+import { VIEW_PARAMETERS, frameGeometry, viewsFromDetections, viewsFromMasks } from "./views.js";
 
 export const OBJECT_CAPTION_PROMPT = "memory-object-caption";
 export const DETECT_OBJECTS_PROMPT = "memory-detect-objects";
@@ -20,8 +20,10 @@ const DETECT_SIDE = 768;
 export interface MemoryOptions {
   /** Which frames (default: 60 uniformly). */
   sampling?: SamplingSpec;
-  /** The embedded detector; null to use instance masks only. */
-  detector?: ObjectDetector | null;
+  /** The embedded detector (or what loads it, on first use); null to use instance masks only. */
+  detector?: ObjectDetector | null | (() => Promise<ObjectDetector>);
+  /** When the detector runs: on every frame (default), or only on frames without instance masks. */
+  detectorUse?: "always" | "without-masks";
   /** Use the episode's instance masks when it has them (default true). */
   useMasks?: boolean;
   /** Mask labels that are not objects (e.g. "wall", "floor", "ceiling"), left out of the memory. */
@@ -63,6 +65,10 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
   const useMasks = options.useMasks ?? true;
   const ignoredLabels = new Set(options.ignoredMaskLabels ?? []);
   let usedMasks = false;
+  let detector: ObjectDetector | undefined;
+  let detectorSkipped = false;
+  const intrinsicsUsed = new Set<string>();
+  let missingIntrinsics = 0;
   for (let n = 0; n < indices.length; n++) {
     const index = indices[n]!;
     const frame = await episode.frame(index);
@@ -72,8 +78,10 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
       continue;
     }
     const geometry = frameGeometry(frame);
+    if (!geometry && frame.depth && !(frame.depthCamera ?? frame.camera)) missingIntrinsics++;
     if (geometry) {
       withGeometry++;
+      intrinsicsUsed.add(describeIntrinsics(geometry.camera, intrinsicsSource(episode, frame)));
       firstPose ??= geometry.pose;
       agentPositions.push({ frame: index, position: cameraPosition(geometry.pose) });
       const stride = Math.max(1, Math.round(Math.sqrt((geometry.camera.width * geometry.camera.height) / 20000)));
@@ -83,10 +91,13 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
       usedMasks = true;
       views.push(...viewsFromMasks(index, frame.masks, geometry, ignoredLabels));
     }
-    if (options.detector) {
+    const wantsDetector = options.detector && ((options.detectorUse ?? "always") === "always" || !frame.masks);
+    if (options.detector && !wantsDetector) detectorSkipped = true;
+    if (wantsDetector) {
+      detector ??= typeof options.detector === "function" ? await options.detector() : options.detector!;
       // a frame file is decoded once, as it is; other frames (video) come prepared
       const rgb = frame.rgbPath ? await readRgbImage(frame.rgbPath) : await readRgbImage((await episode.images([index], { maxSide: DETECT_SIDE, format: "png" }))[0]!.data);
-      const detections = await options.detector.detect(rgb, { minScore: options.minScore ?? 0.3 });
+      const detections = await detector.detect(rgb, { minScore: options.minScore ?? 0.3 });
       const withFractions = detections.map((d) => ({ ...d, fraction: [d.box[0] / rgb.width, d.box[1] / rgb.height, d.box[2] / rgb.width, d.box[3] / rgb.height] as [number, number, number, number] }));
       views.push(...viewsFromDetections(index, withFractions, geometry, "detector"));
     }
@@ -97,17 +108,24 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
     options.onFrame?.(n + 1, indices.length);
   }
   const hasPositions = withGeometry > 0;
-  if (!hasPositions) notes.push("positions are missing: the frames have no depth or no valid poses, so instances have no 3-D boxes and are grouped by label");
+  if (!hasPositions && missingIntrinsics > 0) notes.push("positions are missing: the frames have depth but no camera intrinsics (no intrinsic_color.txt or intrinsic_depth.txt), so no depth was back-projected; instances have no 3-D boxes and are grouped by label");
+  else if (!hasPositions) notes.push("positions are missing: the frames have no depth or no valid poses, so instances have no 3-D boxes and are grouped by label");
+  if (intrinsicsUsed.size > 0) notes.push(`depth back-projected with the intrinsics of ${[...intrinsicsUsed].join("; ")}`);
+  if (detectorSkipped && usedMasks) notes.push("objects from the episode's instance masks; the detector did not run on frames with masks (ask for it with --detector)");
   if (skippedPoses > 0) notes.push(`${skippedPoses} of ${indices.length} frames skipped: invalid pose`);
-  if (!options.detector && !options.vlmDetector && !usedMasks) notes.push("no object views: no detector was used and the episode has no instance masks");
+  if (!detector && !options.vlmDetector && !usedMasks) notes.push("no object views: no detector was used and the episode has no instance masks");
 
-  const labels = [...new Set(views.map((v) => v.label))];
+  // with positions, a view that has no 3-D points (its depth beyond the cut-off, or none valid)
+  // cannot be told apart from another object of its label: it creates and joins nothing
+  const placed = hasPositions ? views.filter((v) => v.box && v.points) : views;
+  if (placed.length < views.length) notes.push(`${views.length - placed.length} object views left out: no valid depth within ${VIEW_PARAMETERS.maxDepth} m, so nothing places them in 3-D`);
+  const labels = [...new Set(placed.map((v) => v.label))];
   const vectors = new Map<string, Float32Array>();
   if (options.encoder && labels.length > 1) {
     const embedded = await options.encoder.embed(labels);
     labels.forEach((l, i) => vectors.set(l, embedded[i]!));
   }
-  const drafts = mergeViews(views, embeddingSimilarity(vectors));
+  const drafts = mergeViews(placed, embeddingSimilarity(vectors));
   const instances = drafts.map((draft, id) => toInstance(draft, id));
   if (options.captioner) await captionInstances(episode, instances, options.captioner, options.onCall);
   const graph: SceneGraph = {
@@ -117,7 +135,7 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
     hasPositions,
     frames: indices,
     skippedPoses,
-    detector: [options.detector?.name, options.vlmDetector ? `vlm:${options.vlmDetector.name}` : undefined].filter((d) => d !== undefined).join("+") || null,
+    detector: [detector?.name, options.vlmDetector ? `vlm:${options.vlmDetector.name}` : undefined].filter((d) => d !== undefined).join("+") || null,
     captioner: options.captioner?.name ?? null,
     instances,
     relations: hasPositions ? inferRelations(instances) : [],
@@ -126,6 +144,18 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
     notes: [...episode.notes.filter((n) => /invalid pose/.test(n)), ...notes],
   };
   return { graph, mapPoints: mapParts.length > 0 ? voxelDownsample(concatPoints(mapParts), 0.05).centroids : new Float32Array(0) };
+}
+
+/** Where a frame's depth intrinsics came from, as the episode's files give them. */
+function intrinsicsSource(episode: Episode, frame: { depthCamera?: unknown; camera?: unknown }): string {
+  if (!frame.depthCamera) return "the colour camera's, from intrinsic_color.txt";
+  if (episode.notes.some((n) => /no intrinsic_depth\.txt/.test(n))) return "the colour camera's from intrinsic_color.txt, scaled to the depth image";
+  return "the depth camera's, from intrinsic_depth.txt";
+}
+
+/** Which intrinsics, from where, with their values: what a reader needs to trust the positions. */
+function describeIntrinsics(camera: { width: number; height: number; fx: number; fy: number; cx: number; cy: number }, source: string): string {
+  return `${source} (fx ${camera.fx.toFixed(1)}, fy ${camera.fy.toFixed(1)}, cx ${camera.cx.toFixed(1)}, cy ${camera.cy.toFixed(1)} at ${camera.width}×${camera.height})`;
 }
 
 function round(value: number, digits = 3): number {

@@ -1,0 +1,110 @@
+import { before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { lastUserText, openAiReply, withModelServer } from "../helpers/model-server.js";
+import { temporaryDir } from "../helpers/paths.js";
+import { runCli, cliEnv } from "../helpers/cli.js";
+import { writeSceneEpisode } from "./scene-fixture.js";
+
+let framesRoot: string;
+let benchmark: string;
+before(async () => {
+  framesRoot = temporaryDir("eqakit-memory-folder-");
+  await writeSceneEpisode(join(framesRoot, "hm3d-v0", "scene"), { layout: "hm3d", views: 8 });
+  await writeSceneEpisode(join(framesRoot, "hm3d-v0", "other"), { layout: "hm3d", views: 8, startDegrees: 45 });
+  benchmark = join(framesRoot, "questions.json");
+  writeFileSync(
+    benchmark,
+    JSON.stringify([
+      { question_id: "q1", question: "What is on the table?", answer: "a cup", category: "object recognition", episode_history: "hm3d-v0/scene" },
+      { question_id: "q2", question: "What is next to the table?", answer: "a chair", category: "object recognition", episode_history: "hm3d-v0/other" },
+      { question_id: "q3", question: "Where is the lamp?", answer: "above the cabinet", category: "object localization", episode_history: "hm3d-v0/scene" },
+    ]),
+  );
+});
+
+interface Record {
+  episode: string;
+  settingsKey: string;
+  graph: string | null;
+  error: string | null;
+}
+
+function records(dir: string): Record[] {
+  return readFileSync(join(dir, "memories.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record);
+}
+
+describe("eqa memory build --benchmark and eqa answer --memory", () => {
+  test("every episode is built once, kept on a second build, and read by the agents without frames", async () => {
+    const home = temporaryDir("eqakit-memory-folder-cli-");
+    const memory = join(home, "memory");
+    const build = ["memory", "build", "--benchmark", benchmark, "--frames", framesRoot, "--out", memory, "--no-detector", "--sampling", "every:2"];
+    const first = await runCli(build, cliEnv(home));
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /2 episodes: 2 built, 0 kept from an earlier build, 0 failed/);
+    const written = records(memory);
+    assert.deepEqual(written.map((r) => [r.episode, r.error]), [["hm3d-v0/scene", null], ["hm3d-v0/other", null]]);
+    assert.ok(existsSync(join(memory, written[0]!.graph!, "scene-graph.json")));
+    assert.ok(existsSync(join(memory, written[0]!.graph!, "topdown.png")));
+
+    const again = await runCli(build, cliEnv(home));
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /2 episodes: 0 built, 2 kept from an earlier build, 0 failed/);
+    assert.equal(records(memory).length, 2);
+
+    // a shard builds its own episodes only, into the same folder
+    const sharded = await runCli([...build, "--shard", "0/2"], cliEnv(home));
+    assert.equal(sharded.code, 0, sharded.stderr);
+    assert.match(sharded.stdout, /\d episodes \(shard 0\/2\): 0 built/);
+
+    await withModelServer(() => openAiReply("A: a cup"), async (server) => {
+      // no --frames: the memory agents read the folder and open no frame, so no detector or
+      // geometry work can happen; only the model is called
+      const run = join(home, "run");
+      const answered = await runCli(["answer", "--benchmark", benchmark, "--memory", memory, "--agent", "conceptgraph", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--no-detector", "--sampling", "every:2", "--no-force-guess", "--out", run, "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(answered.code, 0, answered.stderr);
+      assert.equal(server.requests.length, 3);
+      assert.match(lastUserText(server.requests[0]!), /cup, centre/);
+      const traces = readFileSync(join(run, "traces.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { trace: { notes: string[] } });
+      assert.ok(traces.every((t) => t.trace.notes.some((n) => /^memory read from .*memory: 5 instances/.test(n))), JSON.stringify(traces[0]!.trace.notes));
+
+      // other settings than the memories were built with: refused before any call, with the reason
+      const other = await runCli(["answer", "--benchmark", benchmark, "--memory", memory, "--agent", "svm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--sampling", "every:2", "--out", join(home, "run2"), "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(other.code, 2, other.stderr);
+      assert.match(other.stderr, /were built with other settings than this run asks for: detector "without-masks" here, "never" in the folder/);
+      assert.equal(server.requests.length, 3);
+
+      const empty = await runCli(["answer", "--benchmark", benchmark, "--memory", join(home, "nothing"), "--agent", "svm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--out", join(home, "run3"), "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(empty.code, 2, empty.stderr);
+      assert.match(empty.stderr, /holds no memories/);
+    });
+  });
+
+  test("a captioner that fails for good fails its episodes alone: each is recorded with its reason, exit 1", async () => {
+    const home = temporaryDir("eqakit-memory-folder-fail-");
+    const memory = join(home, "memory");
+    await withModelServer(() => ({ status: 503, body: { error: { message: "overloaded" } } }), async (server) => {
+      const failed = await runCli(["memory", "build", "--benchmark", benchmark, "--frames", framesRoot, "--out", memory, "--no-detector", "--sampling", "every:4", "--captioner", "openai/gpt-4o", "--captioner-base-url", `${server.url}/v1`, "--max-retries", "1", "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(failed.code, 1, failed.stderr);
+      assert.match(failed.stdout, /2 episodes: 0 built, 0 kept from an earlier build, 2 failed/);
+      assert.match(failed.stdout, /failed: hm3d-v0\/scene: .*503.*after 1 retries/);
+      assert.doesNotMatch(failed.stderr, /at .*\.ts:\d+/);
+    });
+    assert.deepEqual(records(memory).map((r) => [r.episode, r.graph, typeof r.error]), [["hm3d-v0/scene", null, "string"], ["hm3d-v0/other", null, "string"]]);
+
+    // an unreachable endpoint: the same, recorded and gone on from
+    const unreachable = await runCli(["memory", "build", "--benchmark", benchmark, "--frames", framesRoot, "--out", join(home, "memory2"), "--no-detector", "--sampling", "every:4", "--captioner", "openai/gpt-4o", "--captioner-base-url", "http://127.0.0.1:1/v1", "--max-retries", "0", "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+    assert.equal(unreachable.code, 1, unreachable.stderr);
+    assert.match(unreachable.stdout, /2 failed/);
+    assert.match(unreachable.stdout, /failed: hm3d-v0\/other: /);
+
+    // the answer run says why the episode has no memory
+    await withModelServer(() => openAiReply("A: a cup"), async (server) => {
+      const answered = await runCli(["answer", "--benchmark", benchmark, "--memory", memory, "--agent", "svm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--captioner", "openai/gpt-4o", "--captioner-base-url", `${server.url}/v1`, "--no-detector", "--sampling", "every:4", "--no-force-guess", "--out", join(home, "run"), "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(answered.code, 1, answered.stderr);
+      const traces = readFileSync(join(home, "run", "traces.jsonl"), "utf8");
+      assert.match(traces, /the memory of episode hm3d-v0\/scene failed to build/);
+    });
+  });
+});
