@@ -59,7 +59,7 @@ import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAc
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import { headingTo, nearestTraversable } from "./explorer.js";
-import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, parseAnswerReply, parseStopReply, parseViewRegionReply, type FineEqaStep } from "./fine-eqa.js";
+import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, explorerClock, fineEqaBlindAnswer, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, parseAnswerReply, parseStopReply, parseViewRegionReply, type FineEqaStep } from "./fine-eqa.js";
 import { CELL_FREE, CELL_OCCUPIED, CELL_UNKNOWN, OccupancyMap, type OccupancyOptions } from "./occupancy.js";
 import { aStar, distanceField } from "./planning.js";
 
@@ -314,14 +314,8 @@ function project(obs: EnvObservation, pose: Float64Array, x: number, y: number, 
 export async function exploreFineEqaReference(env: Environment, vlm: ChatModel, options: FineEqaReferenceOptions): Promise<FineEqaReferenceResult> {
   const trace = newTrace("fine-eqa:reference");
   const bounds = await env.bounds();
-  let own = 0;
-  let t = performance.now();
-  const pause = (): void => {
-    own += performance.now() - t;
-  };
-  const resume = (): void => {
-    t = performance.now();
-  };
+  const clock = explorerClock();
+  const { pause, resume } = clock;
   const random: Random = seededRandom(options.seed ?? REF.seed);
   const budget = fineEqaBudget(bounds, options);
   const map = new OccupancyMap(bounds, options);
@@ -563,11 +557,7 @@ export async function exploreFineEqaReference(env: Environment, vlm: ChatModel, 
     if (step === budget - 1 && move) finalMove = move;
   }
 
-  if (answerSource === "blind") {
-    const reply = await call("blind-answer", FINE_EQA_PROMPTS.blind, fineEqaRequests.blind(options.question));
-    if (reply === null) badReplies.push({ call: "blind-answer", reply });
-    answer = parseAnswerReply(reply);
-  }
+  if (answerSource === "blind") answer = await fineEqaBlindAnswer(call, options.question, badReplies);
   trace.agentAnswer = answer;
   trace.frames = observedSteps.map((_, i) => i);
   pause();
@@ -592,8 +582,8 @@ export async function exploreFineEqaReference(env: Environment, vlm: ChatModel, 
     valueMap: value,
     map,
     trace,
-    explorerMs: own,
-    explorerMsPerStep: explorationSteps > 0 ? own / explorationSteps : 0,
+    explorerMs: clock.ownMs(),
+    explorerMsPerStep: explorationSteps > 0 ? clock.ownMs() / explorationSteps : 0,
   };
 
   function argmaxCount(): number {

@@ -267,18 +267,37 @@ export function fineEqaBudget(bounds: SceneBounds, options: Pick<FineEqaOptions,
   return options.maxSteps ?? Math.max(1, Math.floor((options.stepsPerSqrtArea ?? 3) * Math.sqrt(area)));
 }
 
+/**
+ * The explorer's own time: it runs between `resume` and `pause`, which bracket every model and
+ * environment call, so that `ownMs` is the time per step the explorer itself costs.
+ */
+export function explorerClock(): { pause(): void; resume(): void; ownMs(): number } {
+  let own = 0;
+  let t = performance.now();
+  return {
+    pause: () => {
+      own += performance.now() - t;
+    },
+    resume: () => {
+      t = performance.now();
+    },
+    ownMs: () => own,
+  };
+}
+
+/** Fine-EQA's answer when no view answered in time: the question asked blind (both modes). */
+export async function fineEqaBlindAnswer(call: (role: string, prompt: string, request: ChatRequest) => Promise<string | null>, question: string, badReplies: FineEqaResult["badReplies"]): Promise<string | null> {
+  const reply = await call("blind-answer", FINE_EQA_PROMPTS.blind, fineEqaRequests.blind(question));
+  if (reply === null) badReplies.push({ call: "blind-answer", reply });
+  return parseAnswerReply(reply);
+}
+
 /** Runs Fine-EQA from the environment's current state (call `reset` first). */
 export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: FineEqaOptions): Promise<FineEqaResult> {
   const trace = newTrace("fine-eqa");
   const bounds = await env.bounds();
-  let own = 0;
-  let t = performance.now();
-  const pause = (): void => {
-    own += performance.now() - t;
-  };
-  const resume = (): void => {
-    t = performance.now();
-  };
+  const clock = explorerClock();
+  const { pause, resume } = clock;
   const budget = fineEqaBudget(bounds, options);
   const maxHop = options.maxHopM ?? 3;
   const maxRounds = options.roundsPerRegion ?? 3;
@@ -487,11 +506,7 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     }
   }
 
-  if (answerSource === "blind") {
-    const reply = await call("blind-answer", FINE_EQA_PROMPTS.blind, fineEqaRequests.blind(options.question));
-    if (reply === null) badReplies.push({ call: "blind-answer", reply });
-    answer = parseAnswerReply(reply);
-  }
+  if (answerSource === "blind") answer = await fineEqaBlindAnswer(call, options.question, badReplies);
   trace.agentAnswer = answer;
   trace.frames = observedSteps.map((_, i) => i);
   pause();
@@ -512,8 +527,8 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     stopChecks,
     map,
     trace,
-    explorerMs: own,
-    explorerMsPerStep: explorationSteps > 0 ? own / explorationSteps : 0,
+    explorerMs: clock.ownMs(),
+    explorerMsPerStep: explorationSteps > 0 ? clock.ownMs() / explorationSteps : 0,
   };
 }
 
