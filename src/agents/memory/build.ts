@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { forEachConcurrent, loadPromptFile, renderPromptFile, sha256Hex } from "../../core/index.js";
 import { loadSharp, sampleFrameIndices, type Episode, type SamplingSpec } from "../../episodes/index.js";
 import { aabbCenter, backProject, cameraPosition, concatPoints, groundingTransform, orientedBoxOf, voxelDownsample } from "../../geometry/index.js";
@@ -146,11 +148,12 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
   return { graph, mapPoints: mapParts.length > 0 ? voxelDownsample(concatPoints(mapParts), 0.05).centroids : new Float32Array(0) };
 }
 
-/** Where a frame's depth intrinsics came from, as the episode's files give them. */
-function intrinsicsSource(episode: Episode, frame: { depthCamera?: unknown; camera?: unknown }): string {
-  if (!frame.depthCamera) return "the colour camera's, from intrinsic_color.txt";
-  if (episode.notes.some((n) => /no intrinsic_depth\.txt/.test(n))) return "the colour camera's from intrinsic_color.txt, scaled to the depth image";
-  return "the depth camera's, from intrinsic_depth.txt";
+/** Where a frame's depth intrinsics came from: the episode folder's intrinsics files. */
+function intrinsicsSource(episode: Episode, frame: { depthCamera?: unknown }): string {
+  const has = (name: string): boolean => existsSync(join(episode.path, name));
+  if (frame.depthCamera && has("intrinsic_depth.txt")) return "the depth camera's, from intrinsic_depth.txt";
+  if (has("intrinsic_color.txt")) return "the colour camera's, from intrinsic_color.txt scaled to the depth image";
+  return `the episode's camera (${episode.path})`;
 }
 
 /** Which intrinsics, from where, with their values: what a reader needs to trust the positions. */
