@@ -87,13 +87,31 @@ export function nearestTraversable(map: OccupancyMap, cell: number, reach = 4): 
   return best;
 }
 
+/**
+ * The explorer's own time: it runs between `resume` and `pause`, which bracket every model and
+ * environment call, so that `ownMs` is the time per step the explorer itself costs.
+ */
+export function explorerClock(): { pause(): void; resume(): void; ownMs(): number } {
+  let own = 0;
+  let t = performance.now();
+  return {
+    pause: () => {
+      own += performance.now() - t;
+    },
+    resume: () => {
+      t = performance.now();
+    },
+    ownMs: () => own,
+  };
+}
+
 /** Explores `env` from its current state (call `reset` first for the episode's start). */
 export async function exploreFrontier(env: Environment, options: FrontierExplorerOptions = {}): Promise<ExplorationResult> {
   const maxSteps = options.maxSteps ?? 500;
   const reach = options.reachRadius ?? 0.3;
   const bounds = await env.bounds();
-  let own = 0;
-  let t = performance.now();
+  const clock = explorerClock();
+  const { pause, resume } = clock;
   const map = new OccupancyMap(bounds, options);
   const excluded = new Uint8Array(map.cols * map.rows);
   const steps: TrajectoryStep[] = [];
@@ -104,12 +122,6 @@ export async function exploreFrontier(env: Environment, options: FrontierExplore
   let replans = 0;
   let stop: StopReason = "budget";
   let floorY = 0;
-  const pause = (): void => {
-    own += performance.now() - t;
-  };
-  const resume = (): void => {
-    t = performance.now();
-  };
 
   const observe = async (): Promise<EnvObservation> => {
     pause();
@@ -271,7 +283,7 @@ export async function exploreFrontier(env: Environment, options: FrontierExplore
     replans,
     stop,
     map,
-    explorerMs: own,
-    explorerMsPerStep: actions > 0 ? own / actions : 0,
+    explorerMs: clock.ownMs(),
+    explorerMsPerStep: actions > 0 ? clock.ownMs() / actions : 0,
   };
 }

@@ -58,8 +58,8 @@ import type { ChatModel, ChatRequest, ContentPart } from "../../models/index.js"
 import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type Point3 } from "../../sim/index.js";
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
 import type { AgentTrace } from "../types.js";
-import { headingTo, nearestTraversable } from "./explorer.js";
-import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, explorerClock, fineEqaBlindAnswer, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, parseAnswerReply, parseStopReply, parseViewRegionReply, type FineEqaStep } from "./fine-eqa.js";
+import { explorerClock, headingTo, nearestTraversable } from "./explorer.js";
+import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, fineEqaBlindAnswer, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, parseAnswerReply, parseStopReply, parseViewRegionReply, type FineEqaStep } from "./fine-eqa.js";
 import { CELL_FREE, CELL_OCCUPIED, CELL_UNKNOWN, OccupancyMap, type OccupancyOptions } from "./occupancy.js";
 import { aStar, distanceField } from "./planning.js";
 

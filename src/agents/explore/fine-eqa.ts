@@ -49,7 +49,7 @@ import { newTrace, promptHashes, tracedCall } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import { OccupancyMap, type OccupancyOptions } from "./occupancy.js";
 import { ViewFan, aStar, bestViewHeading, chooseGoal, chooseLookout, horizontalFov } from "./planning.js";
-import { headingTo, nearestTraversable } from "./explorer.js";
+import { explorerClock, headingTo, nearestTraversable } from "./explorer.js";
 
 export const FINE_EQA_PROMPTS = {
   region: "fine-eqa-regions",
@@ -265,24 +265,6 @@ export const fineEqaRequests = {
 export function fineEqaBudget(bounds: SceneBounds, options: Pick<FineEqaOptions, "maxSteps" | "stepsPerSqrtArea"> = {}): number {
   const area = Math.max(0, bounds.max[0] - bounds.min[0]) * Math.max(0, bounds.max[2] - bounds.min[2]);
   return options.maxSteps ?? Math.max(1, Math.floor((options.stepsPerSqrtArea ?? 3) * Math.sqrt(area)));
-}
-
-/**
- * The explorer's own time: it runs between `resume` and `pause`, which bracket every model and
- * environment call, so that `ownMs` is the time per step the explorer itself costs.
- */
-export function explorerClock(): { pause(): void; resume(): void; ownMs(): number } {
-  let own = 0;
-  let t = performance.now();
-  return {
-    pause: () => {
-      own += performance.now() - t;
-    },
-    resume: () => {
-      t = performance.now();
-    },
-    ownMs: () => own,
-  };
 }
 
 /** Fine-EQA's answer when no view answered in time: the question asked blind (both modes). */
