@@ -154,6 +154,8 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
     });
   } finally {
     appender.close();
+    // an external agent's processes are shut down; it starts fresh ones if it is run again
+    await options.agent.close?.();
   }
 
   const ordered = questions.map((q) => records.get(q.questionId)!);
@@ -252,6 +254,7 @@ export async function planAnswers(options: Omit<AnswerOptions, "agent" | "models
       failures.push({ questionId: question.questionId, error: error.message });
     }
   }
+  await agent.close?.();
   return { questions: questions.length, reused: earlier.size, pending: pending.length, failures, answers };
 }
 

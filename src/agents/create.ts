@@ -1,7 +1,8 @@
 import { UserError } from "../core/index.js";
 import type { ImageOptions, SamplingSpec } from "../episodes/index.js";
-import type { ModelRuntime, ModelSpec } from "../models/index.js";
+import { resolveModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { BlindAgent } from "./blind.js";
+import { ExternalAgent, type ExternalAgentSpec } from "./external/index.js";
 import { ConceptGraphAgent, SvmAgent } from "./memory-agents.js";
 import { RetrievalAgent } from "./retrieval.js";
 import { SocraticAgent } from "./socratic.js";
@@ -12,9 +13,10 @@ export const AGENT_NAMES = ["blind", "vlm", "socratic", "svm", "conceptgraph", "
 export type AgentName = (typeof AGENT_NAMES)[number];
 
 export interface AgentSetup {
-  agent: AgentName;
-  /** The agent's language or vision-language model. */
-  model: ModelSpec;
+  /** A built-in agent, or one of the user's own (`--agent exec:…` or a module). */
+  agent: AgentName | ExternalAgentSpec;
+  /** The agent's language or vision-language model (an external agent reaches it through model/complete; it may have none). */
+  model?: ModelSpec;
   /** The socratic agent's captioning model (a vision-language model); defaults to `model`. */
   captioner?: ModelSpec;
   /** Uniform sampling of this many frames (the agent's default when absent). */
@@ -26,6 +28,10 @@ export interface AgentSetup {
   forceGuess?: boolean;
   /** The memory agents' (svm, conceptgraph, retrieval) settings. */
   memory?: MemoryAgentSetup;
+  /** An external agent: milliseconds to wait for each of its replies (default 120 000). */
+  agentTimeoutMs?: number;
+  /** An external agent: whether its questions come with their episodes (the run has --frames). */
+  episodes?: boolean;
 }
 
 export interface MemoryAgentSetup {
@@ -49,16 +55,26 @@ export interface MemoryAgentSetup {
 export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: Agent; models: ModelSpec[] } {
   const sampling = setup.sampling ?? (setup.numFrames !== undefined ? { kind: "uniform" as const, count: setup.numFrames } : undefined);
   const frameOptions = { ...(sampling ? { sampling } : {}), ...(setup.image ? { image: setup.image } : {}), forceGuess: setup.forceGuess ?? true };
-  const model = runtime.model(setup.model);
+  if (typeof setup.agent === "object") {
+    const external = new ExternalAgent(setup.agent, {
+      ...(setup.model ? { model: runtime.model(setup.model) } : {}),
+      ...(setup.agentTimeoutMs !== undefined ? { timeoutMs: setup.agentTimeoutMs } : {}),
+      episodes: setup.episodes ?? false,
+      ...(setup.image ? { image: setup.image } : {}),
+    });
+    return { agent: external, models: setup.model ? [setup.model] : [] };
+  }
+  const modelSpec = setup.model ?? resolveModel(undefined, { flag: "--model" });
+  const model = runtime.model(modelSpec);
   switch (setup.agent) {
     case "blind":
       if (setup.captioner) throw new UserError("the blind agent uses no captioner", { field: "--captioner" });
-      return { agent: new BlindAgent(model), models: [setup.model] };
+      return { agent: new BlindAgent(model), models: [modelSpec] };
     case "vlm":
-      return { agent: new VlmAgent(model, setup.model, frameOptions), models: [setup.model] };
+      return { agent: new VlmAgent(model, modelSpec, frameOptions), models: [modelSpec] };
     case "socratic": {
-      const captioner = setup.captioner ?? setup.model;
-      return { agent: new SocraticAgent(model, runtime.model(captioner), frameOptions), models: [setup.model, captioner] };
+      const captioner = setup.captioner ?? modelSpec;
+      return { agent: new SocraticAgent(model, runtime.model(captioner), frameOptions), models: [modelSpec, captioner] };
     }
     case "svm":
     case "conceptgraph":
@@ -75,7 +91,7 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
         ...(memory.ignoreLabels ? { ignoreLabels: memory.ignoreLabels } : {}),
         ...(memory.memoryDir !== undefined ? { memoryDir: memory.memoryDir } : {}),
       };
-      const models = [setup.model, ...(setup.captioner ? [setup.captioner] : [])];
+      const models = [modelSpec, ...(setup.captioner ? [setup.captioner] : [])];
       if (setup.agent === "svm") return { agent: new SvmAgent(model, { ...options, ...(memory.topN !== undefined ? { topN: memory.topN } : {}), ...(memory.boxes !== undefined ? { boxes: memory.boxes } : {}) }), models };
       if (setup.agent === "conceptgraph") return { agent: new ConceptGraphAgent(model, options), models };
       return { agent: new RetrievalAgent(model, { ...options, ...(memory.tools ? { tools: memory.tools } : {}) }), models };

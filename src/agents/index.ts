@@ -14,3 +14,4 @@ export * from "./memory-agents.js";
 export * from "./retrieval.js";
 export * from "./memory/index.js";
 export * from "./explore/index.js";
+export * from "./external/index.js";

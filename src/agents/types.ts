@@ -52,6 +52,10 @@ export interface AgentTrace {
   toolCalls?: { round: number; name: string; arguments: Record<string, unknown>; result: string }[];
   /** The retrieval agent's retrieved observation ids. */
   retrieved?: number[];
+  /** An external agent's log lines (its `log` calls), in order. */
+  log?: { level: string; message: string }[];
+  /** What an external agent process wrote on stderr while it answered (its tail). */
+  stderr?: string;
 }
 
 export interface ForceGuessTrace {
@@ -75,4 +79,6 @@ export interface Agent {
   /** Everything that decides the answers (models, prompts, frames, parameters): a changed configuration answers anew. */
   readonly configuration: Record<string, unknown>;
   answer(question: Question, episode: Episode | undefined): Promise<AgentAnswer>;
+  /** Releases what the agent holds (an external agent's processes); called once the run is done. */
+  close?(): Promise<void>;
 }

@@ -1,15 +1,17 @@
-import { Option, type Command } from "commander";
-import { AGENT_NAMES, type AgentName, type AgentSetup } from "../agents/index.js";
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { AGENT_NAMES, isExternalAgentValue, parseExternalAgent, type AgentName, type AgentSetup, type ExternalAgentSpec } from "../agents/index.js";
+import { isUserError } from "../core/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
-import { addImageOptions, commaList, framesPath, oneOf, outputDirectory, positiveInteger, type ImageFlags, resolveRoleModel } from "./options.js";
+import { addImageOptions, commaList, framesPath, oneOf, outputDirectory, positiveInteger, positiveSeconds, type ImageFlags, resolveRoleModel } from "./options.js";
 
 /** The flags `eqa answer` and `eqa run` share. */
 export interface AgentFlags extends ImageFlags {
   benchmark?: string;
   subset?: string;
   frames?: string;
-  agent: AgentName;
+  agent: AgentName | ExternalAgentSpec;
+  agentTimeout?: number;
   model?: string;
   modelBaseUrl?: string;
   captioner?: string;
@@ -44,7 +46,8 @@ export function addAgentOptions(command: Command): Command {
     .option("--benchmark <file>", "the benchmark file (default: the one `eqa data fetch openeqa` wrote)")
     .option("--subset <file>", "a JSON list of question ids to answer")
     .option("--frames <dir>", "episode histories: a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video", framesPath)
-    .addOption(new Option("--agent <agent>", "blind, vlm (multi-frame), socratic (frame captions), svm (Sparse Voxel Map captions), conceptgraph (scene graph) or retrieval (LLM + retrieval API)").argParser(oneOf(AGENT_NAMES)).makeOptionMandatory())
+    .addOption(new Option("--agent <agent>", 'blind, vlm (multi-frame), socratic (frame captions), svm (Sparse Voxel Map captions), conceptgraph (scene graph), retrieval (LLM + retrieval API), or your own: exec:"python3 my_agent.py --flag x" (a process speaking docs/agent-protocol.md) or ./my-agent.mjs (a module)').argParser(agentArgument).makeOptionMandatory())
+    .option("--agent-timeout <seconds>", "your own agent: seconds to wait for each of its replies (default 120)", positiveSeconds)
     .addOption(new Option("--model <provider/model>", "the agent's model, e.g. openai/gpt-4o").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
     .option("--captioner <provider/model>", "socratic: the captioning vision-language model (default: --model)")
@@ -62,12 +65,25 @@ export function addAgentOptions(command: Command): Command {
   return addMemorySourceOptions(command, "svm, conceptgraph, retrieval: ");
 }
 
+/** `--agent`: a built-in agent's name, exec:COMMAND or a module's path. */
+function agentArgument(value: string): AgentName | ExternalAgentSpec {
+  if (!isExternalAgentValue(value)) return oneOf(AGENT_NAMES)(value);
+  try {
+    return parseExternalAgent(value);
+  } catch (error) {
+    if (isUserError(error)) throw new InvalidArgumentError(error.message.replace(/^field "--agent": /, ""));
+    throw error;
+  }
+}
+
 export function agentSetupFromFlags(flags: AgentFlags): AgentSetup {
-  const model = resolveRoleModel(flags, "model");
+  const external = typeof flags.agent === "object";
+  const model = external && !flags.model ? undefined : resolveRoleModel(flags, "model");
   const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
   return {
     agent: flags.agent,
-    model,
+    ...(model ? { model } : {}),
+    ...(external ? { episodes: flags.frames !== undefined, ...(flags.agentTimeout !== undefined ? { agentTimeoutMs: flags.agentTimeout * 1000 } : {}) } : {}),
     ...(captioner ? { captioner } : {}),
     ...(flags.numFrames !== undefined ? { numFrames: flags.numFrames } : {}),
     ...(flags.sampling ? { sampling: parseSamplingSpec(flags.sampling) } : {}),
