@@ -39,8 +39,8 @@ import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type 
 import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, peekReusableRecords, readShardSet, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import type { Agent } from "../types.js";
 import { exploreFrontier, type ExplorationResult } from "./explorer.js";
-import { exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests } from "./fine-eqa.js";
-import { exploreFineEqaReference, fineEqaReferencePromptHashes, fineEqaReferenceRequests } from "./fine-eqa-reference.js";
+import { exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, type FineEqaResult } from "./fine-eqa.js";
+import { exploreFineEqaReference, fineEqaReferencePromptHashes, fineEqaReferenceRequests, type FineEqaReferenceResult } from "./fine-eqa-reference.js";
 import { askedQuestion, multipleChoiceAccuracy, multipleChoiceOutcome, readHmEqaEpisodes, type MultipleChoiceAccuracy } from "./multiple-choice.js";
 import { reachableCoverage, type OccupancyMap } from "./occupancy.js";
 import { writeTrajectoryImage } from "./trajectory-image.js";
@@ -256,51 +256,40 @@ interface ExplorationOutcome {
   confidence?: number | null;
 }
 
+/** What either Fine-EQA mode's result tells the run, with the mode's own `details` recorded beside. */
+function fineEqaOutcome(r: FineEqaResult | FineEqaReferenceResult, details: Record<string, unknown>): ExplorationOutcome {
+  return {
+    answer: r.answer,
+    answerSource: r.answerSource,
+    stop: r.stop,
+    positions: r.steps.map((s) => ({ action: s.action ?? null, success: s.success, state: s.state, ...(s.via ? { via: s.via } : {}) })),
+    pathLengthM: r.pathLengthM,
+    pathLengthSteps: r.pathLengthSteps,
+    frames: r.frames,
+    explorerMsPerStep: r.explorerMsPerStep,
+    map: r.map,
+    usage: r.trace.usage,
+    details,
+  };
+}
+
 async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode, env: Environment, framesDir: string): Promise<ExplorationOutcome> {
-  if (options.explorer === "fine-eqa:reference") {
-    if (!options.vlm) throw new UserError("the fine-eqa:reference explorer needs a vision-language model", { field: "--model" });
-    const r = await exploreFineEqaReference(env, options.vlm.model, {
+  if (isFineEqa(options.explorer)) {
+    if (!options.vlm) throw new UserError(`the ${options.explorer} explorer needs a vision-language model`, { field: "--model" });
+    const fineOptions = {
       question: askedQuestion(episode),
       framesDir,
       ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
       ...(options.image ? { image: options.image } : {}),
-    });
-    return {
-      answer: r.answer,
-      answerSource: r.answerSource,
-      stop: r.stop,
-      positions: r.steps.map((s) => ({ action: s.action ?? null, success: s.success, state: s.state })),
-      pathLengthM: r.pathLengthM,
-      pathLengthSteps: r.pathLengthSteps,
-      frames: r.frames,
-      explorerMsPerStep: r.explorerMsPerStep,
-      map: r.map,
-      usage: r.trace.usage,
-      details: { regions: r.regions, explorationSteps: r.explorationSteps, budget: r.budget, observation: r.observation, valueUpdates: r.valueUpdates, regionPoints: r.regionPoints, moves: r.moves, finalMove: r.finalMove, badReplies: r.badReplies, calls: r.trace.calls },
     };
-  }
-  if (options.explorer === "fine-eqa") {
-    if (!options.vlm) throw new UserError("the fine-eqa explorer needs a vision-language model", { field: "--model" });
-    const r = await exploreFineEqa(env, options.vlm.model, {
-      question: askedQuestion(episode),
-      framesDir,
-      ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
-      ...(options.image ? { image: options.image } : {}),
-    });
-    return {
-      answer: r.answer,
-      answerSource: r.answerSource,
-      stop: r.stop,
-      positions: r.steps.map((s) => ({ action: s.action ?? null, success: s.success, state: s.state, ...(s.via ? { via: s.via } : {}) })),
-      pathLengthM: r.pathLengthM,
-      pathLengthSteps: r.pathLengthSteps,
-      frames: r.frames,
-      explorerMsPerStep: r.explorerMsPerStep,
-      map: r.map,
-      usage: r.trace.usage,
-      details: { regions: r.regions, roundsByRegion: r.roundsByRegion, explorationSteps: r.explorationSteps, budget: r.budget, badReplies: r.badReplies, stopChecks: r.stopChecks, calls: r.trace.calls },
-      confidence: [...r.stopChecks].reverse().find((c) => c.confidence !== null)?.confidence ?? null,
-    };
+    if (options.explorer === "fine-eqa:reference") {
+      const r = await exploreFineEqaReference(env, options.vlm.model, fineOptions);
+      const details = { regions: r.regions, explorationSteps: r.explorationSteps, budget: r.budget, observation: r.observation, valueUpdates: r.valueUpdates, regionPoints: r.regionPoints, moves: r.moves, finalMove: r.finalMove, badReplies: r.badReplies, calls: r.trace.calls };
+      return fineEqaOutcome(r, details);
+    }
+    const r = await exploreFineEqa(env, options.vlm.model, fineOptions);
+    const details = { regions: r.regions, roundsByRegion: r.roundsByRegion, explorationSteps: r.explorationSteps, budget: r.budget, badReplies: r.badReplies, stopChecks: r.stopChecks, calls: r.trace.calls };
+    return { ...fineEqaOutcome(r, details), confidence: [...r.stopChecks].reverse().find((c) => c.confidence !== null)?.confidence ?? null };
   }
   const writer = new FrameFolderWriter(framesDir);
   // The writer numbers frames in call order: one write at a time, in the order observed.
