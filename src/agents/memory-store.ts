@@ -9,11 +9,12 @@
  *   folder may hold the memories of several settings side by side.
  */
 import { readFileSync } from "node:fs";
+import { writeFileAtomically } from "../core/index.js";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { UserError, canonicalJson, resolveInside, sha256Hex } from "../core/index.js";
-import { readJsonl } from "../store/index.js";
-import type { SceneGraph } from "./memory/index.js";
+import { JsonlAppender, readJsonl } from "../store/index.js";
+import { inferRelations, RELATIONS, type MemoryInstance, type Relation, type SceneGraph } from "./memory/index.js";
 import type { MemoryBuildSettings } from "./memory-source.js";
 
 export const MEMORY_RECORDS_FILE = "memories.jsonl";
@@ -96,7 +97,8 @@ export function openMemoryFolder(dir: string, settings: MemoryBuildSettings): Me
   const records = readMemoryRecords(path);
   if (records.length === 0) throw new UserError(`${path} holds no memories (no ${MEMORY_RECORDS_FILE})`, { field: "--memory" }, "build them with eqa memory build --benchmark FILE --frames DIR --out DIR");
   const key = memorySettingsKey(settings);
-  const mine = records.filter((r) => r.settingsKey === key);
+  // imported memories were built elsewhere: no settings of this run apply to them
+  const mine = records.filter((r) => r.settingsKey === key || r.settingsKey === IMPORTED_KEY);
   if (mine.length === 0) {
     const built = records[records.length - 1]!;
     throw new UserError(
@@ -109,4 +111,101 @@ export function openMemoryFolder(dir: string, settings: MemoryBuildSettings): Me
   // a later success stands over an earlier failure; a later failure does not undo a success
   for (const record of mine) if (record.error === null || !latest.has(record.episode) || latest.get(record.episode)!.error !== null) latest.set(record.episode, record);
   return new MemoryFolder(path, key, latest);
+}
+
+/** The settings key of memories imported from elsewhere (`eqa memory import`). */
+export const IMPORTED_KEY = "imported";
+
+const point = z.array(z.number().finite()).length(3);
+const conceptGraphObject = z
+  .object({
+    id: z.number().int().nonnegative().optional(),
+    object_tag: z.string().min(1).optional(),
+    label: z.string().min(1).optional(),
+    object_caption: z.string().optional(),
+    caption: z.string().optional(),
+    bbox_center: point.optional(),
+    bbox_extent: point.optional(),
+  })
+  .loose();
+const conceptGraphRelation = z.object({ subject: z.number().int(), relation: z.enum(RELATIONS), object: z.number().int() });
+const conceptGraphFile = z.union([
+  z.array(conceptGraphObject),
+  z.object({ objects: z.union([z.array(conceptGraphObject), z.record(z.string(), conceptGraphObject)]), relations: z.array(conceptGraphRelation).optional() }).loose(),
+  z.record(z.string(), conceptGraphObject),
+]);
+
+/**
+ * A scene graph from a ConceptGraphs-style JSON (see docs/memory.md): objects with a tag, a
+ * caption, and an axis-aligned box as centre and extent, in an object map (`{"object_1": …}`,
+ * as ConceptGraphs' object JSON is), a list, or `{"objects": …, "relations": […]}`. Without
+ * relations, they are inferred from the boxes as for a built memory.
+ */
+export function parseConceptGraphsJson(value: unknown, episode: string, file: string): SceneGraph {
+  const parsed = conceptGraphFile.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new UserError(`not a ConceptGraphs-style scene graph: ${issue.path.join(".") || "(top)"}: ${issue.message}`, { file }, "see docs/memory.md for the objects' fields (object_tag, object_caption, bbox_center, bbox_extent)");
+  }
+  const data = parsed.data;
+  type Item = z.infer<typeof conceptGraphObject>;
+  const wrapped = !Array.isArray(data) && "objects" in data && typeof data.objects === "object" && data.objects !== null && !("object_tag" in data);
+  const objects = (wrapped ? (data as { objects: Item[] | Record<string, Item> }).objects : data) as Item[] | Record<string, Item>;
+  const list = Array.isArray(objects) ? objects : Object.values(objects);
+  const given = wrapped && Array.isArray((data as { relations?: unknown }).relations) ? (data as { relations: Relation[] }).relations : undefined;
+  const ids = new Map<number, number>();
+  const instances: MemoryInstance[] = list.map((o, i) => {
+    const label = o.object_tag ?? o.label;
+    if (!label) throw new UserError(`object ${i} has no object_tag or label`, { file, index: i, field: "object_tag" }, "give each object an object_tag");
+    if (o.id !== undefined) ids.set(o.id, i);
+    const caption = (o.object_caption ?? o.caption ?? "").trim() || label;
+    const instance: MemoryInstance = { id: i, label, caption, captionSource: caption === label ? "label" : "captioner", views: [], bestView: 0, pointCount: 0 };
+    if (o.bbox_center && o.bbox_extent) {
+      const c = o.bbox_center as [number, number, number];
+      const e = o.bbox_extent.map((x) => Math.abs(x) / 2);
+      instance.center = c;
+      instance.box = { min: [c[0] - e[0]!, c[1] - e[1]!, c[2] - e[2]!], max: [c[0] + e[0]!, c[1] + e[1]!, c[2] + e[2]!] };
+    }
+    return instance;
+  });
+  const hasPositions = instances.length > 0 && instances.every((i) => i.box !== undefined);
+  const relations = given
+    ? given.map((r, k) => {
+        const subject = ids.get(r.subject) ?? r.subject;
+        const object = ids.get(r.object) ?? r.object;
+        if (!instances[subject] || !instances[object]) throw new UserError(`relation ${k} names an object that is not in the file`, { file, index: k, field: "relations" }, "relations name objects by their id");
+        return { subject, relation: r.relation, object };
+      })
+    : hasPositions
+      ? inferRelations(instances)
+      : [];
+  return {
+    format: "eqakit-scene-graph/1",
+    episode,
+    world: "as the imported file gives it (not converted)",
+    hasPositions,
+    frames: [],
+    skippedPoses: 0,
+    detector: null,
+    captioner: null,
+    instances,
+    relations,
+    agentPositions: [],
+    notes: [`imported from ${file}: ${instances.length} objects${given ? "" : hasPositions ? ", relations inferred from their boxes" : ""}`, ...(hasPositions ? [] : ["positions are missing: some imported objects have no box"])],
+  };
+}
+
+/** Adds an imported scene graph to a memory folder, as the episode's memory for every run. */
+export async function importMemory(dir: string, graph: SceneGraph, source: string): Promise<string> {
+  const path = resolve(dir);
+  const relative = join(IMPORTED_KEY, graph.episode);
+  const file = join(resolveInside(path, relative, { field: "--episode" }), "scene-graph.json");
+  await writeFileAtomically(file, `${JSON.stringify(graph, null, 2)}\n`);
+  const appender = new JsonlAppender(join(path, MEMORY_RECORDS_FILE));
+  try {
+    appender.append({ episode: graph.episode, settingsKey: IMPORTED_KEY, settings: { source }, graph: relative, instances: graph.instances.length, seconds: 0, error: null, finishedAt: new Date().toISOString() } satisfies MemoryRecord);
+  } finally {
+    appender.close();
+  }
+  return file;
 }

@@ -1,7 +1,7 @@
 import { Command } from "commander";
-import { MEMORY_RECORDS_FILE, buildEpisodeMemory, buildMemoryFolder, writeMemory, type MemorySourceOptions } from "../agents/index.js";
+import { MEMORY_RECORDS_FILE, buildEpisodeMemory, buildMemoryFolder, importMemory, parseConceptGraphsJson, writeMemory, type MemorySourceOptions } from "../agents/index.js";
 import { UserError, formatShard, selectShard } from "../core/index.js";
-import { loadQuestionSelection } from "../data/index.js";
+import { loadQuestionSelection, readJsonFile } from "../data/index.js";
 import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/index.js";
 import { addMemorySourceOptions } from "./agent-options.js";
 import { addModelCallOptions, addShardOption, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger, shardFromFlags, type ShardFlags, unitInterval, resolveRoleModel } from "./options.js";
@@ -87,5 +87,17 @@ export function memoryCommand(): Command {
       opened?.close();
     }
   });
+  memory
+    .command("import")
+    .description("add a scene graph built elsewhere (a ConceptGraphs-style JSON: objects with tags, captions and boxes) to a memory folder, as one episode's memory for eqa answer --memory")
+    .argument("<file>", "the JSON file (see docs/memory.md)")
+    .requiredOption("--episode <id>", "the episode_history it is the memory of, e.g. hm3d-v0/000-hm3d-BFRyYbPCCPE")
+    .requiredOption("--out <dir>", "the memory folder", outputDirectory)
+    .action(async (file: string, flags: { episode: string; out: string }) => {
+      const graph = parseConceptGraphsJson(await readJsonFile(file), flags.episode, file);
+      const written = await importMemory(flags.out, graph, file);
+      console.log(`episode ${flags.episode}: ${graph.instances.length} objects, ${graph.relations.length} relations${graph.hasPositions ? "" : " (no positions)"}`);
+      console.log(`wrote ${written}`);
+    });
   return memory;
 }

@@ -107,4 +107,36 @@ describe("eqa memory build --benchmark and eqa answer --memory", () => {
       assert.match(traces, /the memory of episode hm3d-v0\/scene failed to build/);
     });
   });
+
+  test("a ConceptGraphs-style JSON is imported as an episode's memory, and read by eqa answer --memory", async () => {
+    const home = temporaryDir("eqakit-memory-import-");
+    const memory = join(home, "memory");
+    const file = join(home, "obj.json");
+    writeFileSync(file, JSON.stringify({
+      object_1: { id: 1, object_tag: "sofa", object_caption: "a grey three-seat sofa", bbox_center: [1, 0.4, 2], bbox_extent: [2, 0.8, 0.9], bbox_volume: 1.44 },
+      object_2: { id: 2, object_tag: "cushion", object_caption: "a red cushion", bbox_center: [1, 0.9, 2], bbox_extent: [0.4, 0.2, 0.4] },
+    }));
+    const imported = await runCli(["memory", "import", file, "--episode", "hm3d-v0/scene", "--out", memory], cliEnv(home));
+    assert.equal(imported.code, 0, imported.stderr);
+    assert.match(imported.stdout, /episode hm3d-v0\/scene: 2 objects, 1 relations/);
+    const bad = join(home, "bad.json");
+    writeFileSync(bad, JSON.stringify({ objects: [{ object_tag: "sofa", bbox_center: [1, 2] }] }));
+    const refused = await runCli(["memory", "import", bad, "--episode", "hm3d-v0/scene", "--out", memory], cliEnv(home));
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /bad\.json.*not a ConceptGraphs-style scene graph: .*bbox_center/);
+
+    await withModelServer(() => openAiReply("A: a red cushion"), async (server) => {
+      const answered = await runCli(["answer", "--benchmark", benchmark, "--subset", writeSubset(home, ["q1"]), "--memory", memory, "--agent", "conceptgraph", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--no-force-guess", "--out", join(home, "run"), "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(answered.code, 0, answered.stderr);
+      const prompt = lastUserText(server.requests[0]!);
+      assert.match(prompt, /- \[0\] a grey three-seat sofa \(sofa\), centre \(1\.00, 0\.40, 2\.00\) m, size 2\.00 x 0\.80 x 0\.90 m/);
+      assert.match(prompt, /\[1\] cushion is on \[0\] sofa/);
+    });
+  });
 });
+
+function writeSubset(dir: string, ids: string[]): string {
+  const file = join(dir, "subset.json");
+  writeFileSync(file, JSON.stringify(ids));
+  return file;
+}
