@@ -6,7 +6,8 @@
  *   node --import tsx bench/generate.ts [--source alfred:DIR|sim:DIR] [--per-trajectory 10] [--seed 0]
  *
  * It also measures what only the whole set shows: the English checker's counts per class
- * (src/generate/english.ts), and trajectories with questions in more than one split.
+ * (src/generate/english.ts), trajectories with questions in more than one split, and the
+ * generation funnel (programs made, dropped by each rule, kept).
  *
  * Prints one JSON line of figures.
  */
@@ -46,6 +47,8 @@ console.log(
     trajectoriesInSeveralSplits: [...splitsOf.values()].filter((x) => x.size > 1).length,
     englishTexts: dataset.stats.english.texts,
     english: dataset.stats.english.counts,
+    queryTypes: dataset.stats.queryTypes,
+    funnel: dataset.stats.funnel,
     loadSeconds: Math.round(t1 - t0) / 1000,
     generateSeconds: Math.round(generateSeconds * 1000) / 1000,
     pairsPerSecond: Math.round((dataset.stats.questions / generateSeconds) * 10) / 10,

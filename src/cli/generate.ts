@@ -55,6 +55,8 @@ export function generateCommand(): Command {
     const s = dataset.stats;
     console.log(`${s.questions} questions from ${s.trajectories} trajectories (${s.skipped} skipped), ${s.grounded} with a grounded form`);
     console.log(`splits: train ${s.splits.train}, validation ${s.splits.validation}, test ${s.splits.test} (unseen environments: ${s.unseenQuestions.validation} validation, ${s.unseenQuestions.test} test)`);
+    const dropped = Object.entries(s.funnel.filtered).filter(([, n]) => n > 0);
+    console.log(`programs: ${s.funnel.made} made, ${s.funnel.kept} kept; filtered: ${dropped.length > 0 ? dropped.map(([rule, n]) => `${rule} ${n}`).join(", ") : "none"}`);
     console.log(`English check of ${s.english.texts} texts: ${Object.entries(s.english.counts).map(([k, n]) => `${k} ${n}`).join(", ")}`);
     console.log(`wrote ${run.path}/{questions.json,stats.json,skipped.json}`);
     // skipped trajectory files are failed items: listed, the others done

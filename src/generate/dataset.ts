@@ -3,7 +3,7 @@
  * statistics (Fig. 3). Deterministic for a seed: the same logs and seed give the same bytes.
  */
 import type { TagPredicateType, TagQuestion, TagSplit, TrajectoryLog } from "../data/index.js";
-import { generatePrograms, type GeneratedProgram } from "./generate.js";
+import { emptyFunnel, generatePrograms, type GeneratedProgram, type GenerationFunnel } from "./generate.js";
 import { predicateTypes, queryKey, type EventRef } from "./program.js";
 import { renderAnswer, renderQuestion, structuredQuestion, type EventTotals } from "./render.js";
 import { assignSplits } from "./split.js";
@@ -55,6 +55,8 @@ export interface TagDatasetStats {
   grounded: number;
   /** The English checker over every question and answer text (src/generate/english.ts): texts with each issue. */
   english: { texts: number; counts: Record<EnglishIssue, number>; examples: Record<EnglishIssue, string[]> };
+  /** Programs sampled, dropped by each rule (FUNNEL_RULES in src/generate/generate.ts), and kept. */
+  funnel: GenerationFunnel;
   /** How the texts were written: the template renderer, or a model (with what it rewrote). */
   renderer: { name: string; rewritten?: number; keptTemplate?: number; prompts?: Record<string, string> };
 }
@@ -74,8 +76,9 @@ export async function writeTagDataset(run: RunDirectory, dataset: TagDataset, sk
 export function buildTagDataset(inputs: readonly TrajectoryInput[], options: DatasetOptions, skipped: readonly SkippedTrajectory[] = []): TagDataset {
   const questions: TagQuestion[] = [];
   let empty = 0;
+  const funnel = emptyFunnel();
   for (const input of [...inputs].sort((a, b) => a.log.id.localeCompare(b.log.id))) {
-    const generated = generatePrograms(input.log, options);
+    const generated = generatePrograms(input.log, options, funnel);
     if (generated.length === 0) empty++;
     generated.forEach((g, k) => questions.push(toQuestion(input, g, k)));
     forgetWorld(input.log);
@@ -85,7 +88,7 @@ export function buildTagDataset(inputs: readonly TrajectoryInput[], options: Dat
     options.seed,
   );
   questions.forEach((q, i) => (q.split = splits[i]!));
-  return { questions, stats: datasetStats(questions, inputs.length, empty, skipped.map((s) => s.file)) };
+  return { questions, stats: datasetStats(questions, inputs.length, empty, skipped.map((s) => s.file), funnel) };
 }
 
 function toQuestion(input: TrajectoryInput, g: GeneratedProgram, k: number): TagQuestion {
@@ -124,7 +127,7 @@ const CATEGORY: Record<TagPredicateType, (key: string) => string> = {
   moment: () => "temporal",
 };
 
-export function datasetStats(questions: readonly TagQuestion[], trajectories: number, withoutQuestions: number, skippedFiles: readonly string[]): TagDatasetStats {
+export function datasetStats(questions: readonly TagQuestion[], trajectories: number, withoutQuestions: number, skippedFiles: readonly string[], funnel: GenerationFunnel = emptyFunnel()): TagDatasetStats {
   const count = (record: Record<string, number>, key: string): void => {
     record[key] = (record[key] ?? 0) + 1;
   };
@@ -147,6 +150,7 @@ export function datasetStats(questions: readonly TagQuestion[], trajectories: nu
     ambiguous: 0,
     grounded: 0,
     english: checkEnglishSet(questions),
+    funnel,
     renderer: { name: "template" },
   };
   const trainEnvironments = new Set(questions.filter((q) => q.split === "train").map((q) => q.environment));

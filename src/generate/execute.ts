@@ -81,8 +81,9 @@ export function executeProgram(program: TagProgram, log: TrajectoryLog): Structu
   return executeProgramDetailed(program, log).answer;
 }
 
-export function executeProgramDetailed(program: TagProgram, log: TrajectoryLog): ExecutionResult {
-  return new Execution(program, worldOf(log)).run();
+/** `window` replaces the steps the moment conditions select (the effectiveness check asks about the whole trajectory). */
+export function executeProgramDetailed(program: TagProgram, log: TrajectoryLog, window?: [number, number]): ExecutionResult {
+  return new Execution(program, worldOf(log), window).run();
 }
 
 interface Filter {
@@ -101,8 +102,9 @@ class Execution {
   constructor(
     private readonly program: TagProgram,
     private readonly world: TrajectoryWorld,
+    window?: [number, number],
   ) {
-    this.window = this.momentWindow();
+    this.window = window ?? this.momentWindow();
     this.filters = program.filters.filter((c) => c.type !== "moment").map((c) => this.filterOf(c));
   }
 

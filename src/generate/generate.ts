@@ -6,10 +6,11 @@
  * grounded form whose references are named by coordinates, effective as well.
  */
 import { canonicalJson, randomInt, seededRandom, sha256Hex, type Random } from "../core/index.js";
-import type { StructuredAnswer, TagCondition, TagPredicateType, TagProgram, TagQueryType, TrajectoryLog, TrajectoryObject, TrajectoryStateName } from "../data/index.js";
+import { ai2thorCatalogue, type StructuredAnswer, type TagCondition, type TagPredicateType, type TagProgram, type TagQueryType, type TrajectoryLog, type TrajectoryObject, type TrajectoryStateName } from "../data/index.js";
+import { objectCatalogue } from "../sim/index.js";
 import { executeProgramDetailed, momentWindow, positionKeysAt, worldOf, type ExecutionResult } from "./execute.js";
-import { ANY_OBJECT, isBannedPair, isDiverse, MOMENT_KEYS, PROPERTY_KEYS, propertyOf, type PropertyKey } from "./program.js";
-import { structuredQuestion } from "./render.js";
+import { ANY_OBJECT, isBannedPair, isDiverse, momentEvents, MOMENT_KEYS, PROPERTY_KEYS, propertyOf, referenceType, type PropertyKey } from "./program.js";
+import { renderQuestion, structuredQuestion } from "./render.js";
 import type { TrajectoryWorld } from "./world.js";
 
 export interface ProgramOptions {
@@ -50,7 +51,31 @@ export function logSeed(seed: number, logId: string): number {
   return (Number.parseInt(sha256Hex(`${seed}\u0000${logId}`).slice(0, 8), 16) >>> 0);
 }
 
-export function generatePrograms(log: TrajectoryLog, options: ProgramOptions): GeneratedProgram[] {
+/**
+ * Why a sampled program was not kept, in the order the checks run (a program counts under the
+ * first it fails): the same program as one sampled before (its filters in another order);
+ * conditions of one predicate type crowding the others or giving the answer away (section 3's
+ * hints); a `getProperty` answered by the target's type alone (every object of that type in the
+ * source's catalogue has the same value); an answer that depends on what the log does not know;
+ * more groups than allowed; nothing matched; a question whose text names its own answer; a
+ * condition that changes nothing; an ambiguous question with no effective grounded form.
+ */
+export const FUNNEL_RULES = ["duplicate", "hint", "answeredByType", "unknown", "tooManyGroups", "empty", "containsAnswer", "ineffective", "noGroundedForm"] as const;
+export type FunnelRule = (typeof FUNNEL_RULES)[number];
+
+/** What generation made and dropped: programs sampled, dropped by each rule, kept. */
+export interface GenerationFunnel {
+  made: number;
+  filtered: Record<FunnelRule, number>;
+  kept: number;
+}
+
+export function emptyFunnel(): GenerationFunnel {
+  return { made: 0, filtered: Object.fromEntries(FUNNEL_RULES.map((r) => [r, 0])) as Record<FunnelRule, number>, kept: 0 };
+}
+
+/** `funnel`, when given, counts what happened to every sampled program. */
+export function generatePrograms(log: TrajectoryLog, options: ProgramOptions, funnel: GenerationFunnel = emptyFunnel()): GeneratedProgram[] {
   const world = worldOf(log);
   const random = seededRandom(logSeed(options.seed, log.id));
   const maxGroups = options.maxGroups ?? 6;
@@ -65,11 +90,19 @@ export function generatePrograms(log: TrajectoryLog, options: ProgramOptions): G
   for (let i = 0; i < attempts && kept.length < options.perTrajectory; i++) {
     const program = sampleProgram(world, random, (q) => (perQuery.get(q) ?? 0) < cap, perPredicate);
     if (!program) continue;
+    funnel.made++;
     const key = canonicalProgramKey(program);
-    if (seen.has(key)) continue;
+    if (seen.has(key)) {
+      funnel.filtered.duplicate++;
+      continue;
+    }
     seen.add(key);
-    const accepted = acceptProgram(program, log, random, maxGroups);
-    if (!accepted) continue;
+    const accepted = judgeProgram(program, log, random, maxGroups);
+    if (typeof accepted === "string") {
+      funnel.filtered[accepted]++;
+      continue;
+    }
+    funnel.kept++;
     kept.push(accepted);
     perQuery.set(program.query.type, (perQuery.get(program.query.type) ?? 0) + 1);
     for (const c of program.filters) perPredicate.set(c.type, (perPredicate.get(c.type) ?? 0) + 1);
@@ -84,10 +117,20 @@ export function canonicalProgramKey(program: TagProgram): string {
 
 /** The checks of section 3 on one candidate; its grounded form when it is ambiguous. */
 export function acceptProgram(program: TagProgram, log: TrajectoryLog, random: Random, maxGroups = 6): GeneratedProgram | null {
-  if (!isDiverse(program.filters) || program.filters.some((c) => isBannedPair(program, c))) return null;
+  const judged = judgeProgram(program, log, random, maxGroups);
+  return typeof judged === "string" ? null : judged;
+}
+
+/** The accepted program with its answers, or the first rule it fails. */
+export function judgeProgram(program: TagProgram, log: TrajectoryLog, random: Random, maxGroups = 6): GeneratedProgram | FunnelRule {
+  if (!isDiverse(program.filters) || program.filters.some((c) => isBannedPair(program, c))) return "hint";
+  if (isAnsweredByType(program, log.source)) return "answeredByType";
   const result = executeProgramDetailed(program, log);
-  if (result.unknown || result.answer.length > maxGroups || !hasContent(result.answer)) return null;
-  if (!isEffective(program, result, log)) return null;
+  if (result.unknown) return "unknown";
+  if (result.answer.length > maxGroups) return "tooManyGroups";
+  if (!hasContent(result.answer)) return "empty";
+  if (containsItsAnswer(program, result.answer)) return "containsAnswer";
+  if (!isEffective(program, result, log)) return "ineffective";
   if (result.grouped.length === 0) return { program, answer: result.answer, grounded: null };
   const candidates = shuffled(result.answer.filter((g) => g.objects.length > 0), random);
   for (const group of candidates) {
@@ -105,7 +148,58 @@ export function acceptProgram(program: TagProgram, log: TrajectoryLog, random: R
     if (!isEffective(grounded, groundedResult, log)) continue;
     return { program, answer: result.answer, grounded: { program: grounded, answer: groundedResult.answer } };
   }
-  return null;
+  return "noGroundedForm";
+}
+
+/**
+ * A `getProperty` question whose answer the target's type gives: every object of that type in
+ * the catalogue of the log's source has the same value (ALFRED: AI2-THOR's catalogue, one
+ * material, use and fixed colour per type, so every ALFRED property question; the built-in
+ * simulator: material and use per type, colour when the type comes in one colour). Other
+ * sources have no catalogue: their properties are taken to vary.
+ */
+export function isAnsweredByType(program: TagProgram, source: string): boolean {
+  if (program.query.type !== "getProperty" || program.target === ANY_OBJECT) return false;
+  const key = program.query.modifier as PropertyKey;
+  if (source === "alfred") {
+    const entry = ai2thorCatalogue().get(program.target);
+    return entry !== undefined && entry[key] !== undefined;
+  }
+  if (source === "sim") {
+    const entry = objectCatalogue().types[program.target];
+    return entry !== undefined && (key !== "colour" || entry.colours.length === 1);
+  }
+  return false;
+}
+
+/**
+ * The question names its own answer: a value asked for (a property, a location) appears in the
+ * question's words ("what is the soap bar made of?": soap), or every type a list answers with
+ * is one the question's conditions name ("what objects were there right before you picked up
+ * the bowl?": bowls).
+ */
+export function containsItsAnswer(program: TagProgram, answer: StructuredAnswer): boolean {
+  const type = program.query.type;
+  if (type === "getProperty" || type === "getLocation") {
+    const question = ` ${renderQuestion(program).toLowerCase().replace(/[^a-z0-9]+/g, " ")} `;
+    const values = answer.flatMap((g) => (Array.isArray(g.value) ? g.value : [g.value])).filter((v): v is string => typeof v === "string");
+    return values.some((v) => {
+      const value = v.toLowerCase().replace(/\(x=.*?\)/g, " ").replace(/[^a-z0-9]+/g, " ").trim();
+      return value !== "" && question.includes(` ${value} `);
+    });
+  }
+  if (type === "listObjects") {
+    const named = new Set<string>();
+    for (const c of program.filters) {
+      if (c.type === "moment") for (const e of momentEvents(c)) named.add(e.objectType);
+      const reference = referenceType(c);
+      if (reference !== null) named.add(reference);
+      if (c.type === "location" && (c.key === "same_on" || c.key === "same_inside")) named.add(String(c.args[0]));
+    }
+    const answered = new Set(answer.flatMap((g) => g.objects.map((o) => o.type)));
+    return answered.size > 0 && [...answered].every((t) => named.has(t));
+  }
+  return false;
 }
 
 function hasContent(answer: StructuredAnswer): boolean {
@@ -125,12 +219,21 @@ export function answerSignature(result: ExecutionResult): string {
   return canonicalJson(groups);
 }
 
-/** Every condition changes the answer: dropping any one of them gives another answer. */
+/**
+ * Every condition changes the answer: dropping any one of them gives another answer. A program
+ * without a moment asks about the present (or, counting events, the whole trajectory), so
+ * dropping a moment compares the moment with the present; a moment must also differ from the
+ * whole trajectory, else it narrows nothing (objects that were on the counter "before you
+ * opened the fridge" are all those that ever were).
+ */
 export function isEffective(program: TagProgram, result: ExecutionResult, log: TrajectoryLog): boolean {
   const signature = answerSignature(result);
-  return program.filters.every((_, i) => {
+  const whole: [number, number] = [0, worldOf(log).lastStep];
+  return program.filters.every((condition, i) => {
     const reduced: TagProgram = { ...program, filters: program.filters.filter((__, j) => j !== i) };
-    return answerSignature(executeProgramDetailed(reduced, log)) !== signature;
+    if (answerSignature(executeProgramDetailed(reduced, log)) === signature) return false;
+    if (condition.type !== "moment" || reduced.filters.some((c) => c.type === "moment")) return true;
+    return answerSignature(executeProgramDetailed(reduced, log, whole)) !== signature;
   });
 }
 

@@ -93,6 +93,13 @@ describe("eqa generate tag", () => {
     const questions = parseTagQuestions(JSON.parse(readFileSync(join(out, "questions.json"), "utf8")), "questions.json");
     assert.ok(questions.length >= 6);
     assert.ok(questions.every((q) => q.source === "alfred"));
+    // every ALFRED property comes from the type's catalogue entry: no property question survives
+    assert.ok(questions.every((q) => q.program.query.type !== "getProperty"));
+    const stats = JSON.parse(readFileSync(join(out, "stats.json"), "utf8")) as { funnel: { made: number; kept: number; filtered: Record<string, number> } };
+    assert.equal(stats.funnel.kept, questions.length);
+    assert.equal(stats.funnel.made, stats.funnel.kept + Object.values(stats.funnel.filtered).reduce((a, b) => a + b, 0));
+    assert.ok(stats.funnel.filtered.answeredByType! > 0);
+    assert.match(result.stdout, new RegExp(`programs: ${stats.funnel.made} made, ${questions.length} kept; filtered: .*answeredByType ${stats.funnel.filtered.answeredByType}`));
     const skipped = JSON.parse(readFileSync(join(out, "skipped.json"), "utf8")) as { file: string }[];
     assert.deepEqual(skipped.map((s) => relative(source, s.file)), ["zz-broken/traj_data.json"]);
   });

@@ -19,7 +19,7 @@ import {
 } from "../../src/generate/index.js";
 import { kitchenLog } from "./fixtures.js";
 import { caption, plural } from "../../src/generate/phrases.js";
-import { canonicalProgramKey, checkEnglish, checkEnglishSet, propertyOf } from "../../src/generate/index.js";
+import { canonicalProgramKey, checkEnglish, checkEnglishSet, containsItsAnswer, FUNNEL_RULES, isAnsweredByType, propertyOf } from "../../src/generate/index.js";
 
 const log = kitchenLog();
 
@@ -50,6 +50,49 @@ describe("filters of section 3", () => {
       query: { type: "countObjects", modifier: null },
     };
     assert.equal(isEffective(p, executeProgramDetailed(p, log), log), false);
+  });
+
+  test("a moment that narrows nothing is ineffective, whether compared with the present or the whole trajectory", () => {
+    // before the fridge was opened, cups 1-3 and the apple were on a countertop: all that ever were
+    const p: TagProgram = {
+      target: "object",
+      filters: [
+        { type: "location", key: "on", args: ["countertop"] },
+        { type: "moment", key: "before", args: ["open", "fridge", 1] },
+      ],
+      query: { type: "listObjects", modifier: null },
+    };
+    assert.equal(isEffective(p, executeProgramDetailed(p, log), log), false);
+    assert.equal(isEffective({ ...p, filters: [...p.filters].reverse() }, executeProgramDetailed(p, log), log), false);
+    // right after you picked up a cup for the second time, cup 1 was in your hand: the moment narrows
+    const narrow: TagProgram = { ...p, filters: [p.filters[0]!, { type: "moment", key: "right_after", args: ["pickup", "cup", 2] }] };
+    assert.equal(isEffective(narrow, executeProgramDetailed(narrow, log), log), true);
+  });
+
+  test("questions that give their answer away: answered by the type, or naming the answer", () => {
+    const property = (target: string, modifier: string): TagProgram => ({ target, filters: [], query: { type: "getProperty", modifier } });
+    assert.equal(isAnsweredByType(property("Tomato", "colour"), "alfred"), true);
+    assert.equal(isAnsweredByType(property("SoapBar", "use"), "alfred"), true);
+    assert.equal(isAnsweredByType(property("knife", "colour"), "sim"), true, "the simulator's knives come in one colour");
+    assert.equal(isAnsweredByType(property("mug", "colour"), "sim"), false, "mugs come in three");
+    assert.equal(isAnsweredByType(property("mug", "material"), "sim"), true);
+    assert.equal(isAnsweredByType(property("cup", "colour"), "test"), false, "no catalogue: properties vary");
+    const soap = property("SoapBar", "material");
+    assert.equal(containsItsAnswer(soap, [{ predicate: "", objects: [{ type: "SoapBar", caption: null, position: [0, 0, 0] }], value: "soap" }]), true);
+    assert.equal(containsItsAnswer(property("Newspaper", "material"), [{ predicate: "", objects: [{ type: "Newspaper", caption: null, position: [0, 0, 0] }], value: "paper" }]), false);
+    const bowls: TagProgram = { target: "object", filters: [{ type: "moment", key: "right_before", args: ["pickup", "Bowl", 1] }], query: { type: "listObjects", modifier: null } };
+    const bowl = { type: "Bowl", caption: null, position: [0, 0, 0] as [number, number, number] };
+    assert.equal(containsItsAnswer(bowls, [{ predicate: "", objects: [bowl, bowl], value: ["Bowl", "Bowl"] }]), true);
+    assert.equal(containsItsAnswer(bowls, [{ predicate: "", objects: [bowl, { ...bowl, type: "Cup" }], value: ["Bowl", "Cup"] }]), false);
+  });
+
+  test("the funnel counts every sampled program once: kept or dropped by one rule", () => {
+    const dataset = buildTagDataset(inputs(), { perTrajectory: 8, seed: 7 });
+    const f = dataset.stats.funnel;
+    assert.deepEqual(Object.keys(f.filtered), [...FUNNEL_RULES]);
+    assert.equal(f.kept, dataset.questions.length);
+    assert.equal(f.made, f.kept + Object.values(f.filtered).reduce((a, b) => a + b, 0));
+    assert.ok(f.filtered.ineffective > 0 && f.filtered.duplicate > 0);
   });
 
   test("banned query and predicate pairs", () => {
