@@ -4,7 +4,6 @@ through eqakit (so the call is cached, retried and costed like eqakit's built-in
     eqa answer --agent exec:"python3 examples/agents/blind.py" --model openai/gpt-4o …
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ class BlindAgent(Agent):
     version = "1.0"
 
     def answer(self, question, episode):
+        print(f"answering {question['id']}")  # stdout belongs to the protocol: print() goes to stderr, which eqakit records
         reply = self.complete(
             [{"role": "user", "content": PROMPT.format(question=question["text"])}],
             temperature=0.2,
@@ -40,6 +40,4 @@ class BlindAgent(Agent):
 
 
 if __name__ == "__main__":
-    if os.environ.get("BLIND_AGENT_GREETING"):
-        print("print() goes to stderr while the agent is served")
     serve(BlindAgent())

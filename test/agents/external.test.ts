@@ -1,0 +1,159 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
+import { openEqaBenchmarkFile, openEqaDir, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+
+const demoQuestions = join(openEqaDir, "open-eqa-demo-data.json");
+const demoIds = (JSON.parse(readFileSync(demoQuestions, "utf8")) as { question_id: string }[]).map((q) => q.question_id);
+const blindPy = join(projectRoot, "examples", "agents", "blind.py");
+const moduleAgent = join(projectRoot, "examples", "agents", "module-agent.mjs");
+const client = join(projectRoot, "clients", "python");
+const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
+const lines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
+const isJudgeCall = (request: ReceivedRequest): boolean => JSON.stringify(request.body).includes("Your mark");
+
+interface Summary {
+  counts: { answered: number; failed: number };
+  failures: { questionId: string; error: string }[];
+}
+
+/** A Python agent built on the client that misbehaves on the question whose id is $BAD_QUESTION, as $BAD_WAY says. */
+function misbehavingAgent(dir: string): string {
+  const path = join(dir, "misbehaving.py");
+  writeFileSync(
+    path,
+    `import os, sys, time
+sys.path.insert(0, ${JSON.stringify(client)})
+from eqakit_agent import Agent, serve
+
+class Misbehaving(Agent):
+    name = "misbehaving"
+    def answer(self, question, episode):
+        if question["id"] == os.environ["BAD_QUESTION"]:
+            way = os.environ["BAD_WAY"]
+            if way == "crash":
+                sys.stderr.write("Traceback: CUDA out of memory\\n")
+                sys.stderr.flush()
+                os._exit(3)
+            if way == "hang":
+                time.sleep(60)
+            if way == "garbage":
+                sys.__stdout__.write("loading weights... done\\n")
+                sys.__stdout__.flush()
+                time.sleep(60)
+        return "a sofa"
+
+serve(Misbehaving())
+`,
+  );
+  return path;
+}
+
+describe("eqa answer --agent exec:COMMAND (the agent protocol)", () => {
+  test("a Python blind agent calls back the run's model, is scored by LLM-Match like a built-in agent, and its log lines are kept in the trace", async () => {
+    const home = temporaryDir();
+    await withModelServer((request) => openAiReply(isJudgeCall(request) ? "Your mark: 5" : "A: a sofa\nExplanation: living rooms have sofas"), async (server) => {
+      const out = join(home, "run");
+      const result = await runCli(
+        ["run", "--benchmark", demoQuestions, "--agent", `exec:python3 "${blindPy}"`, "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4", "--judge-base-url", `${server.url}/v1`, "--out", out],
+        cliEnv(home),
+      );
+      assert.equal(result.code, 0, result.stderr);
+      const summary = readJson(join(out, "summary.json")) as { answer: { counts: { answered: number } }; score: { llmMatch: { overall: { mean: number } } } };
+      assert.equal(summary.answer.counts.answered, 3);
+      assert.equal(summary.score.llmMatch.overall.mean, 100);
+      const predictions = readJson(join(out, "predictions.json")) as { question_id: string; answer: string }[];
+      assert.deepEqual(predictions.map((p) => p.answer), ["a sofa", "a sofa", "a sofa"]);
+      const agentCalls = server.requests.filter((r) => !isJudgeCall(r));
+      assert.equal(agentCalls.length, 3);
+      const body = agentCalls[0]!.body as { messages: { content: string }[]; temperature: number; max_tokens: number; seed: number };
+      assert.match(body.messages[0]!.content, /You are an intelligent question answering agent/);
+      assert.deepEqual([body.temperature, body.max_tokens, body.seed], [0.2, 128, 1234], "OpenEQA's parameters, sent by the agent");
+      const record = JSON.parse(lines(join(out, "traces.jsonl"))[0]!) as { questionId: string; trace: { agent: string; calls: { model: string; cached: boolean }[]; log: { message: string }[]; stderr?: string } };
+      assert.equal(record.trace.agent, "blind-python");
+      assert.equal(record.trace.calls[0]!.model, "openai/gpt-4");
+      assert.match(record.trace.log[0]!.message, /model replied 'A: a sofa/);
+      assert.equal(record.trace.stderr, `answering ${record.questionId}\n`, "what the agent prints goes to stderr, recorded per question");
+
+      const again = await runCli(["answer", "--benchmark", demoQuestions, "--agent", `exec:python3 "${blindPy}"`, "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", join(home, "again")], cliEnv(home));
+      assert.equal(again.code, 0, again.stderr);
+      const cached = JSON.parse(lines(join(home, "again", "traces.jsonl"))[0]!) as { trace: { calls: { cached: boolean }[] } };
+      assert.equal(cached.trace.calls[0]!.cached, true, "the agent's calls go through eqakit's model-call cache");
+    });
+  });
+
+  test("a module agent is loaded in-process and asks for frames of the demo video by index", async () => {
+    const home = temporaryDir();
+    await withModelServer(() => openAiReply("eight chairs"), async (server) => {
+      const out = join(home, "run");
+      const result = await runCli(["answer", "--benchmark", demoQuestions, "--frames", openEqaDir, "--agent", moduleAgent, "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--out", out, "--no-cache"], cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+      const images = (server.requests[0]!.body as { messages: { content: { type: string }[] }[] }).messages[0]!.content.filter((p) => p.type === "image_url");
+      assert.equal(images.length, 4);
+      const record = JSON.parse(lines(join(out, "traces.jsonl"))[0]!) as { answer: string; trace: { agent: string; frames: number[]; images: unknown[]; notes: string[] } };
+      assert.equal(record.answer, "eight chairs");
+      assert.equal(record.trace.agent, "module-example");
+      assert.deepEqual(record.trace.frames, [0, 56, 111, 167]);
+      assert.equal(record.trace.images.length, 4);
+      assert.deepEqual(record.trace.notes, ["confidence 0.5"]);
+    });
+  });
+
+  for (const [way, words, extra] of [
+    ["crash", /agent misbehaving failed on question .*: the agent process exited \(exit code 3\); its stderr ends with:\nTraceback: CUDA out of memory/, []],
+    ["hang", /agent misbehaving failed on question .*: answer got no reply in 1000 ms/, ["--agent-timeout", "1"]],
+    ["garbage", /a line on stdout that is not JSON: "loading weights\.\.\. done"/, []],
+  ] as const) {
+    test(`an agent that ${way === "crash" ? "crashes" : way === "hang" ? "hangs" : "prints a non-JSON line"} on one question fails that question alone, named, and a fresh process answers the next`, async () => {
+      const home = temporaryDir();
+      const out = join(home, "run");
+      const agent = misbehavingAgent(home);
+      const result = await runCli(["answer", "--benchmark", demoQuestions, "--agent", `exec:python3 ${agent}`, "--out", out, "--concurrency", "1", ...extra], cliEnv(home, { BAD_QUESTION: demoIds[1]!, BAD_WAY: way }));
+      assert.equal(result.code, 1, result.stderr);
+      const summary = readJson(join(out, "summary.json")) as Summary;
+      assert.equal(summary.counts.answered, 2);
+      assert.equal(summary.failures.length, 1);
+      assert.equal(summary.failures[0]!.questionId, demoIds[1]);
+      assert.match(summary.failures[0]!.error, words);
+      const predictions = readJson(join(out, "predictions.json")) as { question_id: string; answer: string }[];
+      assert.deepEqual(predictions.map((p) => p.question_id), [demoIds[0], demoIds[2]]);
+    });
+  }
+
+  test("a shell pipeline in --agent exits 2 before any work, naming the operator", async () => {
+    const home = temporaryDir();
+    const result = await runCli(["answer", "--benchmark", demoQuestions, "--agent", "exec:python3 agent.py | tee log", "--out", join(home, "run")], cliEnv(home));
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /"\|" is a shell operator/);
+  });
+
+  test("killed with SIGKILL and run again, it asks the agent only the questions not yet answered", async () => {
+    const home = temporaryDir();
+    const questions = readRawBenchmark().slice(0, 16);
+    const subset = join(home, "subset.json");
+    writeFileSync(subset, JSON.stringify(questions.map((q) => q.question_id)));
+    const server = await startModelServer(() => ({ ...openAiReply("A: a chair"), delayMs: 100 }));
+    try {
+      const out = join(home, "answers");
+      const args = ["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", `exec:python3 ${blindPy}`, "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", out, "--concurrency", "2", "--no-cache"];
+      const child = startCli(args, cliEnv(home));
+      const finished = collect(child);
+      while (lines(join(out, "traces.jsonl")).length < 4) await new Promise((r) => setTimeout(r, 20));
+      child.kill("SIGKILL");
+      await finished;
+      const done = lines(join(out, "traces.jsonl")).length;
+      const before = server.requests.length;
+      const resumed = await runCli(args, cliEnv(home));
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.equal(server.requests.length - before, questions.length - done);
+      const predictions = readJson(join(out, "predictions.json")) as { answer: string }[];
+      assert.equal(predictions.length, questions.length);
+      assert.ok(predictions.every((p) => p.answer === "a chair"));
+    } finally {
+      await server.close();
+    }
+  });
+});
