@@ -1,11 +1,11 @@
-import { availableParallelism } from "node:os";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { OutputInfo } from "sharp";
 import { z } from "zod";
 import { UserError, describeError, forEachConcurrent, isUserError, type Camera, type Frame, type InstanceMasks, type Pose } from "../core/index.js";
 import { readJsonFile, readTextFile } from "../data/index.js";
-import { DECODE_OPTIONS, checkImageOptions, encodePrepared, imageReadError, loadSharp, readImageHeader, type ImageHeader, type ImageOptions } from "./image.js";
+import { cachedFrames, episodeCacheId, limitPreparation } from "./frame-cache.js";
+import { DECODE_OPTIONS, checkImageOptions, encodePrepared, imageReadError, loadSharp, readImageHeader, type ImageHeader, type ImageOptions, type ImageSettings, type PreparedImage } from "./image.js";
 import { allFinite, correctLinearVfov, intrinsicsFromMatrix, isIdentity4, parseMatrixText, scaleCamera, scannetPoseToEqakit, type Intrinsics } from "./matrix.js";
 import { checkFrameIndex, distinctIndices, type Episode, type EpisodeFrameImage, type EpisodeKind } from "./types.js";
 
@@ -50,8 +50,6 @@ const PLAIN_IMAGE = /\.(png|jpe?g|webp)$/i;
 const DEPTH_SUFFIX = /-depth\.png$/i;
 /** At most this many files are read at once while opening an episode. */
 const OPEN_CONCURRENCY = 16;
-/** Frames prepared at once: sharp runs each on libuv's pool of four threads. */
-const IMAGE_CONCURRENCY = Math.max(2, Math.min(4, availableParallelism()));
 
 interface FrameFiles {
   rgb: string;
@@ -72,6 +70,7 @@ interface Cameras {
 
 export class FolderEpisode implements Episode {
   readonly frameCount: number;
+  private readonly cacheId: string;
 
   constructor(
     readonly id: string,
@@ -83,6 +82,7 @@ export class FolderEpisode implements Episode {
     private readonly instanceLabels?: Record<string, string>,
   ) {
     this.frameCount = frames.length;
+    this.cacheId = episodeCacheId(path);
   }
 
   static async open(path: string, id: string): Promise<FolderEpisode> {
@@ -100,17 +100,23 @@ export class FolderEpisode implements Episode {
 
   async images(indices: readonly number[], options: ImageOptions = {}): Promise<EpisodeFrameImage[]> {
     const settings = checkImageOptions(options);
-    const prepared = new Map<number, EpisodeFrameImage>();
-    await forEachConcurrent(distinctIndices(this, indices), IMAGE_CONCURRENCY, async (index) => {
-      const file = this.frames[index]!.rgb;
-      try {
-        const sharp = await loadSharp();
-        prepared.set(index, { ...(await encodePrepared(sharp(file, DECODE_OPTIONS), settings)), index });
-      } catch (error) {
-        throw imageReadError(error, file, `episode ${this.id}, frame ${index}: `);
-      }
-    });
-    return indices.map((index) => prepared.get(index)!);
+    const wanted = distinctIndices(this, indices);
+    const images = await cachedFrames(
+      wanted.map((index) => ({ episode: this.cacheId, index, settings, source: this.frames[index]!.rgb })),
+      (missing) => Promise.all(missing.map((key) => limitPreparation(() => this.prepare(key.index, settings)))),
+    );
+    const prepared = new Map(wanted.map((index, i) => [index, images[i]!]));
+    return indices.map((index) => ({ ...prepared.get(index)!, index }));
+  }
+
+  private async prepare(index: number, settings: ImageSettings): Promise<PreparedImage> {
+    const file = this.frames[index]!.rgb;
+    try {
+      const sharp = await loadSharp();
+      return await encodePrepared(sharp(file, DECODE_OPTIONS), settings);
+    } catch (error) {
+      throw imageReadError(error, file, `episode ${this.id}, frame ${index}: `);
+    }
   }
 
   async frame(index: number): Promise<Frame> {

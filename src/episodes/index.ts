@@ -6,6 +6,7 @@
 export { framesPathProblem, openEpisode, resolveEpisodePath } from "./open.js";
 export type { Episode, EpisodeFrameImage, EpisodeKind } from "./types.js";
 export { prepareImage, loadSharp, imageReadError, DECODE_OPTIONS, DEFAULT_MAX_SIDE, DEFAULT_JPEG_QUALITY, type ImageOptions, type PreparedImage } from "./image.js";
+export { configureFrameCache, frameCacheStats, type FrameCacheOptions } from "./frame-cache.js";
 export { parseSamplingSpec, sampleFrameIndices, linspaceRoundIndices, type SamplingSpec } from "./sampling.js";
 export { extractVideoFrames, VIDEO_EXTENSIONS } from "./video.js";
 export { describeFfmpeg, ffmpegAvailable, findTool, type FfmpegProgram, type ResolvedTool, type ToolSearch, type ToolSource } from "./ffmpeg.js";

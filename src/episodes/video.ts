@@ -2,6 +2,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { UserError, type Frame } from "../core/index.js";
 import { lastLine, probeVideo, startTool } from "./ffmpeg.js";
+import { cachedFrames, episodeCacheId } from "./frame-cache.js";
 import { checkImageOptions, encodePrepared, imageReadError, loadSharp, type ImageOptions, type ImageSettings } from "./image.js";
 import { checkFrameIndex, distinctIndices, type Episode, type EpisodeFrameImage } from "./types.js";
 
@@ -22,13 +23,16 @@ const MAX_SELECT_EXPRESSION = 60_000;
 export class VideoEpisode implements Episode {
   readonly kind = "video" as const;
   readonly notes: string[] = [];
+  private readonly cacheId: string;
 
   constructor(
     readonly id: string,
     readonly path: string,
     readonly frameCount: number,
     readonly timestamps: number[] | undefined,
-  ) {}
+  ) {
+    this.cacheId = episodeCacheId(path);
+  }
 
   static async open(path: string, id: string): Promise<VideoEpisode> {
     const probe = await probeVideo(path, `episode ${id}: `);
@@ -43,8 +47,15 @@ export class VideoEpisode implements Episode {
     const settings = checkImageOptions(options);
     const wanted = distinctIndices(this, indices);
     if (wanted.length === 0) return [];
-    const prepared = await decodeFrames(this, wanted, settings);
-    return indices.map((index) => prepared.get(index)!);
+    const images = await cachedFrames(
+      wanted.map((index) => ({ episode: this.cacheId, index, settings, source: this.path })),
+      async (missing) => {
+        const decoded = await decodeFrames(this, missing.map((key) => key.index), settings);
+        return missing.map((key) => decoded.get(key.index)!);
+      },
+    );
+    const prepared = new Map(wanted.map((index, i) => [index, images[i]!]));
+    return indices.map((index) => ({ ...prepared.get(index)!, index }));
   }
 
   async frame(index: number): Promise<Frame> {
