@@ -1,11 +1,10 @@
-import { join } from "node:path";
 import { Command, Option } from "commander";
-import { habitatSceneFile } from "../agents/index.js";
-import { UserError, packageRoot } from "../core/index.js";
-import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, checkEnvironment, type CommandLine, type Environment } from "../sim/index.js";
+import { sceneOpener, type EnvironmentKind } from "../agents/index.js";
+import { UserError } from "../core/index.js";
+import { builtinSceneProblem, checkEnvironment, type CommandLine, type Environment } from "../sim/index.js";
 import { commandLine, oneOf, positiveInteger, positiveSeconds } from "./options.js";
 
-type EnvKind = "builtin" | "habitat" | "stdio";
+type EnvKind = EnvironmentKind;
 
 interface CheckFlags {
   env: EnvKind;
@@ -20,35 +19,17 @@ interface CheckFlags {
   manipulation: boolean;
 }
 
-/** The environment `eqa env check` opens, as `eqa explore` opens it for one scene. */
-function environmentOpener(flags: CheckFlags): { describe: string; open: () => Environment } {
-  const timeoutMs = flags.envTimeout * 1000;
-  switch (flags.env) {
-    case "builtin": {
-      const scene = flags.scene ?? "home-0";
-      const seed = builtinSceneSeed(scene);
-      if (seed === undefined) throw new UserError(builtinSceneProblem(scene) ?? `unknown scene ${scene}`, { field: "--scene" });
-      return { describe: `builtin, scene ${scene}`, open: () => HouseholdEnvironment.fromSeed(seed, { width: flags.width, height: flags.height }) };
-    }
-    case "habitat": {
-      const bridge = join(packageRoot, "bridges", "habitat", "bridge.py");
-      const size = ["--width", String(flags.width), "--height", String(flags.height)];
-      if (flags.standin) {
-        return { describe: "habitat bridge, stand-in grid world", open: () => new StdioEnvironment({ command: flags.bridgePython, args: [bridge, "--standin", ...size], timeoutMs }) };
-      }
-      if (!flags.scenes) throw new UserError("--env habitat needs --scenes DIR (your HM3D folder)", { field: "--scenes" }, "or --standin to check the bridge without habitat-sim");
-      if (!flags.scene) throw new UserError("--env habitat needs --scene SCENE (an HM3D scene folder such as val/00800-TEEsavR23oF, or a .glb path)", { field: "--scene" });
-      const args = [bridge, "--scene-root", flags.scenes, "--scene", habitatSceneFile(flags.scene), ...size];
-      return { describe: `habitat, scene ${flags.scene}`, open: () => new StdioEnvironment({ command: flags.bridgePython, args, timeoutMs }) };
-    }
-    case "stdio": {
-      if (!flags.envCommand) throw new UserError("--env stdio needs --env-command", { field: "--env-command" }, 'e.g. --env-command "python3 my_env.py --scene {scene}"');
-      const line = flags.envCommand;
-      const scene = flags.scene ?? "";
-      const withScene = (word: string): string => word.split("{scene}").join(scene);
-      return { describe: `stdio, ${[line.command, ...line.args].map(withScene).join(" ")}`, open: () => new StdioEnvironment({ command: withScene(line.command), args: line.args.map(withScene), timeoutMs }) };
-    }
+/** The environment `eqa env check` opens: one scene, opened as `eqa explore` opens it. */
+function environmentOpener(flags: CheckFlags): { describe: string; open: () => Promise<Environment> } {
+  if (flags.env === "habitat" && !flags.standin && flags.scenes && !flags.scene) {
+    throw new UserError("--env habitat needs --scene SCENE (an HM3D scene folder such as val/00800-TEEsavR23oF, or a .glb path)", { field: "--scene" });
   }
+  const scene = flags.scene ?? (flags.env === "builtin" ? "home-0" : "");
+  const problem = flags.env === "builtin" ? builtinSceneProblem(scene) : undefined;
+  if (problem) throw new UserError(problem, { field: "--scene" });
+  const opener = sceneOpener({ env: flags.env, width: flags.width, height: flags.height, timeoutMs: flags.envTimeout * 1000, scenes: flags.scenes, standin: flags.standin, bridgePython: flags.bridgePython, envCommand: flags.envCommand });
+  const describe = flags.env === "habitat" && flags.standin ? "habitat bridge, stand-in grid world" : flags.env === "stdio" ? `stdio, ${[flags.envCommand!.command, ...flags.envCommand!.args].map((w) => w.split("{scene}").join(scene)).join(" ")}` : `${flags.env}, scene ${scene}`;
+  return { describe, open: async () => (await opener(scene)).env };
 }
 
 /** `eqa env check`: the environment conformance suite against the user's own installation. */

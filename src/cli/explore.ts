@@ -1,17 +1,16 @@
-import { join } from "node:path";
 import { Command, Option } from "commander";
-import { AGENT_NAMES, EXPLORER_NAMES, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, habitatSceneFile, loadActiveEpisodes, planExploration, runExploration, type ActiveEpisode, type AgentName, type ExplorerName, type SceneEnvironment } from "../agents/index.js";
-import { UserError, packageRoot, type Shard } from "../core/index.js";
+import { AGENT_NAMES, EXPLORER_NAMES, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
+import { UserError, type Shard } from "../core/index.js";
 import { scoreExploration, useExpressOriginalPrompts, writeExploreReliability, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { checkPriceFile, describeModel, type ModelSpec } from "../models/index.js";
-import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
+import { HouseholdEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel, shardFromFlags, addShardOption, type ShardFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
-type EnvKind = "builtin" | "habitat" | "stdio";
+type EnvKind = EnvironmentKind;
 
 interface ExploreFlags extends ModelCallFlags, DryRunFlags, ShardFlags {
   episodes: string;
@@ -38,35 +37,8 @@ interface ExploreFlags extends ModelCallFlags, DryRunFlags, ShardFlags {
   prompts: string;
 }
 
-function sceneOpener(flags: ExploreFlags): (scene: string) => Promise<SceneEnvironment> {
-  const timeoutMs = flags.envTimeout * 1000;
-  switch (flags.env) {
-    case "builtin":
-      return async (scene) => {
-        const seed = builtinSceneSeed(scene);
-        // the episodes file was checked with builtinSceneProblem when it was read
-        if (seed === undefined) throw new UserError(builtinSceneProblem(scene) ?? scene, { field: "scene" });
-        const env = HouseholdEnvironment.fromSeed(seed, { width: flags.width, height: flags.height });
-        return { env, home: env.home };
-      };
-    case "habitat": {
-      if (!flags.scenes) throw new UserError("--env habitat needs --scenes DIR (your HM3D folder)", { field: "--scenes" });
-      const scenes = flags.scenes;
-      return async (scene) => ({
-        env: new StdioEnvironment({
-          command: flags.bridgePython,
-          args: [join(packageRoot, "bridges", "habitat", "bridge.py"), "--scene-root", scenes, "--scene", habitatSceneFile(scene), "--width", String(flags.width), "--height", String(flags.height)],
-          timeoutMs,
-        }),
-      });
-    }
-    case "stdio": {
-      if (!flags.envCommand) throw new UserError("--env stdio needs --env-command", { field: "--env-command" }, 'e.g. --env-command "python3 my_env.py --scene {scene}"');
-      const line = flags.envCommand;
-      const withScene = (word: string, scene: string): string => word.split("{scene}").join(scene);
-      return async (scene) => ({ env: new StdioEnvironment({ command: withScene(line.command, scene), args: line.args.map((a) => withScene(a, scene)), timeoutMs }) });
-    }
-  }
+function openerOptions(flags: ExploreFlags): SceneOpenerOptions {
+  return { env: flags.env, width: flags.width, height: flags.height, timeoutMs: flags.envTimeout * 1000, scenes: flags.scenes, bridgePython: flags.bridgePython, envCommand: flags.envCommand };
 }
 
 export function exploreCommand(): Command {
@@ -112,7 +84,7 @@ export function exploreCommand(): Command {
     const shard = shardFromFlags(flags);
     if (flags.dryRun) return planExploreRun(flags, episodes, spec, judgeSpec, shard);
     checkPriceFile();
-    const openScene = sceneOpener(flags);
+    const openScene = sceneOpener(openerOptions(flags));
     const opened = await openModelRuntime(flags);
     const progress = createProgress("exploring");
     try {

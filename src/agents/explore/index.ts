@@ -7,3 +7,4 @@ export * from "./fine-eqa-reference.js";
 export * from "./trajectory-image.js";
 export * from "./run.js";
 export * from "./multiple-choice.js";
+export * from "./scenes.js";
