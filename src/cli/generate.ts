@@ -30,6 +30,7 @@ export function generateCommand(): Command {
     const { inputs, skipped } = await loadTrajectorySource(flags.source, run.path);
     for (const s of skipped) process.stderr.write(`eqa: skipped ${s.file}${s.step !== undefined ? ` (step ${s.step})` : ""}: ${s.error}\n`);
     const dataset = buildTagDataset(inputs, { perTrajectory: flags.perTrajectory, seed: flags.seed }, skipped);
+    let failedRewrites = 0;
     await writeTagDataset(run, dataset, skipped);
     if (spec) {
       const opened = await openModelRuntime(flags);
@@ -43,10 +44,15 @@ export function generateCommand(): Command {
           onProgress: (done, total) => progress.update(done, total, ""),
         });
         progress.stop();
-        dataset.stats.renderer = { name: spec.name, rewritten: summary.rewritten, keptTemplate: summary.keptTemplate, prompts: summary.prompts };
+        dataset.stats.renderer = { name: spec.name, rewritten: summary.rewritten, keptTemplate: summary.keptTemplate, failed: summary.failed, prompts: summary.prompts };
         dataset.stats.english = checkEnglishSet(dataset.questions);
         await writeTagDataset(run, dataset, skipped);
         console.log(`${summary.rewritten} texts rewritten by ${spec.name}, ${summary.keptTemplate} kept their template text${summary.reused > 0 ? ` (${summary.reused} from an earlier run)` : ""}`);
+        failedRewrites = summary.failed;
+        if (summary.failed > 0) {
+          for (const f of summary.failures) process.stderr.write(`eqa: rewriting ${f.id} failed: ${f.error}\n`);
+          console.log(`${summary.failed} rewrites failed (their template text stays): run the same command again to retry them`);
+        }
       } finally {
         progress.stop();
         opened.close();
@@ -59,8 +65,8 @@ export function generateCommand(): Command {
     console.log(`programs: ${s.funnel.made} made, ${s.funnel.kept} kept; filtered: ${dropped.length > 0 ? dropped.map(([rule, n]) => `${rule} ${n}`).join(", ") : "none"}`);
     console.log(`English check of ${s.english.texts} texts: ${Object.entries(s.english.counts).map(([k, n]) => `${k} ${n}`).join(", ")}`);
     console.log(`wrote ${run.path}/{questions.json,stats.json,skipped.json}`);
-    // skipped trajectory files are failed items: listed, the others done
-    process.exitCode = skipped.length > 0 ? 1 : 0;
+    // skipped trajectory files and failed rewrites are failed items: listed, the others done
+    process.exitCode = skipped.length > 0 || failedRewrites > 0 ? 1 : 0;
   });
   command.addCommand(tag);
   return command;

@@ -58,7 +58,7 @@ export interface TagDatasetStats {
   /** Programs sampled, dropped by each rule (FUNNEL_RULES in src/generate/generate.ts), and kept. */
   funnel: GenerationFunnel;
   /** How the texts were written: the template renderer, or a model (with what it rewrote). */
-  renderer: { name: string; rewritten?: number; keptTemplate?: number; prompts?: Record<string, string> };
+  renderer: { name: string; rewritten?: number; keptTemplate?: number; failed?: number; prompts?: Record<string, string> };
 }
 
 export interface TagDataset {

@@ -4,8 +4,10 @@
  * training split. A few training questions of each query type are rewritten first without
  * examples; the usable ones are the examples of all the others. A reply is kept only when it is
  * a JSON object with a question ending in "?" and both texts keep every coordinate and count of
- * the template; otherwise the template text stays. Each rewrite is appended to
- * `rewrites.jsonl` as it finishes, and a run in the same directory reuses them.
+ * the template; otherwise the template text stays. A model call that failed is a failed item:
+ * the template text stays for now, and a run in the same directory tries it again. Each rewrite
+ * is appended to `rewrites.jsonl` as it finishes, and a run in the same directory reuses the
+ * ones whose call succeeded.
  */
 import { z } from "zod";
 import { canonicalJson, loadPromptFile, renderPromptFile, sha256Hex } from "../core/index.js";
@@ -31,8 +33,11 @@ export interface RewriteOptions {
 export interface RewriteSummary {
   jobs: number;
   rewritten: number;
-  /** Replies that were unusable or calls that failed: the template text stays. */
+  /** Replies that were unusable: the template text stays. */
   keptTemplate: number;
+  /** Texts whose model call failed (the template text stays until a run in the same directory rewrites them), with the first errors. */
+  failed: number;
+  failures: { id: string; error: string }[];
   reused: number;
   prompts: Record<string, string>;
 }
@@ -53,6 +58,8 @@ const rewriteRecordSchema = z.object({
   question: z.string().nullable(),
   answer: z.string().nullable(),
   error: z.string().nullable(),
+  /** The model call failed (not reused: a later run tries again). */
+  failed: z.boolean().optional(),
 });
 type RewriteRecord = z.infer<typeof rewriteRecordSchema>;
 
@@ -67,7 +74,7 @@ export async function rewriteQuestions(questions: TagQuestion[], options: Rewrit
   const byType = new Map<TagQueryType, RewriteJob[]>();
   for (const job of jobs.filter((j) => trainIds.has(j.id))) byType.set(job.queryType, [...(byType.get(job.queryType) ?? []), job]);
   for (const list of byType.values()) list.sort((a, b) => sha256Hex(a.id).localeCompare(sha256Hex(b.id))).slice(0, perType).forEach((j) => exampleIds.add(j.id));
-  const summary: RewriteSummary = { jobs: jobs.length, rewritten: 0, keptTemplate: 0, reused: 0, prompts: { [REWRITE_PROMPT]: loadPromptFile(REWRITE_PROMPT).sha256, [REWRITE_EXAMPLE_PROMPT]: loadPromptFile(REWRITE_EXAMPLE_PROMPT).sha256 } };
+  const summary: RewriteSummary = { jobs: jobs.length, rewritten: 0, keptTemplate: 0, failed: 0, failures: [], reused: 0, prompts: { [REWRITE_PROMPT]: loadPromptFile(REWRITE_PROMPT).sha256, [REWRITE_EXAMPLE_PROMPT]: loadPromptFile(REWRITE_EXAMPLE_PROMPT).sha256 } };
   let done = 0;
   const examples: { job: RewriteJob; text: { question: string; answer: string } }[] = [];
   const phase = async (list: RewriteJob[], withExamples: boolean): Promise<void> => {
@@ -75,7 +82,7 @@ export async function rewriteQuestions(questions: TagQuestion[], options: Rewrit
     const keys = new Map(list.map((job) => [job.id, sha256Hex(canonicalJson({ model: options.spec.name, params: REWRITE_PARAMS, prompt: prompts.get(job.id) }))]));
     const reusable = new Map<string, RewriteRecord>();
     for (const record of options.run.readRecords(REWRITES_FILE, (v) => rewriteRecordSchema.safeParse(v).data).records) {
-      if (keys.get(record.questionId) === record.inputKey) reusable.set(record.questionId, record);
+      if (keys.get(record.questionId) === record.inputKey && record.failed !== true) reusable.set(record.questionId, record);
     }
     const appender = options.run.appender(REWRITES_FILE);
     const finish = (job: RewriteJob, record: RewriteRecord): void => {
@@ -84,6 +91,9 @@ export async function rewriteQuestions(questions: TagQuestion[], options: Rewrit
         job.apply(text);
         summary.rewritten++;
         if (exampleIds.has(job.id)) examples.push({ job, text });
+      } else if (record.failed === true) {
+        summary.failed++;
+        if (summary.failures.length < 5) summary.failures.push({ id: job.id, error: record.error ?? "the model call failed" });
       } else summary.keptTemplate++;
       options.onProgress?.(++done, jobs.length);
     };
@@ -106,7 +116,7 @@ export async function rewriteQuestions(questions: TagQuestion[], options: Rewrit
           const base = { questionId: job.id, inputKey: keys.get(job.id)! };
           return typeof parsed === "string" ? { ...base, question: null, answer: null, error: parsed } : { ...base, ...parsed, error: null };
         },
-        failed: (job, error) => ({ questionId: job.id, inputKey: keys.get(job.id)!, question: null, answer: null, error: error.message }),
+        failed: (job, error) => ({ questionId: job.id, inputKey: keys.get(job.id)!, question: null, answer: null, error: error.message, failed: true }),
         finished: (job, record) => {
           appender.append(record);
           finish(job, record);

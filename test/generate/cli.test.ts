@@ -80,6 +80,53 @@ describe("eqa generate tag", () => {
     );
   });
 
+  test("a rewrite whose model call failed is a failed item: exit 1, template text kept, tried again by the next run", async () => {
+    const source = recordings(true);
+    const home = temporaryDir();
+    const out = join(home, "tag");
+    const args = ["generate", "tag", "--source", `sim:${source}`, "--out", out, "--per-trajectory", "3", "--renderer", "openai/gemma-2-27b-it", "--no-cache"];
+    const rewrite = (prompt: string): ReturnType<typeof openAiReply> => {
+      const last = prompt.split("Structured question: ").at(-1)!;
+      return openAiReply(JSON.stringify({ question: `So, ${/^Question: (.*)$/m.exec(last)![1]!}`, answer: /^Answer: (.*)$/m.exec(last)![1]! }));
+    };
+    const failedIds: string[] = [];
+    // the first run: every second question asked with examples is refused (400, not retried)
+    await withModelServer(
+      (request, index) => {
+        const prompt = (request.body as { messages: { content: string }[] }).messages[0]!.content;
+        if (prompt.includes("Example:") && index % 2 === 0) return { status: 400, body: { error: { message: "the server refused this request" } } };
+        return rewrite(prompt);
+      },
+      async (server) => {
+        const result = await runCli([...args, "--renderer-base-url", `${server.url}/v1`], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+        assert.equal(result.code, 1, result.stderr);
+        const stats = JSON.parse(readFileSync(join(out, "stats.json"), "utf8")) as { renderer: { rewritten: number; failed: number } };
+        assert.ok(stats.renderer.failed > 0);
+        assert.match(result.stdout, new RegExp(`${stats.renderer.failed} rewrites failed \\(their template text stays\\): run the same command again to retry them`));
+        assert.match(result.stderr, /rewriting \S+ failed: .*refused/);
+        const records = readFileSync(join(out, "rewrites.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { questionId: string; failed?: boolean });
+        failedIds.push(...records.filter((r) => r.failed).map((r) => r.questionId));
+        assert.equal(failedIds.length, stats.renderer.failed);
+        const questions = parseTagQuestions(JSON.parse(readFileSync(join(out, "questions.json"), "utf8")), "questions.json");
+        const plain = failedIds.filter((id) => !id.includes("#"));
+        assert.ok(questions.filter((q) => plain.includes(q.question_id)).every((q) => !q.question.startsWith("So, ")));
+      },
+    );
+    // the rerun asks again for the failed ones only, and they succeed
+    await withModelServer(
+      (request) => rewrite((request.body as { messages: { content: string }[] }).messages[0]!.content),
+      async (server) => {
+        const result = await runCli([...args, "--renderer-base-url", `${server.url}/v1`], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+        assert.equal(result.code, 0, result.stderr);
+        assert.equal(server.requests.length, failedIds.length);
+        const questions = parseTagQuestions(JSON.parse(readFileSync(join(out, "questions.json"), "utf8")), "questions.json");
+        assert.ok(questions.every((q) => q.question.startsWith("So, ")));
+        const stats = JSON.parse(readFileSync(join(out, "stats.json"), "utf8")) as { renderer: { failed: number } };
+        assert.equal(stats.renderer.failed, 0);
+      },
+    );
+  });
+
   test("reads real ALFRED trajectories through the replayer", async () => {
     const source = temporaryDir();
     const seen = join(alfredDir, "valid_seen");
