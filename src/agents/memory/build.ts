@@ -2,9 +2,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { forEachConcurrent, loadPromptFile, renderPromptFile, sha256Hex } from "../../core/index.js";
 import { loadSharp, sampleFrameIndices, type Episode, type SamplingSpec } from "../../episodes/index.js";
-import { aabbCenter, backProject, cameraPosition, concatPoints, groundingTransform, orientedBoxOf, voxelDownsample } from "../../geometry/index.js";
+import { aabbCenter, backProject, cameraPosition, concatPoints, groundingTransform, voxelDownsample } from "../../geometry/index.js";
 import { z } from "zod";
 import { readRgbImage, type ChatModel, type ChatResponse, type Detection, type ObjectDetector, type SentenceEncoder } from "../../models/index.js";
+import { minAreaOrientedBox } from "./boxes.js";
 import { embeddingSimilarity, mainLabel, mergeViews, type DraftInstance } from "./merge.js";
 import { inferRelations } from "./relations.js";
 import type { AgentPosition, MemoryInstance, ObjectView, SceneGraph, ViewRecord } from "./types.js";
@@ -185,7 +186,7 @@ function toInstance(draft: DraftInstance, id: number): MemoryInstance {
   if (draft.box && draft.points) {
     instance.box = { min: draft.box.min.map((x) => round(x)) as [number, number, number], max: draft.box.max.map((x) => round(x)) as [number, number, number] };
     instance.center = aabbCenter(draft.box).map((x) => round(x)) as [number, number, number];
-    const obb = orientedBoxOf(draft.points);
+    const obb = minAreaOrientedBox(draft.points);
     if (obb) instance.orientedBox = { center: obb.center.map((x) => round(x)) as [number, number, number], size: obb.size.map((x) => round(x)) as [number, number, number], yaw: round(obb.yaw, 4) };
   }
   return instance;

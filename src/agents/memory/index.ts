@@ -9,4 +9,5 @@ export * from "./views.js";
 export * from "./merge.js";
 export * from "./relations.js";
 export * from "./build.js";
+export * from "./boxes.js";
 export * from "./render.js";
