@@ -18,6 +18,7 @@ import { scoreTagCommand } from "./score-tag.js";
 import { exploreCommand } from "./explore.js";
 import { demoCommand } from "./demo.js";
 import { mergeCommand } from "./merge.js";
+import { agentCommand } from "./agent.js";
 import { addModelOptionFlags } from "./options.js";
 
 const EXIT_CODES = `
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
     .addHelpText("after", EXIT_CODES);
   for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), envCommand(), exploreCommand(), mergeCommand(), scoreTagCommand()]) program.addCommand(command);
   program.addCommand(generateCommand());
+  program.addCommand(agentCommand());
   program.commands.forEach(addModelOptionFlags);
   program.commands.forEach(exitOverrideDeep);
   program.exitOverride();

@@ -157,3 +157,46 @@ describe("eqa answer --agent exec:COMMAND (the agent protocol)", () => {
     }
   });
 });
+
+describe("eqa agent check", () => {
+  test("passes the Python example and the module example", async () => {
+    const home = temporaryDir();
+    const python = await runCli(["agent", "check", "--agent", `exec:python3 ${blindPy}`], cliEnv(home));
+    assert.equal(python.code, 0, python.stdout + python.stderr);
+    assert.match(python.stdout, /pass {2}initialize: blind-python 1\.0 \(protocol 1; supports em-eqa\)/);
+    assert.match(python.stdout, /pass {2}answer with an episode \(4 frames\): answered "a sofa"/);
+    assert.match(python.stdout, /pass {2}malformed input: refused with error -32700/);
+    assert.match(python.stdout, /pass {2}shutdown: replied null and exited/);
+    assert.match(python.stdout, /all 7 checks passed/);
+    const module = await runCli(["agent", "check", "--agent", moduleAgent], cliEnv(home));
+    assert.equal(module.code, 0, module.stdout + module.stderr);
+    assert.match(module.stdout, /answered "A: a sofa" in \d+ ms, 1 model call\(s\), frames 0, 1, 2, 3/);
+  });
+
+  test("fails a broken agent with the reasons: a malformed answer, death on a line that is not JSON, a reply to an unknown method", async () => {
+    const home = temporaryDir();
+    const broken = join(home, "broken.py");
+    writeFileSync(
+      broken,
+      `import json, sys
+for line in sys.stdin:
+    message = json.loads(line)  # dies on a line that is not JSON
+    method = message.get("method")
+    if method == "initialize":
+        result = {"name": "broken", "version": "0"}
+    elif method == "answer":
+        result = {"answer": 5}
+    else:
+        result = "ok"
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\\n")
+    sys.stdout.flush()
+`,
+    );
+    const result = await runCli(["agent", "check", "--agent", `exec:python3 ${broken}`, "--agent-timeout", "5"], cliEnv(home));
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stdout, /pass {2}initialize: broken 0/);
+    assert.match(result.stdout, /FAIL {2}answer without an episode: agent broken failed on question eqakit-check-1: the answer does not match the protocol: answer: Invalid input: expected string, received number/);
+    assert.match(result.stdout, /FAIL {2}malformed input: after a line that is not JSON: .*exited \(exit code 1\); its stderr ends with:\n.*JSONDecodeError/s);
+    assert.match(result.stdout, /checks failed/);
+  });
+});

@@ -20,3 +20,4 @@ export {
   type LogParams as AgentLogParams,
 } from "./protocol.js";
 export type { ModuleAgent, ModuleContext } from "./session.js";
+export { checkAgent, CHECK_MODEL_REPLY, type AgentCheck, type AgentCheckOptions } from "./check.js";

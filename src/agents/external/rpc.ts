@@ -62,6 +62,8 @@ export class LineRpc {
   private nextId = 1;
   private failure: RpcFailure | undefined;
   private buffered: Buffer[] = [];
+  /** Takes an error reply to no request (id null: the agent could not read a line) instead of ending the connection. */
+  onStrayError: ((error: { code: number; message: string }) => void) | undefined;
   private bufferedBytes = 0;
 
   constructor(
@@ -134,7 +136,8 @@ export class LineRpc {
     }
     const pending = typeof message.id === "number" ? this.pending.get(message.id) : undefined;
     if (!pending) {
-      if ("error" in message && message.id === null) this.fail(new RpcFailure("remote", `the agent reported: ${message.error.message} (code ${message.error.code})`));
+      if ("error" in message && message.id === null && this.onStrayError) this.onStrayError(message.error);
+      else if ("error" in message && message.id === null) this.fail(new RpcFailure("remote", `the agent reported: ${message.error.message} (code ${message.error.code})`));
       else this.fail(new RpcFailure("malformed", `a reply to no request eqakit sent (id ${JSON.stringify(message.id)}): ${quote(line)}`));
       return;
     }
@@ -145,8 +148,13 @@ export class LineRpc {
   }
 
   private send(message: object): void {
+    this.sendLine(JSON.stringify(message));
+  }
+
+  /** Writes one line as it is (the conformance check sends malformed ones). */
+  sendLine(line: string): void {
     if (this.failure) return;
-    this.output.write(`${JSON.stringify(message)}\n`);
+    this.output.write(`${line}\n`);
   }
 
   /** Ends the connection: every request in flight is rejected with `failure`. */

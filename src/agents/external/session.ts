@@ -40,7 +40,7 @@ const tail = (text: string): string => (text.length > STDERR_TAIL_CHARS ? text.s
 /** An agent process started from a command line, without a shell. */
 export class ProcessSession implements AgentSession {
   private readonly child: ChildProcessWithoutNullStreams;
-  private readonly rpc: LineRpc;
+  readonly rpc: LineRpc;
   private context: CallContext = NO_CONTEXT;
   private stderrSince = "";
   private stderrAll = "";
@@ -76,6 +76,11 @@ export class ProcessSession implements AgentSession {
     } finally {
       this.context = NO_CONTEXT;
     }
+  }
+
+  /** Resolves when the process has exited and its streams are closed. */
+  get closed(): Promise<void> {
+    return this.exited;
   }
 
   takeStderr(): string {

@@ -1,0 +1,35 @@
+import { Command, InvalidArgumentError, Option } from "commander";
+import { checkAgent, describeExternalAgent, parseExternalAgent, type ExternalAgentSpec } from "../agents/index.js";
+import { isUserError } from "../core/index.js";
+import { positiveSeconds } from "./options.js";
+
+interface CheckFlags {
+  agent: ExternalAgentSpec;
+  agentTimeout: number;
+}
+
+function externalAgent(value: string): ExternalAgentSpec {
+  try {
+    return parseExternalAgent(value);
+  } catch (error) {
+    if (isUserError(error)) throw new InvalidArgumentError(error.message.replace(/^field "--agent": /, ""));
+    throw error;
+  }
+}
+
+/** `eqa agent`: tools for agents of the user's own (docs/agent-protocol.md). */
+export function agentCommand(): Command {
+  const check = new Command("check")
+    .description("check that an agent of your own speaks the agent protocol: handshake, answers with and without an episode, malformed input, unknown methods, invalid params, shutdown")
+    .addOption(new Option("--agent <agent>", 'the agent: exec:"python3 my_agent.py --flag x" or ./my-agent.mjs').argParser(externalAgent).makeOptionMandatory())
+    .option("--agent-timeout <seconds>", "seconds to wait for each reply (default 30)", positiveSeconds, 30)
+    .action(async (flags: CheckFlags) => {
+      const checks = await checkAgent(flags.agent, { timeoutMs: flags.agentTimeout * 1000 });
+      console.log(`eqa agent check ${describeExternalAgent(flags.agent)}`);
+      for (const c of checks) console.log(`  ${c.passed ? "pass" : "FAIL"}  ${c.name}: ${c.detail.replace(/\n/g, "\n        ")}`);
+      const failed = checks.filter((c) => !c.passed).length;
+      console.log(failed === 0 ? `\nall ${checks.length} checks passed` : `\n${failed} of ${checks.length} checks failed`);
+      process.exitCode = failed === 0 ? 0 : 1;
+    });
+  return new Command("agent").description("agents of your own: check one against the agent protocol").addCommand(check);
+}
