@@ -98,7 +98,7 @@ describe("eqa answer --agent exec:COMMAND (the agent protocol)", () => {
       assert.equal(record.trace.agent, "module-example");
       assert.deepEqual(record.trace.frames, [0, 56, 111, 167]);
       assert.equal(record.trace.images.length, 4);
-      assert.deepEqual(record.trace.notes, ["confidence 0.5"]);
+      assert.deepEqual(record.trace.notes, ["module-example version 1.0", "confidence 0.5"]);
     });
   });
 

@@ -102,7 +102,7 @@ export class ExternalAgent implements Agent {
       agent: this.name,
       external: describeExternalAgent(spec),
       ...(spec.kind === "module" ? { moduleSha256: moduleHash(spec.path) } : {}),
-      model: options.model?.name ?? null,
+      model: options.model?.name ?? "none",
       protocolVersion: AGENT_PROTOCOL_VERSION,
       ...(options.image ? { image: options.image } : {}),
     };
@@ -209,6 +209,7 @@ export class ExternalAgent implements Agent {
     this.idle.push(session);
     if (modelError) throw modelError;
     trace.agentAnswer = parsed.data.answer;
+    if (this.identity) trace.notes.push(`${this.identity.name} version ${this.identity.version}`);
     if (log.length > 0) trace.log = log;
     if (stderr !== "") trace.stderr = stderr;
     if (parsed.data.confidence !== undefined) trace.notes.push(`confidence ${parsed.data.confidence}`);

@@ -32,7 +32,7 @@ export const initializeParams = z
 export const initializeResult = z
   .object({
     name: z.string().min(1).describe("the agent's name, recorded in every answer's trace"),
-    version: z.string().describe("the agent's version, recorded in the run's configuration"),
+    version: z.string().describe("the agent's version, recorded in every answer's trace"),
     protocolVersion: z.string().optional().describe("the protocol version the agent was written for; a different major version is refused"),
     supports: z.array(z.string()).optional().describe("the task kinds the agent can do (default: [\"em-eqa\"])"),
   })
