@@ -301,8 +301,8 @@ function sampleQuery(world: TrajectoryWorld, query: TagQueryType, random: Random
       return e ? { target: e.ref.objectType, modifier: e.ref.type } : null;
     }
     case "getState": {
-      const o = pick(world.log.objects.filter((x) => x.states.length > 0), random);
-      const state = o ? pick(o.states, random) : undefined;
+      const o = pick(world.log.objects.filter((x) => x.states.some((s) => offersState(world, x.type, s))), random);
+      const state = o ? pick(o.states.filter((s) => offersState(world, o.type, s)), random) : undefined;
       return o && state ? { target: o.type, modifier: state } : null;
     }
     case "getProperty": {
@@ -311,6 +311,15 @@ function sampleQuery(world: TrajectoryWorld, query: TagQueryType, random: Random
       return o && key ? { target: o.type, modifier: key } : null;
     }
   }
+}
+
+/**
+ * Whether questions may ask about or filter by a state of objects of a type: any state, except
+ * broken unless something of that type broke in the trajectory (else "broken" is never true and
+ * the answer is always "intact").
+ */
+function offersState(world: TrajectoryWorld, type: string, state: TrajectoryStateName): boolean {
+  return state !== "broken" || world.log.events.some((e) => e.type === "break" && world.object(e.object)?.type === type);
 }
 
 function knownProperties(o: TrajectoryObject): PropertyKey[] {
@@ -324,7 +333,7 @@ function sampleCondition(world: TrajectoryWorld, kind: TagPredicateType, o: Traj
       return key ? { type: "property", key, args: [propertyOf(o, key)!] } : null;
     }
     case "state": {
-      const states = o.states.filter((s) => s !== head.modifier && world.state(o.id, t)?.states[s] !== undefined);
+      const states = o.states.filter((s) => s !== head.modifier && offersState(world, o.type, s) && world.state(o.id, t)?.states[s] !== undefined);
       const state = pick(states, random) as TrajectoryStateName | undefined;
       return state ? { type: "state", key: state, args: [String(world.state(o.id, t)!.states[state])] } : null;
     }

@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { seededRandom } from "../../src/core/index.js";
-import { parseTagQuestions, type TagCondition, type TagProgram } from "../../src/data/index.js";
+import { parseTagQuestions, parseTrajectoryLog, type TagCondition, type TagProgram } from "../../src/data/index.js";
 import {
   acceptProgram,
   assignSplits,
@@ -17,7 +17,7 @@ import {
   structuredQuestion,
   type TrajectoryInput,
 } from "../../src/generate/index.js";
-import { kitchenLog } from "./fixtures.js";
+import { kitchenLog, kitchenRaw } from "./fixtures.js";
 import { caption, plural } from "../../src/generate/phrases.js";
 import { canonicalProgramKey, checkEnglish, checkEnglishSet, containsItsAnswer, FUNNEL_RULES, isAnsweredByType, propertyOf } from "../../src/generate/index.js";
 
@@ -84,6 +84,29 @@ describe("filters of section 3", () => {
     const bowl = { type: "Bowl", caption: null, position: [0, 0, 0] as [number, number, number] };
     assert.equal(containsItsAnswer(bowls, [{ predicate: "", objects: [bowl, bowl], value: ["Bowl", "Bowl"] }]), true);
     assert.equal(containsItsAnswer(bowls, [{ predicate: "", objects: [bowl, { ...bowl, type: "Cup" }], value: ["Bowl", "Cup"] }]), false);
+  });
+
+  test("broken is asked about only where something of that type broke", () => {
+    const mentionsBroken = (p: TagProgram): boolean => p.query.modifier === "broken" || p.filters.some((c) => c.type === "state" && c.key === "broken");
+    const intact = inputs(6).flatMap((input) => generatePrograms(input.log, { perTrajectory: 25, seed: 3 }));
+    assert.ok(intact.length > 50 && !intact.some((g) => mentionsBroken(g.program)), "nothing breaks in the kitchen: the mug is always intact");
+    const broke = Array.from({ length: 6 }, (_, i) =>
+      parseTrajectoryLog(
+        kitchenRaw({
+          id: `broken-${i}`,
+          yaw: i * 0.4,
+          edit: (raw) => {
+            raw.events.push({ step: 6, type: "break", object: "mug-1", index: 1 });
+            raw.events.sort((a, b) => a.step - b.step);
+            for (const step of raw.steps.slice(6)) step.objects["mug-1"]!.states = { filled: true, broken: true };
+          },
+        }),
+        "broken.json",
+      ),
+    );
+    const generated = broke.flatMap((l) => generatePrograms(l, { perTrajectory: 25, seed: 3 }));
+    assert.ok(generated.some((g) => g.program.query.modifier === "broken"), "was the mug broken or intact before …?");
+    assert.ok(generated.some((g) => g.program.filters.some((c) => c.type === "state" && c.key === "broken" && c.args[0] === "true")), "what objects are broken?");
   });
 
   test("the funnel counts every sampled program once: kept or dropped by one rule", () => {
