@@ -72,6 +72,8 @@ export {
   SvmAgent,
   ConceptGraphAgent,
   RetrievalAgent,
+  ExternalAgent,
+  checkAgent,
   answerQuestions,
   type AnswerOptions,
   type AnswerSummary,

@@ -82,6 +82,7 @@ export interface ExternalAgentOptions {
 
 const HINT = "run the agent's command by hand to see what it prints; docs/agent-protocol.md says what it must send";
 
+/** An agent of the user's own, a process (`exec:`) or a module, run as an EM-EQA `Agent`; `close()` shuts its processes down. */
 export class ExternalAgent implements Agent {
   readonly name = "external";
   readonly needsEpisode: boolean;
