@@ -27,6 +27,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   images: () => imagesBenchmark({ rounds: quick ? 1 : 3 }),
   reward: () => rewardBenchmark({ quick }),
   memory: () => memoryBenchmark({ quick }),
+  answer: async () => jsonScript("./answer-frames.ts", quick ? ["--runs", "1"] : []),
   sim: async () => jsonScript("./sim.ts", quick ? ["--frames", "60"] : []),
   explore: async () => jsonScript("./explore.ts", quick ? ["--seeds", "0"] : []),
   coverage: async () => jsonScript("./explore-coverage.ts", quick ? ["--seeds", "5-6"] : []),
