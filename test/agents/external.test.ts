@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
 import { openEqaBenchmarkFile, openEqaDir, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { writeRgbEpisode } from "../helpers/frames.js";
 
 const demoQuestions = join(openEqaDir, "open-eqa-demo-data.json");
 const demoIds = (JSON.parse(readFileSync(demoQuestions, "utf8")) as { question_id: string }[]).map((q) => q.question_id);
@@ -100,6 +101,33 @@ describe("eqa answer --agent exec:COMMAND (the agent protocol)", () => {
       assert.equal(record.trace.images.length, 4);
       assert.deepEqual(record.trace.notes, ["module-example version 1.0", "confidence 0.5"]);
     });
+  });
+
+  test("a Python agent is given the episode's frame files in order, and reads them itself", async () => {
+    const home = temporaryDir();
+    const frames = await writeRgbEpisode(join(home, "episode"), 5, 64, 48);
+    const agent = join(home, "frames.py");
+    writeFileSync(
+      agent,
+      `import os, sys
+sys.path.insert(0, ${JSON.stringify(client)})
+from eqakit_agent import Agent, serve
+
+class Frames(Agent):
+    name = "frames"
+    def answer(self, question, episode):
+        paths = [f["path"] for f in episode["frames"]]
+        sizes = [os.path.getsize(p) > 0 for p in paths]
+        return f"{episode['frameCount']} frames, {sum(sizes)} readable, first {os.path.basename(paths[0])}, last index {episode['frames'][-1]['index']}"
+
+serve(Frames())
+`,
+    );
+    const out = join(home, "run");
+    const result = await runCli(["answer", "--benchmark", demoQuestions, "--frames", frames, "--agent", `exec:python3 ${agent}`, "--out", out], cliEnv(home));
+    assert.equal(result.code, 0, result.stderr);
+    const predictions = readJson(join(out, "predictions.json")) as { answer: string }[];
+    assert.deepEqual(predictions.map((p) => p.answer), Array(3).fill("5 frames, 5 readable, first 00000-rgb.png, last index 4"));
   });
 
   for (const [way, words, extra] of [

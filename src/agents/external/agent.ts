@@ -163,6 +163,12 @@ export class ExternalAgent implements Agent {
   }
 
   async answer(question: Question, episode: Episode | undefined): Promise<AgentAnswer> {
+    // the episode is read before a session is taken: an unreadable one fails the question, not the process
+    const params: AnswerParams = {
+      question: { id: question.questionId, text: question.question, ...(question.category ? { category: question.category } : {}) },
+      episode: episode ? { id: episode.id, path: episode.path, kind: episode.kind, frameCount: episode.frameCount, frames: await this.frameList(episode) } : null,
+      budget: { timeoutMs: this.timeoutMs },
+    };
     const session = this.idle.pop() ?? (await this.start());
     const trace: AgentTrace = newTrace(this.identity?.name ?? this.name);
     const log: NonNullable<AgentTrace["log"]> = [];
@@ -187,11 +193,6 @@ export class ExternalAgent implements Agent {
       notify: (method, params) => {
         if (method === "log") this.onLog(params, log);
       },
-    };
-    const params: AnswerParams = {
-      question: { id: question.questionId, text: question.question, ...(question.category ? { category: question.category } : {}) },
-      episode: episode ? { id: episode.id, path: episode.path, kind: episode.kind, frameCount: episode.frameCount, frames: await this.frameList(episode) } : null,
-      budget: { timeoutMs: this.timeoutMs },
     };
     let raw: unknown;
     try {
