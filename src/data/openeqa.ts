@@ -32,7 +32,9 @@ export interface OpenEqaBenchmark {
 /** Loads and validates an OpenEQA benchmark file (`open-eqa-v0.json` or any file of its shape). */
 export async function loadOpenEqaBenchmark(path: string): Promise<OpenEqaBenchmark> {
   const text = await readTextFile(path);
-  const records = validateRecords(parseJsonText(text, path), questionRecord, path, "questions");
+  const value = parseJsonText(text, path);
+  refuseTagEqaSet(value, path);
+  const records = validateRecords(value, questionRecord, path, "questions");
   const byId = new Map<string, Question>();
   const questions = records.map((record, index): Question => {
     if (byId.has(record.question_id)) {
@@ -50,6 +52,32 @@ export async function loadOpenEqaBenchmark(path: string): Promise<OpenEqaBenchma
     return question;
   });
   return { path, sha256: sha256Hex(text), questions, byId };
+}
+
+/**
+ * A TAG-EQA set (`eqa generate tag`) is not an OpenEQA benchmark; one whose questions have no
+ * observations (`episode_history` null: ALFRED trajectories) is for judges only, and is refused
+ * with that reason.
+ */
+function refuseTagEqaSet(value: unknown, file: string): void {
+  if (!Array.isArray(value)) return;
+  const tag = value.findIndex((r) => typeof r === "object" && r !== null && "structured_question" in r && "program" in r);
+  if (tag < 0) return;
+  const idOf = (index: number): { id?: string } => {
+    const id = (value[index] as { question_id?: unknown }).question_id;
+    return typeof id === "string" ? { id } : {};
+  };
+  const isBlind = (r: unknown): boolean => typeof r === "object" && r !== null && (r as { episode_history?: unknown }).episode_history == null;
+  const blind = value.filter(isBlind).length;
+  if (blind > 0) {
+    const first = value.findIndex(isBlind);
+    throw new UserError(
+      `a TAG-EQA set whose questions have no observations (episode_history is null in ${blind} of ${value.length}, as in sets made from ALFRED trajectories) is for judges only: no agent can answer it`,
+      { file, index: first, ...idOf(first), field: "episode_history" },
+      "score answers to it with eqa score-tag, or generate questions from simulator recordings (eqa generate tag --source sim:DIR), whose frames agents can see",
+    );
+  }
+  throw new UserError("a TAG-EQA set is not an OpenEQA benchmark", { file, index: tag, ...idOf(tag) }, "eqa answer takes OpenEQA benchmark files; eqa demo answers TAG-EQA questions from simulator recordings");
 }
 
 /** Loads a subset file: a JSON list of question ids (like `open-eqa-v0-184-questions.json`). */

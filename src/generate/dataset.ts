@@ -53,6 +53,8 @@ export interface TagDatasetStats {
   conditionsPerQuestion: Record<string, number>;
   ambiguous: number;
   grounded: number;
+  /** Questions with no observations (episode_history null, as from ALFRED): for judges only, refused by eqa answer. */
+  withoutObservations: number;
   /** The English checker over every question and answer text (src/generate/english.ts): texts with each issue. */
   english: { texts: number; counts: Record<EnglishIssue, number>; examples: Record<EnglishIssue, string[]> };
   /** Programs sampled, dropped by each rule (FUNNEL_RULES in src/generate/generate.ts), and kept. */
@@ -149,6 +151,7 @@ export function datasetStats(questions: readonly TagQuestion[], trajectories: nu
     conditionsPerQuestion: {},
     ambiguous: 0,
     grounded: 0,
+    withoutObservations: questions.filter((q) => q.episode_history == null).length,
     english: checkEnglishSet(questions),
     funnel,
     renderer: { name: "template" },

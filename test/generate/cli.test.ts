@@ -149,6 +149,13 @@ describe("eqa generate tag", () => {
     assert.match(result.stdout, new RegExp(`programs: ${stats.funnel.made} made, ${questions.length} kept; filtered: .*answeredByType ${stats.funnel.filtered.answeredByType}`));
     const skipped = JSON.parse(readFileSync(join(out, "skipped.json"), "utf8")) as { file: string }[];
     assert.deepEqual(skipped.map((s) => relative(source, s.file)), ["zz-broken/traj_data.json"]);
+    // ALFRED has no frames: the set is for judges only, said when made and when an agent is asked to answer it
+    assert.ok(questions.every((q) => q.episode_history === null));
+    assert.match(result.stdout, new RegExp(`${questions.length} of ${questions.length} questions have no observations \\(episode_history null\\): they are for judges only`));
+    const answer = await runCli(["answer", "--benchmark", join(out, "questions.json"), "--agent", "blind", "--model", "openai/gpt-4o", "--model-base-url", "http://127.0.0.1:9/v1", "--out", join(home, "run")], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+    assert.equal(answer.code, 2, answer.stderr);
+    assert.match(answer.stderr, /questions\.json, record 0 .*field "episode_history": a TAG-EQA set whose questions have no observations .* is for judges only: no agent can answer it/);
+    assert.match(answer.stderr, /eqa score-tag/);
   });
 
   test("a bad source or an empty directory is a usage error", async () => {
