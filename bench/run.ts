@@ -27,6 +27,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   images: () => imagesBenchmark({ rounds: quick ? 1 : 3 }),
   reward: () => rewardBenchmark({ quick }),
   memory: () => memoryBenchmark({ quick }),
+  "memory-reuse": async () => jsonScript("./memory-reuse.ts", quick ? ["--episodes", "2", "--frames", "10", "--questions", "8"] : []),
   answer: async () => jsonScript("./answer-frames.ts", quick ? ["--runs", "1"] : []),
   sim: async () => jsonScript("./sim.ts", quick ? ["--frames", "60"] : []),
   explore: async () => jsonScript("./explore.ts", quick ? ["--seeds", "0"] : []),
