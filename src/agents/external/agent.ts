@@ -69,6 +69,9 @@ export class ExternalAgentError extends UserError {
   }
 }
 
+/** Milliseconds a starting agent has to answer `initialize`, at least (loading a model's weights takes time). */
+const AGENT_START_TIMEOUT_MS = 600_000;
+
 export interface ExternalAgentOptions {
   /** The run's model (--model), lent to the agent through model/complete; absent: such calls are refused. */
   model?: ChatModel;
@@ -139,7 +142,8 @@ export class ExternalAgent implements Agent {
       const raw = await session.call(
         "initialize",
         { protocolVersion: AGENT_PROTOCOL_VERSION, task: "em-eqa", settings: { model: this.options.model?.name ?? null, timeoutMs: this.timeoutMs, eqakitVersion } },
-        this.timeoutMs,
+        // an agent loads its weights before it can answer `initialize`: that may take minutes
+        Math.max(this.timeoutMs, AGENT_START_TIMEOUT_MS),
         { request: (m) => Promise.reject(new RpcError(-32601, `${m} is not available during initialize`)), notify: () => {} },
       );
       const parsed = initializeResult.safeParse(raw);
