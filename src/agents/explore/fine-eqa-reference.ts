@@ -57,9 +57,8 @@ import { FrameFolderWriter, loadSharp, prepareImage, type ImageOptions, type Pre
 import type { ChatModel, ChatRequest, ContentPart } from "../../models/index.js";
 import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type Point3 } from "../../sim/index.js";
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
-import type { AgentTrace } from "../types.js";
 import { explorerClock, headingTo, nearestTraversable } from "./explorer.js";
-import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, fineEqaBlindAnswer, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, parseAnswerReply, parseStopReply, parseViewRegionReply, type FineEqaStep } from "./fine-eqa.js";
+import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, fineEqaBlindAnswer, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, parseAnswerReply, parseStopReply, parseViewRegionReply, type FineEqaExploration, type FineEqaStep } from "./fine-eqa.js";
 import { CELL_FREE, CELL_OCCUPIED, CELL_UNKNOWN, OccupancyMap, type OccupancyOptions } from "./occupancy.js";
 import { aStar, distanceField } from "./planning.js";
 
@@ -168,20 +167,9 @@ export interface ReferenceMove {
   pathFound: boolean;
 }
 
-export interface FineEqaReferenceResult {
-  answer: string | null;
-  answerSource: "view" | "blind";
+/** `regions` are the relevant regions as the reference keeps them (exact names split on commas; repeats kept). */
+export interface FineEqaReferenceResult extends FineEqaExploration {
   stop: "answered" | "budget";
-  /** The relevant regions as the reference keeps them (exact names split on commas; repeats kept). */
-  regions: string[];
-  explorationSteps: number;
-  budget: number;
-  steps: FineEqaStep[];
-  pathLengthM: number;
-  pathLengthSteps: number;
-  frames: number;
-  observedSteps: number[];
-  badReplies: { call: string; reply: string | null }[];
   valueUpdates: ValueMapUpdate[];
   regionPoints: RegionPointChoice[];
   moves: ReferenceMove[];
@@ -191,10 +179,6 @@ export interface FineEqaReferenceResult {
   observation: { width: number; height: number };
   /** Semantic value per map cell (row-major, as the occupancy map). */
   valueMap: Float32Array;
-  map: OccupancyMap;
-  trace: AgentTrace;
-  explorerMs: number;
-  explorerMsPerStep: number;
 }
 
 /** "A, B and C" for n letters. */

@@ -111,13 +111,12 @@ export interface FineEqaStopCheck {
 /** Log-probabilities asked of the stop check: the top alternatives at each token. */
 export const STOP_CHECK_LOGPROBS = 5;
 
-export interface FineEqaResult {
+/** What an exploration of either Fine-EQA mode gives: the answer, the path and the explorer's own time. */
+export interface FineEqaExploration {
   answer: string | null;
   /** `view`: from the latest view after a yes; `blind`: without an image. */
   answerSource: "view" | "blind";
-  stop: FineEqaStop;
   regions: string[];
-  roundsByRegion: Record<string, number>;
   /** Exploration steps taken (each an observation and a stop check). */
   explorationSteps: number;
   budget: number;
@@ -131,12 +130,17 @@ export interface FineEqaResult {
   /** Step index (into `steps`) of each frame. */
   observedSteps: number[];
   badReplies: { call: string; reply: string | null }[];
-  /** Every stop check, in order (the last is the one for the view the exploration ended on). */
-  stopChecks: FineEqaStopCheck[];
   map: OccupancyMap;
   trace: AgentTrace;
   explorerMs: number;
   explorerMsPerStep: number;
+}
+
+export interface FineEqaResult extends FineEqaExploration {
+  stop: FineEqaStop;
+  roundsByRegion: Record<string, number>;
+  /** Every stop check, in order (the last is the one for the view the exploration ended on). */
+  stopChecks: FineEqaStopCheck[];
 }
 
 /** Python's `readlines()` (universal newlines). */
