@@ -226,13 +226,13 @@ export function prepareLlmMatchTask(question: Question, answer: string | null, m
   return { question, prediction, neutralised, promptName: rendered?.promptName ?? null, prompt: rendered?.text ?? null, inputKey, params };
 }
 
-/** Asks the judge for one question's mark; never throws for a reply it cannot read (that is a recorded failure). */
-export async function judgeLlmMatch(task: LlmMatchTask, judge: ChatModel, mode: LlmMatchMode): Promise<LlmMatchJudgement> {
-  const judgement: LlmMatchJudgement = {
+/** A judgement of `task` with no mark yet: what judging fills in, or a failure records. */
+export function pendingJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode): LlmMatchJudgement {
+  return {
     questionId: task.question.questionId,
     score: null,
     mode,
-    judge: judge.name,
+    judge,
     inputKey: task.inputKey,
     promptName: task.promptName,
     promptSha256: task.prompt === null ? null : sha256Hex(task.prompt),
@@ -243,6 +243,11 @@ export async function judgeLlmMatch(task: LlmMatchTask, judge: ChatModel, mode: 
     usage: emptyUsage(),
     finishedAt: "",
   };
+}
+
+/** Asks the judge for one question's mark; never throws for a reply it cannot read (that is a recorded failure). */
+export async function judgeLlmMatch(task: LlmMatchTask, judge: ChatModel, mode: LlmMatchMode): Promise<LlmMatchJudgement> {
+  const judgement = pendingJudgement(task, judge.name, mode);
   if (task.prompt === null) {
     judgement.score = 0;
   } else {

@@ -13,6 +13,7 @@ import {
   judgeLlmMatch,
   llmMatchParams,
   llmMatchPromptName,
+  pendingJudgement,
   type LlmMatchJudgeOptions,
   prepareLlmMatchTask,
   type LlmMatchJudgement,
@@ -254,21 +255,7 @@ function asJudgement(value: unknown): LlmMatchJudgement | undefined {
 }
 
 function failedJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode, error: string): LlmMatchJudgement {
-  return {
-    questionId: task.question.questionId,
-    score: null,
-    mode,
-    judge,
-    inputKey: task.inputKey,
-    promptName: task.promptName,
-    promptSha256: task.prompt === null ? null : sha256Hex(task.prompt),
-    prediction: task.prediction,
-    neutralised: task.neutralised,
-    replies: [],
-    error,
-    usage: emptyUsage(),
-    finishedAt: new Date().toISOString(),
-  };
+  return { ...pendingJudgement(task, judge, mode), error, finishedAt: new Date().toISOString() };
 }
 
 /** A score run's configuration, as its summary records it (judge, mode, parameters, prompts' hashes, inputs). */
