@@ -354,6 +354,8 @@ async function readPoses(id: string, files: string[], kind: EpisodeKind): Promis
 
 async function readCameras(id: string, path: string, present: Set<string>, kind: EpisodeKind, notes: string[]): Promise<Cameras> {
   const cameras: Cameras = {};
+  // the files are read at once; their notes are kept apart and added in a fixed order below
+  const fileNotes = new Map<string, string>();
   const intrinsics = async (name: string): Promise<Intrinsics | undefined> => {
     if (!present.has(name)) return undefined;
     const file = join(path, name);
@@ -365,7 +367,7 @@ async function readCameras(id: string, path: string, present: Set<string>, kind:
     if (kind === "hm3d") {
       const corrected = correctLinearVfov(camera);
       if (corrected) {
-        notes.push(`${name}: fy ${camera.fy.toFixed(2)} is OpenEQA's linear-vfov approximation; corrected to ${corrected.fy.toFixed(2)} (square pixels, fy = fx)`);
+        fileNotes.set(name, `${name}: fy ${camera.fy.toFixed(2)} is OpenEQA's linear-vfov approximation; corrected to ${corrected.fy.toFixed(2)} (square pixels, fy = fx)`);
         camera = corrected;
       }
     }
@@ -384,6 +386,10 @@ async function readCameras(id: string, path: string, present: Set<string>, kind:
     extrinsics("extrinsic_color.txt"),
     extrinsics("extrinsic_depth.txt"),
   ]);
+  for (const name of ["intrinsic_color.txt", "intrinsic_depth.txt"]) {
+    const note = fileNotes.get(name);
+    if (note) notes.push(note);
+  }
   if (color) cameras.color = color;
   if (depth) cameras.depth = depth;
   for (const [name, values] of [["extrinsic_color.txt", colorExtrinsic], ["extrinsic_depth.txt", depthExtrinsic]] as const) {
