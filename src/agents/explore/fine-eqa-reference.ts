@@ -58,7 +58,7 @@ import type { ChatModel, ChatRequest, ContentPart } from "../../models/index.js"
 import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type Point3 } from "../../sim/index.js";
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
 import { explorerClock, headingTo, nearestTraversable } from "./explorer.js";
-import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, fineEqaBlindAnswer, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, parseAnswerReply, parseStopReply, parseViewRegionReply, type FineEqaExploration, type FineEqaStep } from "./fine-eqa.js";
+import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, fineEqaBlindAnswer, fineEqaBudget, fineEqaViewAnswer, fineEqaPromptHashes, fineEqaRequests, parseStopReply, parseViewRegionReply, type FineEqaExploration, type FineEqaStep } from "./fine-eqa.js";
 import { CELL_FREE, CELL_OCCUPIED, CELL_UNKNOWN, OccupancyMap, type OccupancyOptions } from "./occupancy.js";
 import { aStar, distanceField } from "./planning.js";
 
@@ -456,9 +456,7 @@ export async function exploreFineEqaReference(env: Environment, vlm: ChatModel, 
       const stopReply = await call("stop-check", FINE_EQA_PROMPTS.explore, fineEqaRequests.stopCheck(options.question, image), [frame]);
       if (stopReply === null) badReplies.push({ call: "stop-check", reply: stopReply });
       if (parseStopReply(stopReply)) {
-        const reply = await call("answer", FINE_EQA_PROMPTS.answer, fineEqaRequests.answer(options.question, image), [frame]);
-        if (reply === null) badReplies.push({ call: "answer", reply });
-        answer = parseAnswerReply(reply);
+        answer = await fineEqaViewAnswer(call, options.question, image, frame, badReplies);
         answerSource = "view";
         stop = "answered";
         break;

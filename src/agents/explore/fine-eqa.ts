@@ -272,6 +272,13 @@ export function fineEqaBudget(bounds: SceneBounds, options: Pick<FineEqaOptions,
 }
 
 /** Fine-EQA's answer when no view answered in time: the question asked blind (both modes). */
+/** Fine-EQA's answer from the view the stop check said yes to (both modes). */
+export async function fineEqaViewAnswer(call: (role: string, prompt: string, request: ChatRequest, frames?: number[]) => Promise<string | null>, question: string, image: PreparedImage, frame: number, badReplies: FineEqaResult["badReplies"]): Promise<string | null> {
+  const reply = await call("answer", FINE_EQA_PROMPTS.answer, fineEqaRequests.answer(question, image), [frame]);
+  if (reply === null) badReplies.push({ call: "answer", reply });
+  return parseAnswerReply(reply);
+}
+
 export async function fineEqaBlindAnswer(call: (role: string, prompt: string, request: ChatRequest) => Promise<string | null>, question: string, badReplies: FineEqaResult["badReplies"]): Promise<string | null> {
   const reply = await call("blind-answer", FINE_EQA_PROMPTS.blind, fineEqaRequests.blind(question));
   if (reply === null) badReplies.push({ call: "blind-answer", reply });
@@ -444,9 +451,7 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
     stopChecks.push(readStopCheck(stopResponse, frame));
     if (stopReply === null) badReplies.push({ call: "stop-check", reply: stopReply });
     if (parseStopReply(stopReply)) {
-      const reply = await call("answer", FINE_EQA_PROMPTS.answer, fineEqaRequests.answer(options.question, image), [frame]);
-      if (reply === null) badReplies.push({ call: "answer", reply });
-      answer = parseAnswerReply(reply);
+      answer = await fineEqaViewAnswer(call, options.question, image, frame, badReplies);
       answerSource = "view";
       stop = "answered";
       break;
