@@ -1,7 +1,7 @@
 import { loadPromptFile, sha256Hex } from "../core/index.js";
 import { sampleFrameIndices, type Episode, type EpisodeFrameImage, type ImageOptions, type SamplingSpec } from "../episodes/index.js";
 import { addUsage, emptyUsage, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../models/index.js";
-import type { AgentTrace, TracedImage, TracedTokens } from "./types.js";
+import type { AgentTrace, TracedImage, TracedMessage, TracedTokens } from "./types.js";
 
 /** A fresh trace for one question. */
 export function newTrace(agent: string): AgentTrace {
@@ -28,8 +28,33 @@ export async function tracedCall(
     reply: response.text,
     cached: response.usage.cached,
     usage: tracedTokens(response),
+    latencyMs: Math.round(response.usage.latencyMs),
+    messages: tracedMessages(request, frames),
   });
   return response;
+}
+
+/** A request's messages as a trace keeps them: texts whole, images by hash, numbered by `frames` when there is one index per image. */
+function tracedMessages(request: ChatRequest, frames: number[] | undefined): TracedMessage[] {
+  const images = request.messages.reduce((n, m) => n + (typeof m.content === "string" ? 0 : m.content.filter((p) => p.type === "image").length), 0);
+  let next = 0;
+  return request.messages.map((m): TracedMessage => {
+    const content: TracedMessage["content"] =
+      typeof m.content === "string"
+        ? m.content
+        : m.content.map((p) => {
+            if (p.type === "text") return { type: "text", text: p.text };
+            const frame = frames?.length === images ? frames[next] : undefined;
+            next++;
+            return { type: "image", sha256: sha256Hex(p.data), mediaType: p.mediaType, bytes: p.data.byteLength, ...(frame !== undefined ? { frame } : {}) };
+          });
+    return {
+      role: m.role,
+      content,
+      ...(m.toolCalls ? { toolCalls: m.toolCalls.map((t) => ({ name: t.name, arguments: t.arguments })) } : {}),
+      ...(m.toolName ? { toolName: m.toolName } : {}),
+    };
+  });
 }
 
 /** The token counts of a reply, as traces keep them. */

@@ -16,6 +16,20 @@ export interface TracedCall {
   cached: boolean;
   /** The call's tokens (absent in traces written by older versions): what the summary's cost is computed from, per role. */
   usage?: TracedTokens;
+  /** Wall time of the call, milliseconds, retries included (0 for a cache hit; absent in older traces). */
+  latencyMs?: number;
+  /** The messages sent, images by content hash and frame index (absent in older traces): what a transcript shows. */
+  messages?: TracedMessage[];
+}
+
+/** A message of a traced call: its text as sent, each image by its hash (and the frame it shows, when known). */
+export interface TracedMessage {
+  role: string;
+  content: string | ({ type: "text"; text: string } | { type: "image"; sha256: string; mediaType: string; bytes: number; frame?: number })[];
+  /** An assistant message's tool calls. */
+  toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+  /** A tool message: the tool whose result it carries. */
+  toolName?: string;
 }
 
 /** A call's token counts as its trace keeps them. */
