@@ -11,27 +11,17 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UserError, eqakitVersion, sha256Hex, type Question } from "../../core/index.js";
 import type { Episode, ImageOptions } from "../../episodes/index.js";
-import { ModelCallError, type ChatMessage, type ChatModel, type ContentPart } from "../../models/index.js";
+import { ModelCallError, type ChatModel } from "../../models/index.js";
 import { parseCommandLine } from "../../sim/index.js";
-import { imagePart, newTrace, tracedCall } from "../calls.js";
+import { newTrace } from "../calls.js";
 import type { Agent, AgentAnswer, AgentTrace } from "../types.js";
-import {
-  AGENT_PROTOCOL_VERSION,
-  answerResult,
-  completeParams,
-  describeIssues,
-  initializeResult,
-  logParams,
-  type AnswerParams,
-  type CompleteParams,
-  type CompleteResult,
-  type InitializeResult,
-} from "./protocol.js";
-import { RpcError, RpcFailure, type AgentFailureKind } from "./rpc.js";
-import { ModuleSession, ProcessSession, loadModuleAgent, type AgentSession, type CallContext } from "./session.js";
+import { completeCallback, keepLogLine } from "./callbacks.js";
+import { ExternalAgentError, SessionPool, describeExternalAgent, type ExternalAgentSpec } from "./pool.js";
+import { AGENT_PROTOCOL_VERSION, answerResult, describeIssues, type AnswerParams, type InitializeResult } from "./protocol.js";
+import { RpcError, RpcFailure } from "./rpc.js";
+import type { CallContext } from "./session.js";
 
-/** How to reach the agent: a command line to start (`exec:…`) or a JavaScript module to load. */
-export type ExternalAgentSpec = { kind: "exec"; commandLine: string; command: string; args: string[] } | { kind: "module"; path: string };
+export { ExternalAgentError, describeExternalAgent, type ExternalAgentSpec } from "./pool.js";
 
 /** True for an `--agent` value that names an agent of the user's own rather than a built-in one. */
 export function isExternalAgentValue(value: string): boolean {
@@ -52,26 +42,6 @@ export function parseExternalAgent(value: string): ExternalAgentSpec {
   return { kind: "module", path: resolve(value) };
 }
 
-/** The spec as the user wrote it, for messages and the run's configuration. */
-export function describeExternalAgent(spec: ExternalAgentSpec): string {
-  return spec.kind === "exec" ? `exec:${spec.commandLine}` : spec.path;
-}
-
-/** An external agent failed on one question (or could not start). */
-export class ExternalAgentError extends UserError {
-  constructor(
-    readonly kind: AgentFailureKind,
-    message: string,
-    hint?: string,
-  ) {
-    super(message, {}, hint);
-    this.name = "ExternalAgentError";
-  }
-}
-
-/** Milliseconds a starting agent has to answer `initialize`, at least (loading a model's weights takes time). */
-const AGENT_START_TIMEOUT_MS = 600_000;
-
 export interface ExternalAgentOptions {
   /** The run's model (--model), lent to the agent through model/complete; absent: such calls are refused. */
   model?: ChatModel;
@@ -83,17 +53,13 @@ export interface ExternalAgentOptions {
   image?: ImageOptions;
 }
 
-const HINT = "run the agent's command by hand to see what it prints; docs/agent-protocol.md says what it must send";
-
 /** An agent of the user's own, a process (`exec:`) or a module, run as an EM-EQA `Agent`; `close()` shuts its processes down. */
 export class ExternalAgent implements Agent {
   readonly name = "external";
   readonly needsEpisode: boolean;
   readonly configuration: Record<string, unknown>;
-  private readonly idle: AgentSession[] = [];
-  private readonly live = new Set<AgentSession>();
+  private readonly pool: SessionPool;
   private readonly timeoutMs: number;
-  private identity: InitializeResult | undefined;
   private readonly frameLists = new WeakMap<Episode, Promise<NonNullable<AnswerParams["episode"]>["frames"]>>();
 
   constructor(
@@ -102,68 +68,13 @@ export class ExternalAgent implements Agent {
   ) {
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.needsEpisode = options.episodes ?? false;
-    this.configuration = {
-      agent: this.name,
-      external: describeExternalAgent(spec),
-      ...(spec.kind === "module" ? { moduleSha256: moduleHash(spec.path) } : {}),
-      model: options.model?.name ?? "none",
-      protocolVersion: AGENT_PROTOCOL_VERSION,
-      ...(options.image ? { image: options.image } : {}),
-    };
+    this.configuration = externalConfiguration(spec, options.model, options.image);
+    this.pool = new SessionPool(spec, "em-eqa", this.timeoutMs, { model: options.model?.name ?? null, eqakitVersion });
   }
 
   /** The agent's own name and version, once a session has been initialized. */
   get agentIdentity(): InitializeResult | undefined {
-    return this.identity;
-  }
-
-  private label(): string {
-    return this.identity ? `agent ${this.identity.name}` : `agent ${describeExternalAgent(this.spec)}`;
-  }
-
-  private failure(error: unknown, method: string, question?: string): ExternalAgentError {
-    const where = question !== undefined ? ` on question ${question}` : ` in ${method}`;
-    if (error instanceof RpcFailure) return new ExternalAgentError(error.kind, `${this.label()} failed${where}: ${error.message}`, HINT);
-    if (error instanceof ExternalAgentError) return error;
-    throw error;
-  }
-
-  private async start(): Promise<AgentSession> {
-    let session: AgentSession;
-    if (this.spec.kind === "exec") {
-      session = new ProcessSession(this.spec.command, this.spec.args);
-    } else {
-      const loaded = await loadModuleAgent(this.spec.path);
-      if (typeof loaded === "string") throw new UserError(loaded, { file: this.spec.path, field: "--agent" });
-      session = new ModuleSession(loaded);
-    }
-    this.live.add(session);
-    try {
-      const raw = await session.call(
-        "initialize",
-        { protocolVersion: AGENT_PROTOCOL_VERSION, task: "em-eqa", settings: { model: this.options.model?.name ?? null, timeoutMs: this.timeoutMs, eqakitVersion } },
-        // an agent loads its weights before it can answer `initialize`: that may take minutes
-        Math.max(this.timeoutMs, AGENT_START_TIMEOUT_MS),
-        { request: (m) => Promise.reject(new RpcError(-32601, `${m} is not available during initialize`)), notify: () => {} },
-      );
-      const parsed = initializeResult.safeParse(raw);
-      if (!parsed.success) throw new RpcFailure("malformed", `initialize: the reply does not match the protocol: ${describeIssues(parsed.error)}`);
-      const result = parsed.data;
-      if (result.protocolVersion !== undefined && result.protocolVersion.split(".")[0] !== AGENT_PROTOCOL_VERSION) {
-        throw new RpcFailure("malformed", `initialize: the agent speaks protocol ${result.protocolVersion}, eqakit ${AGENT_PROTOCOL_VERSION}`);
-      }
-      if (result.supports && !result.supports.includes("em-eqa")) throw new RpcFailure("malformed", `initialize: the agent supports ${result.supports.join(", ") || "no task"}, not em-eqa`);
-      this.identity ??= result;
-      return session;
-    } catch (error) {
-      this.discard(session);
-      throw this.failure(error, "initialize");
-    }
-  }
-
-  private discard(session: AgentSession): void {
-    session.kill();
-    this.live.delete(session);
+    return this.pool.identity;
   }
 
   async answer(question: Question, episode: Episode | undefined): Promise<AgentAnswer> {
@@ -173,19 +84,21 @@ export class ExternalAgent implements Agent {
       episode: episode ? { id: episode.id, path: episode.path, kind: episode.kind, frameCount: episode.frameCount, frames: await this.frameList(episode) } : null,
       budget: { timeoutMs: this.timeoutMs },
     };
-    const session = this.idle.pop() ?? (await this.start());
-    const trace: AgentTrace = newTrace(this.identity?.name ?? this.name);
+    const where = `on question ${question.questionId}`;
+    const session = await this.pool.take();
+    const identity = this.pool.identity;
+    const trace: AgentTrace = newTrace(identity?.name ?? this.name);
     const log: NonNullable<AgentTrace["log"]> = [];
     let modelError: ModelCallError | undefined;
     const context: CallContext = {
       request: async (method, params) => {
         if (method === "log") {
-          this.onLog(params, log);
+          keepLogLine(params, log);
           return null;
         }
         if (method !== "model/complete") throw new RpcError(-32601, `unknown method ${method}`);
         try {
-          return await this.complete(params, trace, episode);
+          return await completeCallback(params, trace, this.options.model, episode, this.options.image);
         } catch (error) {
           if (error instanceof ModelCallError) {
             modelError ??= error;
@@ -195,71 +108,31 @@ export class ExternalAgent implements Agent {
         }
       },
       notify: (method, params) => {
-        if (method === "log") this.onLog(params, log);
+        if (method === "log") keepLogLine(params, log);
       },
     };
     let raw: unknown;
     try {
       raw = await session.call("answer", params, this.timeoutMs, context);
     } catch (error) {
-      this.discard(session);
+      this.pool.discard(session);
       if (modelError) throw modelError;
-      throw this.failure(error, "answer", question.questionId);
+      throw this.pool.failure(error, where);
     }
     const stderr = session.takeStderr();
     const parsed = answerResult.safeParse(raw);
     if (!parsed.success) {
-      this.discard(session);
-      throw this.failure(new RpcFailure("malformed", `the answer does not match the protocol: ${describeIssues(parsed.error)}`), "answer", question.questionId);
+      this.pool.discard(session);
+      throw this.pool.failure(new RpcFailure("malformed", `the answer does not match the protocol: ${describeIssues(parsed.error)}`), where);
     }
-    this.idle.push(session);
+    this.pool.give(session);
     if (modelError) throw modelError;
     trace.agentAnswer = parsed.data.answer;
-    if (this.identity) trace.notes.push(`${this.identity.name} version ${this.identity.version}`);
+    if (identity) trace.notes.push(`${identity.name} version ${identity.version}`);
     if (log.length > 0) trace.log = log;
     if (stderr !== "") trace.stderr = stderr;
     if (parsed.data.confidence !== undefined) trace.notes.push(`confidence ${parsed.data.confidence}`);
     return { answer: parsed.data.answer, trace };
-  }
-
-  private onLog(params: unknown, log: NonNullable<AgentTrace["log"]>): void {
-    const parsed = logParams.safeParse(params);
-    if (parsed.success) log.push({ level: parsed.data.level ?? "info", message: parsed.data.message });
-    else log.push({ level: "warning", message: `an unreadable log call: ${describeIssues(parsed.error)}` });
-  }
-
-  private async complete(raw: unknown, trace: AgentTrace, episode: Episode | undefined): Promise<CompleteResult> {
-    const parsed = completeParams.safeParse(raw);
-    if (!parsed.success) throw new RpcError(-32602, `invalid params: ${describeIssues(parsed.error)}`);
-    const model = this.options.model;
-    if (!model) throw new RpcError(-32001, "no model: the run was started without --model");
-    const params: CompleteParams = parsed.data;
-    const frames: number[] = [];
-    const messages: ChatMessage[] = [];
-    for (const message of params.messages) {
-      if (typeof message.content === "string") {
-        messages.push({ role: message.role, content: message.content });
-        continue;
-      }
-      const parts: ContentPart[] = [];
-      for (const part of message.content) {
-        if (part.type === "text") parts.push(part);
-        else if (part.type === "image") parts.push({ type: "image", data: Buffer.from(part.data, "base64"), mediaType: part.mediaType });
-        else {
-          if (!episode) throw new RpcError(-32602, "a frame part, and the question has no episode");
-          if (part.index >= episode.frameCount) throw new RpcError(-32602, `frame ${part.index} is outside the episode (frames 0-${episode.frameCount - 1})`);
-          const [image] = await episode.images([part.index], this.options.image);
-          parts.push(imagePart(image!));
-          frames.push(part.index);
-          if (!trace.images.some((i) => i.index === image!.index)) trace.images.push({ index: image!.index, sha256: image!.sha256, width: image!.width, height: image!.height, bytes: image!.data.byteLength });
-        }
-      }
-      messages.push({ role: message.role, content: parts });
-    }
-    const { messages: _, purpose, ...generation } = params;
-    const response = await tracedCall(trace, model, purpose ?? "answer", `agent:${trace.agent}`, { messages, ...generation }, frames.length > 0 ? frames : undefined);
-    if (frames.length > 0) trace.frames.push(...frames);
-    return { text: response.text, finishReason: response.finishReason, cached: response.usage.cached, usage: { promptTokens: response.usage.promptTokens, completionTokens: response.usage.completionTokens } };
   }
 
   /** Every frame of the episode with its file, pose and intrinsics where known (read once per episode). */
@@ -286,12 +159,21 @@ export class ExternalAgent implements Agent {
   }
 
   /** Shuts every session down (each gets `shutdown`, then is killed if it does not exit). */
-  async close(): Promise<void> {
-    const sessions = [...this.live];
-    this.idle.length = 0;
-    this.live.clear();
-    await Promise.all(sessions.map((s) => s.shutdown(Math.min(this.timeoutMs, 5000))));
+  close(): Promise<void> {
+    return this.pool.close();
   }
+}
+
+/** What a run records of an external agent, so that a resumed run reuses only what the same agent made. */
+export function externalConfiguration(spec: ExternalAgentSpec, model: ChatModel | undefined, image: ImageOptions | undefined): Record<string, unknown> {
+  return {
+    agent: "external",
+    external: describeExternalAgent(spec),
+    ...(spec.kind === "module" ? { moduleSha256: moduleHash(spec.path) } : {}),
+    model: model?.name ?? "none",
+    protocolVersion: AGENT_PROTOCOL_VERSION,
+    ...(image ? { image } : {}),
+  };
 }
 
 function moduleHash(path: string): string | null {
