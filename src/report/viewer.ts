@@ -5,6 +5,7 @@ import { extname, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import { serve, type HttpBindings, type ServerType } from "@hono/node-server";
 import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { UserError, isLoopbackHost, isUserError } from "../core/index.js";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { REPORT_SCRIPT } from "./assets.js";
@@ -13,6 +14,7 @@ import { buildHtmlReport } from "./html.js";
 import { scriptHash } from "./html-parts.js";
 import { loadRun, type LoadedRun, type RunQuestion } from "./runs.js";
 import { structuredAnswerText, type TagRunQuestion } from "./tag-runs.js";
+import { answerTranscript, appendRating, currentRatings, exploreRows, exploreTranscript, ratingSchema, ratingsExport, runStamp, RATING_COMMENT_LIMIT, type ExploreRow, type FrameAddresses } from "./viewer-data.js";
 
 export interface ViewerOptions {
   runDirs: string[];
@@ -119,8 +121,21 @@ function pickTagQuestion(q: TagRunQuestion): Record<string, unknown> {
   return { questionId: q.questionId, category: q.tags?.query_type, question: q.question, answer, score: round2(q.score) };
 }
 
-function viewerQuestions(run: LoadedRun): Record<string, unknown>[] {
+/** A run as the viewer serves it: what `loadRun` read, and an exploration's episodes as questions. */
+interface ViewerRun extends LoadedRun {
+  explore?: ExploreRow[];
+}
+
+function viewerQuestions(run: ViewerRun): Record<string, unknown>[] {
+  if (run.explore && run.questions.length === 0 && !run.tag) return run.explore.map((r) => ({ ...r }));
   return run.tag ? run.tag.questions.map(pickTagQuestion) : run.questions.map(pickQuestion);
+}
+
+/** Each question's ratings, by question id: reviewer, score, comment. */
+function ratingsById(dir: string): Record<string, { reviewer: string; score: number; comment: string }[]> {
+  const out: Record<string, { reviewer: string; score: number; comment: string }[]> = {};
+  for (const r of currentRatings(dir)) (out[r.questionId] ??= []).push({ reviewer: r.reviewer, score: r.score, comment: r.comment });
+  return out;
 }
 
 /** A TAG question's detail, in the fields the question page shows for any run, plus its structures as text. */
@@ -151,11 +166,21 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
   const checkHost = isLoopbackHost(host) || token === undefined;
   const gate = token === undefined ? undefined : tokenGate(token);
   const dirs = runDirs.map((d) => resolve(d));
-  let cached: { at: number; runs: Promise<LoadedRun[]> } | undefined;
-  const runs = (): Promise<LoadedRun[]> => {
-    if (!cached || Date.now() - cached.at > 1000) cached = { at: Date.now(), runs: Promise.all(dirs.map((d) => loadRun(d))) };
-    return cached.runs;
-  };
+  // a run is read again when its records change (a run in progress, a new rating), never on every request
+  const cached = new Map<string, { stamp: string; run: Promise<ViewerRun> }>();
+  const stamps = (): string[] => dirs.map((d) => runStamp(d));
+  const runs = (): Promise<ViewerRun[]> =>
+    Promise.all(
+      dirs.map((d) => {
+        const stamp = runStamp(d);
+        let entry = cached.get(d);
+        if (!entry || entry.stamp !== stamp) {
+          entry = { stamp, run: Promise.all([loadRun(d), exploreRows(d)]).then(([run, explore]) => (explore ? { ...run, explore } : run)) };
+          cached.set(d, entry);
+        }
+        return entry.run;
+      }),
+    );
   const episodes = new Map<string, Promise<Episode>>();
   const app = new Hono<{ Bindings: HttpBindings }>();
 
@@ -193,7 +218,7 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     return c.html(html, 200, { "content-security-policy": `default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src ${scriptHash(REPORT_SCRIPT)}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'` });
   });
 
-  const runAt = async (c: Context): Promise<LoadedRun | undefined> => {
+  const runAt = async (c: Context): Promise<ViewerRun | undefined> => {
     const index = Number(c.req.param("run"));
     const all = await runs();
     return Number.isInteger(index) ? all[index] : undefined;
@@ -210,7 +235,8 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
           kind: r.kind,
           agent: typeof r.answer?.config.agent === "string" ? `${r.answer.config.agent} (${String(r.answer.config.model ?? "")})` : null,
           judge: r.score ? String((r.score.config.judge as { name?: string } | undefined)?.name ?? "") : tag ? configName(tag.config.judge) ?? `no judge (${configName(tag.config.similarity) ?? "?"})` : null,
-          questions: r.tag ? r.tag.questions.length : r.questions.length,
+          questions: viewerQuestions(r).length,
+          rated: new Set(currentRatings(r.dir).map((x) => x.questionId)).size,
           // LLM-Match in points (0-100); a structured-judge run's grounded score (1-5)
           overall: r.tag ? tag?.scores.grounded.mean ?? null : r.score?.llmMatch.overall.mean ?? null,
           ci: r.tag ? tag?.scores.grounded.ci ?? null : r.score?.llmMatch.overall.ci ?? null,
@@ -224,15 +250,70 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     if (!run) return c.json({ error: "no such run" }, 404);
     const questions = viewerQuestions(run);
     const categories = [...new Set(questions.map((q) => q.category).filter((x): x is string => typeof x === "string"))];
-    return c.json({ label: run.label, kind: run.kind, notes: run.notes, categories, questions });
+    const ratings = ratingsById(run.dir);
+    return c.json({ label: run.label, kind: run.kind, notes: run.notes, categories, questions: questions.map((q) => ({ ...q, ratings: ratings[q.questionId as string] ?? [] })) });
   });
+  // the watched files' stamp: the page reloads what it shows when it changes
+  app.get("/api/status", (c) => c.json({ stamp: stamps().join(";") }, 200, { "cache-control": "no-store" }));
   app.get("/api/runs/:run/questions/:id", async (c) => {
     const run = await runAt(c);
     const tagQuestion = run?.tag?.questions.find((x) => x.questionId === c.req.param("id"));
-    if (run && tagQuestion) return c.json({ ...tagQuestionDetail(tagQuestion), runLabel: run.label });
-    const q = run?.questions.find((x) => x.questionId === c.req.param("id"));
+    const id = c.req.param("id");
+    const index = Number(c.req.param("run"));
+    const ratings = run ? ratingsById(run.dir)[id] ?? [] : [];
+    if (run && tagQuestion) return c.json({ ...tagQuestionDetail(tagQuestion), runLabel: run.label, ratings, transcript: null });
+    const explored = run?.questions.length === 0 ? run.explore?.find((x) => x.questionId === id) : undefined;
+    if (run && explored) {
+      return c.json({ ...explored, frames: [], calls: [], judgeReplies: [], runLabel: run.label, ratings, transcript: exploreTranscript(index, run.dir, id) });
+    }
+    const q = run?.questions.find((x) => x.questionId === id);
     if (!run || !q) return c.json({ error: "no such question" }, 404);
-    return c.json({ ...q, runLabel: run.label });
+    const usable = run.framesRoot !== undefined && q.episode !== undefined;
+    const frames: FrameAddresses = {
+      of(frame) {
+        if (!usable || !q.frames.includes(frame)) return undefined;
+        const base = `/api/runs/${index}/frames/${encodeURIComponent(id)}/${frame}`;
+        return { thumb: `${base}?size=thumb`, full: `${base}?size=full` };
+      },
+    };
+    return c.json({ ...q, runLabel: run.label, ratings, framesServed: usable, transcript: answerTranscript(run.dir, id, frames) });
+  });
+  // a reviewer's mark (1-5) and comment on an answer, appended to the run's ratings.jsonl
+  app.post("/api/runs/:run/ratings", bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.json({ error: "the rating is larger than 16 KB" }, 413) }), async (c) => {
+    // a page elsewhere can send a form to 127.0.0.1, never this header with a JSON body of its own origin
+    const origin = c.req.header("origin");
+    const ownHost = c.req.header("host") ?? "";
+    if (c.req.header("x-eqa-view") !== "rate" || !/^application\/json\b/.test(c.req.header("content-type") ?? "") || (origin !== undefined && origin !== `http://${ownHost}` && origin !== `https://${ownHost}`) || (c.req.header("sec-fetch-site") ?? "same-origin") !== "same-origin") {
+      return c.json({ error: "refused: ratings are sent by the viewer's own page" }, 403);
+    }
+    const run = await runAt(c);
+    if (!run) return c.json({ error: "no such run" }, 404);
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      return c.json({ error: "the rating is not JSON" }, 400);
+    }
+    const parsed = ratingSchema.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return c.json({ error: `${issue?.path.join(".") || "rating"}: ${issue?.message ?? "invalid"} (score 1-5, comment up to ${RATING_COMMENT_LIMIT} characters, reviewer 1-64 characters)` }, 400);
+    }
+    if (!viewerQuestions(run).some((q) => q.questionId === parsed.data.questionId)) return c.json({ error: "no such question in this run" }, 404);
+    try {
+      const stored = appendRating(run.dir, parsed.data);
+      return c.json({ rating: stored, ratings: ratingsById(run.dir)[parsed.data.questionId] ?? [] });
+    } catch (error) {
+      if (isUserError(error)) return c.json({ error: error.message }, 507);
+      throw error;
+    }
+  });
+  // what eqa judge-agreement reads: [{question_id, score, annotator}]
+  app.get("/api/runs/:run/ratings/export.json", async (c) => {
+    const run = await runAt(c);
+    if (!run) return c.json({ error: "no such run" }, 404);
+    const name = `${run.label.replace(/[^A-Za-z0-9._-]/g, "_")}-ratings.json`;
+    return c.body(`${JSON.stringify(ratingsExport(run.dir), null, 1)}\n`, 200, { "content-type": "application/json; charset=utf-8", "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" });
   });
   app.get("/api/runs/:run/frames/:id/:index", async (c) => {
     const run = await runAt(c);

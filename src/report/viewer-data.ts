@@ -1,0 +1,376 @@
+/**
+ * What the live viewer reads from a run directory beyond what `loadRun` gives: a question's
+ * transcript (every model call with its messages, images, reply, tokens and latency; an
+ * exploration's steps, stop checks and top-down plan; an external agent's log lines), the
+ * episodes of an `eqa explore` run as rows, the human ratings kept in `ratings.jsonl`, and a
+ * stamp that changes whenever a run's records grow.
+ */
+import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { z } from "zod";
+import { OutputError, outputFailure } from "../core/index.js";
+import { episodeFileName, loadActiveEpisodes, type ActiveEpisode } from "../agents/index.js";
+import { llmMatchPoints } from "../eval/index.js";
+import { readJson, readLines } from "./files.js";
+
+/** The file in a run directory that holds its human ratings, one JSON record a line, appended. */
+export const RATINGS_FILE = "ratings.jsonl";
+/** Largest `ratings.jsonl` the viewer appends to, bytes (about 10,000 ratings with comments). */
+export const RATINGS_FILE_LIMIT = 4_000_000;
+/** Longest comment a rating may carry, characters. */
+export const RATING_COMMENT_LIMIT = 2000;
+
+/** A reviewer's mark of one answer, as `ratings.jsonl` keeps it. */
+export const ratingSchema = z.object({
+  questionId: z.string().min(1).max(300),
+  /** 1 (wrong) to 5 (right), LLM-Match's scale. */
+  score: z.number().int().min(1).max(5),
+  comment: z.string().max(RATING_COMMENT_LIMIT).default(""),
+  reviewer: z
+    .string()
+    .trim()
+    .min(1)
+    .max(64)
+    .regex(/^[\p{L}\p{N} ._@+-]+$/u, "letters, digits, spaces and . _ @ + - only"),
+});
+export type RatingInput = z.input<typeof ratingSchema>;
+export interface Rating extends z.output<typeof ratingSchema> {
+  ratedAt: string;
+}
+const storedRating = ratingSchema.extend({ ratedAt: z.string() });
+
+/** The files whose growth the viewer watches, per run directory. */
+const WATCHED = ["summary.json", "summary.answer.json", "summary.score.json", "bench.json", "traces.jsonl", "judgements.jsonl", "episodes.jsonl", RATINGS_FILE];
+
+/** Changes whenever one of a run's record files is written (size and modification time). */
+export function runStamp(dir: string): string {
+  return WATCHED.map((name) => {
+    try {
+      const s = statSync(join(dir, name));
+      return `${s.size}:${Math.round(s.mtimeMs)}`;
+    } catch {
+      return "-";
+    }
+  }).join(",");
+}
+
+/** The latest JSONL record of a question, without parsing the lines of other questions. */
+function latestRecordOf(path: string, questionId: string): Record<string, unknown> | undefined {
+  if (!existsSync(path)) return undefined;
+  const text = readFileSync(path, "utf8");
+  const needle = `"questionId":${JSON.stringify(questionId)}`;
+  let found: Record<string, unknown> | undefined;
+  for (const line of text.slice(0, text.lastIndexOf("\n") + 1).split("\n")) {
+    if (!line.includes(needle)) continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (isObject(value) && value.questionId === questionId) found = value;
+    } catch {
+      // a torn or foreign line: skipped, as the loaders skip it
+    }
+  }
+  return found;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+const traceMessage = z.looseObject({
+  role: z.string(),
+  content: z.union([z.string(), z.array(z.union([z.looseObject({ type: z.literal("text"), text: z.string() }), z.looseObject({ type: z.literal("image"), sha256: z.string(), frame: z.number().optional() })]))]),
+  toolCalls: z.array(z.looseObject({ name: z.string(), arguments: z.unknown() })).optional(),
+  toolName: z.string().optional(),
+});
+const traceCall = z.looseObject({
+  role: z.string(),
+  model: z.string(),
+  prompt: z.string(),
+  frames: z.array(z.number()).optional(),
+  reply: z.string().nullable(),
+  cached: z.boolean(),
+  usage: z.looseObject({ promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number().optional() }).optional(),
+  latencyMs: z.number().optional(),
+  messages: z.array(traceMessage).optional(),
+});
+const traceSchema = z.looseObject({
+  agent: z.string().optional(),
+  frames: z.array(z.number()).optional(),
+  images: z.array(z.looseObject({ index: z.number(), sha256: z.string() })).optional(),
+  captions: z.record(z.string(), z.string()).optional(),
+  calls: z.array(traceCall).catch([]).optional(),
+  notes: z.array(z.string()).catch([]).optional(),
+  toolCalls: z.array(z.looseObject({ round: z.number(), name: z.string(), arguments: z.unknown(), result: z.string() })).catch([]).optional(),
+  log: z.array(z.looseObject({ level: z.string(), message: z.string() })).catch([]).optional(),
+  stderr: z.string().optional(),
+  forceGuess: z.looseObject({ action: z.string(), blindAnswer: z.string().nullable().optional() }).optional(),
+  agentAnswer: z.string().nullable().optional(),
+});
+type TraceCall = z.infer<typeof traceCall>;
+const stopCheck = z.looseObject({ frame: z.number(), yes: z.boolean(), confidence: z.number().nullable(), source: z.string().nullable().optional() });
+const trajectorySchema = z.looseObject({
+  pathLengthM: z.number().optional(),
+  pathLengthSteps: z.number().optional(),
+  frames: z.number().optional(),
+  steps: z.array(z.looseObject({ step: z.number(), action: z.string().nullable(), success: z.boolean(), position: z.array(z.number()), yaw: z.number().optional() })).catch([]),
+});
+
+/** An image a call sent, with the addresses of its thumbnail and full-size picture when the viewer can serve them. */
+export interface TranscriptImage {
+  frame: number | null;
+  sha256?: string;
+  thumb?: string;
+  full?: string;
+}
+
+export interface TranscriptMessage {
+  role: string;
+  parts: ({ type: "text"; text: string } | ({ type: "image" } & TranscriptImage))[];
+  toolCalls?: { name: string; arguments: unknown }[];
+  toolName?: string;
+}
+
+export interface TranscriptCall {
+  role: string;
+  model: string;
+  prompt: string;
+  cached: boolean;
+  reply: string | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  thinkingTokens: number | null;
+  latencyMs: number | null;
+  /** Absent for traces written before calls kept their messages: the frames sent stand for them. */
+  messages?: TranscriptMessage[];
+  images: TranscriptImage[];
+  /** A Fine-EQA stop check's reading of this call's reply. */
+  stopCheck?: { yes: boolean; confidence: number | null; source: string | null };
+}
+
+/** Everything the viewer's transcript shows of one question. */
+export interface Transcript {
+  /** The file it was read from; null when the run has no record for the question. */
+  source: string | null;
+  agent: string | null;
+  calls: TranscriptCall[];
+  notes: string[];
+  captions: { frame: number; caption: string; thumb?: string }[];
+  toolCalls: { round: number; name: string; arguments: unknown; result: string }[];
+  log: { level: string; message: string }[];
+  stderr: string | null;
+  forceGuess: { action: string; blindAnswer: string | null } | null;
+  /** An exploration's path: each step's action, whether it succeeded, and where it led. */
+  steps: { step: number; action: string | null; success: boolean; position: number[] }[];
+  stop: string | null;
+  pathLengthM: number | null;
+  pathLengthSteps: number | null;
+  /** The address of the exploration's top-down plan with its trajectory, when the run drew one. */
+  plan: string | null;
+  stopChecks: { frame: number; yes: boolean; confidence: number | null; source: string | null; thumb?: string }[];
+}
+
+/** How the viewer addresses a question's frames in one run. */
+export interface FrameAddresses {
+  /** The thumbnail and full-size address of a frame, or undefined when the viewer does not serve it. */
+  of(frame: number): { thumb: string; full: string } | undefined;
+}
+
+function transcriptCall(call: TraceCall, frames: FrameAddresses, shaToFrame: Map<string, number>): TranscriptCall {
+  const picture = (frame: number | null, sha256?: string): TranscriptImage => {
+    const at = frame === null ? undefined : frames.of(frame);
+    return { frame, ...(sha256 ? { sha256 } : {}), ...(at ?? {}) };
+  };
+  const messages = call.messages?.map((m): TranscriptMessage => {
+    const parts: TranscriptMessage["parts"] =
+      typeof m.content === "string"
+        ? [{ type: "text", text: m.content }]
+        : m.content.map((p) => (p.type === "text" ? { type: "text", text: p.text } : { type: "image", ...picture(p.frame ?? shaToFrame.get(p.sha256) ?? null, p.sha256) }));
+    return { role: m.role, parts, ...(m.toolCalls ? { toolCalls: m.toolCalls } : {}), ...(m.toolName ? { toolName: m.toolName } : {}) };
+  });
+  const images = messages ? messages.flatMap((m) => m.parts.flatMap((p) => (p.type === "image" ? [{ frame: p.frame, ...(p.sha256 ? { sha256: p.sha256 } : {}), ...(p.thumb ? { thumb: p.thumb, full: p.full } : {}) }] : []))) : (call.frames ?? []).map((f) => picture(f));
+  return {
+    role: call.role,
+    model: call.model,
+    prompt: call.prompt,
+    cached: call.cached,
+    reply: call.reply,
+    promptTokens: call.usage?.promptTokens ?? null,
+    completionTokens: call.usage?.completionTokens ?? null,
+    thinkingTokens: call.usage?.thinkingTokens ?? null,
+    latencyMs: call.latencyMs ?? null,
+    ...(messages ? { messages } : {}),
+    images,
+  };
+}
+
+function emptyTranscript(): Transcript {
+  return { source: null, agent: null, calls: [], notes: [], captions: [], toolCalls: [], log: [], stderr: null, forceGuess: null, steps: [], stop: null, pathLengthM: null, pathLengthSteps: null, plan: null, stopChecks: [] };
+}
+
+/** Fills a transcript from an agent's trace (a line of `traces.jsonl`, or an exploration's answering agent). */
+function fromTrace(out: Transcript, raw: unknown, frames: FrameAddresses): void {
+  const trace = traceSchema.safeParse(raw).data;
+  if (!trace) return;
+  const shaToFrame = new Map((trace.images ?? []).map((i) => [i.sha256, i.index]));
+  out.agent = trace.agent ?? out.agent;
+  out.calls.push(...(trace.calls ?? []).map((c) => transcriptCall(c, frames, shaToFrame)));
+  out.notes.push(...(trace.notes ?? []));
+  out.captions.push(...Object.entries(trace.captions ?? {}).map(([frame, caption]) => ({ frame: Number(frame), caption, ...(frames.of(Number(frame)) ? { thumb: frames.of(Number(frame))!.thumb } : {}) })));
+  out.toolCalls.push(...(trace.toolCalls ?? []));
+  out.log.push(...(trace.log ?? []));
+  if (trace.stderr) out.stderr = trace.stderr;
+  if (trace.forceGuess) out.forceGuess = { action: trace.forceGuess.action, blindAnswer: trace.forceGuess.blindAnswer ?? null };
+}
+
+/** A question's transcript from an answer run's `traces.jsonl`. */
+export function answerTranscript(dir: string, questionId: string, frames: FrameAddresses): Transcript {
+  const out = emptyTranscript();
+  const record = latestRecordOf(join(dir, "traces.jsonl"), questionId);
+  if (!record) return out;
+  out.source = "traces.jsonl";
+  fromTrace(out, record.trace, frames);
+  return out;
+}
+
+/** The addresses of an exploration's own frames (`frames/<episode>/NNNNN-rgb.png`) under the viewer's file route. */
+export function explorationFrames(runIndex: number, dir: string, questionId: string): FrameAddresses {
+  const name = episodeFileName(questionId);
+  return {
+    of(frame) {
+      const file = `${String(frame).padStart(5, "0")}-rgb.png`;
+      if (!Number.isInteger(frame) || frame < 0 || !existsSync(join(dir, "frames", name, file))) return undefined;
+      const url = `/runs/${runIndex}/files/frames/${encodeURIComponent(name)}/${file}`;
+      return { thumb: url, full: url };
+    },
+  };
+}
+
+/** An exploration's transcript: its steps, its explorer's calls and stop checks, the answering agent's trace, and its plan. */
+export function exploreTranscript(runIndex: number, dir: string, questionId: string): Transcript {
+  const out = emptyTranscript();
+  const record = latestRecordOf(join(dir, "episodes.jsonl"), questionId);
+  if (!record) return out;
+  out.source = "episodes.jsonl";
+  const frames = explorationFrames(runIndex, dir, questionId);
+  out.stop = typeof record.stop === "string" ? record.stop : null;
+  out.pathLengthM = typeof record.pathLengthM === "number" ? record.pathLengthM : null;
+  out.pathLengthSteps = typeof record.pathLengthSteps === "number" ? record.pathLengthSteps : null;
+  if (typeof record.explorer === "string") out.agent = record.explorer;
+  const details = isObject(record.details) ? record.details : {};
+  const calls = z.array(traceCall).safeParse(details.calls).data ?? [];
+  const checks = z.array(stopCheck).safeParse(details.stopChecks).data ?? [];
+  out.stopChecks = checks.map((c) => ({ frame: c.frame, yes: c.yes, confidence: c.confidence, source: c.source ?? null, ...(frames.of(c.frame) ? { thumb: frames.of(c.frame)!.thumb } : {}) }));
+  // the stop checks were made in call order, one a call of that role
+  let nextCheck = 0;
+  out.calls = calls.map((c) => {
+    const call = transcriptCall(c, frames, new Map());
+    if (/stop/i.test(c.role) && nextCheck < checks.length) {
+      const check = checks[nextCheck++]!;
+      call.stopCheck = { yes: check.yes, confidence: check.confidence, source: check.source ?? null };
+    }
+    return call;
+  });
+  if (details.trace !== undefined) fromTrace(out, details.trace, frames);
+  const name = episodeFileName(questionId);
+  const trajectory = trajectorySchema.safeParse(readJson(join(dir, "trajectories", `${name}.json`), out.notes)).data;
+  if (trajectory) out.steps = trajectory.steps.map((s) => ({ step: s.step, action: s.action, success: s.success, position: s.position }));
+  if (existsSync(join(dir, "trajectories", `${name}.png`))) out.plan = `/runs/${runIndex}/files/trajectories/${encodeURIComponent(name)}.png`;
+  return out;
+}
+
+/** A row of the viewer's question list. */
+export interface ExploreRow {
+  questionId: string;
+  category?: string;
+  question?: string;
+  answer: string | null;
+  /** LLM-Match's σ when the run was judged (`eqa explore --judge`). */
+  score?: number | null;
+  points?: number;
+  stop: string | null;
+  pathLengthM: number | null;
+  error: string | null;
+}
+
+const exploreLine = z.looseObject({ questionId: z.string(), answer: z.string().nullable().catch(null), stop: z.string().nullable().catch(null), pathLengthM: z.number().nullable().catch(null), error: z.string().nullable().catch(null) });
+const exploreJudgement = z.looseObject({ questionId: z.string(), llmMatch: z.number().nullable() });
+const episodesCache = new Map<string, Promise<Map<string, ActiveEpisode> | undefined>>();
+
+/** The episodes file an exploration's summary names, read once (undefined when it cannot be). */
+function episodesOf(dir: string, summary: unknown): Promise<Map<string, ActiveEpisode> | undefined> {
+  const named = isObject(summary) && isObject(summary.config) && typeof summary.config.episodes === "string" ? summary.config.episodes : undefined;
+  if (named === undefined) return Promise.resolve(undefined);
+  const path = isAbsolute(named) ? named : [resolve(named), resolve(dir, "..", named)].find((p) => existsSync(p));
+  if (path === undefined || !existsSync(path)) return Promise.resolve(undefined);
+  let pending = episodesCache.get(path);
+  if (!pending) {
+    pending = loadActiveEpisodes(path).then((list) => new Map(list.map((e) => [e.questionId, e])), () => undefined);
+    episodesCache.set(path, pending);
+  }
+  return pending;
+}
+
+/** An `eqa explore` run's episodes as question rows, in the order they finished; undefined when the directory has no `episodes.jsonl`. */
+export async function exploreRows(dir: string): Promise<ExploreRow[] | undefined> {
+  const path = join(dir, "episodes.jsonl");
+  if (!existsSync(path)) return undefined;
+  const byId = new Map<string, ExploreRow>();
+  for (const r of readLines(path, (v) => exploreLine.safeParse(v).data).records) {
+    byId.set(r.questionId, { questionId: r.questionId, answer: r.answer, stop: r.stop, pathLengthM: r.pathLengthM, error: r.error });
+  }
+  const judgements = join(dir, "judgements.jsonl");
+  if (existsSync(judgements)) {
+    for (const j of readLines(judgements, (v) => exploreJudgement.safeParse(v).data).records) {
+      const row = byId.get(j.questionId);
+      if (!row) continue;
+      row.score = j.llmMatch;
+      if (j.llmMatch !== null) row.points = llmMatchPoints(j.llmMatch);
+    }
+  }
+  const episodes = await episodesOf(dir, readJson(join(dir, "summary.json"), []));
+  for (const row of byId.values()) {
+    const e = episodes?.get(row.questionId);
+    if (!e) continue;
+    row.question = e.question;
+    if (e.category) row.category = e.category;
+  }
+  return [...byId.values()];
+}
+
+/** Every rating of a run, in the order given (a torn or invalid line is skipped). */
+export function readRatings(dir: string): Rating[] {
+  const path = join(dir, RATINGS_FILE);
+  if (!existsSync(path)) return [];
+  return readLines(path, (v) => storedRating.safeParse(v).data).records;
+}
+
+/** Each reviewer's last rating of each question. */
+export function currentRatings(dir: string): Rating[] {
+  const latest = new Map<string, Rating>();
+  for (const r of readRatings(dir)) latest.set(JSON.stringify([r.reviewer, r.questionId]), r);
+  return [...latest.values()];
+}
+
+/**
+ * Appends a rating to the run's `ratings.jsonl` (one line, one write). The file stops growing
+ * at `RATINGS_FILE_LIMIT`: a full file is an OutputError, as a full disk is.
+ */
+export function appendRating(dir: string, rating: z.output<typeof ratingSchema>, now = new Date()): Rating {
+  const path = join(dir, RATINGS_FILE);
+  const stored: Rating = { ...rating, ratedAt: now.toISOString() };
+  const line = `${JSON.stringify(stored)}\n`;
+  const size = existsSync(path) ? statSync(path).size : 0;
+  if (size + Buffer.byteLength(line) > RATINGS_FILE_LIMIT) throw new OutputError(`${RATINGS_FILE} is full: it holds ${size} bytes, at most ${RATINGS_FILE_LIMIT}`, path, "EFBIG");
+  try {
+    appendFileSync(path, line);
+  } catch (error) {
+    throw outputFailure(path, error);
+  }
+  return stored;
+}
+
+/**
+ * The ratings as `eqa judge-agreement` reads them: a JSON array of
+ * `{question_id, score, annotator}` (each reviewer an annotator), with the comment and time beside.
+ */
+export function ratingsExport(dir: string): { question_id: string; score: number; annotator: string; comment: string; rated_at: string }[] {
+  return currentRatings(dir).map((r) => ({ question_id: r.questionId, score: r.score, annotator: r.reviewer, comment: r.comment, rated_at: r.ratedAt }));
+}
