@@ -11,7 +11,7 @@ import { agentProtocolJsonSchemas } from "../src/agents/index.js";
 
 const page = join(dirname(fileURLToPath(import.meta.url)), "..", "docs", "agent-protocol.md");
 const schemas = agentProtocolJsonSchemas();
-const text = readFileSync(page, "utf8").replace(/(<!-- schema (\S+) (params|result) -->\n)```json\n[\s\S]*?\n```/g, (_all, marker: string, method: string, part: "params" | "result") => {
+const text = readFileSync(page, "utf8").replace(/(<!-- schema (\S+) (params|result) -->\n)```json\n(?:[\s\S]*?\n)?```/g, (_all, marker: string, method: string, part: "params" | "result") => {
   const schema = schemas[method]?.[part];
   if (schema === undefined) throw new Error(`docs/agent-protocol.md names an unknown method ${method}`);
   return `${marker}\`\`\`json\n${JSON.stringify(schema, null, 2)}\n\`\`\``;

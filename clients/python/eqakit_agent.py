@@ -16,7 +16,24 @@ Write a class with an ``answer(question, episode)`` method and hand it to ``serv
     if __name__ == "__main__":
         serve(MyAgent())
 
-then run it with ``eqa answer --agent exec:"python3 my_agent.py" …``. eqakit speaks JSON-RPC 2.0
+then run it with ``eqa answer --agent exec:"python3 my_agent.py" …``.
+
+An active agent (``eqa explore --agent exec:"python3 my_agent.py" …``) sets
+``supports = ["active"]`` and implements ``step(observation)`` (and, if it keeps state,
+``reset(episode, observation)``, which by default returns ``self.step(observation)``). Each
+returns an action name (``"move_forward"``, ``"turn_left"``, ``"turn_right"``, ``"look_up"``,
+``"look_down"``), ``answer(text, confidence)`` to answer and end the episode, or ``STOP``
+(or None) to end it without an answer::
+
+    class Walker(Agent):
+        name = "walker"
+        supports = ["active"]
+
+        def step(self, observation):
+            if observation["budget"]["stepsLeft"] == 0:
+                return answer("a sofa", 0.4)
+            return "move_forward" if observation["lastAction"] is None or observation["lastAction"]["success"] else "turn_left"
+ eqakit speaks JSON-RPC 2.0
 with the process over stdin and stdout, one message a line (docs/agent-protocol.md): stdout
 belongs to the protocol, so ``print`` goes to stderr while the agent is served (eqakit records
 stderr). ``answer`` returns the answer (a string or None) or a dict ``{"answer": …,
@@ -29,6 +46,28 @@ import threading
 import traceback
 
 PROTOCOL_VERSION = "1"
+
+#: The actions an active agent may take.
+ACTIONS = ["move_forward", "turn_left", "turn_right", "look_up", "look_down"]
+
+#: ``step`` returns this to end the episode without an answer.
+STOP = {"stop": True}
+
+
+def answer(text, confidence=None):
+    """What ``step`` returns to answer the episode's question (and end the episode)."""
+    decision = {"answer": None if text is None else str(text)}
+    if confidence is not None:
+        decision["confidence"] = float(confidence)
+    return decision
+
+
+def _decision(result):
+    if result is None:
+        return dict(STOP)
+    if isinstance(result, str):
+        return {"action": result}
+    return result
 
 
 class ProtocolError(Exception):
@@ -46,6 +85,10 @@ class Agent:
     version = "0"
     supports = ["em-eqa"]
     _connection = None
+    #: active agents: the current episode ({"id", "question", "scene", "framesDir"}), the actions offered, the budget ({"maxSteps", "timeMs", "timeoutMs"})
+    episode = None
+    actions = ACTIONS
+    budget = None
 
     def initialize(self, task, settings):
         """Called once before any question, with the task kind and the run's settings."""
@@ -54,8 +97,28 @@ class Agent:
         """question: {"id", "text", "category"?}; episode: {"id", "path", "kind", "frameCount", "frames"} or None."""
         raise NotImplementedError("answer")
 
+    def reset(self, episode, observation):
+        """Active agents: a new episode and its first observation; returns the first decision (by default ``self.step(observation)``)."""
+        return self.step(observation)
+
+    def step(self, observation):
+        """Active agents: the observation after the last action ({"step", "frame": {"index", "path", "depthPath"}, "pose",
+        "state", "camera", "lastAction", "budget": {"stepsLeft", "timeLeftMs"}}); returns an action name, ``answer(…)`` or ``STOP``."""
+        raise NotImplementedError("step")
+
     def shutdown(self):
         """Called last, before the process is asked to exit."""
+
+    def memory(self, query=None, limit=None):
+        """The episode's prebuilt scene graph (eqa answer --memory DIR): {"episode", "objects": [{"id", "label", "caption",
+        "centre", "size", "frames"}], "total"}; objects whose label or caption holds ``query`` when given. Raises
+        ProtocolError when the run has no memory."""
+        params = {}
+        if query is not None:
+            params["query"] = str(query)
+        if limit is not None:
+            params["limit"] = int(limit)
+        return self._connection.request("memory/query", params)
 
     def complete(self, messages, **params):
         """Calls the run's model through eqakit (cached, retried, costed); returns {"text", "finishReason", "cached", "usage"}.
@@ -116,6 +179,13 @@ class _Connection:
             if isinstance(result, dict):
                 return result
             return {"answer": None if result is None else str(result)}
+        if method == "reset":
+            agent.episode = params.get("episode")
+            agent.actions = params.get("actions", ACTIONS)
+            agent.budget = params.get("budget")
+            return _decision(agent.reset(params["episode"], params["observation"]))
+        if method == "step":
+            return _decision(agent.step(params["observation"]))
         if method == "shutdown":
             agent.shutdown()
             return None

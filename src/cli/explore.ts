@@ -1,8 +1,8 @@
-import { Command, Option } from "commander";
-import { AGENT_NAMES, EXPLORER_NAMES, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
-import { UserError, type Shard } from "../core/index.js";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, isExternalAgentValue, parseExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
+import { UserError, isUserError, type Shard } from "../core/index.js";
 import { scoreExploration, useExpressOriginalPrompts, writeExploreReliability, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
-import { checkPriceFile, describeModel, type ModelSpec } from "../models/index.js";
+import { checkPriceFile, describeModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { HouseholdEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
@@ -15,7 +15,9 @@ type EnvKind = EnvironmentKind;
 interface ExploreFlags extends ModelCallFlags, DryRunFlags, ShardFlags {
   episodes: string;
   env: EnvKind;
-  agent: ExplorerName;
+  agent: ExplorerName | ExternalAgentSpec;
+  agentTimeout?: number;
+  episodeTime?: number;
   model?: string;
   modelBaseUrl?: string;
   emAgent?: AgentName;
@@ -46,7 +48,9 @@ export function exploreCommand(): Command {
     .description("active EQA: explore each episode's scene, answer, and record trajectories (resumable)")
     .requiredOption("--episodes <file>", "active episodes (JSON, see docs/active-eqa.md), an EXPRESS-Bench file, or HM-EQA's questions.csv (with scene_init_poses.csv beside it)")
     .addOption(new Option("--env <env>", "builtin (scenes home-<seed>), habitat (bridges/habitat) or stdio (--env-command)").argParser(oneOf(["builtin", "habitat", "stdio"] as const)).default("builtin"))
-    .addOption(new Option("--agent <explorer>", "frontier, fine-eqa (eqakit's) or fine-eqa:reference (as EXPRESS-Bench's published code runs it)").argParser(oneOf(EXPLORER_NAMES)).makeOptionMandatory())
+    .addOption(new Option("--agent <explorer>", 'frontier, fine-eqa (eqakit\'s) or fine-eqa:reference (as EXPRESS-Bench\'s published code runs it), or your own active agent: exec:"python3 my_agent.py" (a process speaking docs/agent-protocol.md) or ./my-agent.mjs (a module)').argParser(explorerArgument).makeOptionMandatory())
+    .option("--agent-timeout <seconds>", "your own agent: seconds to wait for each of its replies (default 120)", positiveSeconds)
+    .option("--episode-time <seconds>", "your own agent: each episode's time budget (none by default; when spent, the agent must answer or stop)", positiveSeconds)
     .addOption(new Option("--model <provider/model>", "fine-eqa: the VLM; frontier: the --em-agent's model").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
     .addOption(new Option("--em-agent <agent>", "frontier: the EM-EQA agent answering from the frames (OpenEQA's A-EQA baseline); none: exploration only").argParser(oneOf(AGENT_NAMES)))
@@ -70,32 +74,46 @@ export function exploreCommand(): Command {
   addDryRunOption(command);
   addShardOption(command, "episodes");
   return command.action(async (flags: ExploreFlags) => {
+    const own = typeof flags.agent === "object" ? flags.agent : undefined;
+    const explorer: ExplorerName = typeof flags.agent === "object" ? "external" : flags.agent;
+    if (own && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; your own agent answers itself", { field: "--em-agent" });
     if (flags.prompts !== "eqakit") useExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
-    if (flags.agent === "fine-eqa:reference") {
+    if (explorer === "fine-eqa:reference") {
       // the reference observes 512×512 (fine_eqa.yaml)
       if (command.getOptionValueSource("width") === "default") flags.width = FINE_EQA_REFERENCE_OBSERVATION.width;
       if (command.getOptionValueSource("height") === "default") flags.height = FINE_EQA_REFERENCE_OBSERVATION.height;
     }
-    const needsModel = isFineEqa(flags.agent) || flags.emAgent !== undefined;
+    const needsModel = isFineEqa(explorer) || flags.emAgent !== undefined || (own !== undefined && flags.model !== undefined);
     const spec = needsModel ? resolveRoleModel(flags, "model") : undefined;
-    if (isFineEqa(flags.agent) && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
+    if (isFineEqa(explorer) && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
     const judgeSpec = flags.judge ? resolveRoleModel(flags, "judge") : undefined;
     const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinSceneProblem } : {});
     const shard = shardFromFlags(flags);
-    if (flags.dryRun) return planExploreRun(flags, episodes, spec, judgeSpec, shard);
+    const image = { maxSide: flags.imageSize, format: flags.imageFormat };
+    const activeAgent = (runtime?: ModelRuntime): ExternalActiveAgent | undefined =>
+      own
+        ? new ExternalActiveAgent(own, {
+            ...(spec && runtime ? { model: runtime.model(spec) } : {}),
+            ...(flags.agentTimeout !== undefined ? { timeoutMs: flags.agentTimeout * 1000 } : {}),
+            image,
+            settings: { maxSteps: flags.maxSteps ?? 500, episodeTimeMs: flags.episodeTime !== undefined ? flags.episodeTime * 1000 : null },
+          })
+        : undefined;
+    if (flags.dryRun) return planExploreRun(flags, explorer, activeAgent(), episodes, spec, judgeSpec, shard);
     checkPriceFile();
     const openScene = sceneOpener(openerOptions(flags));
     const opened = await openModelRuntime(flags);
     const progress = createProgress("exploring");
+    const active = activeAgent(opened.runtime);
     try {
-      const image = { maxSide: flags.imageSize, format: flags.imageFormat };
       const answerer = spec && flags.emAgent ? createAgent({ agent: flags.emAgent, model: spec, image, forceGuess: flags.forceGuess, ...(flags.numFrames !== undefined ? { numFrames: flags.numFrames } : {}) }, opened.runtime) : undefined;
       const result = await runExploration({
         episodes,
-        explorer: flags.agent,
+        explorer,
         openScene,
         outDir: flags.out ?? defaultRunPath("explore"),
-        ...(spec && isFineEqa(flags.agent) ? { vlm: { model: opened.runtime.model(spec), spec } } : {}),
+        ...(spec && isFineEqa(explorer) ? { vlm: { model: opened.runtime.model(spec), spec } } : {}),
+        ...(active ? { activeAgent: active, concurrency: flags.concurrency, ...(flags.episodeTime !== undefined ? { episodeTimeMs: flags.episodeTime * 1000 } : {}) } : {}),
         ...(answerer ? { answerer } : {}),
         ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
         image,
@@ -115,7 +133,7 @@ export function exploreCommand(): Command {
       const s = result.summary;
       const m = s.metrics;
       const fmt = (v: number | null, digits = 2): string => (v === null ? "n/a" : v.toFixed(digits));
-      console.log(`eqa explore (${flags.agent}, ${flags.env}): ${s.counts.finished}/${s.counts.episodes} episodes finished, ${s.counts.failed} failed, ${s.counts.reused} reused`);
+      console.log(`eqa explore (${own ? describeExternalAgent(own) : explorer}, ${flags.env}): ${s.counts.finished}/${s.counts.episodes} episodes finished, ${s.counts.failed} failed, ${s.counts.reused} reused`);
       console.log(`path length: ${fmt(m.pathLength.meanMetres)} m, ${fmt(m.pathLength.meanSteps, 1)} steps (mean)`);
       console.log(`explorer time per step (without environment and model calls): ${fmt(m.explorerMsPerStep.mean)} ms mean, ${fmt(m.explorerMsPerStep.max)} ms max`);
       if (m.goalDistance.n > 0) console.log(`distance to goal at the end: ${fmt(m.goalDistance.meanMetres)} m (mean of ${m.goalDistance.n})`);
@@ -142,13 +160,25 @@ export function exploreCommand(): Command {
       process.exitCode = s.counts.failed + (scores?.failed ?? 0) > 0 ? 1 : 0;
     } finally {
       progress.stop();
+      await active?.close();
       opened.close();
     }
   });
 }
 
+/** `--agent`: a built-in explorer's name, exec:COMMAND or a module's path. */
+function explorerArgument(value: string): ExplorerName | ExternalAgentSpec {
+  if (!isExternalAgentValue(value)) return oneOf(EXPLORER_NAMES)(value);
+  try {
+    return parseExternalAgent(value);
+  } catch (error) {
+    if (isUserError(error)) throw new InvalidArgumentError(error.message.replace(/^field "--agent": /, ""));
+    throw error;
+  }
+}
+
 /** `eqa explore --dry-run`: the explorer's, the agent's and the judge's calls, as a most, without starting an environment. */
-async function planExploreRun(flags: ExploreFlags, episodes: ActiveEpisode[], spec: ModelSpec | undefined, judgeSpec: ModelSpec | undefined, shard: Shard | undefined): Promise<void> {
+async function planExploreRun(flags: ExploreFlags, explorer: ExplorerName, activeAgent: ExternalActiveAgent | undefined, episodes: ActiveEpisode[], spec: ModelSpec | undefined, judgeSpec: ModelSpec | undefined, shard: Shard | undefined): Promise<void> {
   const opened = await openCallPlan(flags);
   try {
     const image = { maxSide: flags.imageSize, format: flags.imageFormat };
@@ -157,9 +187,10 @@ async function planExploreRun(flags: ExploreFlags, episodes: ActiveEpisode[], sp
     const planned = await planExploration(
       {
         episodes,
-        explorer: flags.agent,
+        explorer,
         outDir,
-        ...(spec && isFineEqa(flags.agent) ? { vlm: spec } : {}),
+        ...(spec && isFineEqa(explorer) ? { vlm: spec } : {}),
+        ...(activeAgent ? { activeAgent, ...(flags.episodeTime !== undefined ? { episodeTimeMs: flags.episodeTime * 1000 } : {}) } : {}),
         ...(answerer ? { answerer } : {}),
         ...(judgeSpec ? { judge: judgeSpec } : {}),
         ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
@@ -172,7 +203,7 @@ async function planExploreRun(flags: ExploreFlags, episodes: ActiveEpisode[], sp
       opened.plan,
     );
     const notes = [`${planned.episodes} episode(s): ${planned.reused} already explored in ${outDir}, ${planned.pending} to explore`];
-    if (isFineEqa(flags.agent)) {
+    if (isFineEqa(explorer)) {
       notes.push(planned.steps === null ? "the step budget of some scenes is unknown before their environment starts: each counts as one step (pass --max-steps for a bound)" : `at most ${planned.steps} step(s) in all: each step a stop check and a region check, so the calls are an upper bound (an episode ends when the VLM can answer)`);
     }
     if (answerer) notes.push("the agent answers once per episode from the frames the exploration collects: its calls are counted, its tokens are not estimated");

@@ -38,6 +38,8 @@ import { ModelCallError, runCost, runModelBatch, sumUsage, type CallPlan, type C
 import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
 import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, peekReusableRecords, readShardSet, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import type { Agent } from "../types.js";
+import type { ExternalActiveAgent } from "../external/index.js";
+import { exploreExternal } from "./external.js";
 import { exploreFrontier, type ExplorationResult } from "./explorer.js";
 import { exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, type FineEqaResult } from "./fine-eqa.js";
 import { exploreFineEqaReference, fineEqaReferencePromptHashes, fineEqaReferenceRequests, type FineEqaReferenceResult } from "./fine-eqa-reference.js";
@@ -47,8 +49,9 @@ import { writeTrajectoryImage } from "./trajectory-image.js";
 
 export const EXPLORE_RECORDS_FILE = "episodes.jsonl";
 export const EXPLORE_TRAJECTORY_FORMAT = "eqakit-explore-trajectory/1";
-export type ExplorerName = "frontier" | "fine-eqa" | "fine-eqa:reference";
-export const EXPLORER_NAMES: readonly ExplorerName[] = ["frontier", "fine-eqa", "fine-eqa:reference"];
+/** The built-in explorers, and `external`: an active agent of the user's own (the agent protocol). */
+export type ExplorerName = "frontier" | "fine-eqa" | "fine-eqa:reference" | "external";
+export const EXPLORER_NAMES = ["frontier", "fine-eqa", "fine-eqa:reference"] as const satisfies readonly ExplorerName[];
 
 /** Whether an explorer is Fine-EQA (eqakit's or the reference mode): it answers itself with its VLM. */
 export function isFineEqa(explorer: ExplorerName): boolean {
@@ -161,6 +164,12 @@ export interface ExploreRunOptions {
   vlm?: { model: ChatModel; spec: ModelSpec };
   /** frontier: the EM-EQA agent answering from the collected frames (none: exploration only). */
   answerer?: { agent: Agent; models: ModelSpec[] };
+  /** external: the active agent of the user's own (with `explorer: "external"`). */
+  activeAgent?: ExternalActiveAgent;
+  /** external: each episode's wall-time budget, milliseconds (--episode-time). */
+  episodeTimeMs?: number;
+  /** external: episodes in flight, each with its own agent session and environment (default 1; the built-in explorers run one at a time). */
+  concurrency?: number;
   /** frontier: most actions; fine-eqa: a fixed step budget instead of the area rule. */
   maxSteps?: number;
   image?: ImageOptions;
@@ -274,6 +283,24 @@ function fineEqaOutcome(r: FineEqaResult | FineEqaReferenceResult, details: Reco
 }
 
 async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode, env: Environment, framesDir: string): Promise<ExplorationOutcome> {
+  if (options.explorer === "external") {
+    if (!options.activeAgent) throw new Error("the external explorer needs its activeAgent");
+    const r = await exploreExternal(options.activeAgent, episode, env, framesDir, { ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}), ...(options.episodeTimeMs !== undefined ? { timeMs: options.episodeTimeMs } : {}), ...(options.image ? { image: options.image } : {}) });
+    return {
+      answer: r.answer,
+      answerSource: r.stop === "answered" ? "agent" : "none",
+      stop: r.stop,
+      positions: r.steps,
+      pathLengthM: r.pathLengthM,
+      pathLengthSteps: r.pathLengthSteps,
+      frames: r.frames,
+      explorerMsPerStep: r.agentMsPerStep,
+      map: r.map,
+      usage: r.trace.usage,
+      details: { actions: r.pathLengthSteps, moves: r.moves, failedActions: r.failedActions, trace: r.trace },
+      confidence: r.confidence,
+    };
+  }
   if (isFineEqa(options.explorer)) {
     if (!options.vlm) throw new UserError(`the ${options.explorer} explorer needs a vision-language model`, { field: "--model" });
     const fineOptions = {
@@ -340,9 +367,10 @@ async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode
 }
 
 /** An episode's input key: a resumed run reuses only episodes explored with the same explorer, models, budget and images. */
-function exploreKey(options: { explorer: ExplorerName; vlm: string | null; answerer: Record<string, unknown> | null; maxSteps?: number; image?: ImageOptions }): { configuration: Record<string, unknown>; keyOf: (e: ActiveEpisode) => string } {
+function exploreKey(options: { explorer: ExplorerName; vlm: string | null; answerer: Record<string, unknown> | null; activeAgent?: { configuration: Record<string, unknown> }; episodeTimeMs?: number; maxSteps?: number; image?: ImageOptions }): { configuration: Record<string, unknown>; keyOf: (e: ActiveEpisode) => string } {
   const configuration = {
     explorer: options.explorer,
+    ...(options.activeAgent ? { agent: options.activeAgent.configuration, episodeTimeMs: options.episodeTimeMs ?? null } : {}),
     vlm: options.vlm,
     answerer: options.answerer,
     maxSteps: options.maxSteps ?? null,
@@ -365,6 +393,9 @@ export interface ExplorePlanOptions {
   answerer?: { agent: Agent; models: ModelSpec[] };
   /** The judge of `--judge`: an LLM-Match and an EAC call per episode. */
   judge?: ModelSpec;
+  /** external: the active agent (its configuration is part of each episode's key). */
+  activeAgent?: { configuration: Record<string, unknown> };
+  episodeTimeMs?: number;
   maxSteps?: number;
   image?: ImageOptions;
   /** The observations' size in pixels (the VLM is shown them, prepared as `image` says). */
@@ -448,11 +479,17 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
   let failed = 0;
   options.onProgress?.(records.size, episodes.length, failed);
 
-  let current: { scene: string; opened: SceneEnvironment } | undefined;
-  const closeCurrent = async (): Promise<void> => {
-    const env = current?.opened.env;
-    current = undefined;
-    if (env) await env.close().catch(() => undefined);
+  // Environments not in use, by scene: an episode takes one of its scene (or opens one) and
+  // gives it back; episodes run sorted by scene, so opening one closes those of other scenes.
+  const idle: { scene: string; opened: SceneEnvironment }[] = [];
+  const close = async (env: Environment): Promise<void> => {
+    await env.close().catch(() => undefined);
+  };
+  const takeEnvironment = async (scene: string): Promise<{ scene: string; opened: SceneEnvironment }> => {
+    const same = idle.findIndex((x) => x.scene === scene);
+    if (same >= 0) return idle.splice(same, 1)[0]!;
+    await Promise.all(idle.splice(0).map((x) => close(x.opened.env)));
+    return { scene, opened: await options.openScene(scene) };
   };
   const base = (e: ActiveEpisode): ExploreRecord => ({
     questionId: e.questionId,
@@ -478,7 +515,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
   try {
     await runModelBatch<ActiveEpisode, ExploreRecord>({
       items: pending,
-      concurrency: 1,
+      concurrency: options.explorer === "external" ? (options.concurrency ?? 1) : 1,
       models: [...(options.vlm ? [options.vlm.spec] : []), ...(options.answerer?.models ?? [])],
       failed: (e, error): ExploreRecord => ({ ...base(e), error: `model call failed: ${error.message}` }),
       finished: (e, record) => {
@@ -490,12 +527,11 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
       work: async (e): Promise<ExploreRecord> => {
         const name = episodeFileName(e.questionId);
         const framesDir = run.file(join("frames", name));
+        let taken: { scene: string; opened: SceneEnvironment } | undefined;
+        let broken = false;
         try {
-          if (current?.scene !== e.scene) {
-            await closeCurrent();
-            current = { scene: e.scene, opened: await options.openScene(e.scene) };
-          }
-          const { env, home } = current.opened;
+          taken = await takeEnvironment(e.scene);
+          const { env, home } = taken.opened;
           if (e.start && !(await env.isNavigable(e.start.position))) {
             throw new UserError(`the start position (${e.start.position.join(", ")}) is not navigable in scene ${e.scene}`, { id: e.questionId, field: "start" });
           }
@@ -532,15 +568,18 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
         } catch (error) {
           // an unusable model or an unwritable file stops the run: they are not this episode's failure
           if (error instanceof ModelCallError || error instanceof OutputError) throw error;
-          if (error instanceof EnvironmentError && error.kind !== "remote") await closeCurrent();
+          if (error instanceof EnvironmentError && error.kind !== "remote") broken = true;
           if (isUserError(error)) return { ...base(e), error: error.message };
           throw error;
+        } finally {
+          if (taken && broken) await close(taken.opened.env);
+          else if (taken) idle.push(taken);
         }
       },
     });
   } finally {
     appender.close();
-    await closeCurrent();
+    await Promise.all(idle.splice(0).map((x) => close(x.opened.env)));
   }
 
   const ordered = episodes.map((e) => records.get(e.questionId) as ExploreRecord);

@@ -4,7 +4,11 @@
  * eqakit like a built-in agent.
  */
 export { ExternalAgent, ExternalAgentError, parseExternalAgent, isExternalAgentValue, describeExternalAgent, type ExternalAgentSpec, type ExternalAgentOptions } from "./agent.js";
+export { ExternalActiveAgent, ActiveEpisodeSession, checkDecision, type ExternalActiveAgentOptions, type CheckedDecision } from "./active.js";
+export type { CallbackFrames } from "./callbacks.js";
 export {
+  ACTIVE_ACTIONS,
+  DEPTH_METRES_PER_UNIT,
   AGENT_PROTOCOL_VERSION,
   AGENT_TASK_KINDS,
   AGENT_METHODS,
@@ -18,6 +22,13 @@ export {
   type CompleteParams as AgentCompleteParams,
   type CompleteResult as AgentCompleteResult,
   type LogParams as AgentLogParams,
+  type ActiveObservation as AgentActiveObservation,
+  type ResetParams as AgentResetParams,
+  type StepParams as AgentStepParams,
+  type ActiveDecision as AgentActiveDecision,
+  type ActiveAction as AgentActiveAction,
+  type MemoryQueryParams as AgentMemoryQueryParams,
+  type MemoryQueryResult as AgentMemoryQueryResult,
 } from "./protocol.js";
 export type { ModuleAgent, ModuleContext } from "./session.js";
 export { checkAgent, CHECK_MODEL_REPLY, type AgentCheck, type AgentCheckOptions } from "./check.js";

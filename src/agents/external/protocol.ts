@@ -6,11 +6,12 @@
  * Schemas the documentation shows.
  */
 import { z } from "zod";
+import type { DiscreteAction } from "../../sim/index.js";
 
 /** The protocol's version: a major change (a field removed or its meaning changed) raises it. */
 export const AGENT_PROTOCOL_VERSION = "1";
 
-/** The task kinds of the protocol; this version of eqakit runs `em-eqa` agents. */
+/** The task kinds of the protocol: `em-eqa` (eqa answer) and `active` (eqa explore). */
 export const AGENT_TASK_KINDS = ["em-eqa", "active", "tag"] as const;
 export type AgentTaskKind = (typeof AGENT_TASK_KINDS)[number];
 
@@ -24,8 +25,8 @@ const camera = z
 export const initializeParams = z
   .object({
     protocolVersion: z.string().describe(`the protocol version eqakit speaks ("${AGENT_PROTOCOL_VERSION}")`),
-    task: z.enum(AGENT_TASK_KINDS).describe("what the agent will be asked: em-eqa is answering from an episode's recorded frames"),
-    settings: z.record(z.string(), z.unknown()).describe("the run's settings: the model named with --model (or null), the timeout per call, eqakit's version"),
+    task: z.enum(AGENT_TASK_KINDS).describe("what the agent will be asked: em-eqa is answering from an episode's recorded frames (answer), active is exploring an environment (reset, step)"),
+    settings: z.record(z.string(), z.unknown()).describe("the run's settings: the model named with --model (or null), the timeout per call, eqakit's version; active: also the step budget (maxSteps) and the actions"),
   })
   .describe("eqakit → agent, once, before any other request");
 
@@ -116,12 +117,118 @@ export const logParams = z
   })
   .describe("agent → eqakit, during answer (a notification, or a request answered with null): a line kept in the answer's trace");
 
+/** The actions an active agent may take: the environment's discrete actions (src/sim/protocol.ts gives their step sizes). */
+export const ACTIVE_ACTIONS = ["move_forward", "turn_left", "turn_right", "look_up", "look_down"] as const satisfies readonly DiscreteAction[];
+
+/** Metres per unit of a frame folder's 16-bit depth PNG (value / 65535 × 10, as HM3D's frames store it). */
+export const DEPTH_METRES_PER_UNIT = 10 / 65535;
+
+const agentState = z
+  .object({
+    position: z.array(z.number()).length(3).describe("the agent's feet, metres, y up"),
+    yaw: z.number().describe("radians about +y; 0 looks along −z, positive turns left"),
+    pitch: z.number().describe("radians; positive looks up"),
+  })
+  .describe("where the agent stands and looks");
+
+export const activeObservation = z
+  .object({
+    step: z.number().int().min(0).describe("actions taken so far in the episode (0: the first observation)"),
+    frame: z
+      .object({
+        index: z.number().int().min(0).describe("the frame's number in the episode's frame folder (a failed action shows the last frame again)"),
+        path: z.string().describe("the colour image, an absolute path to a PNG in the run's frames/<episode>/ folder"),
+        depthPath: z.string().describe(`its depth, a 16-bit greyscale PNG: metres = value × ${DEPTH_METRES_PER_UNIT} (value / 65535 × 10), 0 = unknown`),
+        masksPath: z.string().optional().describe("its instance masks, a 16-bit PNG of instance ids (0 = none), when the environment gives them"),
+      })
+      .describe("the observation's files, written before the request is sent"),
+    pose: z.array(z.number()).length(16).describe("camera-to-world 4×4, row-major, metres, y up, OpenGL camera axes"),
+    state: agentState,
+    camera: camera,
+    lastAction: z
+      .object({ action: z.enum(ACTIVE_ACTIONS), success: z.boolean(), reason: z.string().optional().describe("why it failed (a wall, the pitch limit)") })
+      .nullable()
+      .describe("the action just taken and whether it could be done (a failed action leaves the state unchanged); null at the first observation"),
+    budget: z
+      .object({
+        stepsLeft: z.number().int().min(0).describe("actions the agent may still take; at 0 it must answer or stop (an action ends the episode without an answer)"),
+        timeLeftMs: z.number().nullable().describe("milliseconds left of the episode's time budget (null: none)"),
+      })
+      .describe("what is left of the episode's budgets"),
+  })
+  .describe("what the agent sees after each action");
+
+export const resetParams = z
+  .object({
+    episode: z.object({
+      id: z.string().describe("the episode's question_id"),
+      question: z.object({
+        id: z.string(),
+        text: z.string(),
+        category: z.string().optional().describe("the benchmark's category, when it has one"),
+        choices: z.array(z.string()).optional().describe("multiple-choice episodes (HM-EQA): the choices, in the order of their letters A, B, C, …"),
+      }),
+      scene: z.string().describe("the scene's id (home-<seed> for the built-in simulator)"),
+      framesDir: z.string().describe("the folder the episode's frames are written to (an OpenEQA frame folder)"),
+    }),
+    actions: z.array(z.enum(ACTIVE_ACTIONS)).describe("the actions the environment offers"),
+    budget: z.object({
+      maxSteps: z.number().int().describe("the most actions of the episode (--max-steps)"),
+      timeMs: z.number().nullable().describe("the episode's time budget, milliseconds (--episode-time; null: none)"),
+      timeoutMs: z.number().describe("the time eqakit waits for each reply"),
+    }),
+    observation: activeObservation,
+  })
+  .describe("eqakit → agent: a new episode and its first observation; the agent replies with its first decision, as to step");
+
+export const stepParams = z
+  .object({ episode: z.string().describe("the episode's id, as reset gave it"), observation: activeObservation })
+  .describe("eqakit → agent: the observation after the agent's last action; the agent may call back model/complete, memory/query and log before it replies");
+
+export const activeDecision = z
+  .union([
+    z.object({ action: z.enum(ACTIVE_ACTIONS).describe("the next action") }),
+    z.object({
+      answer: z.string().nullable().describe("the answer to the episode's question; it ends the episode"),
+      confidence: z.number().min(0).max(1).optional().describe("the agent's confidence in its answer (EXPRESS-Bench's reliability figures use it)"),
+    }),
+    z.object({ stop: z.literal(true).describe("ends the episode without an answer") }),
+  ])
+  .describe("agent → eqakit: an action, an answer (with its confidence), or stop");
+
+export const memoryQueryParams = z
+  .object({
+    query: z.string().optional().describe("words that objects' labels or captions must contain (case-insensitive; all objects when absent)"),
+    limit: z.number().int().positive().optional().describe("the most objects returned (default: all)"),
+  })
+  .describe("agent → eqakit, during a request about an episode: the objects of the episode's prebuilt scene graph (eqa answer --memory DIR); an error when the run has none");
+
+export const memoryQueryResult = z
+  .object({
+    episode: z.string(),
+    objects: z.array(
+      z.object({
+        id: z.number().int(),
+        label: z.string(),
+        caption: z.string().nullable().optional(),
+        centre: z.array(z.number()).length(3).nullable().describe("the object's 3-D centre, metres (null when unknown)"),
+        size: z.array(z.number()).length(3).nullable().optional().describe("its box's extent along x, y, z, metres"),
+        frames: z.array(z.number().int()).describe("frames that saw it"),
+      }),
+    ),
+    total: z.number().int().describe("objects matching the query, before the limit"),
+  })
+  .describe("eqakit → agent: the scene graph's objects");
+
 /** Every method with its params and result, in the order the documentation lists them. */
 export const AGENT_METHODS = {
   initialize: { direction: "eqakit → agent", params: initializeParams, result: initializeResult },
   answer: { direction: "eqakit → agent", params: answerParams, result: answerResult },
+  reset: { direction: "eqakit → agent", params: resetParams, result: activeDecision },
+  step: { direction: "eqakit → agent", params: stepParams, result: activeDecision },
   shutdown: { direction: "eqakit → agent", params: shutdownParams, result: shutdownResult },
   "model/complete": { direction: "agent → eqakit", params: completeParams, result: completeResult },
+  "memory/query": { direction: "agent → eqakit", params: memoryQueryParams, result: memoryQueryResult },
   log: { direction: "agent → eqakit", params: logParams, result: z.null() },
 } as const;
 
@@ -132,6 +239,13 @@ export type AnswerResult = z.infer<typeof answerResult>;
 export type CompleteParams = z.infer<typeof completeParams>;
 export type CompleteResult = z.infer<typeof completeResult>;
 export type LogParams = z.infer<typeof logParams>;
+export type ActiveObservation = z.infer<typeof activeObservation>;
+export type ResetParams = z.infer<typeof resetParams>;
+export type StepParams = z.infer<typeof stepParams>;
+export type ActiveDecision = z.infer<typeof activeDecision>;
+export type ActiveAction = (typeof ACTIVE_ACTIONS)[number];
+export type MemoryQueryParams = z.infer<typeof memoryQueryParams>;
+export type MemoryQueryResult = z.infer<typeof memoryQueryResult>;
 
 /** The JSON Schema of each method's params and result, generated from the schemas above. */
 export function agentProtocolJsonSchemas(): Record<string, { params: unknown; result: unknown }> {

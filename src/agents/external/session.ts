@@ -4,6 +4,7 @@
  * the `CallContext` of that request.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { describeError } from "../../core/index.js";
 import { LineRpc, RpcError, RpcFailure } from "./rpc.js";
@@ -110,35 +111,70 @@ export class ProcessSession implements AgentSession {
 
 /**
  * What a module agent exports (as its default export, or as named exports): the protocol's
- * methods as functions taking the params and a context with `complete` and `log`.
+ * methods as functions taking the params and a context with `complete`, `memory` and `log`.
+ * An EM-EQA agent has `answer`, an active one `step` (and `reset`, which defaults to `step`).
  */
 export interface ModuleAgent {
   initialize?(params: unknown, context: ModuleContext): unknown;
-  answer(params: unknown, context: ModuleContext): unknown;
+  answer?(params: unknown, context: ModuleContext): unknown;
+  reset?(params: unknown, context: ModuleContext): unknown;
+  step?(params: unknown, context: ModuleContext): unknown;
   shutdown?(params: unknown, context: ModuleContext): unknown;
 }
 
 /** The callbacks a module agent is given with each call. */
 export interface ModuleContext {
   complete(params: unknown): Promise<unknown>;
+  memory(params?: unknown): Promise<unknown>;
   log(message: string, level?: string): void;
 }
 
+const MODULE_METHODS = ["initialize", "answer", "reset", "step", "shutdown"] as const;
+
 function isModuleAgent(value: unknown): value is ModuleAgent {
-  return typeof value === "object" && value !== null && typeof (value as { answer?: unknown }).answer === "function";
+  if (typeof value !== "object" || value === null) return false;
+  const agent = value as Record<string, unknown>;
+  return typeof agent.answer === "function" || typeof agent.step === "function";
 }
 
-/** Loads a module agent: its default export, or the module itself, must have an `answer` function. */
+/**
+ * Loads a module agent: its default export, or the module itself, must have an `answer` or a
+ * `step` function. A TypeScript module (`.ts`, `.mts`) is loaded through tsx when Node cannot
+ * load it alone (eqakit's own tsx, else one installed beside the module).
+ */
 export async function loadModuleAgent(path: string): Promise<ModuleAgent | string> {
   let loaded: unknown;
   try {
     loaded = await import(pathToFileURL(path).href);
   } catch (error) {
-    return `cannot load ${path}: ${describeError(error)}`;
+    const code = (error as { code?: unknown }).code;
+    if (!/\.m?ts$/.test(path) || code !== "ERR_UNKNOWN_FILE_EXTENSION") return `cannot load ${path}: ${describeError(error)}`;
+    const typescript = await importTypeScript(path);
+    if (typeof typescript === "string") return typescript;
+    loaded = typescript.module;
   }
   const candidates = [(loaded as { default?: unknown }).default, loaded];
   const agent = candidates.find(isModuleAgent);
-  return agent ?? `${path} exports no answer function (export default { initialize, answer, shutdown })`;
+  return agent ?? `${path} exports no answer or step function (export default { initialize, answer, shutdown } or { initialize, reset, step, shutdown })`;
+}
+
+async function importTypeScript(path: string): Promise<{ module: unknown } | string> {
+  const resolvers = [createRequire(import.meta.url), createRequire(path)];
+  for (const require of resolvers) {
+    let api: string;
+    try {
+      api = require.resolve("tsx/esm/api");
+    } catch {
+      continue;
+    }
+    try {
+      const tsx = (await import(pathToFileURL(api).href)) as { tsImport: (specifier: string, parent: string) => Promise<unknown> };
+      return { module: await tsx.tsImport(pathToFileURL(path).href, import.meta.url) };
+    } catch (error) {
+      return `cannot load ${path}: ${describeError(error)}`;
+    }
+  }
+  return `cannot load ${path}: Node loads TypeScript through tsx, which is not installed (npm install tsx beside your agent, or give a .mjs module)`;
 }
 
 /** A module agent, called in-process: a timeout stops waiting for it, it cannot stop the code. */
@@ -149,13 +185,16 @@ export class ModuleSession implements AgentSession {
 
   async call(method: string, params: unknown, timeoutMs: number, context: CallContext): Promise<unknown> {
     if (this.stopped) throw new RpcFailure("exited", "the module agent was stopped after an earlier failure");
-    const fn = method === "initialize" ? this.agent.initialize : method === "answer" ? this.agent.answer : method === "shutdown" ? this.agent.shutdown : undefined;
-    if (!fn) {
-      if (method === "answer") throw new RpcFailure("remote", "the module has no answer function");
-      return method === "initialize" ? {} : null;
+    const name = MODULE_METHODS.find((m) => m === method);
+    const own = name === undefined ? undefined : name === "reset" && !this.agent.reset ? this.agent.step : this.agent[name];
+    if (!own) {
+      if (method === "initialize" || method === "shutdown") return method === "initialize" ? {} : null;
+      throw new RpcFailure("remote", `${method} failed in the agent: the module has no ${method} function`);
     }
+    const fn = own;
     const moduleContext: ModuleContext = {
       complete: (p) => context.request("model/complete", p),
+      memory: (p) => context.request("memory/query", p ?? {}),
       log: (message, level) => context.notify("log", { message, ...(level !== undefined ? { level } : {}) }),
     };
     let timer: NodeJS.Timeout | undefined;
