@@ -13,7 +13,7 @@ export const VIEWER_STYLE = `${REPORT_STYLE}
 :root{${LIGHT}}
 @media (prefers-color-scheme:dark){:root:not([data-theme=light]){${DARK}}}
 :root[data-theme=dark]{${DARK}}
-body.viewer{margin:0;background:var(--v-bg);color:var(--v-text);font:15px/1.55 ui-sans-serif,system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;-webkit-font-smoothing:antialiased}
+body.viewer{margin:0;padding:0;max-width:none;background:var(--v-bg);color:var(--v-text);font:15px/1.55 ui-sans-serif,system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;-webkit-font-smoothing:antialiased}
 .viewer a{color:var(--v-accent);text-decoration:none}.viewer a:hover{text-decoration:underline}
 .viewer code,.viewer pre,.viewer .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.86em}
 .viewer h1,.viewer h2,.viewer h3{border:0;margin:0;line-height:1.25}
@@ -40,7 +40,7 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .viewer .filters label{display:flex;gap:.35rem;align-items:center;font-size:.9rem;color:var(--v-muted)}
 .viewer table.grid{border-collapse:separate;border-spacing:0;width:100%;margin:0;font-size:.92rem}
 .viewer table.grid th,.viewer table.grid td{border:0;border-bottom:1px solid var(--v-border);padding:.5rem .7rem;vertical-align:top;text-align:left}
-.viewer table.grid th{position:sticky;top:0;background:var(--v-raised);color:var(--v-muted);font-size:.76rem;text-transform:uppercase;letter-spacing:.05em;font-weight:650;white-space:nowrap;z-index:1}
+.viewer table.grid th{position:sticky;top:0;background:var(--v-raised);color:var(--v-muted);font-size:.8rem;letter-spacing:.02em;font-weight:650;white-space:nowrap;z-index:1}
 .viewer table.grid th.sortable{cursor:pointer;user-select:none}.viewer table.grid th.sortable:hover{color:var(--v-text)}
 .viewer table.grid th[aria-sort=ascending]::after{content:" ▲";font-size:.8em}.viewer table.grid th[aria-sort=descending]::after{content:" ▼";font-size:.8em}
 .viewer table.grid tbody tr:hover{background:var(--v-raised)}
@@ -82,7 +82,7 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .rating label{display:block;font-size:.82rem;color:var(--v-muted);margin:.5rem 0 .2rem}
 .rating .row{display:flex;gap:.6rem;align-items:center;margin-top:.7rem}.rating .status{font-size:.85rem;color:var(--v-muted)}.rating .status.error{color:var(--v-bad)}
 .rating ul{list-style:none;padding:0;margin:.8rem 0 0;font-size:.88rem}.rating li{padding:.35rem 0;border-top:1px solid var(--v-border)}
-.plan img{max-width:100%;border-radius:6px;border:1px solid var(--v-border);cursor:zoom-in;background:#fff}
+#plan img{display:block;max-width:100%;box-sizing:border-box;border-radius:6px;border:1px solid var(--v-border);cursor:zoom-in;background:#fff}
 .steps{max-height:22rem;overflow:auto}
 .loglines{margin:0;padding:0;list-style:none;font-size:.84rem}.loglines li{padding:.15rem 0;border-bottom:1px dotted var(--v-border);font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-word}
 .loglines .lvl{display:inline-block;min-width:4.5em;color:var(--v-muted)}.loglines .lvl.error,.loglines .lvl.warn,.loglines .lvl.warning{color:var(--v-bad)}
