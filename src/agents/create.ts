@@ -4,6 +4,7 @@ import { resolveModel, type ModelRuntime, type ModelSpec } from "../models/index
 import { BlindAgent } from "./blind.js";
 import { ExternalAgent, type ExternalAgentSpec } from "./external/index.js";
 import { ConceptGraphAgent, SvmAgent } from "./memory-agents.js";
+import { MemorySource } from "./memory-source.js";
 import { RetrievalAgent } from "./retrieval.js";
 import { SocraticAgent } from "./socratic.js";
 import type { Agent } from "./types.js";
@@ -61,6 +62,7 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
       ...(setup.agentTimeoutMs !== undefined ? { timeoutMs: setup.agentTimeoutMs } : {}),
       episodes: setup.episodes ?? false,
       ...(setup.image ? { image: setup.image } : {}),
+      ...(setup.memory?.memoryDir !== undefined ? { memory: externalMemory(setup, sampling, runtime) } : {}),
     });
     return { agent: external, models: setup.model ? [setup.model] : [] };
   }
@@ -97,4 +99,17 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
       return { agent: new RetrievalAgent(model, { ...options, ...(memory.tools ? { tools: memory.tools } : {}) }), models };
     }
   }
+}
+
+/** --memory DIR for an agent of the user's own: the folder, opened with the settings its memories were built with (those of the memory agents' flags). */
+function externalMemory(setup: AgentSetup, sampling: SamplingSpec | undefined, runtime: ModelRuntime): MemorySource {
+  const memory = setup.memory ?? {};
+  return new MemorySource({
+    ...(sampling ? { sampling } : {}),
+    ...(setup.captioner ? { captioner: runtime.model(setup.captioner) } : {}),
+    ...(memory.detector !== undefined ? { detector: memory.detector } : {}),
+    ...(memory.vlmDetect ? { vlmDetect: true } : {}),
+    ...(memory.ignoreLabels ? { ignoreLabels: memory.ignoreLabels } : {}),
+    ...(memory.memoryDir !== undefined ? { memoryDir: memory.memoryDir } : {}),
+  });
 }

@@ -61,7 +61,7 @@ export function addAgentOptions(command: Command): Command {
     .option("--no-boxes", "svm: leave out the 3-D box centres (OpenEQA's crop-only ablation, Table XI)")
     .addOption(new Option("--tools <protocol>", "retrieval: native tool calling or the text protocol").argParser(oneOf(["native", "text"] as const)).default("native"))
     .option("--vlm-detect", "svm, conceptgraph, retrieval: the captioner also lists each frame's objects (open-vocabulary detection)")
-    .option("--memory <dir>", "svm, conceptgraph, retrieval: read each episode's memory from a folder that eqa memory build --benchmark wrote (no frames needed; refused when built with other settings)");
+    .option("--memory <dir>", "svm, conceptgraph, retrieval, and your own agent (memory/query): read each episode's memory from a folder that eqa memory build --benchmark wrote (no frames needed; refused when built with other settings)");
   return addMemorySourceOptions(command, "svm, conceptgraph, retrieval: ");
 }
 

@@ -13,6 +13,7 @@ import { newTrace } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import { externalConfiguration } from "./agent.js";
 import { completeCallback, keepLogLine, type CallbackFrames } from "./callbacks.js";
+import { NO_MEMORY } from "./memory.js";
 import { SessionPool, type ExternalAgentSpec } from "./pool.js";
 import { ACTIVE_ACTIONS, activeDecision, describeIssues, type ActiveDecision, type InitializeResult, type ResetParams, type StepParams } from "./protocol.js";
 import { RpcError, RpcFailure } from "./rpc.js";
@@ -97,7 +98,7 @@ export class ActiveEpisodeSession {
         const started = performance.now();
         try {
           if (method === "memory/query") {
-            if (!options.memory) throw new RpcError(-32003, "no memory: the run has no prebuilt scene graphs (give --memory DIR, from eqa memory build)");
+            if (!options.memory) throw new RpcError(-32003, NO_MEMORY);
             return await options.memory(episodeId, params);
           }
           if (method !== "model/complete") throw new RpcError(-32601, `unknown method ${method}`);

@@ -9,13 +9,15 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { UserError, eqakitVersion, sha256Hex, type Question } from "../../core/index.js";
+import { UserError, eqakitVersion, isUserError, sha256Hex, type Question } from "../../core/index.js";
 import type { Episode, ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, type ChatModel } from "../../models/index.js";
 import { parseCommandLine } from "../../sim/index.js";
 import { newTrace } from "../calls.js";
 import type { Agent, AgentAnswer, AgentTrace } from "../types.js";
+import type { MemorySource } from "../memory-source.js";
 import { completeCallback, keepLogLine } from "./callbacks.js";
+import { NO_MEMORY, queryMemory } from "./memory.js";
 import { ExternalAgentError, SessionPool, describeExternalAgent, type ExternalAgentSpec } from "./pool.js";
 import { AGENT_PROTOCOL_VERSION, answerResult, describeIssues, type AnswerParams, type InitializeResult } from "./protocol.js";
 import { RpcError, RpcFailure } from "./rpc.js";
@@ -51,6 +53,8 @@ export interface ExternalAgentOptions {
   episodes?: boolean;
   /** How frames asked for in model/complete are prepared (--image-size, --image-format). */
   image?: ImageOptions;
+  /** The memory folder of --memory DIR, which answers memory/query (absent: the call is refused, saying why). */
+  memory?: MemorySource;
 }
 
 /** An agent of the user's own, a process (`exec:`) or a module, run as an EM-EQA `Agent`; `close()` shuts its processes down. */
@@ -68,7 +72,7 @@ export class ExternalAgent implements Agent {
   ) {
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.needsEpisode = options.episodes ?? false;
-    this.configuration = externalConfiguration(spec, options.model, options.image);
+    this.configuration = externalConfiguration(spec, options.model, options.image, options.memory);
     this.pool = new SessionPool(spec, "em-eqa", this.timeoutMs, { model: options.model?.name ?? null, eqakitVersion });
   }
 
@@ -96,6 +100,7 @@ export class ExternalAgent implements Agent {
           keepLogLine(params, log);
           return null;
         }
+        if (method === "memory/query") return this.queryMemory(params, question, episode, trace);
         if (method !== "model/complete") throw new RpcError(-32601, `unknown method ${method}`);
         try {
           return await completeCallback(params, trace, this.options.model, episode, this.options.image);
@@ -135,6 +140,22 @@ export class ExternalAgent implements Agent {
     return { answer: parsed.data.answer, trace };
   }
 
+  private async queryMemory(params: unknown, question: Question, episode: Episode | undefined, trace: AgentTrace): Promise<unknown> {
+    const memory = this.options.memory;
+    if (!memory) throw new RpcError(-32003, NO_MEMORY);
+    // the memory's own notes go to the trace; its frames are not frames the agent was shown
+    const scratch = newTrace(trace.agent);
+    let graph;
+    try {
+      graph = await memory.graph(question.episodeHistory, episode, scratch);
+    } catch (error) {
+      if (isUserError(error)) throw new RpcError(-32003, `no memory for episode ${question.episodeHistory}: ${error.message}`);
+      throw error;
+    }
+    for (const note of scratch.notes) if (!trace.notes.includes(note)) trace.notes.push(note);
+    return queryMemory(graph, params);
+  }
+
   /** Every frame of the episode with its file, pose and intrinsics where known (read once per episode). */
   private frameList(episode: Episode): Promise<NonNullable<AnswerParams["episode"]>["frames"]> {
     let list = this.frameLists.get(episode);
@@ -165,7 +186,7 @@ export class ExternalAgent implements Agent {
 }
 
 /** What a run records of an external agent, so that a resumed run reuses only what the same agent made. */
-export function externalConfiguration(spec: ExternalAgentSpec, model: ChatModel | undefined, image: ImageOptions | undefined): Record<string, unknown> {
+export function externalConfiguration(spec: ExternalAgentSpec, model: ChatModel | undefined, image: ImageOptions | undefined, memory?: MemorySource): Record<string, unknown> {
   return {
     agent: "external",
     external: describeExternalAgent(spec),
@@ -173,6 +194,7 @@ export function externalConfiguration(spec: ExternalAgentSpec, model: ChatModel 
     model: model?.name ?? "none",
     protocolVersion: AGENT_PROTOCOL_VERSION,
     ...(image ? { image } : {}),
+    ...(memory ? { memory: memory.configuration } : {}),
   };
 }
 

@@ -216,6 +216,9 @@ export const memoryQueryResult = z
         frames: z.array(z.number().int()).describe("frames that saw it"),
       }),
     ),
+    relations: z
+      .array(z.object({ subject: z.number().int(), relation: z.string().describe("on, inside, next to, above, below"), object: z.number().int() }))
+      .describe("relations between the objects returned: subject is relation object (3 on 1: the cup is on the table)"),
     total: z.number().int().describe("objects matching the query, before the limit"),
   })
   .describe("eqakit → agent: the scene graph's objects");
