@@ -83,7 +83,7 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .rating .row{display:flex;gap:.6rem;align-items:center;margin-top:.7rem}.rating .status{font-size:.85rem;color:var(--v-muted)}.rating .status.error{color:var(--v-bad)}
 .rating ul{list-style:none;padding:0;margin:.8rem 0 0;font-size:.88rem}.rating li{padding:.35rem 0;border-top:1px solid var(--v-border)}
 #plan img{display:block;max-width:100%;box-sizing:border-box;border-radius:6px;border:1px solid var(--v-border);cursor:zoom-in;background:#fff}
-.steps{max-height:22rem;overflow:auto}
+.steps{max-height:22rem;overflow:auto}.steps table.grid th,.steps table.grid td{padding:.3rem .5rem}
 .loglines{margin:0;padding:0;list-style:none;font-size:.84rem}.loglines li{padding:.15rem 0;border-bottom:1px dotted var(--v-border);font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-word}
 .loglines .lvl{display:inline-block;min-width:4.5em;color:var(--v-muted)}.loglines .lvl.error,.loglines .lvl.warn,.loglines .lvl.warning{color:var(--v-bad)}
 .viewer #compare tr.differs td.cmp-id{box-shadow:inset 3px 0 0 var(--v-warn)}
@@ -336,6 +336,7 @@ function questionView(index,id){
       if(e)row("errors","objects: "+e.objectFalsePositives+" false positive(s), "+e.objectFalseNegatives+" false negative(s); predicates: "+e.predicateFalsePositives+" false positive(s), "+e.predicateFalseNegatives+" false negative(s)");
     }else row("LLM-Match σ",q.score===undefined?"–":q.score===null?"failed":String(q.score)+" ("+fmt(q.points)+" points)");
     if(t&&t.stop)row("stop",t.stop+(t.pathLengthM!==null?" · path "+fmt(t.pathLengthM,2)+" m, "+t.pathLengthSteps+" steps":""));
+    if(q.tag&&t&&t.agent)row("recorded task",t.agent);
     if(q.error)row("error",q.error,"error");
     var main=[el("section",{"class":"card"},[dl])];
     if(q.judgeReplies&&q.judgeReplies.length)main.push(section("Judge's reply",q.judgeReplies.map(function(r){return el("pre",{"class":"judge-reply",text:r===null?"(empty)":r});})));

@@ -6,9 +6,11 @@
  * stamp that changes whenever a run's records grow.
  */
 import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { OutputError, outputFailure } from "../core/index.js";
+import { loadTagQuestions, loadTrajectoryLog, type TagQuestion } from "../data/index.js";
+import { loadSharp } from "../episodes/index.js";
 import { episodeFileName, loadActiveEpisodes, type ActiveEpisode } from "../agents/index.js";
 import { llmMatchPoints } from "../eval/index.js";
 import { readJson, readLines } from "./files.js";
@@ -373,4 +375,76 @@ export function appendRating(dir: string, rating: z.output<typeof ratingSchema>,
  */
 export function ratingsExport(dir: string): { question_id: string; score: number; annotator: string; comment: string; rated_at: string }[] {
   return currentRatings(dir).map((r) => ({ question_id: r.questionId, score: r.score, annotator: r.reviewer, comment: r.comment, rated_at: r.ratedAt }));
+}
+
+const tagDatasets = new Map<string, Promise<Map<string, TagQuestion> | undefined>>();
+
+/**
+ * The built-in simulator's recording a TAG-EQA question was generated from: the folder holding
+ * the question's frame folder (`episode_history`, relative to the dataset), its
+ * `trajectory.json`, `home.json` and `plan.png`. Undefined when the question has no recording
+ * (ALFRED's) or it is not there any more.
+ */
+export async function tagRecordingDir(config: Record<string, unknown> | undefined, questionId: string): Promise<string | undefined> {
+  const named = isObject(config?.questions) && typeof config.questions.path === "string" ? config.questions.path : undefined;
+  if (named === undefined || !existsSync(named)) return undefined;
+  let pending = tagDatasets.get(named);
+  if (!pending) {
+    pending = loadTagQuestions(named).then((list) => new Map(list.map((q) => [q.question_id, q])), () => undefined);
+    tagDatasets.set(named, pending);
+  }
+  const history = (await pending)?.get(questionId)?.episode_history;
+  if (!history) return undefined;
+  const dir = dirname(resolve(dirname(named), history));
+  return existsSync(join(dir, "trajectory.json")) ? dir : undefined;
+}
+
+/** A TAG-EQA question's trajectory: the recording's steps, and its plan with the path when the recording has one. */
+export async function tagTranscript(runIndex: number, config: Record<string, unknown> | undefined, questionId: string): Promise<Transcript | null> {
+  const dir = await tagRecordingDir(config, questionId);
+  if (dir === undefined) return null;
+  const out = emptyTranscript();
+  out.source = join(dir, "trajectory.json");
+  try {
+    const log = await loadTrajectoryLog(out.source);
+    out.steps = log.steps.map((s) => ({ step: s.step, action: s.action, success: s.success, position: s.agent.position }));
+    out.agent = log.task?.description ?? null;
+  } catch {
+    out.notes.push(`${out.source} could not be read`);
+    return out;
+  }
+  if (existsSync(join(dir, "plan.png")) && existsSync(join(dir, "home.json"))) out.plan = `/api/runs/${runIndex}/plans/${encodeURIComponent(questionId)}`;
+  return out;
+}
+
+const homeBounds = z.looseObject({ bounds: z.object({ min: z.tuple([z.number(), z.number(), z.number()]), max: z.tuple([z.number(), z.number(), z.number()]) }) });
+
+/** Blue → cyan → yellow → red along t in [0, 1], as the exploration pictures colour time. */
+function timeColour(t: number): string {
+  const stops = [[40, 60, 220], [20, 190, 220], [240, 200, 30], [220, 30, 30]];
+  const x = Math.min(1, Math.max(0, t)) * (stops.length - 1);
+  const i = Math.min(stops.length - 2, Math.floor(x));
+  const f = x - i;
+  return `rgb(${[0, 1, 2].map((k) => Math.round(stops[i]![k]! + (stops[i + 1]![k]! - stops[i]![k]!) * f)).join(",")})`;
+}
+
+/**
+ * A recording's plan (`plan.png`, drawn at 40 pixels a metre with a 0.25 m margin) with the
+ * agent's path over it, coloured by time, the start a green square and the end a red one.
+ */
+export async function tagPlanPicture(dir: string): Promise<Buffer> {
+  const home = homeBounds.parse(JSON.parse(readFileSync(join(dir, "home.json"), "utf8")));
+  const log = await loadTrajectoryLog(join(dir, "trajectory.json"));
+  const sharp = await loadSharp();
+  const plan = sharp(join(dir, "plan.png"));
+  const { width = 1, height = 1 } = await plan.metadata();
+  const margin = 0.25;
+  const perMetre = width / (home.bounds.max[0] - home.bounds.min[0] + 2 * margin);
+  const point = (p: readonly number[]): [number, number] => [((p[0] ?? 0) - home.bounds.min[0] + margin) * perMetre, ((p[2] ?? 0) - home.bounds.min[2] + margin) * perMetre];
+  const points = log.steps.map((s) => point(s.agent.position));
+  const n = Math.max(1, points.length - 1);
+  const segments = points.slice(1).map((p, i) => `<line x1="${points[i]![0].toFixed(1)}" y1="${points[i]![1].toFixed(1)}" x2="${p[0].toFixed(1)}" y2="${p[1].toFixed(1)}" stroke="${timeColour(i / n)}" stroke-width="3" stroke-linecap="round"/>`);
+  const square = (p: [number, number], colour: string): string => `<rect x="${(p[0] - 5).toFixed(1)}" y="${(p[1] - 5).toFixed(1)}" width="10" height="10" fill="${colour}" stroke="#fff" stroke-width="1.5"/>`;
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${segments.join("")}${square(points[0]!, "#1a9e3f")}${square(points.at(-1)!, "#d42020")}</svg>`;
+  return plan.composite([{ input: Buffer.from(svg), top: 0, left: 0 }]).png().toBuffer();
 }

@@ -14,7 +14,7 @@ import { buildHtmlReport } from "./html.js";
 import { scriptHash } from "./html-parts.js";
 import { loadRun, type LoadedRun, type RunQuestion } from "./runs.js";
 import { structuredAnswerText, type TagRunQuestion } from "./tag-runs.js";
-import { answerTranscript, appendRating, currentRatings, exploreRows, exploreTranscript, ratingSchema, ratingsExport, runStamp, RATING_COMMENT_LIMIT, type ExploreRow, type FrameAddresses } from "./viewer-data.js";
+import { answerTranscript, appendRating, currentRatings, exploreRows, exploreTranscript, ratingSchema, ratingsExport, runStamp, tagPlanPicture, tagRecordingDir, tagTranscript, RATING_COMMENT_LIMIT, type ExploreRow, type FrameAddresses } from "./viewer-data.js";
 
 export interface ViewerOptions {
   runDirs: string[];
@@ -261,7 +261,7 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const id = c.req.param("id");
     const index = Number(c.req.param("run"));
     const ratings = run ? ratingsById(run.dir)[id] ?? [] : [];
-    if (run && tagQuestion) return c.json({ ...tagQuestionDetail(tagQuestion), runLabel: run.label, ratings, transcript: null });
+    if (run && tagQuestion) return c.json({ ...tagQuestionDetail(tagQuestion), runLabel: run.label, ratings, transcript: await tagTranscript(index, run.tag?.summary?.config, id) });
     const explored = run?.questions.length === 0 ? run.explore?.find((x) => x.questionId === id) : undefined;
     if (run && explored) {
       return c.json({ ...explored, frames: [], calls: [], judgeReplies: [], runLabel: run.label, ratings, transcript: exploreTranscript(index, run.dir, id) });
@@ -277,6 +277,18 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
       },
     };
     return c.json({ ...q, runLabel: run.label, ratings, framesServed: usable, transcript: answerTranscript(run.dir, id, frames) });
+  });
+  // a TAG question's recording: its plan with the agent's path (never a file named by the request)
+  app.get("/api/runs/:run/plans/:id", async (c) => {
+    const run = await runAt(c);
+    const id = c.req.param("id");
+    const dir = run?.tag?.questions.some((q) => q.questionId === id) ? await tagRecordingDir(run.tag.summary?.config, id) : undefined;
+    if (!dir) return c.text("no plan for this question", 404);
+    try {
+      return c.body(new Uint8Array(await tagPlanPicture(dir)), 200, { "content-type": "image/png", "cache-control": "max-age=3600" });
+    } catch {
+      return c.text("the recording's plan could not be read", 500);
+    }
   });
   // a reviewer's mark (1-5) and comment on an answer, appended to the run's ratings.jsonl
   app.post("/api/runs/:run/ratings", bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.json({ error: "the rating is larger than 16 KB" }, 413) }), async (c) => {

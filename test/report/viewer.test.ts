@@ -17,6 +17,7 @@ const benchmarkFile = join(home, "benchmark.json");
 const vlmRun = join(home, "vlm");
 const pythonRun = join(home, "python-blind");
 const exploreRun = join(home, "explore");
+const tagRun = join(home, "tag");
 const blindPy = join(projectRoot, "examples", "agents", "blind.py");
 const MARKS = [2, 5, 3, 4, 1, 4];
 let questions: { question_id: string; question: string; category: string; episode_history: string }[] = [];
@@ -94,6 +95,15 @@ before(async () => {
   assert.equal(b.code, 0, b.stderr);
   const x = await runCli(["explore", "--episodes", episodes, "--agent", "fine-eqa", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--out", exploreRun, "--width", "64", "--height", "48", "--image-size", "64", "--no-cache"], env);
   assert.equal(x.code, 0, x.stderr);
+  // a TAG-EQA run on questions generated from a recording in the built-in simulator, answered with the true structures
+  const recorded = await runCli(["sim", "record", "--seed", "3", "--task", "pick_and_place", "--out", join(home, "recordings", "home-3"), "--width", "64", "--height", "48"], env);
+  assert.equal(recorded.code, 0, recorded.stderr);
+  const generated = await runCli(["generate", "tag", "--source", `sim:${join(home, "recordings")}`, "--out", join(home, "dataset"), "--per-trajectory", "3"], env);
+  assert.equal(generated.code, 0, generated.stderr);
+  const tagQuestions = readJson(join(home, "dataset", "questions.json")) as { question_id: string; structured_answer: unknown }[];
+  writeFileSync(join(home, "tag-predictions.json"), JSON.stringify(tagQuestions.map((q) => ({ question_id: q.question_id, answer: q.structured_answer }))));
+  const scored = await runCli(["score-tag", "--questions", join(home, "dataset", "questions.json"), "--predictions", join(home, "tag-predictions.json"), "--similarity", "exact", "--out", tagRun], env);
+  assert.equal(scored.code, 0, scored.stderr);
   browser = await launchBrowser();
 });
 
@@ -104,7 +114,7 @@ after(async () => {
 
 describe("eqa view in Chromium", () => {
   test("transcript, frame lightbox, keyboard, plan, rating and diff views work at a laptop's width and a narrow one, light and dark; only the viewer's origin is asked", async () => {
-    const viewer: Viewer = await startViewer({ runDirs: [vlmRun, pythonRun, exploreRun], port: 0 });
+    const viewer: Viewer = await startViewer({ runDirs: [vlmRun, pythonRun, exploreRun, tagRun], port: 0 });
     const shots = join(home, "screenshots");
     mkdirSync(shots);
     const page = await browser.newPage({ viewport: { width: 1366, height: 820 } });
@@ -112,7 +122,7 @@ describe("eqa view in Chromium", () => {
     try {
       await page.goto(`${viewer.url}/`);
       await page.waitForSelector("#runs tbody tr");
-      assert.equal(await page.locator("#runs tbody tr").count(), 3);
+      assert.equal(await page.locator("#runs tbody tr").count(), 4);
       assert.match((await page.locator("#runs tbody").textContent()) ?? "", /explore/);
       await page.screenshot({ path: join(shots, "runs-1366.png"), fullPage: true });
 
@@ -202,6 +212,18 @@ describe("eqa view in Chromium", () => {
       await page.emulateMedia({ colorScheme: "light" });
       assert.notEqual(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), darkBackground, "the dark look follows the system");
 
+      // a TAG-EQA question: the recording's plan with the agent's path, and its steps
+      await page.goto(`${viewer.url}/#/run/3`);
+      await page.waitForSelector("#questions tbody tr");
+      await page.click("#questions tbody tr >> nth=0");
+      await page.waitForSelector("#plan-img");
+      await page.waitForFunction(() => (document.getElementById("plan-img") as HTMLImageElement).naturalWidth > 400);
+      const log = readJson(join(home, "recordings", "home-3", "trajectory.json")) as { steps: unknown[]; task: { description: string } };
+      assert.equal(await page.locator("#steps tbody tr").count(), log.steps.length);
+      assert.match((await page.locator("#question-detail").textContent()) ?? "", new RegExp(`recorded task${log.task.description}`));
+      assert.match((await page.locator("#question-detail").textContent()) ?? "", /true structure/);
+      await page.screenshot({ path: join(shots, "tag-1366-light.png"), fullPage: true });
+
       // the diff: the two runs' answers per question, changed words and marks highlighted
       await page.goto(`${viewer.url}/#/compare/0/1`);
       await page.waitForSelector("#compare tbody tr");
@@ -225,7 +247,7 @@ describe("eqa view in Chromium", () => {
       assert.ok(overflow <= 0, `nothing wider than a 760-pixel window (${overflow} px over)`);
       await page.screenshot({ path: join(shots, "question-760-dark.png"), fullPage: true });
 
-      for (const name of ["runs-1366.png", "question-1366-light.png", "explore-1366-dark.png", "compare-1366.png", "question-760-dark.png"]) assert.ok(statSync(join(shots, name)).size > 10_000, name);
+      for (const name of ["runs-1366.png", "question-1366-light.png", "explore-1366-dark.png", "compare-1366.png", "question-760-dark.png", "tag-1366-light.png"]) assert.ok(statSync(join(shots, name)).size > 10_000, name);
       assert.deepEqual(problems, []);
       assert.deepEqual(foreign, [], "no request leaves the viewer's origin");
     } finally {
