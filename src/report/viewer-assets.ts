@@ -177,7 +177,7 @@ function runsView(){
     app.appendChild(el("div",{"class":"pagehead"},[el("h2",{text:"Runs"}),el("span",{"class":"meta",text:data.runs.length+" run(s) · LLM-Match in points (0-100), TAG-EQA structured score 1-5"})]));
     var cols=[
       {label:"run",value:function(r){return r.label;},cell:function(r){return el("a",{href:"#/run/"+r.index,text:r.label});}},
-      {label:"kind",value:function(r){return r.kind;},cell:function(r){return el("span",{"class":"pill",text:r.kind});}},
+      {label:"kind",value:function(r){return r.kind;},cell:function(r){return el("span",{},[el("span",{"class":"pill",text:r.kind}),r.inProgress?" ":null,r.inProgress?el("span",{"class":"pill warn","data-field":"in-progress",title:"no summary yet: the run is still going, or was stopped",text:"in progress"}):null]);}},
       {label:"agent",value:function(r){return r.agent||"";},cell:function(r){return r.agent||"–";}},
       {label:"judge",value:function(r){return r.judge||"";},cell:function(r){return r.judge||"–";}},
       {label:"questions",num:true,value:function(r){return r.questions;},cell:function(r){return String(r.questions);}},

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createReadStream, realpathSync, statSync } from "node:fs";
+import { createReadStream, existsSync, realpathSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { extname, resolve, sep } from "node:path";
+import { extname, join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import { serve, type HttpBindings, type ServerType } from "@hono/node-server";
 import { Hono, type Context } from "hono";
@@ -237,6 +237,8 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
           judge: r.score ? String((r.score.config.judge as { name?: string } | undefined)?.name ?? "") : tag ? configName(tag.config.judge) ?? `no judge (${configName(tag.config.similarity) ?? "?"})` : null,
           questions: viewerQuestions(r).length,
           rated: new Set(currentRatings(r.dir).map((x) => x.questionId)).size,
+          // a run writes its summary when it ends: without one it is still going (or was stopped)
+          inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))),
           // LLM-Match in points (0-100); a structured-judge run's grounded score (1-5)
           overall: r.tag ? tag?.scores.grounded.mean ?? null : r.score?.llmMatch.overall.mean ?? null,
           ci: r.tag ? tag?.scores.grounded.ci ?? null : r.score?.llmMatch.overall.ci ?? null,

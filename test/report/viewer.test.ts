@@ -123,6 +123,7 @@ describe("eqa view in Chromium", () => {
       await page.goto(`${viewer.url}/`);
       await page.waitForSelector("#runs tbody tr");
       assert.equal(await page.locator("#runs tbody tr").count(), 4);
+      assert.equal(await page.locator('#runs [data-field="in-progress"]').count(), 0, "every run has its summary");
       assert.match((await page.locator("#runs tbody").textContent()) ?? "", /explore/);
       await page.screenshot({ path: join(shots, "runs-1366.png"), fullPage: true });
 
@@ -325,7 +326,10 @@ describe("eqa view in Chromium", () => {
     const page = await browser.newPage();
     const { problems } = watch(page, viewer.url);
     try {
-      await page.goto(`${viewer.url}/#/run/0`);
+      await page.goto(`${viewer.url}/`);
+      await page.waitForSelector("#runs tbody tr");
+      assert.equal(await page.locator('#runs [data-field="in-progress"]').count(), 1, "no summary yet: in progress");
+      await page.click("#runs a >> nth=0");
       await page.waitForSelector("#questions tbody tr");
       assert.equal(await page.locator("#questions tbody tr").count(), 1);
       appendFileSync(join(live, "traces.jsonl"), `${older[1]}\n`);
