@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from "commander";
-import { checkAgent, describeExternalAgent, parseExternalAgent, type ExternalAgentSpec } from "../agents/index.js";
+import { checkAgentKinds, describeExternalAgent, parseExternalAgent, type ExternalAgentSpec } from "../agents/index.js";
 import { isUserError } from "../core/index.js";
 import { positiveSeconds } from "./options.js";
 
@@ -20,12 +20,12 @@ function externalAgent(value: string): ExternalAgentSpec {
 /** `eqa agent`: tools for agents of the user's own (docs/agent-protocol.md). */
 export function agentCommand(): Command {
   const check = new Command("check")
-    .description("check that an agent of your own speaks the agent protocol: handshake, answers with and without an episode, malformed input, unknown methods, invalid params, shutdown")
+    .description("check that an agent of your own speaks the agent protocol, for each kind it supports: handshake; em-eqa: answers with and without an episode; active: an episode in the built-in simulator and a spent step budget; malformed input, unknown methods, invalid params, shutdown")
     .addOption(new Option("--agent <agent>", 'the agent: exec:"python3 my_agent.py --flag x" or ./my-agent.mjs').argParser(externalAgent).makeOptionMandatory())
     .option("--agent-timeout <seconds>", "seconds to wait for each reply (default 30)", positiveSeconds, 30)
     .action(async (flags: CheckFlags) => {
-      const checks = await checkAgent(flags.agent, { timeoutMs: flags.agentTimeout * 1000 });
-      console.log(`eqa agent check ${describeExternalAgent(flags.agent)}`);
+      const { kinds, checks } = await checkAgentKinds(flags.agent, { timeoutMs: flags.agentTimeout * 1000 });
+      console.log(`eqa agent check ${describeExternalAgent(flags.agent)} (${kinds.join(", ")})`);
       for (const c of checks) console.log(`  ${c.passed ? "pass" : "FAIL"}  ${c.name}: ${c.detail.replace(/\n/g, "\n        ")}`);
       const failed = checks.filter((c) => !c.passed).length;
       console.log(failed === 0 ? `\nall ${checks.length} checks passed` : `\n${failed} of ${checks.length} checks failed`);

@@ -245,3 +245,50 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
     assert.match(result.stdout, /failed x1: agent exec:python3 .*blind\.py failed in initialize: initialize: the agent supports em-eqa, not active/);
   });
 });
+
+describe("eqa agent check (active agents)", () => {
+  test("passes the active examples: the Python random walk and frontier agents and the TypeScript module", async () => {
+    const home = temporaryDir();
+    for (const [agent, count] of [[`exec:python3 ${join(examples, "random_walk.py")} --steps 8`, 7], [`exec:python3 ${join(examples, "frontier.py")}`, 7], [join(examples, "active-module.ts"), 3]] as const) {
+      const result = await runCli(["agent", "check", "--agent", agent], cliEnv(home));
+      assert.equal(result.code, 0, result.stdout + result.stderr);
+      assert.match(result.stdout, /\(active\)\n/);
+      assert.match(result.stdout, /pass {2}active: reset and step \(home-0\): \d+ action\(s\), .* then answered "A: a sofa"/);
+      assert.match(result.stdout, /pass {2}active: step budget \(2 actions\): 2 action\(s\)/);
+      assert.match(result.stdout, new RegExp(`all ${count} checks passed`));
+    }
+  });
+
+  test("fails a broken active agent with the reasons: an unknown action, an action past its budget, death on a line that is not JSON", async () => {
+    const home = temporaryDir();
+    const broken = join(home, "broken.py");
+    writeFileSync(
+      broken,
+      `import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    method = m["method"]
+    if method == "initialize":
+        r = {"name": "broken", "version": "0", "supports": ["active"]}
+    elif method in ("reset", "step"):
+        r = {"action": "fly"} if m["params"]["observation"]["step"] == 3 else {"action": "turn_left"}
+    elif method == "shutdown":
+        r = None
+    else:
+        r = {"ok": True}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+    if method == "shutdown":
+        break
+`,
+    );
+    const result = await runCli(["agent", "check", "--agent", `exec:python3 ${broken}`, "--agent-timeout", "5"], cliEnv(home));
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stdout, /pass {2}active: initialize: broken 0/);
+    assert.match(result.stdout, /FAIL {2}active: reset and step \(home-0\): agent broken failed in episode eqakit-check-explore at step 3: the reply to step names an unknown action "fly"/);
+    assert.match(result.stdout, /FAIL {2}active: step budget \(2 actions\): 2 action\(s\), .*: with stepsLeft 0 the agent must answer or stop, it took an action/);
+    assert.match(result.stdout, /FAIL {2}active: malformed input: after a line that is not JSON: the agent process exited \(exit code 1\); its stderr ends with:\n.*JSONDecodeError/s);
+    assert.match(result.stdout, /6 of 7 checks failed/);
+  });
+});

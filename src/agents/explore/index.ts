@@ -8,3 +8,5 @@ export * from "./trajectory-image.js";
 export * from "./run.js";
 export * from "./multiple-choice.js";
 export * from "./scenes.js";
+export * from "./external.js";
+export * from "./external-check.js";

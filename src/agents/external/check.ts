@@ -13,9 +13,9 @@ import type { Episode, EpisodeFrameImage } from "../../episodes/index.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "../../models/index.js";
 import type { AgentTrace } from "../types.js";
 import { ExternalAgent, type ExternalAgentSpec } from "./agent.js";
-import { AGENT_PROTOCOL_VERSION, initializeResult } from "./protocol.js";
+import { AGENT_PROTOCOL_VERSION, describeIssues, initializeResult, type AgentTaskKind, type InitializeResult } from "./protocol.js";
 import { RpcFailure } from "./rpc.js";
-import { ProcessSession } from "./session.js";
+import { ModuleSession, ProcessSession, loadModuleAgent, type AgentSession } from "./session.js";
 
 export interface AgentCheck {
   name: string;
@@ -33,7 +33,7 @@ export interface AgentCheckOptions {
 export const CHECK_MODEL_REPLY = "A: a sofa";
 
 /** A model that answers every call with CHECK_MODEL_REPLY, without calling anything. */
-function checkModel(): ChatModel {
+export function checkModel(): ChatModel {
   return {
     name: "eqakit/check",
     complete: (request: ChatRequest): Promise<ChatResponse> => {
@@ -75,7 +75,7 @@ function checkEpisode(): Episode {
 
 const QUESTION: Question = { questionId: "eqakit-check-1", question: "What is in the middle of the living room?", answer: "a sofa", category: "object recognition", episodeHistory: "eqakit-check" };
 
-function describeFailure(error: unknown): string {
+export function describeFailure(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -112,27 +112,51 @@ export async function checkAgent(spec: ExternalAgentSpec, options: AgentCheckOpt
   return checks;
 }
 
-function handshake(agent: ExternalAgent, error?: unknown): AgentCheck {
+/** Starts the agent, asks `initialize` and shuts it down: its identity (what it supports), or why it failed. */
+export async function probeAgent(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<InitializeResult | string> {
+  let session: AgentSession;
+  if (spec.kind === "exec") session = new ProcessSession(spec.command, spec.args);
+  else {
+    const loaded = await loadModuleAgent(spec.path);
+    if (typeof loaded === "string") return loaded;
+    session = new ModuleSession(loaded);
+  }
+  try {
+    const raw = await session.call("initialize", { protocolVersion: AGENT_PROTOCOL_VERSION, task: "em-eqa", settings: {} }, options.timeoutMs ?? 30_000, { request: () => Promise.resolve(null), notify: () => {} });
+    const parsed = initializeResult.safeParse(raw);
+    return parsed.success ? parsed.data : `initialize: the reply does not match the protocol: ${describeIssues(parsed.error)}`;
+  } catch (error) {
+    return describeFailure(error);
+  } finally {
+    await session.shutdown(5000);
+  }
+}
+
+/** The `initialize` check from what the agent answered (or the error that stopped it). */
+export function handshake(agent: { agentIdentity: InitializeResult | undefined }, error?: unknown): AgentCheck {
   const identity = agent.agentIdentity;
   if (identity) return { name: "initialize", passed: true, detail: `${identity.name} ${identity.version} (protocol ${identity.protocolVersion ?? `not given, taken as ${AGENT_PROTOCOL_VERSION}`}; supports ${identity.supports?.join(", ") ?? "em-eqa"})` };
   return { name: "initialize", passed: false, detail: describeFailure(error) };
 }
 
-/** Malformed input, an unknown method, invalid params and shutdown, on a fresh process. */
-async function robustness(command: string, args: readonly string[], timeoutMs: number): Promise<AgentCheck[]> {
+/**
+ * Malformed input, an unknown method, invalid params (to `answer` for em-eqa, `step` for active)
+ * and shutdown, on a fresh process.
+ */
+export async function robustness(command: string, args: readonly string[], timeoutMs: number, task: AgentTaskKind = "em-eqa"): Promise<AgentCheck[]> {
   const checks: AgentCheck[] = [];
   const session = new ProcessSession(command, args);
   const noCallbacks = { request: () => Promise.resolve(null), notify: () => {} };
   const alive = async (): Promise<string | undefined> => {
     try {
-      await session.call("initialize", { protocolVersion: AGENT_PROTOCOL_VERSION, task: "em-eqa", settings: {} }, timeoutMs, noCallbacks);
+      await session.call("initialize", { protocolVersion: AGENT_PROTOCOL_VERSION, task, settings: {} }, timeoutMs, noCallbacks);
       return undefined;
     } catch (error) {
       return describeFailure(error);
     }
   };
   try {
-    const first = await session.call("initialize", { protocolVersion: AGENT_PROTOCOL_VERSION, task: "em-eqa", settings: {} }, timeoutMs, noCallbacks).catch((error: unknown) => error);
+    const first = await session.call("initialize", { protocolVersion: AGENT_PROTOCOL_VERSION, task, settings: {} }, timeoutMs, noCallbacks).catch((error: unknown) => error);
     if (first instanceof Error || !initializeResult.safeParse(first).success) {
       return [{ name: "malformed input", passed: false, detail: `the agent did not start: ${describeFailure(first)}` }];
     }
@@ -148,7 +172,7 @@ async function robustness(command: string, args: readonly string[], timeoutMs: n
     );
 
     checks.push(await refusal(session, "unknown method", "eqakit/no-such-method", {}, timeoutMs, noCallbacks, alive));
-    checks.push(await refusal(session, "invalid params", "answer", { question: 42 }, timeoutMs, noCallbacks, alive));
+    checks.push(task === "active" ? await refusal(session, "invalid params", "step", { observation: 42 }, timeoutMs, noCallbacks, alive) : await refusal(session, "invalid params", "answer", { question: 42 }, timeoutMs, noCallbacks, alive));
 
     const started = performance.now();
     try {

@@ -1,0 +1,70 @@
+/**
+ * `eqa agent check` for every kind an agent supports: the EM-EQA suite (src/agents/external/check.ts)
+ * and, for active agents, two episodes in the built-in simulator (home-0, 64×48 observations)
+ * against the stand-in model: one the agent ends itself (within 60 actions), one of a
+ * two-action budget after which it must answer or stop; then, for a process, malformed input,
+ * an unknown method, a `step` with invalid params and shutdown.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HouseholdEnvironment } from "../../sim/index.js";
+import { ExternalActiveAgent, checkAgent, checkModel, describeFailure, handshake, probeAgent, robustness, type AgentCheck, type AgentCheckOptions, type AgentTaskKind, type ExternalAgentSpec } from "../external/index.js";
+import { exploreExternal, type ExternalExplorationResult } from "./external.js";
+
+/** The kinds `eqa agent check` can run: an agent is checked for each it supports. */
+const CHECKED_KINDS: readonly AgentTaskKind[] = ["em-eqa", "active"];
+
+/** Most actions of the check's first active episode. */
+const CHECK_STEPS = 60;
+
+/** Checks the agent for each kind it says it supports (em-eqa when it says nothing or cannot start). */
+export async function checkAgentKinds(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<{ kinds: AgentTaskKind[]; checks: AgentCheck[] }> {
+  const identity = await probeAgent(spec, options);
+  const supported = typeof identity === "string" ? [] : CHECKED_KINDS.filter((k) => (identity.supports ?? ["em-eqa"]).includes(k));
+  const kinds = supported.length > 0 ? supported : (["em-eqa"] as AgentTaskKind[]);
+  const checks: AgentCheck[] = [];
+  for (const kind of kinds) checks.push(...(kind === "active" ? await checkActiveAgent(spec, options) : await checkAgent(spec, options)));
+  return { kinds, checks };
+}
+
+function describeEpisode(r: ExternalExplorationResult): string {
+  const failed = r.failedActions > 0 ? ` (${r.failedActions} failed)` : "";
+  const end = r.stop === "answered" ? `answered ${JSON.stringify(r.answer)}${r.confidence !== null ? ` with confidence ${r.confidence}` : ""}` : r.stop === "stopped" ? "stopped without an answer" : `was ended by the ${r.stop === "time" ? "time" : "step"} budget`;
+  const log = r.trace.log ? `, ${r.trace.log.length} log line(s)` : "";
+  return `${r.pathLengthSteps} action(s)${failed}, ${r.pathLengthM.toFixed(2)} m, ${r.frames} frame(s), then ${end}; ${r.trace.calls.length} model call(s)${log}; ${r.agentMsPerStep.toFixed(1)} ms a reply`;
+}
+
+/** The active kind's checks (see the module comment); every check's name starts with "active:". */
+export async function checkActiveAgent(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<AgentCheck[]> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const checks: AgentCheck[] = [];
+  const dir = mkdtempSync(join(tmpdir(), "eqakit-agent-check-"));
+  const agent = new ExternalActiveAgent(spec, { model: checkModel(), timeoutMs, settings: { maxSteps: CHECK_STEPS, episodeTimeMs: null } });
+  try {
+    const episodes = [
+      { name: "active: reset and step (home-0)", maxSteps: CHECK_STEPS, id: "eqakit-check-explore" },
+      { name: "active: step budget (2 actions)", maxSteps: 2, id: "eqakit-check-budget" },
+    ];
+    for (const e of episodes) {
+      const env = HouseholdEnvironment.fromSeed(0, { width: 64, height: 48 });
+      try {
+        await env.reset();
+        const r = await exploreExternal(agent, { questionId: e.id, question: "What is in the middle of the living room?", scene: "home-0" }, env, join(dir, e.id), { maxSteps: e.maxSteps });
+        if (checks.length === 0) checks.push({ ...handshake(agent), name: "active: initialize" });
+        const passed = r.stop !== "budget" || e.maxSteps === CHECK_STEPS;
+        checks.push({ name: e.name, passed, detail: passed ? describeEpisode(r) : `${describeEpisode(r)}: with stepsLeft 0 the agent must answer or stop, it took an action` });
+      } catch (error) {
+        if (checks.length === 0) checks.push({ ...handshake(agent, error), name: "active: initialize" });
+        checks.push({ name: e.name, passed: false, detail: describeFailure(error) });
+      } finally {
+        await env.close();
+      }
+    }
+  } finally {
+    await agent.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (spec.kind === "exec") checks.push(...(await robustness(spec.command, spec.args, timeoutMs, "active")).map((c) => ({ ...c, name: `active: ${c.name}` })));
+  return checks;
+}
