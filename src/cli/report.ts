@@ -1,13 +1,14 @@
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { Command } from "commander";
 import { writeFileAtomically } from "../core/index.js";
 import { buildHtmlReport, loadRun } from "../report/index.js";
-import { nonNegativeInteger, outputFile } from "./options.js";
+import { nonNegativeInteger, outputDirectory, outputFile } from "./options.js";
 
 interface ReportFlags {
   out: string;
   title?: string;
   thumbnails: number;
+  framesDir?: string;
 }
 
 export function reportCommand(): Command {
@@ -17,10 +18,11 @@ export function reportCommand(): Command {
     .option("--out <file>", "the HTML file to write (missing folders are made)", outputFile, "report.html")
     .option("--title <text>", "the report's title")
     .option("--thumbnails <n>", "thumbnails of the frames used, per question and run (0 for none)", nonNegativeInteger, 4)
+    .option("--frames-dir <dir>", "write the thumbnails as files into this folder (beside the report, kept with it) instead of embedding them; each frame is stored once either way", outputDirectory)
     .action(async (dirs: string[], flags: ReportFlags) => {
       const runs = [];
       for (const dir of dirs) runs.push(await loadRun(dir));
-      const { html, notes } = await buildHtmlReport(runs, { ...(flags.title ? { title: flags.title } : {}), thumbnails: flags.thumbnails });
+      const { html, notes } = await buildHtmlReport(runs, { ...(flags.title ? { title: flags.title } : {}), thumbnails: flags.thumbnails, reportDir: dirname(resolve(flags.out)), ...(flags.framesDir ? { framesDir: resolve(flags.framesDir) } : {}) });
       await writeFileAtomically(flags.out, html);
       for (const run of runs) for (const note of run.notes) console.log(`${run.label}: ${note}`);
       for (const note of notes) console.log(note);

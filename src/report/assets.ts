@@ -4,37 +4,64 @@
  */
 
 export const REPORT_STYLE = `
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
-.meta,.hint{color:#666;font-size:.9em}
-table.grid{border-collapse:collapse;margin:.5em 0}
-table.grid th,table.grid td{border:1px solid #ddd;padding:3px 6px;vertical-align:top}
-table.grid th{background:#f4f4f4;text-align:left}
-table.questions th{cursor:pointer;position:sticky;top:0}
+:root{--r-bg:#fdfdfc;--r-text:#1f2328;--r-muted:#5d6470;--r-border:#dfe1e4;--r-head:#f3f4f6;--r-stripe:#f9fafb;--r-accent:#2f54d6;--r-up:#1a7f37;--r-up-soft:#dcf3e3;--r-down:#c0362c;--r-down-soft:#fbe3e0;--r-differs:#fff7db;--r-warn:#9a5b00;--r-code:#f0f1f3;color-scheme:light dark}
+@media (prefers-color-scheme:dark){:root{--r-bg:#16181c;--r-text:#e4e6ea;--r-muted:#9aa1ad;--r-border:#33373e;--r-head:#1f2227;--r-stripe:#1b1e22;--r-accent:#8aa4ff;--r-up:#6fd39a;--r-up-soft:#1d3a2a;--r-down:#ff8a80;--r-down-soft:#47221f;--r-differs:#3a3320;--r-warn:#f0b95a;--r-code:#262a31}}
+body{font:15px/1.55 ui-sans-serif,system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;margin:0 auto;padding:1.5rem 2rem 4rem;max-width:1600px;color:var(--r-text);background:var(--r-bg)}
+h1{font-size:1.6rem;font-weight:650;letter-spacing:-.01em;margin:.2em 0}
+h2{font-size:1.2rem;font-weight:650;margin:2.2em 0 .6em;padding-bottom:.3em;border-bottom:1px solid var(--r-border)}
+h3{font-size:1rem;font-weight:600;margin:1.4em 0 .4em}h4{font-size:.95rem;margin:.2em 0 .4em}
+a{color:var(--r-accent)}code{font:.85em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.meta,.hint{color:var(--r-muted);font-size:.9em}
+table.grid{border-collapse:collapse;margin:.6em 0;font-size:.92rem}
+table.grid th,table.grid td{border:1px solid var(--r-border);padding:4px 8px;vertical-align:top}
+table.grid th{background:var(--r-head);text-align:left;font-weight:600}
+table.grid tbody tr:nth-child(even){background:var(--r-stripe)}
+table.questions th{cursor:pointer;position:sticky;top:0;z-index:1;user-select:none}
+table.questions th[aria-sort=ascending]::after{content:" ▲";font-size:.75em}table.questions th[aria-sort=descending]::after{content:" ▼";font-size:.75em}
+table.questions td.text{max-width:28em}
+tr.differs td{background:var(--r-differs)}
+td.score.up,.up{color:var(--r-up)}td.score.down,.down{color:var(--r-down)}
+td.score.up{background:var(--r-up-soft)}td.score.down{background:var(--r-down-soft)}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .text{white-space:pre-wrap;word-break:break-word}
-.swatch,.key i{display:inline-block;width:10px;height:10px;margin-right:4px}
-.key{margin-right:1em}
-.forced{color:#a0522d;font-size:.9em}.error{color:#b00}
-.frames{display:flex;flex-wrap:wrap;gap:2px;margin-top:3px}.frames img{display:block}
-pre{margin:0;font-size:.85em;max-width:40em}
-.filters{display:flex;flex-wrap:wrap;gap:1em;align-items:center;margin:.5em 0}
+.swatch,.key i{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
+.key{margin-right:1.2em;font-size:.9em}
+.forced,.neutralised{color:var(--r-warn);font-size:.88em;margin-top:.2em}.error{color:var(--r-down)}
+.frames{display:flex;flex-wrap:wrap;gap:3px;margin-top:4px}.frames a{display:block;line-height:0}
+.frames .fthumb{display:block;width:80px;background-color:var(--r-code);background-position:center;background-size:cover;background-repeat:no-repeat;border-radius:2px}
+pre{margin:0;font-size:.85em;max-width:48em;overflow:auto}
+details>summary{cursor:pointer;color:var(--r-muted);font-size:.9em}
+.filters{display:flex;flex-wrap:wrap;gap:.6em 1.2em;align-items:center;margin:.6em 0}
+.filters input,.filters select,.filters button{font:inherit;font-size:.9em;padding:3px 6px;color:var(--r-text);background:var(--r-bg);border:1px solid var(--r-border);border-radius:4px}
+.filters button{cursor:pointer}
 img.figure{max-width:100%;display:block;margin:.5em 0}
+svg.chart{max-width:100%;height:auto;overflow:visible}svg.chart text{fill:var(--r-text)}svg.chart line.tick{stroke:var(--r-border)}svg.chart g.bar line{stroke:var(--r-text)}
+figure{margin:.6em 0}figcaption{margin-top:.2em}
+details.run-info{border:1px solid var(--r-border);border-radius:6px;padding:.5em .8em;margin:.6em 0}
+details.run-info>summary{color:var(--r-text);font-size:1rem}
+.stages{display:flex;flex-wrap:wrap;gap:1em 2.5em;margin:.5em 0}.stage{min-width:22em;max-width:44em}
+dl.info{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:0 0 .4em;font-size:.9rem}dl.info dt{color:var(--r-muted)}dl.info dd{margin:0}
+dl.info .count{margin-right:.8em;white-space:nowrap}ul.reasons{margin:0;padding-left:1.1em}
+pre.config{max-height:24em;background:var(--r-code);padding:.5em;border-radius:4px}
+table.comparison tr.significant td{font-weight:600}td.mark{text-align:center;color:var(--r-accent);font-weight:700}
 ol.structured{margin:0;padding-left:1.3em}ol.structured ul.objects{margin:0;padding-left:1.1em;font-size:.9em}
-.structured .predicate{color:#555}.structured .position{color:#666;font-variant-numeric:tabular-nums}
-.truth-text{margin-bottom:.2em}.invalid{color:#a0522d}
+.structured .predicate{color:var(--r-muted)}.structured .position{color:var(--r-muted);font-variant-numeric:tabular-nums}
+.truth-text{margin-bottom:.2em}.invalid{color:var(--r-warn)}
+@media (max-width:900px){body{padding:1rem}table.questions td.text{max-width:16em}}
 `;
 
 export const REPORT_SCRIPT = `(function(){
 "use strict";
+function cellValue(cell){if(!cell)return "";var v=cell.getAttribute("data-csv");if(v===null)v=cell.getAttribute("data-sort");if(v===null)v=cell.textContent||"";return v.trim();}
+function csvField(v){return /[",\\n\\r]/.test(v)?'"'+v.replace(/"/g,'""')+'"':v;}
 function setup(tableId,p){
 var table=document.getElementById(tableId);
 if(!table)return;
 var body=table.tBodies[0];
 var rows=Array.prototype.slice.call(body.rows);
 function $(name){return document.getElementById(p+"-"+name);}
-var search=$("search"),category=$("category"),run=$("run"),score=$("score"),differ=$("differ"),count=$("count");
-function pointsOf(row,r){var cell=row.querySelector('td.score[data-run="'+r+'"]');if(!cell)return null;var v=cell.getAttribute("data-points");return v===""?null:Number(v);}
+var search=$("search"),category=$("category"),run=$("run"),score=$("score"),differ=$("differ"),count=$("count"),csv=$("csv");
+function pointsOf(row,r){var cell=row.querySelector('td.score[data-run="'+r+'"]');if(!cell)return null;var v=cell.getAttribute("data-points");return v===""||v===null?null:Number(v);}
 function apply(){
   var text=(search.value||"").toLowerCase(),cat=category.value,r=run.value,s=score.value,shown=0;
   rows.forEach(function(row){
@@ -42,21 +69,35 @@ function apply(){
     if(cat&&row.getAttribute("data-category")!==cat)ok=false;
     if(ok&&text&&row.textContent.toLowerCase().indexOf(text)<0)ok=false;
     if(ok&&s){var v=pointsOf(row,r);if(s==="failed")ok=v===null;else if(v===null)ok=false;else ok=s==="low"?v<50:v>=50;}
-    if(ok&&differ&&differ.checked){var seen={},n=0;row.querySelectorAll("td.score").forEach(function(c){var v=c.getAttribute("data-points");if(!(v in seen)){seen[v]=1;n++;}});ok=n>1;}
+    if(ok&&differ&&differ.checked)ok=row.classList.contains("differs");
     row.hidden=!ok;if(ok)shown++;
   });
   count.textContent=shown+" of "+rows.length+" questions";
 }
 [search,category,run,score,differ].forEach(function(el){if(el){el.addEventListener("input",apply);el.addEventListener("change",apply);}});
 var direction={};
-table.tHead.querySelectorAll("th").forEach(function(th){th.addEventListener("click",function(){
+function sortBy(th){
   var col=Number(th.getAttribute("data-col"));direction[col]=-(direction[col]||-1);var dir=direction[col];
   rows.sort(function(a,b){var x=a.cells[col]?a.cells[col].getAttribute("data-sort"):"",y=b.cells[col]?b.cells[col].getAttribute("data-sort"):"";
-    var nx=Number(x),ny=Number(y);if(x!==""&&y!==""&&!isNaN(nx)&&!isNaN(ny))return dir*(nx-ny);return dir*String(x).localeCompare(String(y));});
+    var nx=Number(x),ny=Number(y);if(x!==""&&y!==""&&x!==null&&y!==null&&!isNaN(nx)&&!isNaN(ny))return dir*(nx-ny);return dir*String(x).localeCompare(String(y));});
   rows.forEach(function(row){body.appendChild(row);});
   table.tHead.querySelectorAll("th").forEach(function(h){h.removeAttribute("aria-sort");});
   th.setAttribute("aria-sort",dir>0?"ascending":"descending");
-});});
+}
+table.tHead.querySelectorAll("th").forEach(function(th){
+  th.addEventListener("click",function(){sortBy(th);});
+  th.addEventListener("keydown",function(e){if(e.key==="Enter"||e.key===" "){e.preventDefault();sortBy(th);}});
+});
+if(csv)csv.addEventListener("click",function(){
+  var head=Array.prototype.map.call(table.tHead.rows[0].cells,function(c){return csvField((c.textContent||"").trim());}).join(",");
+  var lines=[head];
+  rows.forEach(function(row){if(!row.hidden)lines.push(Array.prototype.map.call(row.cells,function(c){return csvField(cellValue(c));}).join(","));});
+  var link=document.createElement("a");
+  link.href=URL.createObjectURL(new Blob([lines.join("\\r\\n")+"\\r\\n"],{type:"text/csv;charset=utf-8"}));
+  link.download=tableId+".csv";
+  document.body.appendChild(link);link.click();link.remove();
+  setTimeout(function(){URL.revokeObjectURL(link.href);},1000);
+});
 apply();
 }
 setup("question-table","q");

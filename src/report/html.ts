@@ -1,14 +1,15 @@
 import { readFileSync } from "node:fs";
 import { basename, resolve, sep } from "node:path";
-import { pathToFileURL } from "node:url";
-import { OPENEQA_CATEGORIES, isUserError } from "../core/index.js";
-import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
+import { OPENEQA_CATEGORIES } from "../core/index.js";
 import { abstentionAnalysis, type AbstentionRow, type MeanEstimate } from "../eval/index.js";
 import { formatDollars, type UsageTotals } from "../models/index.js";
 import { REPORT_SCRIPT, REPORT_STYLE } from "./assets.js";
+import { comparisonSection, histogramSection } from "./html-compare.js";
+import { failuresByReason, runInfoSection } from "./html-info.js";
 import { Html, barChart, escapeHtml, fmt, html, scriptHash, RUN_COLOURS, type BarSeries } from "./html-parts.js";
 import type { LoadedRun, RunQuestion } from "./runs.js";
 import { tagSection } from "./tag-html.js";
+import { answerKey, collectThumbnails, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
 
 export interface ReportOptions {
   title?: string;
@@ -16,44 +17,48 @@ export interface ReportOptions {
   thumbnails?: number;
   /** Longest side of a thumbnail in pixels (default 128). */
   thumbnailSize?: number;
-}
-
-interface Thumbnail {
-  index: number;
-  src: string;
-  /** The frame's file (frame folders), or the video at the frame's time. */
-  full: string;
+  /**
+   * Write the thumbnails as JPEG files into this folder, named relative to `reportDir`, instead
+   * of embedding them in the page (`eqa report --frames-dir`).
+   */
+  framesDir?: string;
+  /** The folder the report is written to (default: the working directory). */
+  reportDir?: string;
 }
 
 /**
- * `eqa report`: one self-contained HTML file (no network, charts as inline SVG, frames as
- * embedded thumbnails) with the runs side by side. Every text taken from a run or a model
- * is escaped; the page's one inline script is pinned by its hash in the page's CSP, so even
- * markup that slipped through could not run.
+ * `eqa report`: one self-contained HTML file (no network, charts as inline SVG, each frame's
+ * thumbnail embedded once however many answers show it) with the runs side by side. Every text
+ * taken from a run or a model is escaped; the page's one inline script is pinned by its hash
+ * in the page's CSP, so even markup that slipped through could not run.
  */
 export async function buildHtmlReport(runs: LoadedRun[], options: ReportOptions = {}): Promise<{ html: string; notes: string[] }> {
   const notes: string[] = [];
-  const thumbs = await collectThumbnails(runs, options, notes);
+  const thumbs = await collectThumbnails(runs, { perQuestion: options.thumbnails ?? 4, size: options.thumbnailSize ?? 128, ...(options.framesDir ? { dir: options.framesDir, reportDir: options.reportDir ?? process.cwd() } : {}) }, notes);
   const title = options.title ?? `eqakit report: ${runs.map((r) => r.label).join(", ")}`;
   const body = html`
 <header><h1>${title}</h1><p class="meta">${runs.length} run(s); generated ${new Date().toISOString()}</p></header>
 ${runsNotes(runs, notes)}
-<section id="headline"><h2>Headline</h2>${headlineTable(runs)}</section>
+${headlineSection(runs)}
 ${chartsSection(runs)}
+${histogramSection(runs)}
+${comparisonSection(runs)}
 ${tagSection(runs)}
 ${abstentionSection(runs)}
 ${otherMetricsSection(runs)}
+${runInfoSection(runs)}
 <section id="cost"><h2>Cost</h2>${costTable(runs)}</section>
 <section id="failures"><h2>Failures</h2>${failuresSection(runs)}</section>
 ${runs.some((r) => r.questions.length > 0) || !runs.some((r) => r.tag) ? html`<section id="questions"><h2>Questions</h2>${questionTable(runs, thumbs)}</section>` : html``}
 `;
-  const csp = `default-src 'none'; img-src data: file:; media-src file:; style-src 'unsafe-inline'; script-src ${scriptHash(REPORT_SCRIPT)}`;
+  const csp = `default-src 'none'; img-src data: file: 'self'; media-src file:; style-src 'unsafe-inline'; script-src ${scriptHash(REPORT_SCRIPT)}`;
   const page = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>${escapeHtml(title)}</title>
-<style>${REPORT_STYLE}</style></head>
+<style>${REPORT_STYLE}</style>${thumbs.frames.length > 0 ? `\n<style>${thumbnailStyle(thumbs)}</style>` : ""}</head>
 <body>${body.text}
 <script>${REPORT_SCRIPT}</script>
 </body></html>
@@ -79,28 +84,38 @@ function estimateCells(estimate: MeanEstimate | undefined, field: string): Html 
   return html`<td class="num">${estimate.n}</td><td class="num" data-field="${field}" data-value="${estimate.mean}">${fmt(estimate.mean)}</td><td class="num">±${fmt(estimate.stderr)}</td><td class="num">[${fmt(estimate.ci[0])}, ${fmt(estimate.ci[1])}]</td>`;
 }
 
-function headlineTable(runs: LoadedRun[]): Html {
-  const rows = runs.map((run, i) => {
+/** Runs of LLM-Match and answer runs (TAG-EQA runs have their own headline, other kinds their numbers below). */
+function headlineSection(runs: LoadedRun[]): Html {
+  const shown = runs.flatMap((run, i) => (run.tag ? [] : [{ run, i }]));
+  if (shown.length === 0) return html``;
+  const rows = shown.map(({ run, i }) => {
     const score = run.score;
-    const judge = configText(score?.config, "judge") ?? configText(run.tag?.summary?.config, "judge");
+    const swatch = html`<i class="swatch" style="background:${RUN_COLOURS[i % RUN_COLOURS.length]!}"></i>`;
+    if (!score && !run.answer) {
+      const why = run.otherMetrics.length > 0 ? `a ${run.kind} run: its numbers are under Other metrics` : run.questions.length > 0 ? `no summary yet: ${run.questions.length} question(s) recorded so far` : "no summary: nothing to show yet";
+      return html`<tr data-run="${i}"><td>${swatch}${run.label}</td><td>${run.kind}</td><td colspan="7" class="hint">${why}</td></tr>`;
+    }
+    const judge = configText(score?.config, "judge");
     const variant = configText(score?.config, "promptVariant");
     const agent = configText(run.answer?.config, "agent");
     const model = configText(run.answer?.config, "model");
-    return html`<tr data-run="${i}"><td><i class="swatch" style="background:${RUN_COLOURS[i % RUN_COLOURS.length]!}"></i>${run.label}</td><td>${run.kind}</td><td>${agent ?? "–"}${model ? ` (${model})` : ""}</td><td>${judge ?? "–"}${score ? ` · ${String(score.config.mode ?? "")}` : ""}${variant ? ` · ${variant}` : ""}</td>${estimateCells(score?.llmMatch.overall, "overall")}<td class="num">${run.answer?.abstentionRate !== null && run.answer?.abstentionRate !== undefined ? `${fmt(100 * run.answer.abstentionRate)}%` : "–"}</td></tr>`;
+    return html`<tr data-run="${i}"><td>${swatch}${run.label}</td><td>${run.kind}</td><td>${agent ?? "–"}${model ? ` (${model})` : ""}</td><td>${score ? html`${judge ?? "–"} · ${String(score.config.mode ?? "")}${variant ? ` · ${variant}` : ""}` : html`<span class="hint">not scored: run eqa score</span>`}</td>${estimateCells(score?.llmMatch.overall, "overall")}<td class="num">${run.answer?.abstentionRate !== null && run.answer?.abstentionRate !== undefined ? `${fmt(100 * run.answer.abstentionRate)}%` : "–"}</td></tr>`;
   });
   const confidence = runs.find((r) => r.score)?.score?.llmMatch.overall.confidence ?? 0.95;
-  return html`<table class="grid"><thead><tr><th>run</th><th>kind</th><th>agent</th><th>judge</th><th>n</th><th>LLM-Match</th><th>±SE</th><th>${Math.round(confidence * 100)}% CI</th><th>abstained</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return html`<section id="headline"><h2>Headline</h2><table class="grid"><thead><tr><th>run</th><th>kind</th><th>agent</th><th>judge</th><th>n</th><th>LLM-Match</th><th>±SE</th><th>${Math.round(confidence * 100)}% CI</th><th>abstained</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
 
 function chartsSection(runs: LoadedRun[]): Html {
+  // each run keeps its index among all the runs: its colour, and the data-run of its bars
   const scored = runs.filter((r) => r.score);
+  const indexOf = new Map(runs.map((r, i) => [r, i]));
   // a report of structured-judge runs only has its own charts
   if (scored.length === 0 && runs.some((r) => r.tag)) return html``;
   if (scored.length === 0) return html`<section id="charts"><h2>By category and source</h2><p>No scored run: run <code>eqa score</code> to see LLM-Match by category.</p></section>`;
   const categories = [...OPENEQA_CATEGORIES.filter((c) => scored.some((r) => r.score!.llmMatch.byCategory[c])), ...new Set(scored.flatMap((r) => Object.keys(r.score!.llmMatch.byCategory)).filter((c) => !(OPENEQA_CATEGORIES as readonly string[]).includes(c)))];
   const sources = [...new Set(scored.flatMap((r) => Object.keys(r.score!.llmMatch.bySource)))].sort();
   const series = (pick: (r: LoadedRun) => Record<string, MeanEstimate>): BarSeries[] =>
-    scored.map((r) => ({ label: r.label, values: Object.fromEntries(Object.entries(pick(r)).map(([k, e]) => [k, { mean: e.mean, ci: e.ci, n: e.n }])) }));
+    scored.map((r) => ({ label: r.label, run: indexOf.get(r)!, values: Object.fromEntries(Object.entries(pick(r)).map(([k, e]) => [k, { mean: e.mean, ci: e.ci, n: e.n }])) }));
   const table = (groups: string[], pick: (r: LoadedRun) => Record<string, MeanEstimate>, kind: string): Html =>
     html`<table class="grid compact"><thead><tr><th>${kind}</th>${scored.map((r) => html`<th>${r.label}</th>`)}</tr></thead><tbody>${groups.map(
       (g) => html`<tr><td>${g}</td>${scored.map((r) => {
@@ -138,7 +153,7 @@ function abstentionSection(runs: LoadedRun[]): Html {
   return html`<section id="abstention"><h2>Force-a-guess (OpenEQA Table III)</h2><table class="grid"><thead><tr><th>run</th><th>checked</th><th>abstained</th><th>rate</th><th>LLM-Match</th><th>w/o guess</th><th>difference</th></tr></thead><tbody>${rows.map(
     ({ run, row, without }) =>
       html`<tr><td>${run.label}</td><td class="num">${row.checked}</td><td class="num">${row.abstained}</td><td class="num">${row.rate === null ? "–" : `${fmt(100 * row.rate)}%`}</td><td class="num">${fmt(row.withGuess?.mean)}</td><td class="num">${without ? fmt(row.withoutGuess?.mean) : html`<span class="hint">score the agent's own answers: eqa score --without-guess --predictions ${run.dir}/predictions.json</span>`}</td><td class="num">${row.difference === null ? "–" : `${row.difference >= 0 ? "+" : ""}${fmt(row.difference)}`}</td></tr>`,
-  )}</tbody></table><p class="hint">LLM-Match with and without the difference are computed on the questions both scorings have.</p></section>`;
+  )}</tbody></table><p class="hint">LLM-Match with the guess, without it, and their difference are computed on the questions both scorings judged.</p></section>`;
 }
 
 function otherMetricsSection(runs: LoadedRun[]): Html {
@@ -181,110 +196,67 @@ function costTable(runs: LoadedRun[]): Html {
 }
 
 function failuresSection(runs: LoadedRun[]): Html {
-  const items = runs.flatMap((run) => [
-    ...(run.answer?.failures ?? []).map((f) => html`<li><b>${run.label}</b> · answer · ${f.questionId}: <span class="text">${f.error}</span></li>`),
-    ...(run.score?.failures ?? []).map((f) => html`<li><b>${run.label}</b> · judge · ${f.questionId}: <span class="text">${f.error}</span></li>`),
-    ...(run.tag?.summary?.failures ?? []).map((f) => html`<li><b>${run.label}</b> · structured judge · ${f.questionId}: <span class="text">${f.error}</span></li>`),
-  ]);
-  return items.length === 0 ? html`<p>None.</p>` : html`<ul class="failures">${items}</ul>`;
+  const stages = runs.flatMap((run) =>
+    (
+      [
+        ["answer", run.answer?.failures ?? []],
+        ["judge", run.score?.failures ?? []],
+        ["structured judge", run.tag?.summary?.failures ?? []],
+      ] as const
+    ).flatMap(([stage, failures]) => (failures.length > 0 ? [{ run, stage, failures }] : [])),
+  );
+  if (stages.length === 0) return html`<p>None.</p>`;
+  return html`${stages.map(({ run, stage, failures }) => {
+    const reasons = failuresByReason(failures);
+    return html`<h3>${run.label} · ${stage}: ${failures.length}</h3><ul class="reasons">${reasons.map(([reason, n]) => html`<li><b>${n}</b> <span class="text">${reason}</span></li>`)}</ul><details><summary>each failure</summary><ul class="failures">${failures.map((f) => html`<li>${f.questionId}: <span class="text">${f.error}</span></li>`)}</ul></details>`;
+  })}`;
 }
 
-function answerCell(run: LoadedRun, q: RunQuestion | undefined, thumbs: Map<string, Thumbnail[]>, r: number): Html {
-  if (!q) return html`<td class="missing" data-sort="">–</td><td data-sort="-1">–</td>`;
-  const key = `${r}\u0000${q.questionId}`;
-  const frames = thumbs.get(key) ?? [];
+/** A mark as the table shows it, and the class saying how it differs from the first run's. */
+function changeClass(points: number | undefined, first: number | undefined): string {
+  if (points === undefined || first === undefined || points === first) return "";
+  return points > first ? " up" : " down";
+}
+
+function answerCell(q: RunQuestion | undefined, thumbs: Thumbnails, r: number, first: number | undefined): Html {
+  if (!q) return html`<td class="missing" data-sort="">–</td><td class="num score" data-sort="-1" data-run="${r}" data-points="" data-csv="">–</td>`;
   const answer = q.answer === undefined ? html`<span class="hint">(not answered in this run)</span>` : q.answer === null ? html`<span class="hint">(no answer)</span>` : html`<span class="text answer">${q.answer}</span>`;
-  const forced = q.forceGuess === "guess" ? html`<div class="forced">forced guess; the agent said: <span class="text">${q.agentAnswer ?? "(nothing)"}</span></div>` : html``;
-  const error = q.error ? html`<div class="error text">${q.error}</div>` : html``;
+  const forced = q.forceGuess === "guess" ? html`<div class="forced">forced guess: the agent said “<span class="text">${q.agentAnswer ?? "(nothing)"}</span>”, and the blind guess above was submitted</div>` : html``;
+  const neutralised = q.neutralised ? html`<div class="neutralised">addressed the judge; the judge read: <span class="text">${q.judgePrediction ?? "(nothing)"}</span></div>` : html``;
+  const error = q.error ? html`<div class="error text">${q.failedStage ? `${q.failedStage} failed${q.status ? ` (reply ${q.status})` : ""}: ` : ""}${q.error}</div>` : html``;
   const judge = q.judgeReplies.length > 0 ? html`<details><summary>judge's reply</summary><pre class="text">${q.judgeReplies.map((reply) => reply ?? "(empty)").join("\n---\n")}</pre></details>` : html``;
-  const strip = frames.length > 0 ? html`<div class="frames">${frames.map((t) => (t.full ? html`<a class="frame" href="${t.full}" target="_blank" rel="noopener" title="frame ${t.index}"><img src="${t.src}" alt="frame ${t.index}" width="80"></a>` : html`<img src="${t.src}" alt="frame ${t.index}" width="80">`))}</div>` : html``;
+  const strip = thumbnailStrip(thumbs.byAnswer.get(answerKey(r, q.questionId)) ?? []);
   const points = q.points;
-  return html`<td data-sort="${q.answer ?? ""}">${answer}${forced}${error}${judge}${strip}</td><td class="num score" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
+  return html`<td data-sort="${q.answer ?? ""}">${answer}${forced}${neutralised}${error}${judge}${strip}</td><td class="num score${changeClass(points, first)}" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-csv="${q.score ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
 }
 
-function questionTable(runs: LoadedRun[], thumbs: Map<string, Thumbnail[]>): Html {
+function questionTable(runs: LoadedRun[], thumbs: Thumbnails): Html {
   // runs without questions (other kinds of runs) get no columns
   const shown = runs.flatMap((run, r) => (run.questions.length > 0 ? [{ run, r }] : []));
-  const order: string[] = [];
-  const seen = new Set<string>();
-  for (const run of runs) for (const q of run.questions) if (!seen.has(q.questionId)) (seen.add(q.questionId), order.push(q.questionId));
+  const judged = shown.filter(({ run }) => run.questions.some((q) => q.score !== undefined));
   const byRun = runs.map((run) => new Map(run.questions.map((q) => [q.questionId, q])));
+  // the benchmark's order; questions it does not hold after, in the order the runs give them
+  const position = new Map<string, number>();
+  for (const run of runs) for (const q of run.questions) if (!position.has(q.questionId)) position.set(q.questionId, q.position ?? Number.MAX_SAFE_INTEGER);
+  const order = [...position.keys()].sort((a, b) => position.get(a)! - position.get(b)!);
   const info = (id: string): RunQuestion | undefined => byRun.map((m) => m.get(id)).find((q) => q?.question !== undefined) ?? byRun.map((m) => m.get(id)).find((q) => q !== undefined);
   const categories = [...new Set(order.map((id) => info(id)?.category).filter((c): c is string => c !== undefined))];
   const rows = order.map((id) => {
     const q = info(id);
     const gt = q?.groundTruth === undefined ? "" : q.extraAnswers ? `${q.groundTruth} (also: ${q.extraAnswers.join("; ")})` : q.groundTruth;
-    return html`<tr data-category="${q?.category ?? ""}" data-id="${id}"><td data-sort="${id}"><code>${id}</code></td><td data-sort="${q?.category ?? ""}">${q?.category ?? "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}</td><td class="text" data-sort="${gt}">${gt || "–"}</td>${shown.map(({ run, r }) => answerCell(run, byRun[r]!.get(id), thumbs, r))}</tr>`;
+    // marks are compared among the runs that were judged (an answer run without a score has none)
+    const marks = judged.map(({ r }) => byRun[r]!.get(id)?.points);
+    const first = marks[0];
+    const differs = judged.length > 1 && new Set(marks.map((m) => m ?? "none")).size > 1;
+    return html`<tr data-category="${q?.category ?? ""}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td data-sort="${id}"><code>${id}</code></td><td data-sort="${q?.category ?? ""}">${q?.category ?? "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}</td><td class="text" data-sort="${gt}">${gt || "–"}</td>${shown.map(({ r }) => answerCell(byRun[r]!.get(id), thumbs, r, r === judged[0]?.r ? undefined : first))}</tr>`;
   });
   const filters = html`<div class="filters"><label>search <input id="q-search" type="search" placeholder="question, answer, id…"></label>
 <label>category <select id="q-category"><option value="">all</option>${categories.map((c) => html`<option value="${c}">${c}</option>`)}</select></label>
 <label>run <select id="q-run">${shown.map(({ run, r }) => html`<option value="${r}">${run.label}</option>`)}</select></label>
 <label>score <select id="q-score"><option value="">any</option><option value="low">below 50</option><option value="high">50 or more</option><option value="failed">not scored</option></select></label>
-${shown.length > 1 ? html`<label><input id="q-differ" type="checkbox"> only where runs' scores differ</label>` : html``}
-<span id="q-count"></span></div>`;
-  return html`${filters}<table id="question-table" class="grid questions"><thead><tr><th data-col="0">id</th><th data-col="1">category</th><th data-col="2">question</th><th data-col="3">ground truth</th>${shown.map(({ run }, i) => html`<th data-col="${4 + 2 * i}">${run.label}: answer</th><th data-col="${5 + 2 * i}">score</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
-}
-
-async function collectThumbnails(runs: LoadedRun[], options: ReportOptions, notes: string[]): Promise<Map<string, Thumbnail[]>> {
-  const perQuestion = options.thumbnails ?? 4;
-  const size = options.thumbnailSize ?? 128;
-  const out = new Map<string, Thumbnail[]>();
-  if (perQuestion === 0) return out;
-  const episodes = new Map<string, Promise<Episode | undefined>>();
-  let failed = 0;
-  for (const [r, run] of runs.entries()) {
-    if (!run.framesRoot) continue;
-    for (const q of run.questions) {
-      if (q.frames.length === 0 || !q.episode) continue;
-      let path: string | undefined;
-      try {
-        path = resolveEpisodePath(run.framesRoot, q.episode);
-      } catch (error) {
-        if (!isUserError(error)) throw error;
-        path = undefined; // a path that leaves the frames folder is not read
-      }
-      if (!path) {
-        failed++;
-        continue;
-      }
-      let episode = episodes.get(path);
-      if (!episode) {
-        episode = openEpisode(path, q.episode).catch(() => undefined);
-        episodes.set(path, episode);
-      }
-      const opened = await episode;
-      if (!opened) {
-        failed++;
-        continue;
-      }
-      const indices = evenly(q.frames, perQuestion).filter((i) => i >= 0 && i < opened.frameCount);
-      try {
-        const small = await opened.images(indices, { maxSide: size, format: "jpeg", quality: 70 });
-        const thumbs: Thumbnail[] = [];
-        for (const image of small) {
-          const src = `data:${image.mediaType};base64,${image.data.toString("base64")}`;
-          if (opened.kind === "video") {
-            // the video itself, at the frame's time (a media fragment): nothing large is embedded
-            const seconds = opened.timestamps?.[image.index];
-            thumbs.push({ index: image.index, src, full: `${pathToFileURL(opened.path).href}${seconds !== undefined ? `#t=${seconds.toFixed(3)}` : ""}` });
-          } else {
-            const frame = await opened.frame(image.index);
-            thumbs.push({ index: image.index, src, full: frame.rgbPath ? pathToFileURL(frame.rgbPath).href : "" });
-          }
-        }
-        out.set(`${r}\u0000${q.questionId}`, thumbs);
-      } catch {
-        failed++;
-      }
-    }
-  }
-  if (failed > 0) notes.push(`frames of ${failed} answer(s) could not be read: shown without thumbnails`);
-  return out;
-}
-
-/** At most `k` items spread evenly over `items`, first and last included. */
-function evenly<T>(items: readonly T[], k: number): T[] {
-  if (items.length <= k) return [...items];
-  if (k === 1) return [items[0]!];
-  return Array.from({ length: k }, (_, i) => items[Math.round((i * (items.length - 1)) / (k - 1))]!);
+${judged.length > 1 ? html`<label><input id="q-differ" type="checkbox"> differs only</label>` : html``}
+<button type="button" id="q-csv">CSV</button>
+<span id="q-count" aria-live="polite"></span></div>`;
+  const legend = judged.length > 1 ? html`<p class="hint">Rows where the runs' marks differ are highlighted; a mark above the first run's is <span class="up">green</span>, below it <span class="down">red</span>. Click a column's header (or press Enter on it) to sort; CSV exports the rows shown.</p>` : html`<p class="hint">Click a column's header (or press Enter on it) to sort; CSV exports the rows shown.</p>`;
+  return html`${legend}${filters}<table id="question-table" class="grid questions"><thead><tr><th data-col="0" tabindex="0">id</th><th data-col="1" tabindex="0">category</th><th data-col="2" tabindex="0">question</th><th data-col="3" tabindex="0">ground truth</th>${shown.map(({ run }, i) => html`<th data-col="${4 + 2 * i}" tabindex="0">${run.label}: answer</th><th data-col="${5 + 2 * i}" tabindex="0">${run.label}: mark</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
 }

@@ -24,6 +24,8 @@ export interface LoadedRun {
   answer?: AnswerSummary;
   /** Numbers of a summary of another kind (reward-model benchmarks, exploration), flattened by path. */
   otherMetrics: [string, number][];
+  /** A summary of another kind: its version, date and configuration, as written. */
+  otherSummary?: { eqakitVersion?: string; createdAt?: string; wallTimeMs?: number; config?: Record<string, unknown> };
   /** Usage by stage of a summary of another kind (`usage.<stage>` with call counts). */
   otherUsage: [string, UsageTotals][];
   /** Tokens and dollars per role, by stage (answer, judge, or the kind of another summary), where the summary has them. */
@@ -41,6 +43,8 @@ export interface LoadedRun {
 
 export interface RunQuestion {
   questionId: string;
+  /** The question's place in the benchmark (0-based), when it could be read. */
+  position?: number;
   /** From the benchmark, when it could be read. */
   category?: string;
   question?: string;
@@ -57,7 +61,14 @@ export interface RunQuestion {
   /** 100·(clip(σ,1,5)−1)/4. */
   points?: number;
   judgeReplies: (string | null)[];
+  /** The answer as the judge was sent it (after the reference's cut, or neutralised). */
   judgePrediction?: string | null;
+  /** Robust LLM-Match changed text in the answer that addressed the judge: `judgePrediction` is what it read. */
+  neutralised?: boolean;
+  /** Why a reply was not an answer or a mark (truncated, filtered, refused), when that failed the item. */
+  status?: string;
+  /** The stage whose failure `error` reports. */
+  failedStage?: "answer" | "judge";
   error?: string;
   /** Frame indices the agent used. */
   frames: number[];
@@ -85,6 +96,7 @@ const answerSummarySchema = z.looseObject({
 });
 const runSummarySchema = z.looseObject({ kind: z.literal("run"), answer: z.unknown(), score: z.unknown() });
 const kindSchema = z.looseObject({ kind: z.string() });
+const otherSummarySchema = z.object({ eqakitVersion: z.string().optional().catch(undefined), createdAt: z.string().optional().catch(undefined), wallTimeMs: z.number().optional().catch(undefined), config: z.record(z.string(), z.unknown()).optional().catch(undefined) });
 const roleCostSchema = z.looseObject({ calls: z.number(), cacheHits: z.number(), promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number().default(0), dollars: z.number().nullable() });
 const runCostSchema = z.looseObject({
   roles: z.array(roleCostSchema.extend({ role: z.string(), model: z.string() })),
@@ -104,6 +116,8 @@ const judgementLine = z.looseObject({
   score: z.number().nullable(),
   prediction: z.string().nullable().optional(),
   replies: z.array(z.string().nullable()).optional(),
+  neutralised: z.boolean().optional(),
+  status: z.string().optional(),
   error: z.string().nullable().optional(),
 });
 const tracedCall = z.looseObject({ role: z.string(), model: z.string(), prompt: z.string(), promptSha256: z.string(), frames: z.array(z.number()).optional(), reply: z.string().nullable(), cached: z.boolean() });
@@ -112,6 +126,7 @@ const answerLine = z.looseObject({
   answer: z.string().nullable(),
   episode: z.string().nullable().optional(),
   error: z.string().nullable().optional(),
+  status: z.string().optional(),
   trace: z
     .looseObject({
       frames: z.array(z.number()).optional(),
@@ -209,6 +224,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
       const cost = costOf(kind.data);
       if (cost) run.costs.push({ stage: kind.data.kind, cost });
       run.otherMetrics = flattenNumbers(rest);
+      run.otherSummary = otherSummarySchema.safeParse(kind.data).data ?? {};
       if (typeof usage === "object" && usage !== null) {
         for (const [stage, totals] of Object.entries(usage)) {
           const parsed = usageTotals.safeParse(totals);
@@ -253,8 +269,12 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
       const q = entry(record.questionId);
       q.answer = record.answer;
       if (record.episode) q.episode = record.episode;
-      if (record.error) q.error = record.error;
-      else delete q.error;
+      if (record.error) Object.assign(q, { error: record.error, failedStage: "answer" }, record.status ? { status: record.status } : {});
+      else {
+        delete q.error;
+        delete q.failedStage;
+        delete q.status;
+      }
       q.frames = record.trace?.frames ?? [];
       q.calls = (record.trace?.calls ?? []) as TracedCall[];
       if (record.trace?.usage) q.usage = record.trace.usage as UsageTotals;
@@ -274,7 +294,9 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
       else delete q.points;
       q.judgeReplies = j.replies ?? [];
       q.judgePrediction = j.prediction ?? null;
-      if (j.error) q.error = j.error;
+      if (j.neutralised) q.neutralised = true;
+      else delete q.neutralised;
+      if (j.error) Object.assign(q, { error: j.error, failedStage: "judge" }, j.status ? { status: j.status } : {});
     }
   } else if (run.score) notes.push("no judgements.jsonl: per-question scores are not shown");
 
@@ -305,7 +327,13 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     if (known.extraAnswers) q.extraAnswers = known.extraAnswers;
     q.episode ??= known.episodeHistory;
   }
-  run.questions = [...byId.values()];
+  // the benchmark's order, whatever order the answers finished in; questions it lacks come last
+  const position = new Map([...(questions?.keys() ?? [])].map((id, i) => [id, i]));
+  for (const q of byId.values()) {
+    const at = position.get(q.questionId);
+    if (at !== undefined) q.position = at;
+  }
+  run.questions = [...byId.values()].sort((a, b) => (a.position ?? position.size) - (b.position ?? position.size));
   run.figures = readdirSync(path).filter((name) => /\.png$/i.test(name) && statSync(join(path, name)).size < 4_000_000).sort().slice(0, 6).map((name) => join(path, name));
   return run;
 }

@@ -162,7 +162,7 @@ function predictionHtml(q: TagRunQuestion): Html {
 }
 
 function tagAnswerCell(q: TagRunQuestion | undefined, r: number): Html {
-  if (!q) return html`<td class="missing" data-sort="">–</td><td class="num score" data-sort="-1" data-run="${r}" data-points="">–</td>`;
+  if (!q) return html`<td class="missing" data-sort="">–</td><td class="num score" data-sort="-1" data-run="${r}" data-points="" data-csv="">–</td>`;
   const extracted = q.source === "judge" && q.predicted ? html`<details><summary>structure the judge read</summary>${structuredAnswerHtml(q.predicted)}</details>` : html``;
   const replies = q.replies.length > 0 ? html`<details><summary>judge's reply</summary><pre class="text">${q.replies.map((reply) => reply ?? "(empty)").join("\n---\n")}</pre></details>` : html``;
   const invalid = q.status === "scored" && !q.valid ? html`<div class="hint invalid">invalid answer (no content)</div>` : html``;
@@ -170,7 +170,7 @@ function tagAnswerCell(q: TagRunQuestion | undefined, r: number): Html {
   const points = q.score === null ? undefined : tagPoints(q.score);
   const sortText = typeof q.prediction === "string" ? q.prediction : q.prediction ? JSON.stringify(q.prediction) : "";
   const score = q.score === null ? "failed" : html`${fmt(q.groundedScore ?? q.score, 2)} <small title="ungrounded">(${fmt(q.ungroundedScore, 2)})</small>`;
-  return html`<td data-sort="${sortText}">${predictionHtml(q)}${invalid}${errorsLine(q)}${error}${extracted}${replies}</td><td class="num score" data-sort="${q.score ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-score="${q.score ?? ""}">${score}</td>`;
+  return html`<td data-sort="${sortText}">${predictionHtml(q)}${invalid}${errorsLine(q)}${error}${extracted}${replies}</td><td class="num score" data-sort="${q.score ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-score="${q.score ?? ""}" data-csv="${q.score ?? ""}">${score}</td>`;
 }
 
 function tagsText(q: TagRunQuestion): string {
@@ -189,15 +189,18 @@ function questionTable(entries: TagRunEntry[]): Html {
     const q = info(id);
     const category = q?.tags?.query_type ?? "";
     const truth = html`${q?.answerText ? html`<div class="text truth-text">${q.answerText}</div>` : html``}${q?.truth ? structuredAnswerHtml(q.truth, "structured truth") : html`<span class="hint">–</span>`}`;
-    return html`<tr data-category="${category}" data-id="${id}"><td data-sort="${id}"><code>${id}</code></td><td data-sort="${category}">${category || "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}${q?.tags ? html`<div class="hint">${tagsText(q)}</div>` : html``}</td><td data-sort="${q?.answerText ?? ""}">${truth}</td>${entries.map(({ r }, i) => tagAnswerCell(byRun[i]!.get(id), r))}</tr>`;
+    const scores = entries.map((_, i) => byRun[i]!.get(id)?.score ?? "none");
+    const differs = entries.length > 1 && new Set(scores).size > 1;
+    return html`<tr data-category="${category}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td data-sort="${id}"><code>${id}</code></td><td data-sort="${category}">${category || "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}${q?.tags ? html`<div class="hint">${tagsText(q)}</div>` : html``}</td><td data-sort="${q?.answerText ?? ""}">${truth}</td>${entries.map(({ r }, i) => tagAnswerCell(byRun[i]!.get(id), r))}</tr>`;
   });
   const filters = html`<div class="filters"><label>search <input id="t-search" type="search" placeholder="question, answer, id…"></label>
 <label>query type <select id="t-category"><option value="">all</option>${categories.map((c) => html`<option value="${c}">${c}</option>`)}</select></label>
 <label>run <select id="t-run">${entries.map(({ run, r }) => html`<option value="${r}">${run.label}</option>`)}</select></label>
 <label>score <select id="t-score"><option value="">any</option><option value="low">below 3</option><option value="high">3 or more</option><option value="failed">not scored</option></select></label>
-${entries.length > 1 ? html`<label><input id="t-differ" type="checkbox"> only where runs' scores differ</label>` : html``}
-<span id="t-count"></span></div>`;
-  return html`<h3>Questions</h3><p class="hint">Scores are grounded (positions count), the ungrounded score in brackets; the true answer's groups list their predicate → value and the objects with their coordinates.</p>${filters}<table id="tag-table" class="grid questions"><thead><tr><th data-col="0">id</th><th data-col="1">query type</th><th data-col="2">question</th><th data-col="3">true answer</th>${entries.map(({ run }, i) => html`<th data-col="${4 + 2 * i}">${run.label}: answer</th><th data-col="${5 + 2 * i}">score</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
+${entries.length > 1 ? html`<label><input id="t-differ" type="checkbox"> differs only</label>` : html``}
+<button type="button" id="t-csv">CSV</button>
+<span id="t-count" aria-live="polite"></span></div>`;
+  return html`<h3>Questions</h3><p class="hint">Scores are grounded (positions count), the ungrounded score in brackets; the true answer's groups list their predicate → value and the objects with their coordinates.</p>${filters}<table id="tag-table" class="grid questions"><thead><tr><th data-col="0" tabindex="0">id</th><th data-col="1" tabindex="0">query type</th><th data-col="2" tabindex="0">question</th><th data-col="3" tabindex="0">true answer</th>${entries.map(({ run }, i) => html`<th data-col="${4 + 2 * i}" tabindex="0">${run.label}: answer</th><th data-col="${5 + 2 * i}" tabindex="0">${run.label}: score</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** The TAG-EQA section, or nothing when no run is a structured-judge run. */

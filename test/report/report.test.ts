@@ -134,12 +134,13 @@ describe("eqa report in Chromium", () => {
     assert.equal(await abstainedRow.locator(".answer").nth(0).textContent(), "a table", "the blind guess replaced the abstention");
     assert.equal(await abstainedRow.locator(".answer").nth(2).textContent(), ABSTAIN, "the w/o-guess run judged the agent's own answer");
     const forced = page.locator(`#question-table tr[data-id="${questions[3]!.question_id}"] .forced`).first();
-    assert.match(await forced.textContent() ?? "", /unanswerable/);
+    assert.equal(await forced.textContent(), `forced guess: the agent said “${ABSTAIN}”, and the blind guess above was submitted`);
+    assert.match(abstention ?? "", /LLM-Match with the guess, without it, and their difference are computed on the questions both scorings judged/);
 
     // thumbnails of the frames used, linked to the full-size frame files
-    const thumbs = hostileRow.locator(".frames a.frame img");
+    const thumbs = hostileRow.locator(".frames a.frame .fthumb");
     assert.equal(await thumbs.count(), 3, "3 frames used, at most 4 shown");
-    assert.ok(await thumbs.first().evaluate((img) => (img as HTMLImageElement).naturalWidth > 0));
+    assert.match(await thumbs.first().evaluate((e) => getComputedStyle(e).backgroundImage), /^url\("data:image\/jpeg;base64,/);
     assert.match((await hostileRow.locator(".frames a.frame").first().getAttribute("href")) ?? "", /^file:.*hm3d-v0\/000-fake\/\d{5}-rgb\.png$/);
 
     // filter and sort

@@ -104,16 +104,17 @@ describe("TAG-EQA runs in the report", () => {
     for (const group of ["predicate: location", "conditions: 2", "ambiguous", "spatiotemporal"]) assert.ok(section.includes(`data-group="${group}"`), group);
 
     // every question once, both runs' scores in it, the truth's groups with their coordinates
-    for (const q of questions) assert.equal(section.split(`<tr data-category="${q.tags.query_type}" data-id="${q.question_id}">`).length, 2, q.question_id);
+    for (const q of questions) assert.equal(section.split(new RegExp(`<tr data-category="${q.tags.query_type}" data-id="${q.question_id}"(?: class="differs")?>`)).length, 2, q.question_id);
+    assert.ok(section.includes(`<tr data-category="listObjects" data-id="q-list"><td`), "both runs scored q-list 5: it does not differ");
     const row = (id: string): string => {
-      const start = section.indexOf(`data-id="${id}">`);
+      const start = section.indexOf(`data-id="${id}"`);
       return section.slice(start, section.indexOf("</tr>", start));
     };
     assert.match(row("q-count"), /location: on the countertop \(x=3\.10, y=0\.15, z=-2\.40\)<\/span> → <b class="value">1<\/b>/);
     assert.match(row("q-count"), /green ceramic cup.*@ \(0\.40, 0\.95, -0\.80\)/);
-    assert.match(row("q-times"), /data-run="0" data-points="[\d.]+" data-score="[\d.]+">/);
-    assert.match(row("q-times"), /data-run="1" data-points="100" data-score="5">5\.00/);
-    assert.match(row("q-state"), /data-run="1" data-points="" data-score="">failed/);
+    assert.match(row("q-times"), /data-run="0" data-points="[\d.]+" data-score="[\d.]+" data-csv="[\d.]+">/);
+    assert.match(row("q-times"), /data-run="1" data-points="100" data-score="5" data-csv="5">5\.00/);
+    assert.match(row("q-state"), /data-run="1" data-points="" data-score="" data-csv="">failed/);
     assert.match(row("q-where"), /\(no answer\)/);
 
     // hostile text from a prediction is text, never markup
@@ -161,7 +162,11 @@ describe("TAG-EQA runs in the report", () => {
       assert.ok(html.includes('id="chart-category"') && html.includes('id="question-table"'), "LLM-Match charts and questions");
       for (const q of picked) assert.ok(html.includes(`data-id="${q.question_id}"`));
       assert.ok(html.includes('id="tag-table"') && html.includes(`data-run="1" data-group="grounded" data-mean="${programSummary.scores.grounded.mean}"`), "the TAG runs keep their report indices");
-      assert.ok(html.includes("structured judge · q-state"), "the TAG failure listed");
+      assert.match(html, /<h3>llm-agent · structured judge: 1<\/h3>/, "the TAG failure listed");
+      assert.ok(html.includes("<li>q-state: <span"));
+      // TAG runs have their own headline: the LLM-Match one holds no row of dashes for them
+      const headline = html.slice(html.indexOf('<section id="headline">'), html.indexOf("</section>", html.indexOf('<section id="headline">')));
+      assert.ok(headline.includes('<tr data-run="0">') && !headline.includes('<tr data-run="1">') && !headline.includes('<tr data-run="2">'));
       assert.ok(!html.includes("<script>window"));
     } finally {
       await server.close();

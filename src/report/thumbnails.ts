@@ -1,0 +1,161 @@
+/**
+ * The report's thumbnails of the frames the agents used. Every question of an episode usually
+ * uses the same frames (OpenEQA's uniform sampling), and runs compared side by side use the
+ * same episodes, so a frame is prepared once and stored once: as one CSS rule holding its image
+ * (embedded), or as one file in a folder beside the report (`--frames-dir`), which every
+ * question showing it names by its class.
+ */
+import { join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
+import { forEachConcurrent, isUserError, writeFileAtomically } from "../core/index.js";
+import { openEpisode, resolveEpisodePath } from "../episodes/index.js";
+import { Html, html } from "./html-parts.js";
+import type { LoadedRun } from "./runs.js";
+
+/** One frame's thumbnail, shared by every answer that used the frame. */
+export interface Thumbnail {
+  /** Its CSS class (`f0`, `f1`, …). */
+  id: string;
+  index: number;
+  width: number;
+  height: number;
+  /** A data: URL, or the file's path relative to the report. */
+  src: string;
+  /** The frame's file (frame folders), or the video at the frame's time. */
+  full: string;
+}
+
+export interface ThumbnailOptions {
+  /** Thumbnails per question and run (default 4; 0 for none). */
+  perQuestion?: number;
+  /** Longest side of a thumbnail in pixels (default 128). */
+  size?: number;
+  /** Write the thumbnails as files into this folder (named relative to `reportDir`) instead of embedding them. */
+  dir?: string;
+  /** The folder the report is written to. */
+  reportDir?: string;
+}
+
+export interface Thumbnails {
+  /** Each frame once. */
+  frames: Thumbnail[];
+  /** The thumbnails of run `r`'s answer to a question, by `${r}\0${questionId}`. */
+  byAnswer: Map<string, Thumbnail[]>;
+}
+
+export const answerKey = (r: number, questionId: string): string => `${r}\u0000${questionId}`;
+
+/** Reads and shrinks each frame the runs' answers used once; an unreadable episode is counted in `notes`. */
+export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOptions, notes: string[]): Promise<Thumbnails> {
+  const perQuestion = options.perQuestion ?? 4;
+  const size = options.size ?? 128;
+  const out: Thumbnails = { frames: [], byAnswer: new Map() };
+  if (perQuestion === 0) return out;
+  // what each answer shows, and each episode's frames wanted by any answer
+  const episodes = new Map<string, { id: string; indices: Set<number> }>();
+  const wanted: { key: string; path: string; indices: number[] }[] = [];
+  let failed = 0;
+  for (const [r, run] of runs.entries()) {
+    if (!run.framesRoot) continue;
+    for (const q of run.questions) {
+      if (q.frames.length === 0 || !q.episode) continue;
+      let path: string | undefined;
+      try {
+        path = resolveEpisodePath(run.framesRoot, q.episode);
+      } catch (error) {
+        if (!isUserError(error)) throw error;
+        path = undefined; // a path that leaves the frames folder is not read
+      }
+      if (!path) {
+        failed++;
+        continue;
+      }
+      const indices = evenly(q.frames, perQuestion);
+      let episode = episodes.get(path);
+      if (!episode) episodes.set(path, (episode = { id: q.episode, indices: new Set() }));
+      for (const i of indices) episode.indices.add(i);
+      wanted.push({ key: answerKey(r, q.questionId), path, indices });
+    }
+  }
+  const made = new Map<string, Map<number, Thumbnail>>();
+  const unreadable = new Set<string>();
+  const files: { path: string; data: Buffer }[] = [];
+  await forEachConcurrent([...episodes], 2, async ([path, { id, indices }]) => {
+    try {
+      const opened = await openEpisode(path, id);
+      const valid = [...indices].filter((i) => Number.isInteger(i) && i >= 0 && i < opened.frameCount).sort((a, b) => a - b);
+      const small = await opened.images(valid, { maxSide: size, format: "jpeg", quality: 70 });
+      const thumbs = new Map<number, Thumbnail>();
+      for (const image of small) {
+        let full = "";
+        if (opened.kind === "video") {
+          // the video itself, at the frame's time (a media fragment): nothing large is embedded
+          const seconds = opened.timestamps?.[image.index];
+          full = `${pathToFileURL(opened.path).href}${seconds !== undefined ? `#t=${seconds.toFixed(3)}` : ""}`;
+        } else {
+          const frame = await opened.frame(image.index);
+          full = frame.rgbPath ? pathToFileURL(frame.rgbPath).href : "";
+        }
+        let src = `data:${image.mediaType};base64,${image.data.toString("base64")}`;
+        if (options.dir) {
+          const file = join(options.dir, `${image.sha256.slice(0, 32)}.jpg`);
+          files.push({ path: file, data: image.data });
+          src = relative(options.reportDir ?? process.cwd(), file).split("\\").join("/");
+        }
+        thumbs.set(image.index, { id: "", index: image.index, width: image.width, height: image.height, src, full });
+      }
+      made.set(path, thumbs);
+    } catch {
+      unreadable.add(path);
+    }
+  });
+  // a file that cannot be written stops the report (exit 3), unlike a frame that cannot be read
+  await forEachConcurrent(files, 4, ({ path, data }) => writeFileAtomically(path, data));
+  // classes in the order the answers first show them, so that the same runs give the same page
+  for (const { key, path, indices } of wanted) {
+    const thumbs = made.get(path);
+    if (!thumbs) {
+      failed++;
+      continue;
+    }
+    const shown: Thumbnail[] = [];
+    for (const i of indices) {
+      const t = thumbs.get(i);
+      if (!t) continue;
+      if (t.id === "") {
+        t.id = `f${out.frames.length}`;
+        out.frames.push(t);
+      }
+      shown.push(t);
+    }
+    out.byAnswer.set(key, shown);
+  }
+  if (failed > 0) notes.push(`frames of ${failed} answer(s) could not be read: shown without thumbnails`);
+  return out;
+}
+
+/** The style rules holding each thumbnail's image, once. */
+export function thumbnailStyle(thumbs: Thumbnails): string {
+  return thumbs.frames.map((t) => `.${t.id}{background-image:url("${cssString(t.src)}");aspect-ratio:${t.width}/${t.height}}`).join("\n");
+}
+
+/** Text inside a double-quoted CSS string, also safe inside a <style> element. */
+function cssString(text: string): string {
+  return text.replace(/["\\\n<]/g, (c) => (c === "\n" ? "\\a " : c === "<" ? "\\3c " : `\\${c}`));
+}
+
+/** An answer's strip of thumbnails, each linked to its frame file (or the video at its time). */
+export function thumbnailStrip(frames: Thumbnail[]): Html {
+  if (frames.length === 0) return html``;
+  return html`<div class="frames">${frames.map((t) => {
+    const image = html`<span class="fthumb ${t.id}" role="img" aria-label="frame ${t.index}" data-frame="${t.index}"></span>`;
+    return t.full ? html`<a class="frame" href="${t.full}" target="_blank" rel="noopener" title="frame ${t.index}">${image}</a>` : image;
+  })}</div>`;
+}
+
+/** At most `k` items spread evenly over `items`, first and last included. */
+function evenly<T>(items: readonly T[], k: number): T[] {
+  if (items.length <= k) return [...items];
+  if (k === 1) return [items[0]!];
+  return Array.from({ length: k }, (_, i) => items[Math.round((i * (items.length - 1)) / (k - 1))]!);
+}
