@@ -80,6 +80,7 @@ export {
   loadActiveEpisodes,
   type ActiveEpisode,
   runExploration,
+  ExternalActiveAgent,
   type ExploreRunOptions,
   type ExploreSummary,
   type ExplorerName,
