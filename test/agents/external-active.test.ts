@@ -46,7 +46,7 @@ const records = (out: string): Map<string, EpisodeRecord> => new Map(lines(join(
 /**
  * A Python agent on the client that behaves, per episode id, as $WAYS (JSON) says: "walk" (turns
  * left, answers at step 3, after asking for the memory), "crash", "unknown-action", "wrong-id",
- * "garbage", "hang", "ignore-budget" (always moves); it appends each reset's episode id to $RESETS.
+ * "garbage", "hang", "ignore-budget" (always acts), "slow" (turns, 0.3 s a step, always); it appends each reset's episode id to $RESETS.
  */
 function scriptedAgent(dir: string): string {
   const path = join(dir, "scripted.py");
@@ -93,6 +93,9 @@ class Scripted(Agent):
             time.sleep(60)
         if way == "ignore-budget":
             return "move_forward"
+        if way == "slow":
+            time.sleep(0.3)
+            return "turn_left"
         if n >= 3:
             if not os.path.exists(observation["frame"]["path"]) or not os.path.exists(observation["frame"]["depthPath"]):
                 raise RuntimeError("the frame files are missing")
@@ -213,6 +216,45 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
     assert.equal(b1.stop, "budget");
     assert.equal(b1.answer, null);
     assert.equal(b1.pathLengthSteps, 5);
+  });
+
+  test("when the time budget is spent, the agent is told so, and an agent that still acts ends its episode without an answer (stop: time)", async () => {
+    const home = temporaryDir();
+    const episodes = writeEpisodes(home, ["t1"]);
+    const out = join(home, "run");
+    const env = cliEnv(home, { WAYS: JSON.stringify({ t1: "slow" }), RESETS: join(home, "resets.txt") });
+    const result = await runCli(["explore", "--episodes", episodes, "--agent", `exec:python3 ${scriptedAgent(home)}`, "--episode-time", "1", "--out", out, ...SMALL], env);
+    assert.equal(result.code, 0, result.stderr);
+    const t1 = records(out).get("t1")!;
+    assert.equal(t1.stop, "time");
+    assert.equal(t1.answer, null);
+    assert.ok((t1.pathLengthSteps ?? 0) >= 2 && (t1.pathLengthSteps ?? 99) <= 5, `${t1.pathLengthSteps} actions in 1 s at 0.3 s each`);
+  });
+
+  test("an agent's answers are judged like a built-in explorer's: LLM-Match, efficiency, EXPRESS-Bench's C and reliability from its confidence", async () => {
+    const home = temporaryDir();
+    const episodes = join(home, "episodes.json");
+    writeFileSync(episodes, JSON.stringify([{ question_id: "j1", question: "What colour is the sofa?", answer: "grey", scene: "home-0", gt_path_length: 2, gt_path_steps: 10 }]));
+    await withModelServer(
+      (request) => {
+        const text = JSON.stringify(request.body);
+        if (text.includes("Give two marks.")) return openAiReply("1, 4");
+        if (text.includes("Your mark:")) return openAiReply("Your mark: 4");
+        return openAiReply("unexpected");
+      },
+      async (server) => {
+        const out = join(home, "run");
+        const result = await runCli(
+          ["explore", "--episodes", episodes, "--agent", `exec:python3 ${scriptedAgent(home)}`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, ...SMALL],
+          cliEnv(home, { RESETS: join(home, "resets.txt") }),
+        );
+        assert.equal(result.code, 0, result.stderr);
+        assert.match(result.stdout, /LLM-Match C 75\.0 % \(n=1\)/);
+        assert.match(result.stdout, /OpenEQA efficiency E \(steps\): /);
+        assert.match(result.stdout, /EXPRESS-Bench: C 80\.0 %/);
+        assert.match(result.stdout, /reliability \(EXPRESS-Bench\): ACE /, "the agent's confidence is the reliability figures' ceᵢ");
+      },
+    );
   });
 
   test("killed with SIGKILL and run again, it explores only the episodes not yet finished", async () => {
