@@ -5,7 +5,7 @@
  * and how long the command takes, from its start to its exit.
  *
  *   node --import tsx bench/report.ts [--questions 1636] [--episodes 180] [--frames-per-episode 10]
- *     [--width 640] [--height 480] [--runs 2] [--rounds 1] [--thumbnails 4]
+ *     [--width 640] [--height 480] [--runs 2] [--rounds 1] [--thumbnails 4] [--frames-dir]
  *
  * The runs are synthetic run directories written as `eqa run` writes them (summary with its
  * LLM-Match aggregates computed by eqakit's own code, traces.jsonl, judgements.jsonl); the
@@ -17,7 +17,7 @@
  * load does not change. Prints one JSON line.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,6 +40,8 @@ const height = flag("height", 480);
 const runs = flag("runs", 2);
 const rounds = flag("rounds", 1);
 const thumbnails = flag("thumbnails", 4);
+/** Thumbnails as files beside the page (`eqa report --frames-dir`) instead of embedded. */
+const linked = process.argv.includes("--frames-dir");
 
 const episodeName = (e: number): string => `${e % 2 === 0 ? "hm3d-v0" : "scannet-v0"}/${String(e).padStart(3, "0")}-bench`;
 
@@ -101,7 +103,7 @@ function writeRun(dir: string, r: number, benchmark: string, framesRoot: string,
 
 const framesRoot = await ensureFrames();
 const work = mkdtempSync(join(tmpdir(), "eqakit-bench-report-run-"));
-const results: { round: number; seconds: number; cpuSeconds: number; megabytes: number }[] = [];
+const results: { round: number; seconds: number; cpuSeconds: number; megabytes: number; framesDirMegabytes?: number }[] = [];
 const usageFile = join(work, "usage.json");
 const preload = join(work, "usage.mjs");
 writeFileSync(preload, `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => { const u = process.resourceUsage(); writeFileSync(${JSON.stringify(usageFile)}, JSON.stringify({ cpuSeconds: (u.userCPUTime + u.systemCPUTime) / 1e6 })); });\n`);
@@ -115,16 +117,17 @@ try {
     const out = join(work, `report-${round}.html`);
     const started = performance.now();
     const code = await new Promise<number | null>((done) =>
-      spawn(process.execPath, ["--import", "tsx", "--import", preload, join(root, "src", "cli", "main.ts"), "report", ...dirs, "--thumbnails", String(thumbnails), "--out", out], { cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NO_COLOR: "1", XDG_CACHE_HOME: join(work, "cache") } }).on("close", done),
+      spawn(process.execPath, ["--import", "tsx", "--import", preload, join(root, "src", "cli", "main.ts"), "report", ...dirs, "--thumbnails", String(thumbnails), "--out", out, ...(linked ? ["--frames-dir", join(work, `frames-${round}`)] : [])], { cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NO_COLOR: "1", XDG_CACHE_HOME: join(work, "cache") } }).on("close", done),
     );
     const seconds = (performance.now() - started) / 1000;
     if (code !== 0) throw new Error(`eqa report exited with ${code}`);
     const megabytes = statSync(out).size / 1e6;
     const { cpuSeconds } = JSON.parse(readFileSync(usageFile, "utf8")) as { cpuSeconds: number };
-    results.push({ round, seconds: Math.round(seconds * 100) / 100, cpuSeconds: Math.round(cpuSeconds * 100) / 100, megabytes: Math.round(megabytes * 100) / 100 });
+    const framesDir = linked ? readdirSync(join(work, `frames-${round}`)).reduce((sum, name) => sum + statSync(join(work, `frames-${round}`, name)).size, 0) / 1e6 : undefined;
+    results.push({ round, seconds: Math.round(seconds * 100) / 100, cpuSeconds: Math.round(cpuSeconds * 100) / 100, megabytes: Math.round(megabytes * 100) / 100, ...(framesDir !== undefined ? { framesDirMegabytes: Math.round(framesDir * 100) / 100 } : {}) });
     console.error(`round ${round}: ${seconds.toFixed(2)} s (${cpuSeconds.toFixed(1)} s CPU), ${megabytes.toFixed(2)} MB`);
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-console.log(JSON.stringify({ questions, episodes, framesPerEpisode, size: [width, height], runs, thumbnails, rounds: results }));
+console.log(JSON.stringify({ questions, episodes, framesPerEpisode, size: [width, height], runs, thumbnails, framesDir: linked, rounds: results }));

@@ -13,6 +13,7 @@ h3{font-size:1rem;font-weight:600;margin:1.4em 0 .4em}h4{font-size:.95rem;margin
 a{color:var(--r-accent)}code{font:.85em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .meta,.hint{color:var(--r-muted);font-size:.9em}
 table.grid{border-collapse:collapse;margin:.6em 0;font-size:.92rem}
+body.report table.grid:not(.questions){display:block;max-width:100%;overflow-x:auto}
 table.grid th,table.grid td{border:1px solid var(--r-border);padding:4px 8px;vertical-align:top}
 table.grid th{background:var(--r-head);text-align:left;font-weight:600}
 table.grid tbody tr:nth-child(even){background:var(--r-stripe)}

@@ -4,6 +4,7 @@
  * modes, the counts, replies that were not answers by status, failures by reason, tokens and
  * dollars per model role, and the whole configuration as the summary holds it.
  */
+import { z } from "zod";
 import { formatDollars } from "../models/index.js";
 import { Html, RUN_COLOURS, fmt, html } from "./html-parts.js";
 import type { LoadedRun } from "./runs.js";
@@ -17,6 +18,7 @@ interface Stage {
   config?: Record<string, unknown>;
   counts?: Record<string, unknown>;
   replyStatuses?: unknown;
+  usage?: unknown;
   failures: { questionId: string; error: string; status?: unknown }[];
 }
 
@@ -76,6 +78,14 @@ function statusCounts(value: unknown): [string, number][] {
   return Object.entries(value).filter((e): e is [string, number] => typeof e[1] === "number" && e[1] > 0);
 }
 
+const processUsage = z.object({ thisProcess: z.object({ total: z.looseObject({ calls: z.number(), failures: z.number().default(0), promptTokens: z.number(), completionTokens: z.number() }) }) });
+
+/** Every call of the process that wrote the summary (failed items' calls too), when it recorded them. */
+function processCalls(usage: unknown): { calls: number; failures: number; tokens: number } | undefined {
+  const total = processUsage.safeParse(usage).data?.thisProcess.total;
+  return total && { calls: total.calls, failures: total.failures, tokens: total.promptTokens + total.completionTokens };
+}
+
 function commandOf(config: Record<string, unknown> | undefined): string | undefined {
   const command = config?.command;
   if (typeof command === "string") return command;
@@ -91,6 +101,7 @@ function stageBlock(stage: Stage): Html {
   const counts = Object.entries(stage.counts ?? {}).filter((e): e is [string, number] => typeof e[1] === "number");
   const statuses = statusCounts(stage.replyStatuses);
   const reasons = failuresByReason(stage.failures);
+  const process = processCalls(stage.usage);
   const dated = [typeof stage.createdAt === "string" ? `finished ${stage.createdAt.replace("T", " ").replace(/\.\d+Z$/, " UTC")}` : "", stage.wallTimeMs !== undefined ? `in ${fmt(stage.wallTimeMs / 1000)} s` : "", typeof stage.eqakitVersion === "string" ? `eqakit ${stage.eqakitVersion}` : ""].filter((t) => t !== "");
   return html`<div class="stage"><h4>${stage.name}</h4><dl class="info">
 ${command ? html`<dt>command</dt><dd><code class="text">${command}</code></dd>` : html``}
@@ -98,6 +109,7 @@ ${dated.length > 0 ? html`<dt>when</dt><dd>${dated.join(" ")}</dd>` : html``}
 ${models.length > 0 ? html`<dt>models</dt><dd>${models.map((m) => html`<div><span class="hint">${m.role}</span> ${m.name}${m.endpoint ? html` <span class="hint">at</span> <code>${m.endpoint}</code>` : html``}</div>`)}</dd>` : html``}
 ${modes.map((k) => html`<dt>${k}</dt><dd class="text">${valueLine(config[k])}</dd>`)}
 ${counts.length > 0 ? html`<dt>counts</dt><dd>${counts.map(([k, n]) => html`<span class="count" data-count="${k}">${k} <b>${n}</b></span> `)}</dd>` : html``}
+${process ? html`<dt>calls made</dt><dd data-field="process-calls">${process.calls} call(s), ${process.failures} failed, ${process.tokens} tokens by the process that wrote this summary, failed items included (the cost counts the items recorded with their usage)</dd>` : html``}
 <dt>replies not answers</dt><dd data-field="reply-statuses">${statuses.length === 0 ? "none" : statuses.map(([status, n]) => `${n} ${status}`).join(", ")}</dd>
 <dt>failures</dt><dd data-field="failure-reasons">${reasons.length === 0 ? "none" : html`<ul class="reasons">${reasons.map(([reason, n]) => html`<li><b>${n}</b> <span class="text">${reason}</span></li>`)}</ul>`}</dd>
 </dl><details><summary>configuration</summary><pre class="text config">${JSON.stringify(config, null, 2)}</pre></details></div>`;

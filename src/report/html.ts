@@ -59,7 +59,7 @@ ${runs.some((r) => r.questions.length > 0) || !runs.some((r) => r.tag) ? html`<s
 <meta name="color-scheme" content="light dark">
 <title>${escapeHtml(title)}</title>
 <style>${REPORT_STYLE}</style>${thumbs.frames.length > 0 ? `\n<style>${thumbnailStyle(thumbs)}</style>` : ""}</head>
-<body>${body.text}
+<body class="report">${body.text}
 <script>${REPORT_SCRIPT}</script>
 </body></html>
 `;

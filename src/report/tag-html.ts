@@ -77,6 +77,18 @@ function scoresChart(entries: TagRunEntry[]): Html {
   return html`<h3>Mean structured score, 1-5 (TAG-EQA Table 2)</h3>${barChart("chart-tag-scores", ["grounded", "ungrounded"], series, SCORE_AXIS)}`;
 }
 
+const SCORE_BINS = ["1-2", "2-3", "3-4", "4-5"];
+
+/** Each run's grounded scores as a histogram: the share of its scored questions in each unit band (5 counts in 4-5). */
+function histogramChart(entries: TagRunEntry[]): Html {
+  const series = entries.map(({ run, r }) => {
+    const scores = run.tag!.questions.flatMap((q) => (q.score === null ? [] : [q.score]));
+    const bin = (s: number): number => Math.min(SCORE_BINS.length - 1, Math.max(0, Math.floor(s) - 1));
+    return { label: run.label, run: r, values: Object.fromEntries(SCORE_BINS.map((label, b) => [label, scores.length === 0 ? undefined : { mean: (100 * scores.filter((s) => bin(s) === b).length) / scores.length, ci: [Number.NaN, Number.NaN] as [number, number], n: scores.length }])) };
+  });
+  return html`<h3>Grounded scores, share of questions</h3>${barChart("chart-tag-histogram", SCORE_BINS, series, PERCENT_AXIS)}`;
+}
+
 function validChart(entries: TagRunEntry[]): Html {
   const series = entries.map(({ run, r }) => {
     const s = run.tag!.summary;
@@ -207,5 +219,5 @@ ${entries.length > 1 ? html`<label><input id="t-differ" type="checkbox"> differs
 export function tagSection(runs: LoadedRun[]): Html {
   const entries = tagEntries(runs);
   if (entries.length === 0) return html``;
-  return html`<section id="tag"><h2>TAG-EQA structured scores</h2>${headline(entries)}${scoresChart(entries)}${validChart(entries)}${errorsChart(entries)}${categoriesChart(entries)}${questionTable(entries)}</section>`;
+  return html`<section id="tag"><h2>TAG-EQA structured scores</h2>${headline(entries)}${scoresChart(entries)}${histogramChart(entries)}${validChart(entries)}${errorsChart(entries)}${categoriesChart(entries)}${questionTable(entries)}</section>`;
 }

@@ -74,7 +74,8 @@ export function writeRun(dir: string, run: FixtureRun): void {
     abstentionRate: null,
     replyStatuses: Object.fromEntries([...new Set(failed.flatMap((a) => (a.status ? [a.status] : [])))].map((s) => [s, failed.filter((a) => a.status === s).length])),
     failures: failed.map((a) => ({ questionId: a.id, error: a.error!, ...(a.status ? { status: a.status } : {}) })),
-    usage: { answers: usage(run.answers.length - failed.length), thisProcess: null },
+    // the process's own ledger counts every call it made, the failed answers' too
+    usage: { answers: usage(run.answers.length - failed.length), thisProcess: { total: { ...usage(run.answers.length), failures: failed.length }, byModel: {} } },
     cost: cost("agent", "openai/gpt-4o", run.answers.length - failed.length),
   };
   const judged = run.answers.filter((a) => a.score !== undefined);

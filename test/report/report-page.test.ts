@@ -137,6 +137,7 @@ describe("eqa report: the page", () => {
     const b = page.locator('#runs-info details[data-run="1"]');
     assert.equal(await b.locator('[data-field="reply-statuses"]').first().textContent(), "1 truncated");
     assert.match((await b.locator('[data-field="failure-reasons"]').first().textContent()) ?? "", /1\s*reply truncated/);
+    assert.match((await b.locator('[data-field="process-calls"]').first().textContent()) ?? "", /^13 call\(s\), 1 failed, 1365 tokens by the process that wrote this summary, failed items included/);
     assert.match((await b.textContent()) ?? "", /agent\s*openai\/gpt-4o\s*12\s*1200\s*60\s*\$0\.0036/, "tokens and dollars per role");
     assert.match((await page.locator("#failures").textContent()) ?? "", /scored-b · answer: 1\s*1 reply truncated/);
     await page.close();
