@@ -4,7 +4,9 @@
  * the `CallContext` of that request.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describeError } from "../../core/index.js";
 import { LineRpc, RpcError, RpcFailure } from "./rpc.js";
@@ -163,7 +165,12 @@ async function importTypeScript(path: string): Promise<{ module: unknown } | str
   for (const require of resolvers) {
     let api: string;
     try {
-      api = require.resolve("tsx/esm/api");
+      // the ESM build of tsx's API (require.resolve would give its CommonJS one)
+      const manifest = require.resolve("tsx/package.json");
+      const exports = (JSON.parse(readFileSync(manifest, "utf8")) as { exports?: Record<string, { import?: { default?: string } } | string> }).exports?.["./esm/api"];
+      const entry = typeof exports === "object" ? exports.import?.default : undefined;
+      if (entry === undefined) continue;
+      api = join(dirname(manifest), entry);
     } catch {
       continue;
     }
