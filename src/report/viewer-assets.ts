@@ -97,6 +97,7 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .lightbox .bar button{background:#2a2f38;color:#eef;border-color:#444b57}
 .empty{color:var(--v-muted);font-style:italic}
 .viewer .error{color:var(--v-bad)}
+main.page[aria-busy=true]>*{opacity:.55;transition:opacity .15s .1s}
 .help{color:var(--v-muted);font-size:.82rem;margin-top:.6rem}
 `;
 
@@ -116,7 +117,7 @@ export const VIEWER_HTML = `<!doctype html>
 export const VIEWER_SCRIPT = String.raw`(function(){
 "use strict";
 var app=document.getElementById("app");
-var state={stamp:null,refresh:null,keys:null,order:{},filters:{},runs:null};
+var state={stamp:null,refresh:null,keys:null,order:{},filters:{},runs:null,dirty:false,saved:null,lastKey:null};
 function el(tag,attrs,children){
   var e=document.createElement(tag);
   if(attrs)Object.keys(attrs).forEach(function(k){var v=attrs[k];if(v===undefined||v===null||v===false)return;
@@ -135,6 +136,8 @@ function markCell(score,scale){
   return el("span",{"class":"mark s"+Math.max(0,Math.min(5,Math.round(score))),text:s});
 }
 function ratingText(list){if(!list||!list.length)return"";var m=list.reduce(function(a,r){return a+r.score;},0)/list.length;return (list.length===1?String(list[0].score):fmt(m,1))+(list.length>1?" ("+list.length+")":"");}
+/* whether a view's answer is still wanted (its page is still open) and, when refreshing, says anything new */
+function fresh(refreshing,hash,data){if(location.hash!==hash)return false;var key=JSON.stringify(data);if(refreshing&&key===state.lastKey)return false;state.lastKey=key;return true;}
 function setNav(which){["runs","compare"].forEach(function(n){var a=document.getElementById("nav-"+n);if(a)a.className=n===which?"active":"";});}
 
 /* a table whose columns sort on a click; rows are data, cells made by each column */
@@ -169,9 +172,11 @@ function listKeys(tbody,open){
   };
 }
 
-function runsView(){
+function runsView(refreshing){
   setNav("runs");
+  var hash=location.hash;
   return getJson("/api/runs").then(function(data){
+    if(!fresh(refreshing,hash,data))return;
     state.runs=data.runs;
     clear();
     app.appendChild(el("div",{"class":"pagehead"},[el("h2",{text:"Runs"}),el("span",{"class":"meta",text:data.runs.length+" run(s) · LLM-Match in points (0-100), TAG-EQA structured score 1-5"})]));
@@ -192,15 +197,17 @@ function runsView(){
   });
 }
 
-function runView(index){
+function runView(index,refreshing){
   setNav("runs");
+  var hash=location.hash;
   return Promise.all([getJson("/api/runs/"+index),state.runs?Promise.resolve({runs:state.runs}):getJson("/api/runs")]).then(function(both){
+    if(!fresh(refreshing,hash,both))return;
     var run=both[0],all=both[1].runs;state.runs=all;
     var key="run"+index,saved=state.filters[key]=state.filters[key]||{};
     var scale=run.kind==="tag-structured"?"1-5":"σ";
     var explore=run.questions.some(function(q){return q.stop!==undefined;});
     clear();
-    app.appendChild(el("div",{"class":"pagehead"},[el("h2",{text:run.label}),el("span",{"class":"pill accent",text:run.kind}),el("span",{"class":"meta",text:run.questions.length+" questions"}),el("span",{"class":"spacer"}),el("a",{href:"/api/runs/"+index+"/ratings/export.json",id:"ratings-export",download:"",text:"export ratings (for eqa judge-agreement)"})]));
+    app.appendChild(el("div",{"class":"pagehead"},[el("h2",{text:run.label}),el("span",{"class":"pill accent",text:run.kind}),el("span",{"class":"meta",text:run.questions.length+" questions"}),el("span",{"class":"spacer"}),el("a",{href:"/api/runs/"+index+"/questions.csv",id:"csv-export",download:"",text:"table as CSV"}),el("a",{href:"/api/runs/"+index+"/ratings/export.json",id:"ratings-export",download:"",text:"export ratings (for eqa judge-agreement)"})]));
     if(run.notes&&run.notes.length)app.appendChild(el("ul",{"class":"notes"},run.notes.map(function(n){return el("li",{text:n});})));
     var runSel=el("select",{id:"f-run","aria-label":"run"},all.map(function(r){return el("option",{value:String(r.index),text:r.label+(r.agent?" · "+r.agent:""),selected:String(r.index)===String(index)});}));
     runSel.addEventListener("change",function(){location.hash="#/run/"+runSel.value;});
@@ -290,9 +297,11 @@ function ratingCard(index,q){
   var comment=el("textarea",{id:"rate-comment",maxlength:"2000",placeholder:"what is right or wrong with the answer"});
   var status=el("span",{"class":"status",id:"rate-status"});
   var list=el("ul",{id:"rate-list"});
-  function choose(n){chosen=n;buttons.forEach(function(b,i){b.setAttribute("aria-pressed",String(i+1===n));});}
+  comment.addEventListener("input",function(){state.dirty=true;});
+  function choose(n){chosen=n;state.dirty=true;buttons.forEach(function(b,i){b.setAttribute("aria-pressed",String(i+1===n));});}
   function paintList(rs){while(list.firstChild)list.removeChild(list.firstChild);rs.forEach(function(r){list.appendChild(el("li",{},[el("span",{"class":"mark s"+r.score,text:String(r.score)})," ",el("b",{text:r.reviewer}),r.comment?el("div",{"class":"text",text:r.comment}):null]));});}
-  if(mine){choose(mine.score);comment.value=mine.comment;}
+  if(mine){choose(mine.score);comment.value=mine.comment;state.dirty=false;}
+  if(state.saved&&state.saved.id===q.questionId)status.textContent=state.saved.text;
   paintList(q.ratings);
   function save(){
     var name=who.value.trim();
@@ -302,7 +311,7 @@ function ratingCard(index,q){
     status.className="status";status.textContent="saving…";
     fetch("/api/runs/"+index+"/ratings",{method:"POST",credentials:"same-origin",headers:{"content-type":"application/json","x-eqa-view":"rate"},body:JSON.stringify({questionId:q.questionId,score:chosen,comment:comment.value,reviewer:name})})
       .then(function(r){return r.json().then(function(b){if(!r.ok)throw new Error(b.error||String(r.status));return b;});})
-      .then(function(b){q.ratings=b.ratings;paintList(b.ratings);status.className="status";status.textContent="saved "+new Date().toLocaleTimeString();})
+      .then(function(b){state.dirty=false;q.ratings=b.ratings;paintList(b.ratings);state.saved={id:q.questionId,text:"saved "+new Date().toLocaleTimeString()};status.className="status";status.textContent=state.saved.text;})
       .catch(function(e){status.className="status error";status.textContent=String(e.message||e);});
   }
   return el("section",{"class":"card rating",id:"rating"},[el("h3",{text:"Your rating"}),el("div",{"class":"scale"},buttons),
@@ -311,11 +320,14 @@ function ratingCard(index,q){
     el("p",{"class":"help",text:"keys 1-5 mark, s saves; kept in the run's ratings.jsonl"}),list]);
 }
 
-function questionView(index,id){
+function questionView(index,id,refreshing){
   setNav("runs");
+  var hash=location.hash;
   var orderReady=state.order[index]?Promise.resolve():getJson("/api/runs/"+index).then(function(run){state.order[index]=run.questions.map(function(x){return x.questionId;});});
   return Promise.all([getJson("/api/runs/"+index+"/questions/"+encodeURIComponent(id)),orderReady]).then(function(both){
     var q=both[0],t=q.transcript,order=state.order[index]||[],at=order.indexOf(id);
+    // a rating being made is never swept away by a refresh, nor a newer page by an older answer
+    if((refreshing&&state.dirty)||!fresh(refreshing,hash,q))return;
     clear();
     function go(d){var n=order[at+d];if(n!==undefined)location.hash="#/run/"+index+"/q/"+encodeURIComponent(n);}
     app.appendChild(el("div",{"class":"qnav"},[el("a",{href:"#/run/"+index,text:"← "+q.runLabel}),el("span",{"class":"grow"}),
@@ -387,9 +399,12 @@ function wordDiff(a,b){
 function diffNode(parts){return el("span",{},parts.map(function(p){return p.k?el("span",{"class":p.k,text:p.t}):p.t;}));}
 function answerOf(side){return side&&side.answer!==undefined&&side.answer!==null?String(side.answer):null;}
 
-function compareView(a,b){
+function compareView(a,b,refreshing){
   setNav("compare");
-  return getJson("/api/runs").then(function(data){
+  var hash=location.hash;
+  return Promise.all([getJson("/api/runs"),a===undefined?null:getJson("/api/compare?a="+a+"&b="+b)]).then(function(both){
+    if(!fresh(refreshing,hash,both))return;
+    var data=both[0];
     state.runs=data.runs;
     clear();
     app.appendChild(el("div",{"class":"pagehead"},[el("h2",{text:"Compare two runs"}),el("span",{"class":"meta",text:"answers side by side; changed words highlighted"})]));
@@ -402,7 +417,7 @@ function compareView(a,b){
     var count=el("span",{"class":"count",id:"cmp-count"});
     app.appendChild(el("div",{"class":"filters"},[sa,el("span",{text:"vs"}),sb,el("label",{},[differs,"differs only"]),count]));
     if(a===undefined)return;
-    return getJson("/api/compare?a="+a+"&b="+b).then(function(cmp){
+    return Promise.resolve(both[1]).then(function(cmp){
       cmp.rows.forEach(function(r){var sa_=r.a&&r.a.score,sb_=r.b&&r.b.score;r.delta=typeof sa_==="number"&&typeof sb_==="number"?sb_-sa_:null;r.changed=answerOf(r.a)!==answerOf(r.b);r.differs=r.changed||(r.a&&r.b&&r.a.score!==r.b.score)||!r.a||!r.b;});
       app.appendChild(el("p",{id:"cmp-summary",text:cmp.summary}));
       var cols=[
@@ -423,16 +438,17 @@ function compareView(a,b){
   });
 }
 
-function showError(e){clear();app.appendChild(el("p",{"class":"error",text:String(e&&e.message||e)}));}
+function showError(e){clear();app.setAttribute("aria-busy","false");app.appendChild(el("p",{"class":"error",text:String(e&&e.message||e)}));}
 function route(){
-  state.keys=null;closeBox();
-  var h=location.hash.replace(/^#\/?/,"").split("/");
-  var go=h[0]==="run"&&h[2]==="q"?function(){return questionView(h[1],decodeURIComponent(h.slice(3).join("/")));}
-    :h[0]==="run"?function(){return runView(h[1]);}
-    :h[0]==="compare"?function(){return compareView(h[1],h[2]);}
+  state.keys=null;state.dirty=false;state.lastKey=null;closeBox();
+  app.setAttribute("aria-busy","true");app.removeAttribute("data-shown");
+  var hash=location.hash,h=hash.replace(/^#\/?/,"").split("/");
+  var go=h[0]==="run"&&h[2]==="q"?function(refreshing){return questionView(h[1],decodeURIComponent(h.slice(3).join("/")),refreshing);}
+    :h[0]==="run"?function(refreshing){return runView(h[1],refreshing);}
+    :h[0]==="compare"?function(refreshing){return compareView(h[1],h[2],refreshing);}
     :runsView;
-  state.refresh=function(){var y=window.scrollY;return go().then(function(){window.scrollTo(0,y);});};
-  go().then(function(){window.scrollTo(0,0);}).catch(showError);
+  state.refresh=function(){var y=window.scrollY;return go(true).then(function(){window.scrollTo(0,y);});};
+  go().then(function(){if(location.hash===hash){app.setAttribute("aria-busy","false");app.setAttribute("data-shown",hash);window.scrollTo(0,0);}}).catch(showError);
 }
 
 /* the light and dark looks: as the system, or chosen */
@@ -448,8 +464,8 @@ var live=document.getElementById("live"),liveText=live.querySelector("span");
 function poll(){
   fetch("/api/status",{credentials:"same-origin",cache:"no-store"}).then(function(r){if(!r.ok)throw new Error(String(r.status));return r.json();}).then(function(s){
     live.className="live";
-    if(state.stamp!==null&&s.stamp!==state.stamp&&state.refresh&&!typing()){state.stamp=s.stamp;state.runs=null;liveText.textContent="updated "+new Date().toLocaleTimeString();state.refresh().catch(showError);}
-    else if(state.stamp===null||!typing())state.stamp=s.stamp;
+    if(state.stamp!==null&&s.stamp!==state.stamp&&state.refresh&&!typing()&&!state.dirty){state.stamp=s.stamp;state.runs=null;liveText.textContent="updated "+new Date().toLocaleTimeString();state.refresh().catch(showError);}
+    else if(state.stamp===null)state.stamp=s.stamp;
   }).catch(function(){live.className="live offline";liveText.textContent="offline";});
 }
 setInterval(poll,2000);poll();

@@ -337,6 +337,15 @@ export async function exploreRows(dir: string): Promise<ExploreRow[] | undefined
   return [...byId.values()];
 }
 
+/** An exploration's explorer and model, as its summary names them ("fine-eqa (openai/gpt-4o)"), or undefined. */
+export function exploreAgent(dir: string): string | undefined {
+  const summary = readJson(join(dir, "summary.json"), []);
+  const config = isObject(summary) && isObject(summary.config) ? summary.config : undefined;
+  if (typeof config?.explorer !== "string") return undefined;
+  const model = typeof config.vlm === "string" ? config.vlm : isObject(config.answerer) && typeof config.answerer.model === "string" ? config.answerer.model : undefined;
+  return model ? `${config.explorer} (${model})` : config.explorer;
+}
+
 /** Every rating of a run, in the order given (a torn or invalid line is skipped). */
 export function readRatings(dir: string): Rating[] {
   const path = join(dir, RATINGS_FILE);
@@ -447,4 +456,24 @@ export async function tagPlanPicture(dir: string): Promise<Buffer> {
   const square = (p: [number, number], colour: string): string => `<rect x="${(p[0] - 5).toFixed(1)}" y="${(p[1] - 5).toFixed(1)}" width="10" height="10" fill="${colour}" stroke="#fff" stroke-width="1.5"/>`;
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${segments.join("")}${square(points[0]!, "#1a9e3f")}${square(points.at(-1)!, "#d42020")}</svg>`;
   return plan.composite([{ input: Buffer.from(svg), top: 0, left: 0 }]).png().toBuffer();
+}
+
+/** One CSV field: quoted when it holds a comma, quote or line break; a text a spreadsheet would run as a formula starts with an apostrophe. */
+function csvField(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : "";
+  let text = String(value);
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** A run's question table as CSV (one header row), for a spreadsheet. */
+export function questionsCsv(rows: readonly Record<string, unknown>[], ratings: Record<string, { score: number }[]>): string {
+  const header = ["question_id", "category", "question", "answer", "score", "ratings", "rating_mean"];
+  const lines = rows.map((q) => {
+    const own = ratings[String(q.questionId)] ?? [];
+    const mean = own.length > 0 ? own.reduce((a, r) => a + r.score, 0) / own.length : null;
+    return [q.questionId, q.category, q.question, q.answer, typeof q.score === "number" ? q.score : q.score === null ? "failed" : null, own.length, mean].map(csvField).join(",");
+  });
+  return `${[header.join(","), ...lines].join("\r\n")}\r\n`;
 }

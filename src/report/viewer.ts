@@ -14,7 +14,7 @@ import { buildHtmlReport } from "./html.js";
 import { scriptHash } from "./html-parts.js";
 import { loadRun, type LoadedRun, type RunQuestion } from "./runs.js";
 import { structuredAnswerText, type TagRunQuestion } from "./tag-runs.js";
-import { answerTranscript, appendRating, currentRatings, exploreRows, exploreTranscript, ratingSchema, ratingsExport, runStamp, tagPlanPicture, tagRecordingDir, tagTranscript, RATING_COMMENT_LIMIT, type ExploreRow, type FrameAddresses } from "./viewer-data.js";
+import { answerTranscript, appendRating, currentRatings, exploreAgent, exploreRows, exploreTranscript, questionsCsv, ratingSchema, ratingsExport, runStamp, tagPlanPicture, tagRecordingDir, tagTranscript, RATING_COMMENT_LIMIT, type ExploreRow, type FrameAddresses } from "./viewer-data.js";
 
 export interface ViewerOptions {
   runDirs: string[];
@@ -233,14 +233,14 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
           index,
           label: r.label,
           kind: r.kind,
-          agent: typeof r.answer?.config.agent === "string" ? `${r.answer.config.agent} (${String(r.answer.config.model ?? "")})` : null,
+          agent: typeof r.answer?.config.agent === "string" ? `${r.answer.config.agent} (${String(r.answer.config.model ?? "")})` : (r.explore && exploreAgent(r.dir)) || null,
           judge: r.score ? String((r.score.config.judge as { name?: string } | undefined)?.name ?? "") : tag ? configName(tag.config.judge) ?? `no judge (${configName(tag.config.similarity) ?? "?"})` : null,
           questions: viewerQuestions(r).length,
           rated: new Set(currentRatings(r.dir).map((x) => x.questionId)).size,
           // a run writes its summary when it ends: without one it is still going (or was stopped)
           inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))),
           // LLM-Match in points (0-100); a structured-judge run's grounded score (1-5)
-          overall: r.tag ? tag?.scores.grounded.mean ?? null : r.score?.llmMatch.overall.mean ?? null,
+          overall: r.tag ? tag?.scores.grounded.mean ?? null : r.score?.llmMatch.overall.mean ?? (r.explore ? r.otherMetrics.find(([path]) => path === "judged.llmMatch.correctness")?.[1] ?? null : null),
           ci: r.tag ? tag?.scores.grounded.ci ?? null : r.score?.llmMatch.overall.ci ?? null,
           scale: r.tag ? "1-5" : "0-100",
         };
@@ -321,6 +321,12 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
       if (isUserError(error)) return c.json({ error: error.message }, 507);
       throw error;
     }
+  });
+  app.get("/api/runs/:run/questions.csv", async (c) => {
+    const run = await runAt(c);
+    if (!run) return c.text("no such run", 404);
+    const name = `${run.label.replace(/[^A-Za-z0-9._-]/g, "_")}-questions.csv`;
+    return c.body(questionsCsv(viewerQuestions(run), ratingsById(run.dir)), 200, { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" });
   });
   // what eqa judge-agreement reads: [{question_id, score, annotator}]
   app.get("/api/runs/:run/ratings/export.json", async (c) => {

@@ -66,9 +66,17 @@ function post(base: string, path: string, body: string, headers: Record<string, 
   });
 }
 
+/** Waits until the viewer shows the page of the address bar's route, rendered whole. */
+async function shown(page: Page): Promise<void> {
+  await page.waitForFunction(() => {
+    const app = document.getElementById("app")!;
+    return app.getAttribute("aria-busy") === "false" && app.getAttribute("data-shown") === location.hash;
+  });
+}
+
 /** Waits until every image the selector finds has loaded (lazy ones are scrolled into view first). */
 async function imagesLoaded(page: Page, selector: string): Promise<void> {
-  for (const image of await page.locator(selector).all()) await image.scrollIntoViewIfNeeded();
+  for (const image of await page.locator(selector).all()) await image.scrollIntoViewIfNeeded({ timeout: 5000 });
   await page.waitForFunction((s) => [...document.querySelectorAll<HTMLImageElement>(s)].every((i) => i.complete && i.naturalWidth > 0), selector);
   await page.evaluate(() => window.scrollTo(0, 0));
 }
@@ -121,6 +129,7 @@ describe("eqa view in Chromium", () => {
     const { problems, foreign } = watch(page, viewer.url);
     try {
       await page.goto(`${viewer.url}/`);
+      await shown(page);
       await page.waitForSelector("#runs tbody tr");
       assert.equal(await page.locator("#runs tbody tr").count(), 4);
       assert.equal(await page.locator('#runs [data-field="in-progress"]').count(), 0, "every run has its summary");
@@ -129,6 +138,7 @@ describe("eqa view in Chromium", () => {
 
       // a run's questions: sortable, filterable, opened with the keyboard
       await page.goto(`${viewer.url}/#/run/0`);
+      await shown(page);
       await page.waitForSelector("#questions tbody tr");
       assert.equal(await page.locator("#questions tbody tr").count(), 6);
       const markColumn = await page.locator('#questions th:text-is("σ")').getAttribute("data-col");
@@ -146,6 +156,7 @@ describe("eqa view in Chromium", () => {
       await page.keyboard.press("j");
       const second = await page.locator("#questions tbody tr.selected").getAttribute("data-id");
       await page.keyboard.press("Enter");
+      await shown(page);
       await page.waitForSelector("#question-detail");
       assert.equal(decodeURIComponent(new URL(page.url()).hash), `#/run/0/q/${second}`);
       assert.equal(await page.locator("#q-position").textContent(), "2 of 6");
@@ -153,6 +164,7 @@ describe("eqa view in Chromium", () => {
       // the transcript: each call with its messages, the frames sent as thumbnails, the reply, tokens and latency
       const first = questions[0]!;
       await page.goto(`${viewer.url}/#/run/0/q/${encodeURIComponent(first.question_id)}`);
+      await shown(page);
       await page.waitForSelector("#trace li.call");
       assert.equal(await page.locator("#trace li.call").count(), 2, "the VLM's answer and the force-a-guess check");
       const call = page.locator("#trace li.call").first();
@@ -188,15 +200,18 @@ describe("eqa view in Chromium", () => {
 
       // an external agent's log lines
       await page.goto(`${viewer.url}/#/run/1/q/${encodeURIComponent(first.question_id)}`);
+      await shown(page);
       await page.waitForSelector("#agent-log li");
       assert.match((await page.locator("#agent-log").textContent()) ?? "", /model replied 'A: a table'/);
       assert.match((await page.locator("#transcript").textContent()) ?? "", /blind-python/);
 
       // an exploration: its plan, its steps, the stop checks' answers on the calls that asked them
       await page.goto(`${viewer.url}/#/run/2`);
+      await shown(page);
       await page.waitForSelector("#questions tbody tr");
       assert.match((await page.locator("#questions tbody tr").textContent()) ?? "", /What colour is the sofa\?.*Grey\..*answered/);
       await page.click('#questions tr[data-id="f1"]');
+      await shown(page);
       await page.waitForSelector("#plan-img");
       await page.waitForFunction(() => (document.getElementById("plan-img") as HTMLImageElement).naturalWidth > 100);
       const trajectory = readJson(join(exploreRun, "trajectories", "f1.json")) as { steps: unknown[] };
@@ -215,8 +230,10 @@ describe("eqa view in Chromium", () => {
 
       // a TAG-EQA question: the recording's plan with the agent's path, and its steps
       await page.goto(`${viewer.url}/#/run/3`);
+      await shown(page);
       await page.waitForSelector("#questions tbody tr");
       await page.click("#questions tbody tr >> nth=0");
+      await shown(page);
       await page.waitForSelector("#plan-img");
       await page.waitForFunction(() => (document.getElementById("plan-img") as HTMLImageElement).naturalWidth > 400);
       const log = readJson(join(home, "recordings", "home-3", "trajectory.json")) as { steps: unknown[]; task: { description: string } };
@@ -227,6 +244,7 @@ describe("eqa view in Chromium", () => {
 
       // the diff: the two runs' answers per question, changed words and marks highlighted
       await page.goto(`${viewer.url}/#/compare/0/1`);
+      await shown(page);
       await page.waitForSelector("#compare tbody tr");
       assert.equal(await page.locator("#compare tbody tr").count(), 6);
       assert.equal(await page.locator("#compare tbody tr.differs").count(), 6, "every answer changed");
@@ -242,6 +260,7 @@ describe("eqa view in Chromium", () => {
       await page.click("#theme");
       assert.equal(await page.evaluate(() => document.documentElement.getAttribute("data-theme")), "dark");
       await page.goto(`${viewer.url}/#/run/0/q/${encodeURIComponent(first.question_id)}`);
+      await shown(page);
       await page.waitForSelector("#trace li.call");
       await imagesLoaded(page, "#trace .thumb img, #frames img");
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -267,13 +286,16 @@ describe("eqa view in Chromium", () => {
       const humans: Record<string, number[]> = { grace: [2, 4, 3, 5, 1, 4], alan: [1, 5, 2, 4, 2, 5] };
       for (const [reviewer, scores] of Object.entries(humans)) {
         await page.goto(`${viewer.url}/#/run/0`);
+        await shown(page);
         await page.waitForSelector("#questions tbody tr");
         await page.click("#questions tbody tr >> nth=0");
+        await shown(page);
         await page.waitForSelector("#rating");
         await page.fill("#rate-reviewer", reviewer);
         // through the run's questions with the keyboard: a mark (1-5), s saves, j goes on
         const seen: string[] = [];
         for (let step = 0; step < questions.length; step++) {
+          await shown(page);
           await page.waitForFunction((n) => document.getElementById("q-position")?.textContent === `${n} of 6`, step + 1);
           const id = decodeURIComponent(new URL(page.url()).hash).split("/q/")[1]!;
           seen.push(id);
@@ -286,6 +308,7 @@ describe("eqa view in Chromium", () => {
         assert.equal(new Set(seen).size, 6, "j visits every question once");
       }
       await page.goto(`${viewer.url}/#/run/0`);
+      await shown(page);
       await page.waitForSelector("#questions tbody tr");
       const exported = await page.evaluate(async () => (await fetch(document.getElementById("ratings-export")!.getAttribute("href")!)).text());
       const file = join(home, "ratings.json");
@@ -296,6 +319,16 @@ describe("eqa view in Chromium", () => {
         records.map((r): [string, string, number] => [r.annotator, r.question_id, r.score]).sort((x, y) => byKey(x).localeCompare(byKey(y))),
         Object.entries(humans).flatMap(([reviewer, scores]) => questions.map((q, i): [string, string, number] => [reviewer, q.question_id, scores[i]!])).sort((x, y) => byKey(x).localeCompare(byKey(y))),
       );
+      // the table as CSV: every question with its mark and its reviewers' mean
+      const csv = await page.evaluate(async () => (await fetch(document.getElementById("csv-export")!.getAttribute("href")!)).text());
+      const table = csv.trim().split("\r\n").map((row) => row.split(","));
+      assert.deepEqual(table[0], ["question_id", "category", "question", "answer", "score", "ratings", "rating_mean"]);
+      assert.equal(table.length, 7);
+      for (const row of table.slice(1)) {
+        const i = questions.findIndex((q) => q.question_id === row[0]);
+        assert.equal(row.at(-4), "a brown chair");
+        assert.deepEqual(row.slice(-3).map(Number), [MARKS[i], 2, (humans.grace![i]! + humans.alan![i]!) / 2], row[0]);
+      }
       const agreement = await runCli(["judge-agreement", rated, file, "--label", "GPT-4o", "Humans", "--resamples", "200"], cliEnv(home));
       assert.equal(agreement.code, 0, agreement.stderr);
       assert.match(agreement.stdout, /Humans: 6 item\(s\), 2 annotator\(s\), scores averaged per item/);
@@ -327,9 +360,11 @@ describe("eqa view in Chromium", () => {
     const { problems } = watch(page, viewer.url);
     try {
       await page.goto(`${viewer.url}/`);
+      await shown(page);
       await page.waitForSelector("#runs tbody tr");
       assert.equal(await page.locator('#runs [data-field="in-progress"]').count(), 1, "no summary yet: in progress");
       await page.click("#runs a >> nth=0");
+      await shown(page);
       await page.waitForSelector("#questions tbody tr");
       assert.equal(await page.locator("#questions tbody tr").count(), 1);
       appendFileSync(join(live, "traces.jsonl"), `${older[1]}\n`);
@@ -338,6 +373,7 @@ describe("eqa view in Chromium", () => {
       assert.match((await page.locator("#live").textContent()) ?? "", /updated/);
 
       await page.click("#questions tbody tr >> nth=0");
+      await shown(page);
       await page.waitForSelector("#trace li.call");
       const first = page.locator("#trace li.call").first();
       assert.match((await first.textContent()) ?? "", /written before traces kept the messages/);
