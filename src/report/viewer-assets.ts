@@ -49,6 +49,8 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .viewer .question-list tbody tr{cursor:pointer}
 .viewer .question-list td.qtext{min-width:16rem;max-width:34rem}.viewer .question-list td.answer{max-width:26rem}
 .viewer .text{white-space:pre-wrap;word-break:break-word}
+.viewer code.qid{display:inline-block;max-width:14ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
+@media (max-width:980px){.viewer code.qid{max-width:8ch}.viewer table.grid th,.viewer table.grid td{padding:.45rem .5rem}}
 .pill{display:inline-block;padding:.05rem .5rem;border-radius:999px;font-size:.78rem;font-weight:600;background:var(--v-code);color:var(--v-muted);white-space:nowrap}
 .pill.good{background:var(--v-good-soft);color:var(--v-good)}.pill.bad{background:var(--v-bad-soft);color:var(--v-bad)}.pill.warn{background:var(--v-warn-soft);color:var(--v-warn)}.pill.accent{background:var(--v-accent-soft);color:var(--v-accent)}
 .mark{display:inline-block;min-width:1.8em;text-align:center;padding:.05rem .35rem;border-radius:5px;font-weight:650;font-variant-numeric:tabular-nums}
@@ -218,7 +220,7 @@ function runView(index,refreshing){
     var count=el("span",{id:"f-count","class":"count"});
     catSel.value=saved.category||"";scoreSel.value=saved.score||"";ratedSel.value=saved.rated||"";search.value=saved.search||"";
     var cols=[
-      {label:"id",value:function(q){return q.questionId;},cell:function(q){return el("code",{text:q.questionId});}},
+      {label:"id",value:function(q){return q.questionId;},cell:function(q){return el("code",{"class":"qid",title:q.questionId,text:q.questionId});}},
       {label:"category",value:function(q){return q.category||"";},cell:function(q){return q.category||"–";}},
       {label:"question",cls:"text qtext",value:function(q){return q.question||"";},cell:function(q){return q.question||"–";}},
       {label:"answer",cls:"text answer",value:function(q){return q.answer===null?"":q.answer;},cell:function(q){return q.answer===null?el("span",{"class":"empty",text:"(no answer)"}):q.answer===undefined?"–":String(q.answer);}}
@@ -421,7 +423,7 @@ function compareView(a,b,refreshing){
       cmp.rows.forEach(function(r){var sa_=r.a&&r.a.score,sb_=r.b&&r.b.score;r.delta=typeof sa_==="number"&&typeof sb_==="number"?sb_-sa_:null;r.changed=answerOf(r.a)!==answerOf(r.b);r.differs=r.changed||(r.a&&r.b&&r.a.score!==r.b.score)||!r.a||!r.b;});
       app.appendChild(el("p",{id:"cmp-summary",text:cmp.summary}));
       var cols=[
-        {label:"id",cls:"cmp-id",value:function(r){return r.questionId;},cell:function(r){return el("a",{href:"#/run/"+a+"/q/"+encodeURIComponent(r.questionId)},[el("code",{text:r.questionId})]);}},
+        {label:"id",cls:"cmp-id",value:function(r){return r.questionId;},cell:function(r){return el("a",{href:"#/run/"+a+"/q/"+encodeURIComponent(r.questionId)},[el("code",{"class":"qid",title:r.questionId,text:r.questionId})]);}},
         {label:"question",cls:"text qtext",value:function(r){return r.question||"";},cell:function(r){return r.question||"–";}},
         {label:cmp.a+": answer",cls:"text answer a",value:function(r){return answerOf(r.a)||"";},cell:function(r){var x=answerOf(r.a),y=answerOf(r.b);if(x===null)return r.a?el("span",{"class":"empty",text:"(no answer)"}):"–";return r.changed&&y!==null?diffNode(wordDiff(x,y)[0]):x;}},
         {label:"σ",num:true,value:function(r){return r.a&&typeof r.a.score==="number"?r.a.score:null;},cell:function(r){return r.a?markCell(r.a.score):"–";}},
