@@ -228,7 +228,7 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
     const t1 = records(out).get("t1")!;
     assert.equal(t1.stop, "time");
     assert.equal(t1.answer, null);
-    assert.ok((t1.pathLengthSteps ?? 0) >= 2 && (t1.pathLengthSteps ?? 99) <= 5, `${t1.pathLengthSteps} actions in 1 s at 0.3 s each`);
+    assert.ok((t1.pathLengthSteps ?? 0) >= 1 && (t1.pathLengthSteps ?? 99) <= 4, `${t1.pathLengthSteps} actions in 1 s at 0.3 s or more each`);
   });
 
   test("an agent's answers are judged like a built-in explorer's: LLM-Match, efficiency, EXPRESS-Bench's C and reliability from its confidence", async () => {

@@ -53,7 +53,8 @@ const frameName = (dir: string, index: number, suffix: string): string => resolv
 /** Runs one episode with the agent (call `env.reset` first); see the module comment. */
 export async function exploreExternal(agent: ExternalActiveAgent, episode: ActiveEpisode, env: Environment, framesDir: string, options: ExternalExploreOptions = {}): Promise<ExternalExplorationResult> {
   const maxSteps = options.maxSteps ?? 500;
-  const started = performance.now();
+  // the time budget runs from the reset on (an agent process that starts is not spending it)
+  let started = performance.now();
   const writer = new FrameFolderWriter(framesDir);
   const map = new OccupancyMap(await env.bounds());
   const prepared = new Map<string, Promise<EpisodeFrameImage>>();
@@ -100,6 +101,7 @@ export async function exploreExternal(agent: ExternalActiveAgent, episode: Activ
   };
 
   const session = await agent.begin(episode.questionId, frames);
+  started = performance.now();
   let decision: CheckedDecision;
   let stop: ExternalStopReason;
   try {
