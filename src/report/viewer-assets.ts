@@ -57,8 +57,9 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .mark.s5,.mark.s4{background:var(--v-good-soft);color:var(--v-good)}.mark.s3{background:var(--v-warn-soft);color:var(--v-warn)}.mark.s2,.mark.s1,.mark.s0{background:var(--v-bad-soft);color:var(--v-bad)}.mark.none{color:var(--v-muted)}
 .qnav{display:flex;align-items:center;gap:.5rem;margin-bottom:.8rem;flex-wrap:wrap}.qnav .pos{color:var(--v-muted);font-size:.88rem}.qnav .grow{flex:1}
 .kbd{font:600 .75rem ui-monospace,monospace;border:1px solid var(--v-strong-border);border-bottom-width:2px;border-radius:4px;padding:0 .3rem;color:var(--v-muted)}
-.question-layout{display:grid;grid-template-columns:minmax(0,1fr) 340px;gap:1rem;align-items:start}
-@media (max-width:980px){.question-layout{grid-template-columns:minmax(0,1fr)}}
+.question-layout{display:grid;grid-template-columns:minmax(0,1fr) 340px;grid-template-areas:"facts side" "rest side";grid-template-rows:auto 1fr;column-gap:1rem;align-items:start}
+.question-layout>.facts{grid-area:facts}.question-layout>.rest{grid-area:rest}.question-layout>aside{grid-area:side}
+@media (max-width:980px){.question-layout{grid-template-columns:minmax(0,1fr);grid-template-areas:"facts" "side" "rest";grid-template-rows:auto}}
 .viewer dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.45rem 1rem;margin:0}
 .viewer dl.facts dt{color:var(--v-muted);font-size:.86rem}.viewer dl.facts dd{margin:0}
 .viewer dd.answer{font-weight:600}
@@ -352,8 +353,8 @@ function questionView(index,id,refreshing){
     if(t&&t.stop)row("stop",t.stop+(t.pathLengthM!==null?" · path "+fmt(t.pathLengthM,2)+" m, "+t.pathLengthSteps+" steps":""));
     if(q.tag&&t&&t.agent)row("recorded task",t.agent);
     if(q.error)row("error",q.error,"error");
-    var main=[el("section",{"class":"card"},[dl])];
-    if(q.judgeReplies&&q.judgeReplies.length)main.push(section("Judge's reply",q.judgeReplies.map(function(r){return el("pre",{"class":"judge-reply",text:r===null?"(empty)":r});})));
+    var facts=[el("section",{"class":"card"},[dl])],main=[];
+    if(q.judgeReplies&&q.judgeReplies.length)facts.push(section("Judge's reply",q.judgeReplies.map(function(r){return el("pre",{"class":"judge-reply",text:r===null?"(empty)":r});})));
     if(t){
       if(t.calls.length)main.push(section("Transcript · "+t.calls.length+" model call(s)"+(t.agent?" · "+t.agent:""),[el("ol",{"class":"calls",id:"trace"},t.calls.map(callItem))],"transcript"));
       else if(q.calls&&q.calls.length)main.push(section("Trace",[el("ol",{"class":"calls",id:"trace"},q.calls.map(function(c,i){return callItem({role:c.role,model:c.model,prompt:c.prompt,cached:c.cached,reply:c.reply,promptTokens:null,latencyMs:null,images:[]},i);}))]));
@@ -375,7 +376,7 @@ function questionView(index,id,refreshing){
       side.push(section("Plan and trajectory",plan,"plan"));
     }
     if(t&&t.stopChecks.length)side.push(section("Stop checks",[el("ul",{"class":"loglines",id:"stop-checks"},t.stopChecks.map(function(s){return el("li",{},[el("span",{"class":"lvl",text:"frame "+s.frame}),(s.yes?"yes":"no")+(s.confidence!==null?" · P(yes) "+fmt(s.confidence,2)+" ("+s.source+")":"")]);}))]));
-    app.appendChild(el("div",{"class":"question-layout"},[el("div",{},main),el("aside",{},side)]));
+    app.appendChild(el("div",{"class":"question-layout"},[el("div",{"class":"facts"},facts),el("aside",{},side),el("div",{"class":"rest"},main)]));
     state.keys=function(e){
       if(!box.node.hidden){if(e.key==="Escape")closeBox();else if(e.key==="ArrowRight")moveBox(1);else if(e.key==="ArrowLeft")moveBox(-1);return;}
       if(e.key==="j"||e.key==="ArrowRight")go(1);else if(e.key==="k"||e.key==="ArrowLeft")go(-1);

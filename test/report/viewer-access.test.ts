@@ -49,6 +49,8 @@ describe("eqa view access", () => {
         assert.doesNotMatch(refused.body, /<html/i);
       }
       assert.equal((await get(`${base}/api/runs`, { authorization: "Bearer not-the-token-at-all" })).status, 401);
+      const rating = await fetch(`${base}/api/runs/0/ratings`, { method: "POST", headers: { "content-type": "application/json", "x-eqa-view": "rate" }, body: JSON.stringify({ questionId: "q", score: 5, reviewer: "mallory" }) });
+      assert.equal(rating.status, 401, "a rating needs the token too");
       assert.equal((await get(`${base}/api/runs`, { authorization: `Bearer ${TOKEN}` })).status, 200);
       const wrongQuery = await get(`${base}/?token=wrong-token-wrong-token`);
       assert.equal(wrongQuery.status, 401);
