@@ -21,6 +21,7 @@ table.questions th{cursor:pointer;position:sticky;top:0;z-index:1;user-select:no
 table.questions th[aria-sort=ascending]::after{content:" ▲";font-size:.75em}table.questions th[aria-sort=descending]::after{content:" ▼";font-size:.75em}
 table.questions td.text{max-width:28em}
 tr.differs td{background:var(--r-differs)}
+td.changed{box-shadow:inset 3px 0 0 var(--r-accent)}
 td.score.up,.up{color:var(--r-up)}td.score.down,.down{color:var(--r-down)}
 td.score.up{background:var(--r-up-soft)}td.score.down{background:var(--r-down-soft)}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}

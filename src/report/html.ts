@@ -218,7 +218,11 @@ function changeClass(points: number | undefined, first: number | undefined): str
   return points > first ? " up" : " down";
 }
 
-function answerCell(q: RunQuestion | undefined, thumbs: Thumbnails, r: number, first: number | undefined): Html {
+/**
+ * One run's answer and mark. `first` is the first shown run's answer and mark, which this run's
+ * are compared with (undefined for the first run itself).
+ */
+function answerCell(q: RunQuestion | undefined, thumbs: Thumbnails, r: number, first: { answer: string | null | undefined; points: number | undefined } | undefined): Html {
   if (!q) return html`<td class="missing" data-sort="">–</td><td class="num score" data-sort="-1" data-run="${r}" data-points="" data-csv="">–</td>`;
   const answer = q.answer === undefined ? html`<span class="hint">(not answered in this run)</span>` : q.answer === null ? html`<span class="hint">(no answer)</span>` : html`<span class="text answer">${q.answer}</span>`;
   const forced = q.forceGuess === "guess" ? html`<div class="forced">forced guess: the agent said “<span class="text">${q.agentAnswer ?? "(nothing)"}</span>”, and the blind guess above was submitted</div>` : html``;
@@ -227,7 +231,8 @@ function answerCell(q: RunQuestion | undefined, thumbs: Thumbnails, r: number, f
   const judge = q.judgeReplies.length > 0 ? html`<details><summary>judge's reply</summary><pre class="text">${q.judgeReplies.map((reply) => reply ?? "(empty)").join("\n---\n")}</pre></details>` : html``;
   const strip = thumbnailStrip(thumbs.byAnswer.get(answerKey(r, q.questionId)) ?? []);
   const points = q.points;
-  return html`<td data-sort="${q.answer ?? ""}">${answer}${forced}${neutralised}${error}${judge}${strip}</td><td class="num score${changeClass(points, first)}" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-csv="${q.score ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
+  const changed = first !== undefined && q.answer !== undefined && first.answer !== undefined && q.answer !== first.answer;
+  return html`<td data-sort="${q.answer ?? ""}"${changed ? new Html(' class="changed" title="a different answer than the first run\'s"') : ""}>${answer}${forced}${neutralised}${error}${judge}${strip}</td><td class="num score${changeClass(points, first?.points)}" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-csv="${q.score ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
 }
 
 function questionTable(runs: LoadedRun[], thumbs: Thumbnails): Html {
@@ -248,7 +253,7 @@ function questionTable(runs: LoadedRun[], thumbs: Thumbnails): Html {
     const marks = judged.map(({ r }) => byRun[r]!.get(id)?.points);
     const first = marks[0];
     const differs = judged.length > 1 && new Set(marks.map((m) => m ?? "none")).size > 1;
-    return html`<tr data-category="${q?.category ?? ""}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td data-sort="${id}"><code>${id}</code></td><td data-sort="${q?.category ?? ""}">${q?.category ?? "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}</td><td class="text" data-sort="${gt}">${gt || "–"}</td>${shown.map(({ r }) => answerCell(byRun[r]!.get(id), thumbs, r, r === judged[0]?.r ? undefined : first))}</tr>`;
+    return html`<tr data-category="${q?.category ?? ""}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td data-sort="${id}"><code>${id}</code></td><td data-sort="${q?.category ?? ""}">${q?.category ?? "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}</td><td class="text" data-sort="${gt}">${gt || "–"}</td>${shown.map(({ r }) => answerCell(byRun[r]!.get(id), thumbs, r, r === shown[0]!.r ? undefined : { answer: byRun[shown[0]!.r]!.get(id)?.answer, points: r === judged[0]?.r ? undefined : first }))}</tr>`;
   });
   const filters = html`<div class="filters"><label>search <input id="q-search" type="search" placeholder="question, answer, id…"></label>
 <label>category <select id="q-category"><option value="">all</option>${categories.map((c) => html`<option value="${c}">${c}</option>`)}</select></label>
@@ -257,6 +262,6 @@ function questionTable(runs: LoadedRun[], thumbs: Thumbnails): Html {
 ${judged.length > 1 ? html`<label><input id="q-differ" type="checkbox"> differs only</label>` : html``}
 <button type="button" id="q-csv">CSV</button>
 <span id="q-count" aria-live="polite"></span></div>`;
-  const legend = judged.length > 1 ? html`<p class="hint">Rows where the runs' marks differ are highlighted; a mark above the first run's is <span class="up">green</span>, below it <span class="down">red</span>. Click a column's header (or press Enter on it) to sort; CSV exports the rows shown.</p>` : html`<p class="hint">Click a column's header (or press Enter on it) to sort; CSV exports the rows shown.</p>`;
+  const legend = judged.length > 1 ? html`<p class="hint">Rows where the runs' marks differ are highlighted; a mark above the first run's is <span class="up">green</span>, below it <span class="down">red</span>; an answer other than the first run's has a bar at its left. Click a column's header (or press Enter on it) to sort; CSV exports the rows shown.</p>` : html`<p class="hint">Click a column's header (or press Enter on it) to sort; CSV exports the rows shown.</p>`;
   return html`${legend}${filters}<table id="question-table" class="grid questions"><thead><tr><th data-col="0" tabindex="0">id</th><th data-col="1" tabindex="0">category</th><th data-col="2" tabindex="0">question</th><th data-col="3" tabindex="0">ground truth</th>${shown.map(({ run }, i) => html`<th data-col="${4 + 2 * i}" tabindex="0">${run.label}: answer</th><th data-col="${5 + 2 * i}" tabindex="0">${run.label}: mark</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
 }

@@ -79,7 +79,8 @@ export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOpt
   }
   const made = new Map<string, Map<number, Thumbnail>>();
   const unreadable = new Set<string>();
-  const files: { path: string; data: Buffer }[] = [];
+  // by name: frames alike (in two episodes) are one file, written once
+  const files = new Map<string, Buffer>();
   await forEachConcurrent([...episodes], 2, async ([path, { id, indices }]) => {
     try {
       const opened = await openEpisode(path, id);
@@ -99,7 +100,7 @@ export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOpt
         let src = `data:${image.mediaType};base64,${image.data.toString("base64")}`;
         if (options.dir) {
           const file = join(options.dir, `${image.sha256.slice(0, 32)}.jpg`);
-          files.push({ path: file, data: image.data });
+          files.set(file, image.data);
           src = relative(options.reportDir ?? process.cwd(), file).split("\\").join("/");
         }
         thumbs.set(image.index, { id: "", index: image.index, width: image.width, height: image.height, src, full });
@@ -110,7 +111,7 @@ export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOpt
     }
   });
   // a file that cannot be written stops the report (exit 3), unlike a frame that cannot be read
-  await forEachConcurrent(files, 4, ({ path, data }) => writeFileAtomically(path, data));
+  await forEachConcurrent([...files], 4, ([path, data]) => writeFileAtomically(path, data));
   // classes in the order the answers first show them, so that the same runs give the same page
   for (const { key, path, indices } of wanted) {
     const thumbs = made.get(path);

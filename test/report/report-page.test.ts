@@ -152,6 +152,8 @@ describe("eqa report: the page", () => {
     assert.deepEqual(differs, ["q01", "q04", "q07"], "q99, judged by neither run, does not differ");
     assert.equal(await page.locator('#question-table tr[data-id="q01"] td.score.up[data-run="1"]').count(), 1);
     assert.equal(await page.locator('#question-table tr[data-id="q04"] td.score.down[data-run="1"]').count(), 1);
+    assert.equal(await page.locator("#question-table td.changed").count(), 1, "scored-a's q03 addressed the judge; every other answer is the same");
+    assert.equal(await page.locator('#question-table tr[data-id="q03"] td.changed .answer').textContent(), "a lamp 3");
     assert.notEqual(await page.locator("#question-table tr.differs td").first().evaluate((td) => getComputedStyle(td).backgroundColor), await page.locator("#question-table tr:not(.differs) td").first().evaluate((td) => getComputedStyle(td).backgroundColor));
     await page.check("#q-differ");
     assert.equal(await page.locator("#question-table tbody tr:not([hidden])").count(), 3);
