@@ -40,13 +40,13 @@ export async function buildHtmlReport(runs: LoadedRun[], options: ReportOptions 
 <header><h1>${title}</h1><p class="meta">${runs.length} run(s); generated ${new Date().toISOString()}</p></header>
 ${runsNotes(runs, notes)}
 ${headlineSection(runs)}
+${runInfoSection(runs)}
 ${chartsSection(runs)}
 ${histogramSection(runs)}
 ${comparisonSection(runs)}
 ${tagSection(runs)}
 ${abstentionSection(runs)}
 ${otherMetricsSection(runs)}
-${runInfoSection(runs)}
 <section id="cost"><h2>Cost</h2>${costTable(runs)}</section>
 <section id="failures"><h2>Failures</h2>${failuresSection(runs)}</section>
 ${runs.some((r) => r.questions.length > 0) || !runs.some((r) => r.tag) ? html`<section id="questions"><h2>Questions</h2>${questionTable(runs, thumbs)}</section>` : html``}
