@@ -291,12 +291,13 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
 describe("eqa agent check (active agents)", () => {
   test("passes the active examples: the Python random walk and frontier agents and the TypeScript module", async () => {
     const home = temporaryDir();
-    for (const [agent, count] of [[`exec:python3 ${join(examples, "random_walk.py")} --steps 8`, 7], [`exec:python3 ${join(examples, "frontier.py")}`, 7], [join(examples, "active-module.ts"), 3]] as const) {
+    for (const [agent, count] of [[`exec:python3 ${join(examples, "random_walk.py")} --steps 8`, 8], [`exec:python3 ${join(examples, "frontier.py")}`, 8], [join(examples, "active-module.ts"), 4]] as const) {
       const result = await runCli(["agent", "check", "--agent", agent], cliEnv(home));
       assert.equal(result.code, 0, result.stdout + result.stderr);
       assert.match(result.stdout, /\(active\)\n/);
       assert.match(result.stdout, /pass {2}active: reset and step \(home-0\): \d+ action\(s\), .* then answered "A: a sofa"/);
       assert.match(result.stdout, /pass {2}active: step budget \(2 actions\): 2 action\(s\)/);
+      assert.match(result.stdout, /pass {2}active: reply time: the slowest reply took \d+ ms of the 30000 ms allowed/);
       assert.match(result.stdout, new RegExp(`all ${count} checks passed`));
     }
   });

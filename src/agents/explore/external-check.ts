@@ -2,7 +2,8 @@
  * `eqa agent check` for every kind an agent supports: the EM-EQA suite (src/agents/external/check.ts)
  * and, for active agents, two episodes in the built-in simulator (home-0, 64×48 observations)
  * against the stand-in model: one the agent ends itself (within 60 actions), one of a
- * two-action budget after which it must answer or stop; then, for a process, malformed input,
+ * two-action budget after which it must answer or stop; the slowest reply against half the
+ * timeout; then, for a process, malformed input,
  * an unknown method, a `step` with invalid params and shutdown.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -32,13 +33,14 @@ function describeEpisode(r: ExternalExplorationResult): string {
   const failed = r.failedActions > 0 ? ` (${r.failedActions} failed)` : "";
   const end = r.stop === "answered" ? `answered ${JSON.stringify(r.answer)}${r.confidence !== null ? ` with confidence ${r.confidence}` : ""}` : r.stop === "stopped" ? "stopped without an answer" : `was ended by the ${r.stop === "time" ? "time" : "step"} budget`;
   const log = r.trace.log ? `, ${r.trace.log.length} log line(s)` : "";
-  return `${r.pathLengthSteps} action(s)${failed}, ${r.pathLengthM.toFixed(2)} m, ${r.frames} frame(s), then ${end}; ${r.trace.calls.length} model call(s)${log}; ${r.agentMsPerStep.toFixed(1)} ms a reply`;
+  return `${r.pathLengthSteps} action(s)${failed}, ${r.pathLengthM.toFixed(2)} m, ${r.frames} frame(s), then ${end}; ${r.trace.calls.length} model call(s)${log}; ${r.agentMsPerStep.toFixed(1)} ms a reply, the slowest ${Math.round(r.slowestReplyMs)} ms`;
 }
 
 /** The active kind's checks (see the module comment); every check's name starts with "active:". */
 export async function checkActiveAgent(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<AgentCheck[]> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const checks: AgentCheck[] = [];
+  let slowest = 0;
   const dir = mkdtempSync(join(tmpdir(), "eqakit-agent-check-"));
   const agent = new ExternalActiveAgent(spec, { model: checkModel(), timeoutMs, settings: { maxSteps: CHECK_STEPS, episodeTimeMs: null } });
   try {
@@ -52,6 +54,7 @@ export async function checkActiveAgent(spec: ExternalAgentSpec, options: AgentCh
         await env.reset();
         const r = await exploreExternal(agent, { questionId: e.id, question: "What is in the middle of the living room?", scene: "home-0" }, env, join(dir, e.id), { maxSteps: e.maxSteps });
         if (checks.length === 0) checks.push({ ...handshake(agent), name: "active: initialize" });
+        slowest = Math.max(slowest, r.slowestReplyMs);
         const passed = r.stop !== "budget" || e.maxSteps === CHECK_STEPS;
         checks.push({ name: e.name, passed, detail: passed ? describeEpisode(r) : `${describeEpisode(r)}: with stepsLeft 0 the agent must answer or stop, it took an action` });
       } catch (error) {
@@ -64,6 +67,11 @@ export async function checkActiveAgent(spec: ExternalAgentSpec, options: AgentCh
   } finally {
     await agent.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+  // a reply that took half the time allowed is a warning sign before a long run on a busier machine
+  if (checks.some((c) => c.name.startsWith("active: reset") && c.passed)) {
+    const ok = slowest < timeoutMs / 2;
+    checks.push({ name: "active: reply time", passed: ok, detail: `the slowest reply took ${Math.round(slowest)} ms of the ${timeoutMs} ms allowed (--agent-timeout)${ok ? "" : ": more than half; give a longer --agent-timeout or a faster agent"}` });
   }
   if (spec.kind === "exec") checks.push(...(await robustness(spec.command, spec.args, timeoutMs, "active")).map((c) => ({ ...c, name: `active: ${c.name}` })));
   return checks;

@@ -45,6 +45,8 @@ export interface ExternalExplorationResult {
   frames: number;
   map: OccupancyMap;
   agentMsPerStep: number;
+  /** The longest wait for one reply (model calls included), milliseconds. */
+  slowestReplyMs: number;
   trace: AgentTrace;
 }
 
@@ -160,6 +162,7 @@ export async function exploreExternal(agent: ExternalActiveAgent, episode: Activ
     frames: writer.frames,
     map,
     agentMsPerStep: session.agentMs / replies,
+    slowestReplyMs: session.slowestReplyMs,
     trace: session.trace,
   };
 }

@@ -77,6 +77,8 @@ export class ActiveEpisodeSession {
   private step = 0;
   /** Milliseconds spent waiting for the agent's replies, without its model calls. */
   agentMs = 0;
+  /** The longest wait for one reply, milliseconds (its model calls included). */
+  slowestReplyMs = 0;
   private callbackMs = 0;
   private readonly context: CallContext;
 
@@ -143,7 +145,9 @@ export class ActiveEpisodeSession {
       if (this.modelError) throw this.modelError;
       throw this.pool.failure(error, where);
     } finally {
-      this.agentMs += performance.now() - started - (this.callbackMs - callbacks);
+      const waited = performance.now() - started;
+      this.agentMs += waited - (this.callbackMs - callbacks);
+      this.slowestReplyMs = Math.max(this.slowestReplyMs, waited);
     }
     if (this.modelError) {
       this.fail();
