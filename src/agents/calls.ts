@@ -1,6 +1,6 @@
 import { loadPromptFile, sha256Hex } from "../core/index.js";
 import { sampleFrameIndices, type Episode, type EpisodeFrameImage, type ImageOptions, type SamplingSpec } from "../episodes/index.js";
-import { addUsage, emptyUsage, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../models/index.js";
+import { addUsage, emptyUsage, imageSha256, knownImageSha256, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../models/index.js";
 import type { AgentTrace, TracedImage, TracedMessage, TracedTokens } from "./types.js";
 
 /** A fresh trace for one question. */
@@ -46,7 +46,7 @@ function tracedMessages(request: ChatRequest, frames: number[] | undefined): Tra
             if (p.type === "text") return { type: "text", text: p.text };
             const frame = frames?.length === images ? frames[next] : undefined;
             next++;
-            return { type: "image", sha256: sha256Hex(p.data), mediaType: p.mediaType, bytes: p.data.byteLength, ...(frame !== undefined ? { frame } : {}) };
+            return { type: "image", sha256: imageSha256(p.data), mediaType: p.mediaType, bytes: p.data.byteLength, ...(frame !== undefined ? { frame } : {}) };
           });
     return {
       role: m.role,
@@ -64,11 +64,13 @@ export function tracedTokens(response: ChatResponse): TracedTokens {
 
 function requestText(request: ChatRequest): string {
   return request.messages
-    .map((m) => (typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : `<image ${sha256Hex(p.data)}>`)).join("")))
+    .map((m) => (typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : `<image ${imageSha256(p.data)}>`)).join("")))
     .join("\n");
 }
 
+/** A prepared frame as a request's image (its known sha256 kept beside its bytes, not computed again). */
 export function imagePart(image: EpisodeFrameImage): ContentPart {
+  knownImageSha256(image.data, image.sha256);
   return { type: "image", data: image.data, mediaType: image.mediaType };
 }
 

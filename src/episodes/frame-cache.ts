@@ -8,7 +8,8 @@ import { loadSharp, type ImageSettings, type PreparedImage } from "./image.js";
  * Prepared frames, kept so that the questions of an episode, which sample the same frames,
  * share one preparation (decode, resize, encode) per frame and image settings:
  * - in memory for the process: a cache bounded in bytes (least recently used out first),
- *   keyed by the opened episode (files read when it was opened are taken as they were), the
+ *   (a frame's bytes and the base64 a request makes of them counted together), keyed by the
+ *   opened episode (files read when it was opened are taken as they were), the
  *   frame index and the settings; a frame being prepared
  *   is shared by every caller that asks for it meanwhile, and a failed preparation is not kept;
  * - on disk across processes: one file per frame under `$XDG_CACHE_HOME/eqakit/frames/`
@@ -21,7 +22,7 @@ import { loadSharp, type ImageSettings, type PreparedImage } from "./image.js";
  */
 
 export interface FrameCacheOptions {
-  /** Bytes of prepared frames kept in memory (default 256 MiB; 0 keeps none). */
+  /** Bytes of prepared frames kept in memory, with their base64 (default 512 MiB; 0 keeps none). */
   memoryBytes?: number;
   /** The folder of prepared frames kept across runs, or false for none. */
   dir?: string | false;
@@ -39,7 +40,7 @@ export interface FrameKey {
   source: string;
 }
 
-const DEFAULT_MEMORY_BYTES = 256 * 1024 * 1024;
+const DEFAULT_MEMORY_BYTES = 512 * 1024 * 1024;
 const DEFAULT_DISK_BYTES = 4 * 1024 * 1024 * 1024;
 const FILE_MAGIC = "EQF1";
 const HEADER_BYTES = 4 + 4 + 4 + 32;
@@ -149,7 +150,8 @@ async function fill(missing: { key: FrameKey; id: string; settle: Settle }[], pr
 function done(id: string, settle: Settle, image: PreparedImage): void {
   const entry = memory.get(id);
   if (entry) {
-    entry.bytes = image.data.byteLength;
+    // a frame sent to a model keeps its base64 beside its bytes (4 for every 3) for as long as it is held
+    entry.bytes = image.data.byteLength + Math.ceil(image.data.byteLength / 3) * 4;
     heldBytes += entry.bytes;
     if (entry.bytes > settings.memoryBytes) forget(id);
   }

@@ -2,6 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } 
 import { randomUUID } from "node:crypto";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { ModelCallError, kindForStatus, networkError, retryAfterFromHeaders } from "./errors.js";
+import { jsonBody, type JsonBody } from "./inline-images.js";
 
 // Kept-alive connections, as many as the scheduler allows: the harness's own cost per call
 // must stay small beside the model's latency.
@@ -10,10 +11,12 @@ const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: Infinity });
 
 /**
  * POSTs a JSON body and returns the parsed JSON reply: the one HTTP path of every provider.
+ * Images in the body (`InlineBase64`, inline-images.ts) are written as their kept base64 bytes, the body
+ * as chunks of known length (the bytes of `JSON.stringify(body)`).
  * Every failure becomes a {@link ModelCallError} whose kind tells the scheduler what to do.
  */
 export async function postJson(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal, endpoint: string): Promise<unknown> {
-  const reply = await send(url, headers, JSON.stringify(body), signal, endpoint);
+  const reply = await send(url, headers, jsonBody(body), signal, endpoint);
   if (reply.status < 200 || reply.status >= 300) throw httpError(reply, endpoint);
   try {
     return JSON.parse(reply.text);
@@ -66,7 +69,7 @@ interface RawReply {
   text: string;
 }
 
-function send(url: string, headers: Record<string, string>, payload: string | undefined, signal: AbortSignal, endpoint: string, method = "POST"): Promise<RawReply> {
+function send(url: string, headers: Record<string, string>, payload: string | JsonBody | undefined, signal: AbortSignal, endpoint: string, method = "POST"): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const isHttps = target.protocol === "https:";
@@ -77,7 +80,7 @@ function send(url: string, headers: Record<string, string>, payload: string | un
         agent: isHttps ? httpsAgent : httpAgent,
         headers: {
           accept: "application/json",
-          ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }),
+          ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": typeof payload === "string" ? Buffer.byteLength(payload) : payload.length }),
           ...headers,
         },
         signal,
@@ -90,7 +93,14 @@ function send(url: string, headers: Record<string, string>, payload: string | un
       },
     );
     request.on("error", (error) => reject(transportError(error, signal, endpoint)));
-    request.end(payload);
+    if (payload === undefined || typeof payload === "string") {
+      request.end(payload);
+      return;
+    }
+    // the chunks leave in one gathered write
+    request.cork();
+    for (const chunk of payload.chunks) request.write(chunk);
+    request.end();
   });
 }
 

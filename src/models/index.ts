@@ -12,6 +12,7 @@ export * from "./embedded/index.js";
 export * from "./families.js";
 export * from "./models-file.js";
 export * from "./images.js";
+export * from "./inline-images.js";
 export * from "./cost.js";
 export * from "./dry-run.js";
 export * from "./batch-api.js";

@@ -8,6 +8,7 @@ import type { ChatModel, ChatRequest, ChatResponse, ProviderClient, ProviderRepl
 import { ModelCallError } from "./errors.js";
 import { adaptRequest, type AdaptedRequest } from "./families.js";
 import { checkImageLimits } from "./images.js";
+import { imageSha256 } from "./inline-images.js";
 import { OpenAiClient } from "./providers/openai.js";
 import { AnthropicClient } from "./providers/anthropic.js";
 import { GeminiClient } from "./providers/gemini.js";
@@ -193,7 +194,7 @@ export function requestCacheKey(spec: ModelSpec, request: ChatRequest, thinking?
     content:
       typeof m.content === "string"
         ? m.content
-        : m.content.map((p) => (p.type === "text" ? p : { type: "image", mediaType: p.mediaType, sha256: sha256Hex(p.data) })),
+        : m.content.map((p) => (p.type === "text" ? p : { type: "image", mediaType: p.mediaType, sha256: imageSha256(p.data) })),
     // tool fields only when present, so that keys of requests without tools are unchanged
     ...(m.toolCalls ? { toolCalls: m.toolCalls } : {}),
     ...(m.toolCallId !== undefined ? { toolCallId: m.toolCallId } : {}),

@@ -2,7 +2,7 @@ import { canonicalJson, sha256Hex } from "../core/index.js";
 import type { RewardInstance } from "../data/index.js";
 import type { EpisodeFrameImage } from "../episodes/index.js";
 import { ModelCallError, type ChatModel, type ChatRequest, type ContentPart, type GenerationParams, type UsageTotals } from "../models/index.js";
-import { addUsage, emptyUsage } from "../models/index.js";
+import { addUsage, emptyUsage, knownImageSha256 } from "../models/index.js";
 import { parseEvaluation } from "./parse.js";
 import { RM_PROMPTS, formatReasoningTrace, promptContent } from "./prompts.js";
 
@@ -24,7 +24,10 @@ export interface RmSample {
 }
 
 export function imageParts(images: readonly EpisodeFrameImage[]): ContentPart[] {
-  return images.map((i) => ({ type: "image", data: i.data, mediaType: i.mediaType }));
+  return images.map((i) => {
+    knownImageSha256(i.data, i.sha256);
+    return { type: "image", data: i.data, mediaType: i.mediaType };
+  });
 }
 
 /** The generative reward model's request: the paper's evaluator prompt (no ground truth) with the keyframes. */

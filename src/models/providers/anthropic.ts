@@ -4,6 +4,7 @@ import type { AdaptedRequest } from "../families.js";
 import type { ChatMessage, ContentPart, ProviderClient, ProviderReply, ReplyStatus } from "../types.js";
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
+import { inlineImage } from "../inline-images.js";
 import { plainText } from "../messages.js";
 import { parseToolArguments, withToolCalls } from "../tools.js";
 
@@ -112,5 +113,5 @@ function toAnthropicMessage(message: ChatMessage): AnthropicMessage {
 
 function toAnthropicBlock(part: ContentPart): Record<string, unknown> {
   if (part.type === "text") return { type: "text", text: part.text };
-  return { type: "image", source: { type: "base64", media_type: part.mediaType, data: Buffer.from(part.data).toString("base64") } };
+  return { type: "image", source: { type: "base64", media_type: part.mediaType, data: inlineImage(part.data) } };
 }

@@ -4,6 +4,7 @@ import type { AdaptedRequest } from "../families.js";
 import type { ChatMessage, ContentPart, ProviderClient, ProviderReply, ReplyStatus, TokenLogprob } from "../types.js";
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
+import { inlineImage } from "../inline-images.js";
 import { plainText } from "../messages.js";
 import { parseToolArguments, withToolCalls } from "../tools.js";
 
@@ -160,5 +161,5 @@ function toGeminiContent(message: ChatMessage): GeminiContent {
 
 function toGeminiPart(part: ContentPart): Record<string, unknown> {
   if (part.type === "text") return { text: part.text };
-  return { inline_data: { mime_type: part.mediaType, data: Buffer.from(part.data).toString("base64") } };
+  return { inline_data: { mime_type: part.mediaType, data: inlineImage(part.data) } };
 }

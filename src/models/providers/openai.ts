@@ -4,6 +4,7 @@ import type { AdaptedRequest } from "../families.js";
 import type { ChatMessage, ProviderClient, ProviderReply, ReplyStatus, TokenLogprob } from "../types.js";
 import { ModelCallError } from "../errors.js";
 import { postJson } from "../http.js";
+import { inlineImage } from "../inline-images.js";
 import { plainText } from "../messages.js";
 import { parseToolArguments, withToolCalls } from "../tools.js";
 
@@ -108,7 +109,7 @@ function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
   const parts = message.content.map((part) =>
     part.type === "text"
       ? { type: "text", text: part.text }
-      : { type: "image_url", image_url: { url: `data:${part.mediaType};base64,${Buffer.from(part.data).toString("base64")}` } },
+      : { type: "image_url", image_url: { url: inlineImage(part.data, `data:${part.mediaType};base64,`) } },
   );
   return { role: "user", content: parts };
 }
