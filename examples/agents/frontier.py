@@ -7,7 +7,9 @@ and answers; without a model it stops.
 
     eqa explore --episodes episodes.json --env builtin --agent exec:"python3 examples/agents/frontier.py" --model openai/gpt-4o …
 
-Standard library only: the 16-bit depth PNGs are decoded by ``read_png16`` below.
+Standard library only: the 16-bit depth PNGs are decoded by ``read_png16`` below, which takes
+most of its time (about 0.2 s a step at 320×240, 10 ms at 64×48, on 2 cores); an agent of your
+own would read them with Pillow or OpenCV.
 """
 
 import argparse
