@@ -1,8 +1,9 @@
 /**
  * `eqa explore`: active EQA runs. Each episode (a question in a scene, from a start state) is
  * explored by the frontier explorer (then answered by any EM-EQA agent on the collected frames,
- * OpenEQA's A-EQA baseline) or by Fine-EQA, in an environment made per scene (one process per
- * scene for stdio environments, restarted after it fails).
+ * OpenEQA's A-EQA baseline), by Fine-EQA, or by an active agent of the user's own (external.ts:
+ * several episodes at once, each with its own agent session and environment), in an environment
+ * made per scene (one process per scene for stdio environments, restarted after it fails).
  *
  * Run directory:
  * - `episodes.jsonl`: one record per finished episode (trajectory summary, stop reason, answer,
@@ -14,7 +15,7 @@
  *
  * An episode fails alone, with its error recorded: a start that is not navigable, an
  * environment process that dies, hangs or sends a malformed message, a model call refused for
- * that request. An unusable model (unreachable, bad key, unknown) stops the run, and so does a
+ * that request, an agent of the user's own that dies, hangs or replies out of protocol. An unusable model (unreachable, bad key, unknown) stops the run, and so does a
  * file that cannot be written (a full disk: an OutputError naming the file); every file is
  * written whole or not at all, and the finished episodes are kept for the resumed run.
  *
