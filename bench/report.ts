@@ -5,11 +5,12 @@
  * and how long the command takes, from its start to its exit.
  *
  *   node --import tsx bench/report.ts [--questions 1636] [--episodes 180] [--frames-per-episode 10]
- *     [--width 640] [--height 480] [--runs 2] [--rounds 1] [--thumbnails 4] [--frames-dir]
+ *     [--width 640] [--height 480] [--runs 2] [--rounds 1] [--thumbnails 4] [--frames-dir] [--depth]
  *
  * The runs are synthetic run directories written as `eqa run` writes them (summary with its
  * LLM-Match aggregates computed by eqakit's own code, traces.jsonl, judgements.jsonl); the
- * frames are PNGs of smooth gradients, written once into the system's temp folder and reused.
+ * frames are PNGs of smooth gradients (with --depth, each with its 16-bit depth image beside it, as
+ * OpenEQA's HM3D and ScanNet folders hold them), written once into the system's temp folder and reused.
  * `eqa report` runs as its own process, from the sources through tsx: round 1 with an empty cache
  * folder (every thumbnail prepared from the frame files), later rounds with the thumbnails round 1
  * left in eqakit's frame cache (a report built again, after a run was scored again). Each round
@@ -42,12 +43,13 @@ const rounds = flag("rounds", 1);
 const thumbnails = flag("thumbnails", 4);
 /** Thumbnails as files beside the page (`eqa report --frames-dir`) instead of embedded. */
 const linked = process.argv.includes("--frames-dir");
+const depth = process.argv.includes("--depth");
 
 const episodeName = (e: number): string => `${e % 2 === 0 ? "hm3d-v0" : "scannet-v0"}/${String(e).padStart(3, "0")}-bench`;
 
 /** Writes the episodes' frames unless a complete copy is already there. */
 async function ensureFrames(): Promise<string> {
-  const dir = join(tmpdir(), `eqakit-bench-report-${episodes}x${framesPerEpisode}-${width}x${height}-v1`);
+  const dir = join(tmpdir(), `eqakit-bench-report-${episodes}x${framesPerEpisode}-${width}x${height}${depth ? "-depth" : ""}-v1`);
   const marker = join(dir, "complete");
   if (existsSync(marker)) return dir;
   console.error(`writing ${episodes} × ${framesPerEpisode} frames of ${width}×${height} to ${dir} (once)…`);
@@ -65,6 +67,11 @@ async function ensureFrames(): Promise<string> {
       }
     }
     await sharp(Buffer.from(pixels.buffer), { raw: { width, height, channels: 3 } }).png().toFile(join(dir, episodeName(episode), `${String(frame).padStart(5, "0")}-rgb.png`));
+    if (depth) {
+      const metres = new Uint16Array(width * height);
+      for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) metres[y * width + x] = 8000 + Math.round(4000 * Math.sin((x + shift) / 200) + 3000 * Math.cos(y / 150));
+      await sharp(Buffer.from(metres.buffer), { raw: { width, height, channels: 1 } }).toColourspace("grey16").png().toFile(join(dir, episodeName(episode), `${String(frame).padStart(5, "0")}-depth.png`));
+    }
   });
   writeFileSync(marker, "");
   return dir;
@@ -130,4 +137,4 @@ try {
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-console.log(JSON.stringify({ questions, episodes, framesPerEpisode, size: [width, height], runs, thumbnails, framesDir: linked, rounds: results }));
+console.log(JSON.stringify({ questions, episodes, framesPerEpisode, size: [width, height], depth, runs, thumbnails, framesDir: linked, rounds: results }));

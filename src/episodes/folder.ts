@@ -119,6 +119,11 @@ export class FolderEpisode implements Episode {
     }
   }
 
+  rgbPath(index: number): string {
+    checkFrameIndex(this, index);
+    return this.frames[index]!.rgb;
+  }
+
   async frame(index: number): Promise<Frame> {
     checkFrameIndex(this, index);
     const files = this.frames[index]!;

@@ -43,6 +43,8 @@ export interface Episode {
    * them. Video frames have only their index and timestamp.
    */
   frame(index: number): Promise<Frame>;
+  /** The colour image file of frame `index`, without reading it (frame folders; absent for videos). */
+  rgbPath?(index: number): string;
 }
 
 /** Throws a RangeError (a caller's bug) for an index outside the episode. */

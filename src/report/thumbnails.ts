@@ -94,8 +94,9 @@ export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOpt
           const seconds = opened.timestamps?.[image.index];
           full = `${pathToFileURL(opened.path).href}${seconds !== undefined ? `#t=${seconds.toFixed(3)}` : ""}`;
         } else {
-          const frame = await opened.frame(image.index);
-          full = frame.rgbPath ? pathToFileURL(frame.rgbPath).href : "";
+          // the file's name only: a frame read whole would read its depth image too
+          const file = opened.rgbPath ? opened.rgbPath(image.index) : (await opened.frame(image.index)).rgbPath;
+          full = file ? pathToFileURL(file).href : "";
         }
         let src = `data:${image.mediaType};base64,${image.data.toString("base64")}`;
         if (options.dir) {

@@ -63,6 +63,12 @@ describe("HM3D frame folders", () => {
     assert.match(episode.notes[1]!, /^intrinsic_depth\.txt: fy 114\.17/);
   });
 
+  it("names a frame's colour file without reading it (what a report links to), as frame() names it", async () => {
+    const episode = await openEpisode(hm3dDir);
+    for (let i = 0; i < episode.frameCount; i++) assert.equal(episode.rgbPath!(i), (await episode.frame(i)).rgbPath);
+    assert.throws(() => episode.rgbPath!(episode.frameCount), RangeError);
+  });
+
   it("corrects the reference's fy to square pixels (fy = fx) and keeps the rest of the intrinsics", async () => {
     assert.ok(Math.abs(HM3D.fyReference - 114.17) < 0.01, `reference fy ${HM3D.fyReference}`);
     const episode = await openEpisode(hm3dDir);
