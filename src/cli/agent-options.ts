@@ -65,9 +65,8 @@ export function addAgentOptions(command: Command): Command {
   return addMemorySourceOptions(command, "svm, conceptgraph, retrieval: ");
 }
 
-/** `--agent`: a built-in agent's name, exec:COMMAND or a module's path. */
-function agentArgument(value: string): AgentName | ExternalAgentSpec {
-  if (!isExternalAgentValue(value)) return oneOf(AGENT_NAMES)(value);
+/** `--agent` of an agent of the user's own: exec:COMMAND or a module's path. */
+export function externalAgentArgument(value: string): ExternalAgentSpec {
   try {
     return parseExternalAgent(value);
   } catch (error) {
@@ -75,6 +74,13 @@ function agentArgument(value: string): AgentName | ExternalAgentSpec {
     throw error;
   }
 }
+
+/** `--agent`: one of the built-in `names`, or an agent of the user's own (exec:COMMAND, a module's path). */
+export function builtinOrExternalAgent<T extends string>(names: readonly T[]): (value: string) => T | ExternalAgentSpec {
+  return (value) => (isExternalAgentValue(value) ? externalAgentArgument(value) : oneOf(names)(value));
+}
+
+const agentArgument = builtinOrExternalAgent(AGENT_NAMES);
 
 export function agentSetupFromFlags(flags: AgentFlags): AgentSetup {
   const external = typeof flags.agent === "object";

@@ -1,6 +1,6 @@
-import { Command, InvalidArgumentError, Option } from "commander";
-import { checkAgentKinds, describeExternalAgent, parseExternalAgent, type ExternalAgentSpec } from "../agents/index.js";
-import { isUserError } from "../core/index.js";
+import { Command, Option } from "commander";
+import { checkAgentKinds, describeExternalAgent, type ExternalAgentSpec } from "../agents/index.js";
+import { externalAgentArgument } from "./agent-options.js";
 import { positiveSeconds } from "./options.js";
 
 interface CheckFlags {
@@ -8,20 +8,11 @@ interface CheckFlags {
   agentTimeout: number;
 }
 
-function externalAgent(value: string): ExternalAgentSpec {
-  try {
-    return parseExternalAgent(value);
-  } catch (error) {
-    if (isUserError(error)) throw new InvalidArgumentError(error.message.replace(/^field "--agent": /, ""));
-    throw error;
-  }
-}
-
 /** `eqa agent`: tools for agents of the user's own (docs/agent-protocol.md). */
 export function agentCommand(): Command {
   const check = new Command("check")
     .description("check that an agent of your own speaks the agent protocol, for each kind it supports: handshake; em-eqa: answers with and without an episode; active: an episode in the built-in simulator and a spent step budget; malformed input, unknown methods, invalid params, shutdown")
-    .addOption(new Option("--agent <agent>", 'the agent: exec:"python3 my_agent.py --flag x" or ./my-agent.mjs').argParser(externalAgent).makeOptionMandatory())
+    .addOption(new Option("--agent <agent>", 'the agent: exec:"python3 my_agent.py --flag x" or ./my-agent.mjs').argParser(externalAgentArgument).makeOptionMandatory())
     .option("--agent-timeout <seconds>", "seconds to wait for each reply (default 30)", positiveSeconds, 30)
     .action(async (flags: CheckFlags) => {
       const { kinds, checks } = await checkAgentKinds(flags.agent, { timeoutMs: flags.agentTimeout * 1000 });

@@ -1,12 +1,13 @@
-import { Command, InvalidArgumentError, Option } from "commander";
-import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, isExternalAgentValue, parseExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
-import { UserError, isUserError, type Shard } from "../core/index.js";
+import { Command, Option } from "commander";
+import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
+import { UserError, type Shard } from "../core/index.js";
 import { scoreExploration, useExpressOriginalPrompts, writeExploreReliability, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { checkPriceFile, describeModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { HouseholdEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel, shardFromFlags, addShardOption, type ShardFlags } from "./options.js";
+import { builtinOrExternalAgent } from "./agent-options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 
@@ -48,7 +49,7 @@ export function exploreCommand(): Command {
     .description("active EQA: explore each episode's scene, answer, and record trajectories (resumable)")
     .requiredOption("--episodes <file>", "active episodes (JSON, see docs/active-eqa.md), an EXPRESS-Bench file, or HM-EQA's questions.csv (with scene_init_poses.csv beside it)")
     .addOption(new Option("--env <env>", "builtin (scenes home-<seed>), habitat (bridges/habitat) or stdio (--env-command)").argParser(oneOf(["builtin", "habitat", "stdio"] as const)).default("builtin"))
-    .addOption(new Option("--agent <explorer>", 'frontier, fine-eqa (eqakit\'s) or fine-eqa:reference (as EXPRESS-Bench\'s published code runs it), or your own active agent: exec:"python3 my_agent.py" (a process speaking docs/agent-protocol.md) or ./my-agent.mjs (a module)').argParser(explorerArgument).makeOptionMandatory())
+    .addOption(new Option("--agent <explorer>", 'frontier, fine-eqa (eqakit\'s) or fine-eqa:reference (as EXPRESS-Bench\'s published code runs it), or your own active agent: exec:"python3 my_agent.py" (a process speaking docs/agent-protocol.md) or ./my-agent.mjs (a module)').argParser(builtinOrExternalAgent(EXPLORER_NAMES)).makeOptionMandatory())
     .option("--agent-timeout <seconds>", "your own agent: seconds to wait for each of its replies (default 120)", positiveSeconds)
     .option("--episode-time <seconds>", "your own agent: each episode's time budget (none by default; when spent, the agent must answer or stop)", positiveSeconds)
     .addOption(new Option("--model <provider/model>", "fine-eqa: the VLM; frontier: the --em-agent's model").env("EQA_MODEL"))
@@ -164,17 +165,6 @@ export function exploreCommand(): Command {
       opened.close();
     }
   });
-}
-
-/** `--agent`: a built-in explorer's name, exec:COMMAND or a module's path. */
-function explorerArgument(value: string): ExplorerName | ExternalAgentSpec {
-  if (!isExternalAgentValue(value)) return oneOf(EXPLORER_NAMES)(value);
-  try {
-    return parseExternalAgent(value);
-  } catch (error) {
-    if (isUserError(error)) throw new InvalidArgumentError(error.message.replace(/^field "--agent": /, ""));
-    throw error;
-  }
 }
 
 /** `eqa explore --dry-run`: the explorer's, the agent's and the judge's calls, as a most, without starting an environment. */
