@@ -191,7 +191,8 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
       const episodes = writeEpisodes(home, ["good1", "bad", "good2"]);
       const out = join(home, "run");
       const env = cliEnv(home, { WAYS: JSON.stringify({ bad: way }), RESETS: join(home, "resets.txt") });
-      const result = await runCli(["explore", "--episodes", episodes, "--agent", `exec:python3 ${scriptedAgent(home)}`, "--out", out, ...SMALL, ...extra], env);
+      // one episode at a time: the episode after the bad one needs a fresh process
+      const result = await runCli(["explore", "--episodes", episodes, "--agent", `exec:python3 ${scriptedAgent(home)}`, "--concurrency", "1", "--out", out, ...SMALL, ...extra], env);
       assert.equal(result.code, 1, result.stderr);
       const summary = readJson<Summary>(join(out, "summary.json"));
       assert.equal(summary.counts.finished, 2);
@@ -202,6 +203,7 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
       assert.equal(good.answer, "seen 4 frames");
       assert.equal(good.confidence, 0.75);
       assert.match(good.details.trace?.log?.[0]?.message ?? "", /memory: no memory: the run has no prebuilt scene graphs/);
+      assert.deepEqual(lines(join(home, "resets.txt")), ["good1", "bad", "good2"]);
     });
   }
 
