@@ -71,6 +71,7 @@ class Scripted(Agent):
             self.memory("door")
         except ProtocolError as error:
             self.log(f"memory: {error}")
+        self.log(f"pid {os.getpid()}")
         return self.step(observation)
 
     def step(self, observation):
@@ -206,6 +207,18 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
       assert.deepEqual(lines(join(home, "resets.txt")), ["good1", "bad", "good2"]);
     });
   }
+
+  test("--concurrency 2 explores with a pool of two agent processes, each taking episode after episode", async () => {
+    const home = temporaryDir();
+    const ids = ["p1", "p2", "p3", "p4", "p5", "p6"];
+    const episodes = writeEpisodes(home, ids);
+    const out = join(home, "run");
+    const result = await runCli(["explore", "--episodes", episodes, "--agent", `exec:python3 ${scriptedAgent(home)}`, "--concurrency", "2", "--out", out, ...SMALL], cliEnv(home, { RESETS: join(home, "resets.txt") }));
+    assert.equal(result.code, 0, result.stderr);
+    const pids = [...records(out).values()].map((r) => r.details.trace?.log?.[1]?.message);
+    assert.equal(pids.length, ids.length);
+    assert.equal(new Set(pids).size, 2, `processes: ${pids.join(", ")}`);
+  });
 
   test("when the step budget is spent, an agent that still moves ends its episode without an answer (stop: budget)", async () => {
     const home = temporaryDir();
