@@ -141,5 +141,5 @@ export function describeInstance(instance: MemoryInstance, withPosition: boolean
 export const POSITIONS_NOTE = {
   known: " and the centre and size of its 3-D bounding box (x, y, z in metres, y up).",
   hidden: ".",
-  missing: ". Their 3-D positions are not known: the recording has no depth.",
+  missing: ". Their 3-D positions are not known: the recording has no depth, so objects were told apart only by when and where in the picture they were seen, and how many of each there are is approximate.",
 } as const;

@@ -20,6 +20,10 @@ const CAPTION_PARAMS = { temperature: 0.2, maxTokens: 96, seed: 1234 } as const;
 /** Longest side of the frame the detector and the crops are taken from. */
 const DETECT_SIDE = 768;
 
+/** What a memory without depth says of its objects' places (in its notes and in what the agents are told). */
+export const APPROXIMATE_NOTE =
+  "positions are approximate: without depth, objects are told apart by when and where in the image they were seen (frame time and 2-D box), so an object that leaves the view and comes back counts again, and alike objects seen one after the other at the same place in the image count once";
+
 export interface MemoryOptions {
   /** Which frames (default: 60 uniformly). */
   sampling?: SamplingSpec;
@@ -111,8 +115,9 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
     options.onFrame?.(n + 1, indices.length);
   }
   const hasPositions = withGeometry > 0;
-  if (!hasPositions && missingIntrinsics > 0) notes.push("positions are missing: the frames have depth but no camera intrinsics (no intrinsic_color.txt or intrinsic_depth.txt), so no depth was back-projected; instances have no 3-D boxes and are grouped by label");
-  else if (!hasPositions) notes.push("positions are missing: the frames have no depth or no valid poses, so instances have no 3-D boxes and are grouped by label");
+  if (!hasPositions && missingIntrinsics > 0) notes.push("positions are missing: the frames have depth but no camera intrinsics (no intrinsic_color.txt or intrinsic_depth.txt), so no depth was back-projected; instances have no 3-D boxes");
+  else if (!hasPositions) notes.push("positions are missing: the frames have no depth or no valid poses, so instances have no 3-D boxes");
+  if (!hasPositions && views.some((v) => v.maskId === undefined)) notes.push(APPROXIMATE_NOTE);
   if (intrinsicsUsed.size > 0) notes.push(`depth back-projected with the intrinsics of ${[...intrinsicsUsed].join("; ")}`);
   if (detectorSkipped && usedMasks) notes.push("objects from the episode's instance masks; the detector did not run on frames with masks (ask for it with --detector)");
   if (skippedPoses > 0) notes.push(`${skippedPoses} of ${indices.length} frames skipped: invalid pose`);
@@ -128,7 +133,8 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
     const embedded = await options.encoder.embed(labels);
     labels.forEach((l, i) => vectors.set(l, embedded[i]!));
   }
-  const drafts = mergeViews(placed, embeddingSimilarity(vectors));
+  const places = new Map(indices.map((index, order) => [index, { order, ...(episode.timestamps?.[index] !== undefined ? { seconds: episode.timestamps[index] } : {}) }]));
+  const drafts = mergeViews(placed, embeddingSimilarity(vectors), places);
   const instances = drafts.map((draft, id) => toInstance(draft, id));
   if (options.captioner) await captionInstances(episode, instances, options.captioner, options.onCall);
   const graph: SceneGraph = {

@@ -15,6 +15,28 @@ export const MERGE_PARAMETERS = {
   mergeOverlap: 0.5,
 } as const;
 
+/**
+ * Telling objects apart without depth (an RGB-only video): a view continues an object of a
+ * similar description seen shortly before near the same place in the image; otherwise it is
+ * another object. Two views of one frame are never one object.
+ */
+export const TRACK_PARAMETERS = {
+  /** Looked-at frames a view may follow the object's last view by (it may be missed in between). */
+  maxFrameGap: 3,
+  /** Seconds a view may follow the object's last view by, when the frames' times are known (videos). */
+  maxSeconds: 3,
+  /** Least overlap (intersection over union) of the two 2-D boxes … */
+  minIou: 0.1,
+  /** … or most distance between their centres, in sizes of the larger box (its longer side). */
+  maxShift: 0.75,
+} as const;
+
+/** Where a frame lies in the episode: its place among the frames looked at and, when known, its time in seconds. */
+export interface FramePlace {
+  order: number;
+  seconds?: number;
+}
+
 /** An instance being built: its views and their merged points. */
 export interface DraftInstance {
   views: ObjectView[];
@@ -55,24 +77,24 @@ function absorb(target: DraftInstance, points: Float32Array | undefined): void {
  * Associates object views with global instances, frame by frame (SVM's step 2): a view with
  * a 3-D box joins the instance whose box it overlaps most among those with a similar
  * description, else starts a new one; the instance's box is re-computed from the merged
- * points. Views without 3-D boxes (no depth or pose) are grouped by label. A final pass
- * merges instances that still overlap.
+ * points. Views without 3-D boxes (no depth or pose) are one instance per mask id when they
+ * come from instance masks, and are otherwise told apart by when and where in the image they were seen ({@link TRACK_PARAMETERS}; `places` gives each frame's order and time,
+ * by default the frame index). A final pass merges instances that still overlap.
  */
-export function mergeViews(views: readonly ObjectView[], similarity: DescriptionSimilarity): DraftInstance[] {
+export function mergeViews(views: readonly ObjectView[], similarity: DescriptionSimilarity, places?: ReadonlyMap<number, FramePlace>): DraftInstance[] {
   const p = MERGE_PARAMETERS;
-  const instances: DraftInstance[] = [];
-  const byLabel = new Map<string, DraftInstance>();
+  const unplaced = views.filter((v) => !v.box || !v.points);
+  // an episode's instance masks say which object a view is: one instance per mask id
+  const byMask = new Map<number, DraftInstance>();
+  for (const view of unplaced) {
+    if (view.maskId === undefined) continue;
+    const group = byMask.get(view.maskId) ?? { views: [] };
+    byMask.set(view.maskId, group);
+    group.views.push(view);
+  }
+  const instances: DraftInstance[] = [...byMask.values(), ...trackViews(unplaced.filter((v) => v.maskId === undefined), similarity, places)];
   for (const view of views) {
-    if (!view.box || !view.points) {
-      let group = byLabel.get(view.label);
-      if (!group) {
-        group = { views: [] };
-        byLabel.set(view.label, group);
-        instances.push(group);
-      }
-      group.views.push(view);
-      continue;
-    }
+    if (!view.box || !view.points) continue;
     const viewBox = padBox(view.box, p.padding);
     let best: DraftInstance | undefined;
     let bestScore = -Infinity;
@@ -115,6 +137,72 @@ export function mergeViews(views: readonly ObjectView[], similarity: Description
     }
   }
   return instances;
+}
+
+/**
+ * Views without 3-D positions as objects: frame by frame, each view continues the object it
+ * matches best (a similar description, last seen within the gap, its 2-D box overlapping or
+ * near the view's), each object taking at most one view of a frame; a view that matches none
+ * starts an object. An object that leaves the view and comes back later counts again.
+ */
+function trackViews(views: readonly ObjectView[], similarity: DescriptionSimilarity, places: ReadonlyMap<number, FramePlace> | undefined): DraftInstance[] {
+  const t = TRACK_PARAMETERS;
+  const place = (frame: number): FramePlace => places?.get(frame) ?? { order: frame };
+  const tracks: { draft: DraftInstance; last: ObjectView }[] = [];
+  const frames = [...new Set(views.map((v) => v.frame))].sort((a, b) => place(a).order - place(b).order);
+  for (const frame of frames) {
+    const here = place(frame);
+    const inFrame = views.filter((v) => v.frame === frame);
+    const pairs: { view: number; track: number; score: number }[] = [];
+    tracks.forEach((track, k) => {
+      const then = place(track.last.frame);
+      if (here.order - then.order > t.maxFrameGap) return;
+      if (here.seconds !== undefined && then.seconds !== undefined && here.seconds - then.seconds > t.maxSeconds) return;
+      inFrame.forEach((view, v) => {
+        if (similarity(view.label, mainLabel(track.draft.views)) < MERGE_PARAMETERS.minSimilarity) return;
+        const iou = boxIou(view.box2d, track.last.box2d);
+        const shift = centreShift(view.box2d, track.last.box2d);
+        if (iou < t.minIou && shift > t.maxShift) return;
+        pairs.push({ view: v, track: k, score: iou - shift });
+      });
+    });
+    pairs.sort((a, b) => b.score - a.score || a.view - b.view || a.track - b.track);
+    const taken = new Set<number>();
+    const placed = new Map<number, number>();
+    for (const pair of pairs) {
+      if (placed.has(pair.view) || taken.has(pair.track)) continue;
+      placed.set(pair.view, pair.track);
+      taken.add(pair.track);
+    }
+    inFrame.forEach((view, v) => {
+      const k = placed.get(v);
+      if (k === undefined) {
+        tracks.push({ draft: { views: [view] }, last: view });
+        return;
+      }
+      tracks[k]!.draft.views.push(view);
+      tracks[k]!.last = view;
+    });
+  }
+  return tracks.map((track) => track.draft);
+}
+
+type Box2d = readonly [number, number, number, number];
+
+/** Intersection over union of two [x, y, width, height] boxes. */
+function boxIou(a: Box2d, b: Box2d): number {
+  const w = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0]);
+  const h = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
+  if (w <= 0 || h <= 0) return 0;
+  const inter = w * h;
+  return inter / (a[2] * a[3] + b[2] * b[3] - inter);
+}
+
+/** Distance between two boxes' centres, in lengths of the larger box's longer side. */
+function centreShift(a: Box2d, b: Box2d): number {
+  const dx = a[0] + a[2] / 2 - (b[0] + b[2] / 2);
+  const dy = a[1] + a[3] / 2 - (b[1] + b[3] / 2);
+  return Math.hypot(dx, dy) / Math.max(a[2], a[3], b[2], b[3], 1e-6);
 }
 
 export { mainLabel };
