@@ -45,6 +45,7 @@ export function modelsOf(config: Record<string, unknown> | undefined): NamedMode
   const out: NamedModel[] = [];
   for (const [key, value] of Object.entries(config ?? {})) {
     if (typeof value === "string" && MODEL_KEYS.has(key)) out.push({ role: key, name: value });
+    else if (value === null && MODEL_KEYS.has(key)) out.push({ role: key, name: "none" });
     else if (typeof value === "object" && value !== null && "name" in value && typeof value.name === "string" && (MODEL_KEYS.has(key) || "provider" in value)) {
       out.push({ role: key, name: value.name, ...("baseURL" in value && typeof value.baseURL === "string" ? { endpoint: value.baseURL } : {}) });
     }
