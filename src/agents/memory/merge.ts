@@ -22,7 +22,7 @@ export const MERGE_PARAMETERS = {
  */
 export const TRACK_PARAMETERS = {
   /** Looked-at frames a view may follow the object's last view by (it may be missed in between). */
-  maxFrameGap: 3,
+  maxFrameGap: 5,
   /** Seconds a view may follow the object's last view by, when the frames' times are known (videos). */
   maxSeconds: 3,
   /** Least overlap (intersection over union) of the two 2-D boxes … */
