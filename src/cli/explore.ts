@@ -196,6 +196,7 @@ async function planExploreRun(flags: ExploreFlags, explorer: ExplorerName, activ
     if (isFineEqa(explorer)) {
       notes.push(planned.steps === null ? "the step budget of some scenes is unknown before their environment starts: each counts as one step (pass --max-steps for a bound)" : `at most ${planned.steps} step(s) in all: each step a stop check and a region check, so the calls are an upper bound (an episode ends when the VLM can answer)`);
     }
+    if (activeAgent) notes.push("your own agent's model calls (model/complete) are known only as it makes them: not counted");
     if (answerer) notes.push("the agent answers once per episode from the frames the exploration collects: its calls are counted, its tokens are not estimated");
     if (judgeSpec) notes.push("the judge makes an LLM-Match and an EAC call per episode: counted, not estimated");
     console.log(formatCallPlan(opened.plan.roles(), notes));
