@@ -16,7 +16,12 @@ Write a class with an ``answer(question, episode)`` method and hand it to ``serv
     if __name__ == "__main__":
         serve(MyAgent())
 
-then run it with ``eqa answer --agent exec:"python3 my_agent.py" …``.
+then run it with ``eqa answer --agent exec:"python3 my_agent.py" …``. eqakit speaks JSON-RPC 2.0
+with the process over stdin and stdout, one message a line (docs/agent-protocol.md): stdout
+belongs to the protocol, so ``print`` goes to stderr while the agent is served (eqakit records
+stderr). ``answer`` returns the answer (a string or None) or a dict ``{"answer": …,
+"confidence": …}``; an exception fails the question (or episode), reported to eqakit with its
+message. ``self.memory(query)`` reads the episode's prebuilt scene graph when the run has one.
 
 An active agent (``eqa explore --agent exec:"python3 my_agent.py" …``) sets
 ``supports = ["active"]`` and implements ``step(observation)`` (and, if it keeps state,
@@ -33,11 +38,6 @@ returns an action name (``"move_forward"``, ``"turn_left"``, ``"turn_right"``, `
             if observation["budget"]["stepsLeft"] == 0:
                 return answer("a sofa", 0.4)
             return "move_forward" if observation["lastAction"] is None or observation["lastAction"]["success"] else "turn_left"
- eqakit speaks JSON-RPC 2.0
-with the process over stdin and stdout, one message a line (docs/agent-protocol.md): stdout
-belongs to the protocol, so ``print`` goes to stderr while the agent is served (eqakit records
-stderr). ``answer`` returns the answer (a string or None) or a dict ``{"answer": …,
-"confidence": …}``; an exception fails the question, reported to eqakit with its message.
 """
 
 import json
