@@ -133,7 +133,7 @@ writeFileSync(preload, `import { writeFileSync } from "node:fs";\nprocess.on("ex
 /** The vlm agent's answer, then the force-a-guess check (on by default, as OpenEQA runs it). */
 const CALLS_PER_QUESTION = 2;
 const boundSeconds = (Math.ceil(questions / concurrency) * CALLS_PER_QUESTION * latencyMs) / 1000;
-const results: { run: number; wallSeconds: number; ratio: number; cpuSeconds: number; runCpuSeconds: number; peakRssMB: number; peakInFlight: number; firstToLastCallSeconds: number; answered: number }[] = [];
+const results: { run: number; wallSeconds: number; ratio: number; cpuSeconds: number; runCpuSeconds: number; serverCpuSeconds: number; peakRssMB: number; peakInFlight: number; firstToLastCallSeconds: number; answered: number }[] = [];
 const env = { ...process.env, OPENAI_API_KEY: "sk-bench", XDG_CACHE_HOME: join(work, "cache"), NO_COLOR: "1" };
 
 /** Runs `eqa answer` into `out` against `url`; its exit code and CPU seconds. */
@@ -149,7 +149,10 @@ try {
   for (let run = 1; run <= runs; run++) {
     const server = await startServer();
     const out = join(work, `run-${run}`);
+    // the loopback server's own CPU (reading every request whole) competes with eqa for the cores
+    const serverCpu = process.cpuUsage();
     const measured = await answer(server.url, out);
+    const serverCpuSeconds = cpuSeconds(process.cpuUsage(serverCpu));
     await server.close();
     if (measured.code !== 0) throw new Error(`eqa answer exited with ${measured.code}`);
     if (server.calls() !== questions * CALLS_PER_QUESTION) throw new Error(`expected ${questions * CALLS_PER_QUESTION} calls, the server saw ${server.calls()}`);
@@ -161,13 +164,17 @@ try {
     if (reused.code !== 0 || idle.calls() !== 0) throw new Error("the resumed run did not reuse every answer");
     const wallSeconds = summary.wallTimeMs / 1000;
     const runCpuSeconds = measured.cpuSeconds - reused.cpuSeconds;
-    results.push({ run, wallSeconds: round(wallSeconds), ratio: round(wallSeconds / boundSeconds), cpuSeconds: round(measured.cpuSeconds), runCpuSeconds: round(runCpuSeconds), peakRssMB: Math.round(measured.peakRssMB), peakInFlight: server.peakInFlight(), firstToLastCallSeconds: round(server.spanSeconds()), answered: summary.counts.answered });
-    console.error(`run ${run}: ${wallSeconds.toFixed(2)} s (${(wallSeconds / boundSeconds).toFixed(2)}× the bound of ${boundSeconds} s), ${measured.cpuSeconds.toFixed(1)} s CPU (${runCpuSeconds.toFixed(1)} s beyond a run that reuses every answer), peak ${server.peakInFlight()} calls in flight, ${server.spanSeconds().toFixed(2)} s from the first call's arrival to the last reply`);
+    results.push({ run, wallSeconds: round(wallSeconds), ratio: round(wallSeconds / boundSeconds), cpuSeconds: round(measured.cpuSeconds), runCpuSeconds: round(runCpuSeconds), serverCpuSeconds: round(serverCpuSeconds), peakRssMB: Math.round(measured.peakRssMB), peakInFlight: server.peakInFlight(), firstToLastCallSeconds: round(server.spanSeconds()), answered: summary.counts.answered });
+    console.error(`run ${run}: ${wallSeconds.toFixed(2)} s (${(wallSeconds / boundSeconds).toFixed(2)}× the bound of ${boundSeconds} s), ${measured.cpuSeconds.toFixed(1)} s CPU (${runCpuSeconds.toFixed(1)} s beyond a run that reuses every answer; the model server ${serverCpuSeconds.toFixed(1)} s), peak ${server.peakInFlight()} calls in flight, ${server.spanSeconds().toFixed(2)} s from the first call's arrival to the last reply`);
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
 console.log(JSON.stringify({ questions, episodes, content: noisy ? "noisy" : "smooth", numFrames, size: [width, height], concurrency, latencyMs, boundSeconds, runs: results }));
+
+function cpuSeconds(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1e6;
+}
 
 function round(x: number): number {
   return Math.round(x * 1000) / 1000;
