@@ -47,6 +47,11 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .viewer table.grid tbody tr.selected{background:var(--v-accent-soft);box-shadow:inset 3px 0 0 var(--v-accent)}
 .viewer table.grid td.num,.viewer table.grid th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .viewer .question-list tbody tr{cursor:pointer}
+.viewer button.more{display:block;width:100%;border:0;border-top:1px solid var(--v-border);border-radius:0;padding:.6rem;color:var(--v-accent);background:var(--v-raised)}
+.viewer button.more[hidden]{display:none}
+.viewer table.question-list{table-layout:fixed}
+.viewer .question-list .w-id{width:9.5rem}.viewer .question-list .w-cat{width:10rem}.viewer .question-list .w-ans{width:24%}.viewer .question-list .w-mark{width:4.4rem}.viewer .question-list .w-rated{width:4.6rem}.viewer .question-list .w-stop{width:7rem}.viewer .question-list .w-path{width:5rem}
+@media (max-width:980px){.viewer .question-list .w-id{width:5.5rem}.viewer .question-list .w-cat{width:6.5rem}.viewer .question-list .w-mark{width:3.2rem}.viewer .question-list .w-rated{width:3.6rem}}
 .viewer .question-list td.qtext{min-width:16rem;max-width:34rem}.viewer .question-list td.answer{max-width:26rem}
 .viewer .text{white-space:pre-wrap;word-break:break-word}
 .viewer code.qid{display:inline-block;max-width:14ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
@@ -144,32 +149,45 @@ function fresh(refreshing,hash,data){if(location.hash!==hash)return false;var ke
 function setNav(which){["runs","compare"].forEach(function(n){var a=document.getElementById("nav-"+n);if(a)a.className=n===which?"active":"";});}
 
 /* a table whose columns sort on a click; rows are data, cells made by each column */
+/* a long list puts PAGE rows at a time in the page (layout, not the script, is what a browser spends its time on) */
+var PAGE=250;
 function sortableTable(id,cls,columns,key){
   var sort=key&&state.filters[key]&&state.filters[key].sort||{col:null,dir:1};
+  var limit=PAGE,last=[];
+  var more=el("button",{type:"button","class":"more",id:id+"-more",hidden:true,onclick:function(){limit+=PAGE;paint();}});
   var tbody=el("tbody");
-  var ths=columns.map(function(c,i){return el("th",{"class":(c.num?"num ":"")+(c.value?"sortable":""),"data-col":i,scope:"col",text:c.label,title:c.title,onclick:c.value?function(){sort.dir=sort.col===i?-sort.dir:(c.num?-1:1);sort.col=i;if(key){state.filters[key]=state.filters[key]||{};state.filters[key].sort=sort;}paint();}:null});});
+  var ths=columns.map(function(c,i){return el("th",{"class":(c.num?"num ":"")+(c.value?"sortable":"")+(c.w?" w-"+c.w:""),"data-col":i,scope:"col",text:c.label,title:c.title,onclick:c.value?function(){sort.dir=sort.col===i?-sort.dir:(c.num?-1:1);sort.col=i;if(key){state.filters[key]=state.filters[key]||{};state.filters[key].sort=sort;}paint();}:null});});
   var table=el("table",{"class":"grid "+(cls||""),id:id},[el("thead",{},[el("tr",{},ths)]),tbody]);
   var rows=[],rowAttrs=function(){return{};};
-  function compare(a,b){var c=columns[sort.col],x=c.value(a),y=c.value(b);
+  var made=new WeakMap(),collator=new Intl.Collator(undefined,{numeric:true});
+  function compare(a,b){var x=a.v,y=b.v;
     if(x===y)return 0;if(x===null||x===undefined||x==="")return 1;if(y===null||y===undefined||y==="")return -1;
-    if(typeof x==="number"&&typeof y==="number")return sort.dir*(x-y);return sort.dir*String(x).localeCompare(String(y),undefined,{numeric:true});}
+    if(typeof x==="number"&&typeof y==="number")return sort.dir*(x-y);return sort.dir*collator.compare(String(x),String(y));}
+  /* each row's element is made once and moved, so sorting and filtering a long list stay quick */
+  function rowOf(r){var tr=made.get(r);if(!tr){tr=el("tr",rowAttrs(r),columns.map(function(c){var v=c.cell(r);return el("td",{"class":(c.num?"num ":"")+(c.cls||"")},[v]);}));made.set(r,tr);}return tr;}
   function paint(){
-    var shown=rows.slice();if(sort.col!==null)shown.sort(compare);
-    while(tbody.firstChild)tbody.removeChild(tbody.firstChild);
-    shown.forEach(function(r){tbody.appendChild(el("tr",rowAttrs(r),columns.map(function(c){var v=c.cell(r);return el("td",{"class":(c.num?"num ":"")+(c.cls||"")},[v]);})));});
+    var shown=rows;
+    if(sort.col!==null){var c=columns[sort.col];shown=rows.map(function(r){return{r:r,v:c.value(r)};}).sort(compare).map(function(x){return x.r;});}
+    var frag=document.createDocumentFragment();
+    shown.slice(0,limit).forEach(function(r){var tr=rowOf(r);tr.classList.remove("selected");frag.appendChild(tr);});
+    tbody.textContent="";tbody.appendChild(frag);
+    last=shown;more.hidden=shown.length<=limit;more.textContent="show "+Math.min(PAGE,shown.length-limit)+" more ("+Math.min(limit,shown.length)+" of "+shown.length+" shown)";
     ths.forEach(function(th,i){if(i===sort.col)th.setAttribute("aria-sort",sort.dir>0?"ascending":"descending");else th.removeAttribute("aria-sort");});
     table.dispatchEvent(new CustomEvent("painted",{detail:shown}));
   }
-  return {table:table,tbody:tbody,set:function(list,attrs){rows=list;if(attrs)rowAttrs=attrs;paint();}};
+  return {table:table,tbody:tbody,more:more,box:el("div",{"class":"card flush"},[table,more]),
+    extend:function(){if(last.length<=limit)return false;limit+=PAGE;paint();return true;},
+    set:function(list,attrs){rows=list;limit=PAGE;if(attrs)rowAttrs=attrs;paint();}};
 }
 
 /* rows chosen with j/k or the arrows, opened with Enter */
-function listKeys(tbody,open){
+function listKeys(tbody,open,extend){
   var at=-1;
   function rowsNow(){return Array.prototype.slice.call(tbody.rows);}
-  function select(i){var rs=rowsNow();if(!rs.length)return;at=Math.max(0,Math.min(rs.length-1,i));rs.forEach(function(r,j){r.classList.toggle("selected",j===at);});rs[at].scrollIntoView({block:"nearest"});}
+  function select(i){var rs=rowsNow();if(!rs.length)return;var old=tbody.querySelector("tr.selected");if(old)old.classList.remove("selected");at=Math.max(0,Math.min(rs.length-1,i));rs[at].classList.add("selected");rs[at].scrollIntoView({block:"nearest"});}
   return function(e){
-    if(e.key==="j"||e.key==="ArrowDown"){select(at+1);e.preventDefault();}
+    var sel=tbody.querySelector("tr.selected");at=sel?Array.prototype.indexOf.call(tbody.rows,sel):-1;
+    if(e.key==="j"||e.key==="ArrowDown"){if(at+1>=tbody.rows.length&&extend)extend();select(at+1);e.preventDefault();}
     else if(e.key==="k"||e.key==="ArrowUp"){select(at-1);e.preventDefault();}
     else if(e.key==="Enter"&&at>=0){var r=rowsNow()[at];if(r)open(r.getAttribute("data-id"));}
   };
@@ -195,7 +213,7 @@ function runsView(refreshing){
     ];
     var t=sortableTable("runs","",cols,"runs");
     t.set(data.runs,function(r){return{"data-index":r.index};});
-    app.appendChild(el("div",{"class":"card flush"},[t.table]));
+    app.appendChild(t.box);
     if(data.runs.length>1)app.appendChild(el("p",{"class":"help"},["Compare two runs question by question: ",el("a",{href:"#/compare/0/1",text:"compare"}),"."]));
   });
 }
@@ -221,14 +239,14 @@ function runView(index,refreshing){
     var count=el("span",{id:"f-count","class":"count"});
     catSel.value=saved.category||"";scoreSel.value=saved.score||"";ratedSel.value=saved.rated||"";search.value=saved.search||"";
     var cols=[
-      {label:"id",value:function(q){return q.questionId;},cell:function(q){return el("code",{"class":"qid",title:q.questionId,text:q.questionId});}},
-      {label:"category",value:function(q){return q.category||"";},cell:function(q){return q.category||"–";}},
+      {label:"id",w:"id",value:function(q){return q.questionId;},cell:function(q){return el("code",{"class":"qid",title:q.questionId,text:q.questionId});}},
+      {label:"category",w:"cat",value:function(q){return q.category||"";},cell:function(q){return q.category||"–";}},
       {label:"question",cls:"text qtext",value:function(q){return q.question||"";},cell:function(q){return q.question||"–";}},
-      {label:"answer",cls:"text answer",value:function(q){return q.answer===null?"":q.answer;},cell:function(q){return q.answer===null?el("span",{"class":"empty",text:"(no answer)"}):q.answer===undefined?"–":String(q.answer);}}
+      {label:"answer",w:"ans",cls:"text answer",value:function(q){return q.answer===null?"":q.answer;},cell:function(q){return q.answer===null?el("span",{"class":"empty",text:"(no answer)"}):q.answer===undefined?"–":String(q.answer);}}
     ];
-    if(explore)cols.push({label:"stop",value:function(q){return q.stop||"";},cell:function(q){return q.error?el("span",{"class":"pill bad",text:"failed"}):el("span",{"class":"pill",text:q.stop||"–"});}},{label:"path m",num:true,value:function(q){return q.pathLengthM;},cell:function(q){return fmt(q.pathLengthM,1);}});
-    cols.push({label:scale,num:true,title:scale==="σ"?"LLM-Match mark, 1-5 (0: no answer)":"structured score, 1-5",value:function(q){return q.score===undefined?null:q.score===null?-1:q.score;},cell:function(q){return markCell(q.score,scale==="σ"?"σ":"1-5");}});
-    cols.push({label:"rated",num:true,title:"reviewers' marks (1-5)",value:function(q){return q.ratings.length?q.ratings.reduce(function(a,r){return a+r.score;},0)/q.ratings.length:null;},cell:function(q){return ratingText(q.ratings);}});
+    if(explore)cols.push({label:"stop",w:"stop",value:function(q){return q.stop||"";},cell:function(q){return q.error?el("span",{"class":"pill bad",text:"failed"}):el("span",{"class":"pill",text:q.stop||"–"});}},{label:"path m",w:"path",num:true,value:function(q){return q.pathLengthM;},cell:function(q){return fmt(q.pathLengthM,1);}});
+    cols.push({label:scale,w:"mark",num:true,title:scale==="σ"?"LLM-Match mark, 1-5 (0: no answer)":"structured score, 1-5",value:function(q){return q.score===undefined?null:q.score===null?-1:q.score;},cell:function(q){return markCell(q.score,scale==="σ"?"σ":"1-5");}});
+    cols.push({label:"rated",w:"rated",num:true,title:"reviewers' marks (1-5)",value:function(q){return q.ratings.length?q.ratings.reduce(function(a,r){return a+r.score;},0)/q.ratings.length:null;},cell:function(q){return ratingText(q.ratings);}});
     var t=sortableTable("questions","question-list",cols,key);
     function visible(){
       var c=catSel.value,s=scoreSel.value,rt=ratedSel.value,x=search.value.toLowerCase();
@@ -247,10 +265,10 @@ function runView(index,refreshing){
     function render(){t.set(visible(),function(q){return{"data-id":q.questionId,onclick:function(){open(q.questionId);}};});}
     [catSel,scoreSel,ratedSel,search].forEach(function(x){x.addEventListener("input",render);x.addEventListener("change",render);});
     app.appendChild(el("div",{"class":"filters"},[runSel,catSel,scoreSel,ratedSel,search,count]));
-    app.appendChild(el("div",{"class":"card flush"},[t.table]));
+    app.appendChild(t.box);
     app.appendChild(el("p",{"class":"help"},[el("span",{"class":"kbd",text:"j"})," ",el("span",{"class":"kbd",text:"k"})," move, ",el("span",{"class":"kbd",text:"Enter"})," opens, ",el("span",{"class":"kbd",text:"/"})," searches; click a column to sort it."]));
     render();
-    var keys=listKeys(t.tbody,open);
+    var keys=listKeys(t.tbody,open,t.extend);
     state.keys=function(e){if(e.key==="/"){search.focus();e.preventDefault();return;}keys(e);};
   });
 }
@@ -436,7 +454,7 @@ function compareView(a,b,refreshing){
       function render(){saved.differs=differs.checked;var shown=cmp.rows.filter(function(r){return !differs.checked||r.differs;});t.set(shown,function(r){return{"data-id":r.questionId,"class":r.differs?"differs":""};});count.textContent=shown.length+" of "+cmp.rows.length+" · "+cmp.rows.filter(function(r){return r.differs;}).length+" differ";}
       differs.addEventListener("change",render);
       render();
-      app.appendChild(el("div",{"class":"card flush"},[t.table]));
+      app.appendChild(t.box);
     });
   });
 }
