@@ -6,8 +6,9 @@
  *   node --import tsx bench/generate.ts [--source alfred:DIR|sim:DIR] [--per-trajectory 10] [--seed 0]
  *
  * It also measures what only the whole set shows: the English checker's counts per class
- * (src/generate/english.ts), trajectories with questions in more than one split, and the
- * generation funnel (programs made, dropped by each rule, kept).
+ * (src/generate/english.ts), the never-seen check (src/generate/sightings.ts), trajectories with
+ * questions in more than one split, and the generation funnel (programs made, dropped by each
+ * rule, kept).
  *
  * Prints one JSON line of figures.
  */
@@ -47,6 +48,7 @@ console.log(
     trajectoriesInSeveralSplits: [...splitsOf.values()].filter((x) => x.size > 1).length,
     englishTexts: dataset.stats.english.texts,
     english: dataset.stats.english.counts,
+    seen: dataset.stats.seen,
     queryTypes: dataset.stats.queryTypes,
     funnel: dataset.stats.funnel,
     loadSeconds: Math.round(t1 - t0) / 1000,

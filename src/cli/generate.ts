@@ -64,6 +64,7 @@ export function generateCommand(): Command {
     const dropped = Object.entries(s.funnel.filtered).filter(([, n]) => n > 0);
     console.log(`programs: ${s.funnel.made} made, ${s.funnel.kept} kept; filtered: ${dropped.length > 0 ? dropped.map(([rule, n]) => `${rule} ${n}`).join(", ") : "none"}`);
     console.log(`English check of ${s.english.texts} texts: ${Object.entries(s.english.counts).map(([k, n]) => `${k} ${n}`).join(", ")}`);
+    console.log(`seen check of ${s.seen.objects} objects the questions refer to: ${s.seen.neverSeen} never seen${s.seen.unrecorded > 0 ? `, ${s.seen.unrecorded} questions without a record` : ""}`);
     if (s.withoutObservations > 0) console.log(`${s.withoutObservations} of ${s.questions} questions have no observations (episode_history null): they are for judges only (eqa score-tag), and eqa answer refuses them`);
     console.log(`wrote ${run.path}/{questions.json,stats.json,skipped.json}`);
     // skipped trajectory files and failed rewrites are failed items: listed, the others done

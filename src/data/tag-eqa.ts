@@ -65,6 +65,20 @@ export const tagProgramSchema = z.object({
   query: z.object({ type: z.enum(TAG_QUERY_TYPES), modifier: z.string().nullable() }),
 });
 
+export const tagSeenObjectSchema = z.object({
+  /** The trajectory log's id of the object. */
+  object: z.string(),
+  type: z.string(),
+  /** Its position in the grounding frame as the answer gives it, when known. */
+  position: vec3.nullable(),
+  /** The step the question refers to the object at (the step its value was read, the end of a moment's window…). */
+  step: z.number().int().nonnegative(),
+  /** The steps at which the agent saw it as it was at `step` (never empty). */
+  steps: z.array(z.number().int().nonnegative()),
+  /** The frames of those steps, when the recording has frames. */
+  frames: z.array(z.number().int().nonnegative()).optional(),
+});
+
 export const tagQuestionSchema = z.object({
   question_id: z.string().min(1),
   /** The trajectory log's id and the scene it was recorded in. */
@@ -90,10 +104,13 @@ export const tagQuestionSchema = z.object({
   split: z.enum(TAG_SPLITS),
   /** The recording's frame folder (relative to the dataset), for agents that read frames. */
   episode_history: z.string().nullable().optional(),
+  /** Where the agent saw each object the question refers to (src/generate/generate.ts `seenObjects`); absent in sets made before it was recorded. */
+  seen: z.array(tagSeenObjectSchema).optional(),
 });
 
 export type TagProgram = z.infer<typeof tagProgramSchema>;
 export type TagCondition = z.infer<typeof conditionSchema>;
+export type TagSeenObject = z.infer<typeof tagSeenObjectSchema>;
 export type TagQuestion = z.infer<typeof tagQuestionSchema>;
 
 export function parseTagQuestions(value: unknown, file: string): TagQuestion[] {

@@ -9,6 +9,8 @@ import { renderAnswer, renderQuestion, structuredQuestion, type EventTotals } fr
 import { assignSplits } from "./split.js";
 import { checkEnglishSet, type EnglishIssue } from "./english.js";
 import { forgetWorld, worldOf } from "./execute.js";
+import { checkSeenSet, type SeenReport } from "./sightings.js";
+import { registerSightings, type ObjectSightings } from "./world.js";
 import type { RunDirectory } from "../store/index.js";
 
 export interface TrajectoryInput {
@@ -17,6 +19,8 @@ export interface TrajectoryInput {
   file?: string;
   /** The recording's frame folder, relative to the dataset's directory. */
   episodeHistory?: string | null;
+  /** What the agent saw, from the recording's instance masks (`maskSightings`); else the geometric test. */
+  sightings?: ObjectSightings | null;
 }
 
 /** A trajectory file that was not used, and why. */
@@ -57,6 +61,8 @@ export interface TagDatasetStats {
   withoutObservations: number;
   /** The English checker over every question and answer text (src/generate/english.ts): texts with each issue. */
   english: { texts: number; counts: Record<EnglishIssue, number>; examples: Record<EnglishIssue, string[]> };
+  /** The never-seen check over every question (src/generate/sightings.ts `checkSeenSet`). */
+  seen: SeenReport;
   /** Programs sampled, dropped by each rule (FUNNEL_RULES in src/generate/generate.ts), and kept. */
   funnel: GenerationFunnel;
   /** How the texts were written: the template renderer, or a model (with what it rewrote). */
@@ -80,6 +86,7 @@ export function buildTagDataset(inputs: readonly TrajectoryInput[], options: Dat
   let empty = 0;
   const funnel = emptyFunnel();
   for (const input of [...inputs].sort((a, b) => a.log.id.localeCompare(b.log.id))) {
+    if (input.sightings) registerSightings(input.log, input.sightings);
     const generated = generatePrograms(input.log, options, funnel);
     if (generated.length === 0) empty++;
     generated.forEach((g, k) => questions.push(toQuestion(input, g, k)));
@@ -118,6 +125,7 @@ function toQuestion(input: TrajectoryInput, g: GeneratedProgram, k: number): Tag
     tags: { predicate_types: predicateTypes(g.program), query_type: g.program.query.type, conditions: g.program.filters.length, ambiguous: g.grounded !== null },
     split: "train",
     episode_history: input.episodeHistory ?? null,
+    seen: g.seen,
   };
 }
 
@@ -153,6 +161,7 @@ export function datasetStats(questions: readonly TagQuestion[], trajectories: nu
     grounded: 0,
     withoutObservations: questions.filter((q) => q.episode_history == null).length,
     english: checkEnglishSet(questions),
+    seen: checkSeenSet(questions),
     funnel,
     renderer: { name: "template" },
   };

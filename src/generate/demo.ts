@@ -90,7 +90,7 @@ async function generateQuestions(options: DemoOptions, recordings: string, dir: 
   const file = join(dir, "questions.json");
   if (existsSync(file)) return loadTagQuestions(file);
   const run = new RunDirectory(dir);
-  const { inputs, skipped } = await loadSimRecordings(recordings, run.path);
+  const { inputs, skipped } = await loadSimRecordings(recordings, run.path, { sightings: true });
   const dataset = buildTagDataset(inputs, { perTrajectory: options.perTrajectory ?? 16, seed: 0 }, skipped);
   await writeTagDataset(run, dataset, skipped);
   options.onStage?.(`generated ${dataset.questions.length} questions from ${inputs.length} recordings`);

@@ -12,9 +12,10 @@
  * its type on matching objects whose step lies in the window, the conditions holding then.
  *
  * Viewpoint of position predicates (in front of, behind, left, right "from the agent's view"):
- * at a step t, the latest step t' ≤ t at which the agent had both objects in view (in front of
- * the camera, within a 90° horizontal field of view and 6 m), with the objects' positions and
- * the agent's pose at t'. Left/right compare the bearings (x / depth) with a margin of 0.1;
+ * at a step t, the latest step t' ≤ t at which the agent saw both objects (`TrajectoryWorld.visibleAt`:
+ * the recording's instance masks, else the geometric test of field of view, range and
+ * occlusion) and neither moved between t' and t, with the objects' positions and the agent's
+ * pose at t'. Left/right compare the bearings (x / depth) with a margin of 0.1;
  * in front of/behind compare the depths with a margin of 0.3 m for objects whose bearings
  * differ by less than 0.3. Pitch is left out.
  *
@@ -42,8 +43,6 @@ const UNKNOWN = 1;
 const TRUE = 2;
 type Truth = 0 | 1 | 2;
 
-const HALF_FOV_TAN = 1; // 90° horizontal field of view
-const VIEW_DISTANCE = 6;
 const SIDE_MARGIN = 0.1;
 const DEPTH_MARGIN = 0.3;
 const ALIGNED = 0.3;
@@ -57,6 +56,20 @@ export interface ExecutionResult {
   grouped: number[];
   /** The log's ids of each group's objects (in the order of `objects`): what the answer is about, whatever the time. */
   ids: string[][];
+  /**
+   * Every object the answer names, with the step the question refers to it at: each group's
+   * objects at the step their value was read (a counted event's object at the step before the
+   * event, or the event's), and the objects its conditions refer to (the group's reference, or
+   * the only object of a referenced type) at the end of the window.
+   */
+  referenced: ReferencedObject[];
+}
+
+/** An object a question refers to, and when: `steps` are alternatives (a counted event's object may be seen just before it or at it); `at` is the step whose position the answer gives. */
+export interface ReferencedObject {
+  id: string;
+  steps: number[];
+  at: number;
 }
 
 const worlds = new WeakMap<TrajectoryLog, TrajectoryWorld>();
@@ -96,6 +109,7 @@ interface Filter {
 class Execution {
   private unknown = false;
   private readonly ids: string[][] = [];
+  private readonly referenced = new Map<string, ReferencedObject>();
   private readonly filters: Filter[];
   private readonly window: [number, number] | null;
 
@@ -111,7 +125,7 @@ class Execution {
   run(): ExecutionResult {
     const ambiguous = this.filters.filter((f) => f.ambiguous);
     const groups = cartesian(ambiguous.map((f) => f.references)).map((choice) => this.group(new Map(ambiguous.map((f, i) => [f, choice[i]!]))));
-    return { answer: groups, unknown: this.unknown, grouped: ambiguous.map((f) => this.program.filters.indexOf(f.condition)), ids: this.ids };
+    return { answer: groups, unknown: this.unknown, grouped: ambiguous.map((f) => this.program.filters.indexOf(f.condition)), ids: this.ids, referenced: [...this.referenced.values()] };
   }
 
   private momentWindow(): [number, number] | null {
@@ -155,8 +169,19 @@ class Execution {
     return t === ANY_OBJECT ? this.world.objectsOfKind("object") : [...this.world.ofType(t)];
   }
 
+  private refer(id: string, steps: number[], at = steps[steps.length - 1]!): void {
+    const key = `${id}\u0000${steps.join(",")}`;
+    if (!this.referenced.has(key)) this.referenced.set(key, { id, steps, at });
+  }
+
   private group(choice: Map<Filter, TrajectoryObject>): AnswerGroup {
     const query = this.program.query;
+    const end = this.window ? this.window[1] : this.world.lastStep;
+    for (const f of this.filters) {
+      const chosen = choice.get(f);
+      if (chosen) this.refer(chosen.id, [end]);
+      else if (f.references.length === 1) this.refer(f.references[0]!.id, [end]);
+    }
     const labels = [...choice].map(([f, r]) => ({ filter: f, ref: r, at: this.anchor(r) }));
     const predicate = labels.map((l) => `${l.filter.condition.type}: ${relationPhrase(l.filter.condition, l.at)}`).join(", ");
     const conditions = labels.map((l) => ({ key: `${l.filter.condition.type}:${l.filter.condition.key}`, value: l.filter.condition.args.map(String).join(" as "), position: l.at }));
@@ -167,6 +192,7 @@ class Execution {
       const step = this.lastMatch(o, choice, this.window);
       if (step !== null) matched.push({ object: o, step });
     }
+    for (const m of matched) this.refer(m.object.id, [m.step]);
     const entries = matched.map((m) => ({ ...m, described: this.describe(m.object, m.step) }));
     entries.sort((a, b) => compareDescribed(a.described, b.described));
     this.ids.push(entries.map((e) => e.object.id));
@@ -197,6 +223,7 @@ class Execution {
         if (truth !== TRUE) continue;
         count++;
         counted.set(event.object, event.step);
+        this.refer(event.object, event.step > 0 ? [event.step - 1, event.step] : [event.step]);
       }
     }
     const entries = [...counted].map(([id, step]) => ({ id, described: this.describe(this.world.object(id)!, step) }));
@@ -370,7 +397,7 @@ export function momentWindow(filters: readonly TagCondition[], world: Trajectory
 
 /** The position keys that hold between two objects from the agent's view at step t (see the viewpoint above). */
 export function positionKeysAt(world: TrajectoryWorld, a: string, b: string, t: number): string[] | null {
-  const view = world.lastSeenTogether(a, b, t, isVisible);
+  const view = world.lastSeenTogether(a, b, t);
   if (view === null) return null;
   const pa = world.inView(world.position(a, view)!, view);
   const pb = world.inView(world.position(b, view)!, view);
@@ -383,10 +410,6 @@ export function positionKeysAt(world: TrajectoryWorld, a: string, b: string, t: 
   if (aligned && pa.depth < pb.depth - DEPTH_MARGIN) keys.push("in_front_of");
   if (aligned && pa.depth > pb.depth + DEPTH_MARGIN) keys.push("behind");
   return keys;
-}
-
-function isVisible(p: { x: number; depth: number }): boolean {
-  return p.depth > 0.1 && Math.abs(p.x) <= p.depth * HALF_FOV_TAN && Math.hypot(p.x, p.depth) <= VIEW_DISTANCE;
 }
 
 function cartesian<T>(lists: T[][]): T[][] {

@@ -9,6 +9,7 @@ import { canonicalJson, randomInt, seededRandom, sha256Hex, type Random } from "
 import { ai2thorCatalogue, type StructuredAnswer, type TagCondition, type TagPredicateType, type TagProgram, type TagQueryType, type TrajectoryLog, type TrajectoryObject, type TrajectoryStateName } from "../data/index.js";
 import { objectCatalogue } from "../sim/index.js";
 import { executeProgramDetailed, momentWindow, positionKeysAt, worldOf, type ExecutionResult } from "./execute.js";
+import type { TagSeenObject } from "../data/index.js";
 import { ANY_OBJECT, isBannedPair, isDiverse, momentEvents, MOMENT_KEYS, PROPERTY_KEYS, propertyOf, referenceType, type PropertyKey } from "./program.js";
 import { renderQuestion, structuredQuestion } from "./render.js";
 import type { TrajectoryWorld } from "./world.js";
@@ -28,6 +29,8 @@ export interface GeneratedProgram {
   answer: StructuredAnswer;
   /** The grounded form of an ambiguous question. */
   grounded: { program: TagProgram; answer: StructuredAnswer } | null;
+  /** Where the agent saw each object the question refers to (`seenObjects`). */
+  seen: TagSeenObject[];
 }
 
 const QUERY_WEIGHTS: [TagQueryType, number][] = [
@@ -57,10 +60,11 @@ export function logSeed(seed: number, logId: string): number {
  * conditions of one predicate type crowding the others or giving the answer away (section 3's
  * hints); a `getProperty` answered by the target's type alone (every object of that type in the
  * source's catalogue has the same value); an answer that depends on what the log does not know;
- * more groups than allowed; nothing matched; a question whose text names its own answer; a
- * condition that changes nothing; an ambiguous question with no effective grounded form.
+ * more groups than allowed; nothing matched;
+ * an object the question refers to that the agent never saw as it was then (`seenObjects`); a
+ * question whose text names its own answer; a condition that changes nothing; an ambiguous question with no effective grounded form.
  */
-export const FUNNEL_RULES = ["duplicate", "hint", "answeredByType", "unknown", "tooManyGroups", "empty", "containsAnswer", "ineffective", "noGroundedForm"] as const;
+export const FUNNEL_RULES = ["duplicate", "hint", "answeredByType", "unknown", "tooManyGroups", "empty", "neverSeen", "containsAnswer", "ineffective", "noGroundedForm"] as const;
 export type FunnelRule = (typeof FUNNEL_RULES)[number];
 
 /** What generation made and dropped: programs sampled, dropped by each rule, kept. */
@@ -129,9 +133,11 @@ export function judgeProgram(program: TagProgram, log: TrajectoryLog, random: Ra
   if (result.unknown) return "unknown";
   if (result.answer.length > maxGroups) return "tooManyGroups";
   if (!hasContent(result.answer)) return "empty";
+  const seen = seenObjects(result, log);
+  if (seen === null) return "neverSeen";
   if (containsItsAnswer(program, result.answer)) return "containsAnswer";
   if (!isEffective(program, result, log)) return "ineffective";
-  if (result.grouped.length === 0) return { program, answer: result.answer, grounded: null };
+  if (result.grouped.length === 0) return { program, answer: result.answer, grounded: null, seen };
   const candidates = shuffled(result.answer.filter((g) => g.objects.length > 0), random);
   for (const group of candidates) {
     const filters = program.filters.map((c) => ({ ...c }));
@@ -146,7 +152,7 @@ export function judgeProgram(program: TagProgram, log: TrajectoryLog, random: Ra
     const groundedResult = executeProgramDetailed(grounded, log);
     if (groundedResult.unknown || groundedResult.answer.length !== 1 || !hasContent(groundedResult.answer)) continue;
     if (!isEffective(grounded, groundedResult, log)) continue;
-    return { program, answer: result.answer, grounded: { program: grounded, answer: groundedResult.answer } };
+    return { program, answer: result.answer, grounded: { program: grounded, answer: groundedResult.answer }, seen };
   }
   return "noGroundedForm";
 }
@@ -200,6 +206,32 @@ export function containsItsAnswer(program: TagProgram, answer: StructuredAnswer)
     return answered.size > 0 && [...answered].every((t) => named.has(t));
   }
   return false;
+}
+
+/**
+ * Where the agent saw each object an answer refers to, at the step the question refers to it
+ * (`ExecutionResult.referenced`): the steps at which it was seen as it was then
+ * (`TrajectoryWorld.seenFor`), with their frames when the log has them; null when some object
+ * was never seen so (the question is not answerable from the observations).
+ */
+export function seenObjects(result: ExecutionResult, log: TrajectoryLog): TagSeenObject[] | null {
+  const world = worldOf(log);
+  const out: TagSeenObject[] = [];
+  for (const r of result.referenced) {
+    let found: { step: number; steps: number[] } | null = null;
+    for (const step of r.steps) {
+      const steps = world.seenFor(r.id, step);
+      if (steps.length > 0) {
+        found = { step, steps };
+        break;
+      }
+    }
+    if (!found) return null;
+    const object = world.object(r.id)!;
+    const frames = found.steps.map((s) => log.steps[s]!.frame).filter((f): f is number => typeof f === "number");
+    out.push({ object: r.id, type: object.type, position: world.groundedPositionNear(r.id, r.at), step: found.step, steps: found.steps, ...(frames.length === found.steps.length ? { frames } : {}) });
+  }
+  return out.sort((a, b) => a.object.localeCompare(b.object) || a.step - b.step);
 }
 
 function hasContent(answer: StructuredAnswer): boolean {

@@ -1,5 +1,6 @@
 export * from "./program.js";
-export { groundingTransform, TrajectoryWorld, type Vec3 } from "./world.js";
+export { groundingTransform, registerSightings, SEEN_HALF_FOV_TAN, SEEN_RANGE, TrajectoryWorld, type ObjectSightings, type Vec3 } from "./world.js";
+export * from "./sightings.js";
 export * from "./execute.js";
 export * from "./render.js";
 export * from "./english.js";

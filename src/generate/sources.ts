@@ -4,11 +4,13 @@
  * A file that does not parse or contradicts itself is reported with its path and step, and
  * the others go on.
  */
+import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { describeError, isUserError, resolveInside, UserError } from "../core/index.js";
 import { loadAlfredTrajectories, loadTrajectoryLog, type TrajectoryLog } from "../data/index.js";
 import type { SkippedTrajectory, TrajectoryInput } from "./dataset.js";
+import { maskSightings } from "./sightings.js";
 
 export interface LoadedTrajectories {
   inputs: TrajectoryInput[];
@@ -17,12 +19,12 @@ export interface LoadedTrajectories {
 
 export const RECORDING_FILE = "trajectory.json";
 
-/** Parses `alfred:DIR` or `sim:DIR`; frame folders are named relative to `outDir`. */
+/** Parses `alfred:DIR` or `sim:DIR`; frame folders are named relative to `outDir`; a recording's instance masks tell what the agent saw. */
 export async function loadTrajectorySource(source: string, outDir: string): Promise<LoadedTrajectories> {
   const match = /^(alfred|sim):(.+)$/.exec(source);
   if (!match) throw new UserError(`unknown source "${source}"`, { field: "--source" }, "use alfred:DIR (ALFRED trajectories) or sim:DIR (simulator recordings)");
   const dir = match[2]!;
-  const loaded = match[1] === "sim" ? await loadSimRecordings(dir, outDir) : await loadAlfredSource(dir);
+  const loaded = match[1] === "sim" ? await loadSimRecordings(dir, outDir, { sightings: true }) : await loadAlfredSource(dir);
   return withoutDuplicateIds(loaded);
 }
 
@@ -31,8 +33,12 @@ async function loadAlfredSource(dir: string): Promise<LoadedTrajectories> {
   return { inputs: logs.map((log) => ({ log, episodeHistory: null })), skipped: skipped.map((s) => ({ file: s.file, ...(s.step !== undefined ? { step: s.step } : {}), error: s.error })) };
 }
 
-/** Every `trajectory.json` below `dir`, in path order. */
-export async function loadSimRecordings(dir: string, outDir: string): Promise<LoadedTrajectories> {
+/**
+ * Every `trajectory.json` below `dir`, in path order; with `sightings`, what the agent saw in
+ * each recording's frames (`maskSightings`; frames that cannot be read skip the recording, a
+ * missing frame folder leaves the geometric test).
+ */
+export async function loadSimRecordings(dir: string, outDir: string, options: { sightings?: boolean } = {}): Promise<LoadedTrajectories> {
   const files = await findRecordings(dir);
   const inputs: TrajectoryInput[] = [];
   const skipped: SkippedTrajectory[] = [];
@@ -41,7 +47,9 @@ export async function loadSimRecordings(dir: string, outDir: string): Promise<Lo
       const log = await loadTrajectoryLog(file);
       // a log names its frame folder beside it: one that leads elsewhere is refused, the log skipped
       const frames = log.frames ? resolveInside(dirname(file), log.frames, { file, field: "frames" }, "a recording's frames folder is relative to its trajectory.json and stays inside its folder") : undefined;
-      inputs.push({ log, file, episodeHistory: frames ? relative(resolve(outDir), frames) : null });
+      // a log whose frames are not there is judged by the geometric test
+      const sightings = options.sightings && frames && existsSync(frames) ? await maskSightings(log, frames) : null;
+      inputs.push({ log, file, episodeHistory: frames ? relative(resolve(outDir), frames) : null, sightings });
     } catch (error) {
       if (!isUserError(error)) throw error;
       skipped.push(skippedFile(file, error));

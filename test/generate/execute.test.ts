@@ -112,7 +112,10 @@ describe("executeProgram: predicates (Table 4)", () => {
   test("position: from the agent's latest view of both objects", () => {
     // cup-1 and cup-2 were last seen with the knife to their right; cup-3, held at step 3, to its right
     assert.deepEqual(values(program("cup", "countObjects", [{ type: "position", key: "left_of", args: ["knife"] }])), [2]);
-    assert.deepEqual(values(program("cup", "countObjects", [{ type: "position", key: "right_of", args: ["knife"] }])), [1]);
+    const rightOfKnife: TagCondition = { type: "position", key: "right_of", args: ["knife"] };
+    assert.deepEqual(values(program("cup", "countObjects", [rightOfKnife, { type: "moment", key: "right_after", args: ["pickup", "cup", 1] }])), [1]);
+    // cup-3 has been in the closed fridge since step 4: the view of step 3 is stale, so no cup is to the knife's right now
+    assert.deepEqual(values(program("cup", "countObjects", [rightOfKnife])), [0]);
     assert.deepEqual(values(program("cup", "countObjects", [{ type: "position", key: "in_front_of", args: ["chair"] }])), [2]);
     // the chair is behind cup-1 and cup-2 (one group per cup), not behind cup-3
     assert.deepEqual(values(program("chair", "countObjects", [{ type: "position", key: "behind", args: ["cup"] }])), [1, 1, 0]);

@@ -2,7 +2,7 @@
  * A small hand-made kitchen trajectory whose answers the tests compute by hand.
  *
  * The agent stands at the origin facing −z (camera 1.5 m up) for steps 0–1 and 6–7, at x = 1 for
- * steps 2–5; the grounding frame is the world shifted down by 1.5 m. It picks cup-1 up at
+ * steps 2–5 (turned to face the fridge at steps 3–4); the grounding frame is the world shifted down by 1.5 m. It picks cup-1 up at
  * step 6 and puts it back at step 7.
  *
  *   countertop-1 (-1, 0.45, -2)   cup-1 green plastic, cup-2 red ceramic on it
@@ -60,6 +60,8 @@ function placements(step: number): Record<string, Placement> {
 }
 
 const actions = [null, "look_around", "pickup", "open", "put", "close", "pickup", "put"];
+/** At steps 3 and 4 the agent, at x = 1, faces the fridge (open, put the cup in). */
+const FRIDGE_TURN = -Math.atan2(2, 1);
 
 export interface KitchenOptions {
   id?: string;
@@ -104,7 +106,7 @@ export function kitchenRaw(options: KitchenOptions = {}): RawLog {
       for (const [id, p] of Object.entries(placements(step))) {
         placed[name(id)] = { ...p, position: p.position ? move(p.position) : null, receptacle: p.receptacle ? name(p.receptacle) : null, states: p.states ?? {} };
       }
-      return { step, action, success: true, agent: { position: move(step < 2 || step > 5 ? [0, 0, 0] : [1, 0, 0]), yaw, pitch: 0 }, held: step >= 2 && step < 4 ? name("cup-3") : step === 6 ? name("cup-1") : null, objects: placed };
+      return { step, action, success: true, agent: { position: move(step < 2 || step > 5 ? [0, 0, 0] : [1, 0, 0]), yaw: yaw + (step === 3 || step === 4 ? FRIDGE_TURN : 0), pitch: 0 }, held: step >= 2 && step < 4 ? name("cup-3") : step === 6 ? name("cup-1") : null, objects: placed };
     }),
     events: [
       { step: 2, type: "pickup", object: name("cup-3"), from: name("countertop-2"), index: 1 },

@@ -12,6 +12,8 @@ import {
   isBannedPair,
   isDiverse,
   isEffective,
+  judgeProgram,
+  worldOf,
   renderAnswer,
   renderQuestion,
   structuredQuestion,
@@ -33,9 +35,27 @@ describe("filters of section 3", () => {
     const p: TagProgram = { target: "knife", filters: [{ type: "property", key: "use", args: ["used for cutting food"] }], query: { type: "countObjects", modifier: null } };
     assert.equal(isEffective(p, executeProgramDetailed(p, log), log), false);
     assert.equal(acceptProgram(p, log, seededRandom(1)), null);
+    const red: TagProgram = { target: "cup", filters: [{ type: "property", key: "colour", args: ["red"] }], query: { type: "countObjects", modifier: null } };
+    assert.equal(isEffective(red, executeProgramDetailed(red, log), log), true);
+    assert.notEqual(acceptProgram(red, log, seededRandom(1)), null);
+  });
+
+  test("a question about an object never seen as it was then is dropped (neverSeen), the others record where they were seen", () => {
+    // the box under the table is hidden by the table's box from everywhere the agent stood
+    const box: TagProgram = { target: "box", filters: [{ type: "location", key: "under", args: ["table"] }], query: { type: "countObjects", modifier: null } };
+    assert.equal(judgeProgram(box, log, seededRandom(1)), "neverSeen");
     const green: TagProgram = { target: "cup", filters: [{ type: "property", key: "colour", args: ["green"] }], query: { type: "countObjects", modifier: null } };
-    assert.equal(isEffective(green, executeProgramDetailed(green, log), log), true);
-    assert.notEqual(acceptProgram(green, log, seededRandom(1)), null);
+    const kept = judgeProgram(green, log, seededRandom(1));
+    assert.ok(typeof kept !== "string", String(kept));
+    // cup-1 back on the countertop since step 7; cup-3 put in the open fridge at step 4, in view, untouched since
+    assert.deepEqual(kept.seen.map((s) => [s.object, s.step, s.steps]), [["cup-1", 7, [7]], ["cup-3", 7, [4]]]);
+    const world = worldOf(log);
+    assert.deepEqual(world.seenFor("cup-3", 7), [4]);
+    // the fridge is in view only while the agent faces it (steps 3-4); the mug in it only while it is open
+    assert.deepEqual(world.seenFor("fridge-1", 7), [3, 4]);
+    assert.deepEqual(world.seenFor("mug-1", 7), [3, 4]);
+    assert.equal(world.visibleAt("mug-1", 5), false);
+    assert.deepEqual(world.seenFor("box-1", 7), []);
   });
 
   test("a condition that only repeats another is ineffective too", () => {
