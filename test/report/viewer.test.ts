@@ -387,6 +387,39 @@ describe("eqa view in Chromium", () => {
   });
 });
 
+describe("eqa view compare", () => {
+  test("an answer that is missing (null) reads \"(no answer)\", never \"null\", and its row is marked as differing", async () => {
+    const [a, b] = [join(home, "cmp-a"), join(home, "cmp-b")];
+    const traces = lines(join(vlmRun, "traces.jsonl"));
+    mkdirSync(a);
+    mkdirSync(b);
+    writeFileSync(join(a, "traces.jsonl"), `${traces.join("\n")}\n`);
+    const missing = JSON.parse(traces[0]!) as { questionId: string; answer: string | null };
+    missing.answer = null;
+    writeFileSync(join(b, "traces.jsonl"), `${[JSON.stringify(missing), ...traces.slice(1)].join("\n")}\n`);
+    const viewer = await startViewer({ runDirs: [a, b], port: 0 });
+    const page = await browser.newPage();
+    const { problems } = watch(page, viewer.url);
+    try {
+      await page.goto(`${viewer.url}/#/compare/0/1`);
+      await shown(page);
+      const row = page.locator(`#compare tr[data-id="${missing.questionId}"]`);
+      assert.equal(await row.locator(".answer.b").textContent(), "(no answer)");
+      assert.equal(await row.locator(".answer.a").textContent(), "a brown chair");
+      assert.equal(await row.getAttribute("class"), "differs");
+      assert.doesNotMatch((await page.locator("#compare").textContent()) ?? "", /null/);
+      assert.equal(await page.locator("#compare tbody tr.differs").count(), 1, "the other answers are the same");
+      await page.check("#cmp-differs");
+      assert.equal(await page.locator("#compare tbody tr").count(), 1);
+      assert.match((await page.locator("#cmp-count").textContent()) ?? "", /1 of 6 · 1 differ/);
+    } finally {
+      await page.close();
+      await viewer.close();
+    }
+    assert.deepEqual(problems, []);
+  });
+});
+
 describe("eqa view ratings", () => {
   test("a rating is validated, capped in size, and accepted only from the viewer's own page", async () => {
     const run = join(home, "rated");
