@@ -293,6 +293,7 @@ function callItem(c,i){
   var stats=[];
   if(c.promptTokens!==null)stats.push(c.promptTokens+" → "+c.completionTokens+" tokens"+(c.thinkingTokens?" ("+c.thinkingTokens+" thinking)":""));
   if(c.latencyMs!==null)stats.push(c.cached?"cached":(c.latencyMs>=1000?fmt(c.latencyMs/1000,1)+" s":c.latencyMs+" ms"));
+  if(c.cost)stats.push(c.cost);
   var head=el("header",{},[el("span",{"class":"n",text:"#"+(i+1)}),el("span",{"class":"pill accent",text:c.role}),el("span",{"class":"model",text:c.model}),el("code",{text:c.prompt}),c.cached?el("span",{"class":"pill",text:"cached"}):null,
     c.stopCheck?el("span",{"class":"pill "+(c.stopCheck.yes?"good":"warn"),text:"stop check: "+(c.stopCheck.yes?"yes":"no")+(c.stopCheck.confidence!==null?" · P(yes) "+fmt(c.stopCheck.confidence,2):"")}):null,
     el("span",{"class":"stats",text:stats.join(" · ")})]);

@@ -13,6 +13,7 @@ import { loadTagQuestions, loadTrajectoryLog, type TagQuestion } from "../data/i
 import { loadSharp } from "../episodes/index.js";
 import { episodeFileName, loadActiveEpisodes, type ActiveEpisode } from "../agents/index.js";
 import { llmMatchPoints } from "../eval/index.js";
+import { costOf, formatDollars } from "../models/index.js";
 import { readJson, readLines } from "./files.js";
 
 /** The file in a run directory that holds its human ratings, one JSON record a line, appended. */
@@ -140,6 +141,8 @@ export interface TranscriptCall {
   completionTokens: number | null;
   thinkingTokens: number | null;
   latencyMs: number | null;
+  /** What the call cost at the price table's rates ("$0.0012"; "$0" for a cache hit), null without tokens or a price. */
+  cost: string | null;
   /** Absent for traces written before calls kept their messages: the frames sent stand for them. */
   messages?: TranscriptMessage[];
   images: TranscriptImage[];
@@ -198,10 +201,13 @@ function transcriptCall(call: TraceCall, frames: FrameAddresses, shaToFrame: Map
     completionTokens: call.usage?.completionTokens ?? null,
     thinkingTokens: call.usage?.thinkingTokens ?? null,
     latencyMs: call.latencyMs ?? null,
+    cost: call.cached ? formatDollars(0) : call.usage ? nullableDollars(costOf(call.model, call.usage)) : null,
     ...(messages ? { messages } : {}),
     images,
   };
 }
+
+const nullableDollars = (dollars: number | null): string | null => (dollars === null ? null : formatDollars(dollars));
 
 function emptyTranscript(): Transcript {
   return { source: null, agent: null, calls: [], notes: [], captions: [], toolCalls: [], log: [], stderr: null, forceGuess: null, steps: [], stop: null, pathLengthM: null, pathLengthSteps: null, plan: null, stopChecks: [] };

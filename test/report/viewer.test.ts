@@ -168,7 +168,7 @@ describe("eqa view in Chromium", () => {
       await page.waitForSelector("#trace li.call");
       assert.equal(await page.locator("#trace li.call").count(), 2, "the VLM's answer and the force-a-guess check");
       const call = page.locator("#trace li.call").first();
-      assert.match((await call.locator("header").textContent()) ?? "", /answer.*openai\/gpt-4o.*\d+ → \d+ tokens · (\d+ ms|[\d.]+ s)/);
+      assert.match((await call.locator("header").textContent()) ?? "", /answer.*openai\/gpt-4o.*\d+ → \d+ tokens · (\d+ ms|[\d.]+ s) · \$0\.0000\d+/, "tokens, latency and dollars at gpt-4o's price");
       assert.match((await call.locator(".msg").first().textContent()) ?? "", new RegExp(first.question.slice(0, 20).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
       assert.equal(await call.locator(".thumb img").count(), 3);
       assert.deepEqual(await call.locator(".thumb span").allTextContents(), (readJson(join(vlmRun, "predictions.json")) as unknown[]).length > 0 ? (JSON.parse(lines(join(vlmRun, "traces.jsonl"))[0]!) as { trace: { frames: number[] } }).trace.frames.map((f) => `frame ${f}`) : []);
