@@ -21,6 +21,7 @@ import { loadTagPredictions, scoreTagRun, type TagPrediction, type TagScoreSumma
 import { buildTagDataset, writeTagDataset } from "./dataset.js";
 import { loadSimRecordings, RECORDING_FILE } from "./sources.js";
 import { answerWithPrograms, type ProgramAgentEpisode } from "./program-agent.js";
+import { actionHistory } from "./history.js";
 
 export interface DemoOptions {
   out: string;
@@ -101,7 +102,7 @@ async function programRun(questions: TagQuestion[], questionsPath: string, recor
   const episodes = new Map<string, ProgramAgentEpisode>();
   const { inputs } = await loadSimRecordings(recordings, recordings);
   for (const { log, file } of inputs) {
-    if (file && log.frames) episodes.set(log.id, { frames: resolveInside(dirname(file), log.frames, { file, field: "frames" }), environment: log.environment, cameraHeight: log.cameraHeight });
+    if (file && log.frames) episodes.set(log.id, { frames: resolveInside(dirname(file), log.frames, { file, field: "frames" }), environment: log.environment, cameraHeight: log.cameraHeight, actions: actionHistory(log) });
   }
   const predictionsFile = join(dir, "predictions.json");
   let answers: TagPrediction[];
@@ -116,7 +117,7 @@ async function programRun(questions: TagQuestion[], questionsPath: string, recor
     await run.writeJson("program-failures.json", failures);
     await run.writeJson("predictions.json", answers);
   }
-  const result = await scoreTagRun({ questions, questionsPath, predictions: answers, predictionsPath: predictionsFile, outDir: dir, settings: { agent: "program", memory: "instance masks, every second frame" } });
+  const result = await scoreTagRun({ questions, questionsPath, predictions: answers, predictionsPath: predictionsFile, outDir: dir, settings: { agent: "program", memory: "instance masks, every second frame", actions: "the recording's action history" } });
   return { agent: "program", dir, summary: result.summary };
 }
 

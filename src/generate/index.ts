@@ -9,6 +9,7 @@ export * from "./split.js";
 export * from "./dataset.js";
 export * from "./rewrite.js";
 export * from "./sources.js";
+export * from "./history.js";
 export * from "./perceived-log.js";
 export * from "./program-agent.js";
 export * from "./demo.js";

@@ -1,8 +1,10 @@
 /**
  * The `program` agent: answers a TAG-EQA question by executing its structured program over
  * what the agent perceived (its 3-D memory of the recording, as a perceived trajectory log),
- * never over the ground truth. Its answers are structured, so the structured judge scores
- * them with no language model; the score measures memory and retrieval alone.
+ * never over the ground truth, and its own action history (what it picked up, put, opened…,
+ * where), which gives the perceived log its events. Its answers are structured, so the
+ * structured judge scores them with no language model; the score measures memory and
+ * retrieval alone.
  */
 import { describeError } from "../core/index.js";
 import type { StructuredAnswer, TagQuestion } from "../data/index.js";
@@ -10,6 +12,7 @@ import { openEpisode, type SamplingSpec } from "../episodes/index.js";
 import { buildMemory, type SceneGraph } from "../agents/index.js";
 import { executeProgram } from "./execute.js";
 import { perceivedLog, type PerceivedLogOptions } from "./perceived-log.js";
+import type { TagAction } from "./history.js";
 
 /** Where the agent's observations of one trajectory are. */
 export interface ProgramAgentEpisode {
@@ -17,6 +20,8 @@ export interface ProgramAgentEpisode {
   frames: string;
   environment: string;
   cameraHeight: number;
+  /** The agent's own actions in the recording (`actionHistory`): its events, for moment and count-times questions. */
+  actions?: readonly TagAction[];
 }
 
 export interface ProgramAgentOptions extends Pick<PerceivedLogOptions, "typeKnowledge" | "lighting"> {
@@ -56,7 +61,7 @@ export async function answerWithPrograms(
       const episode = await openEpisode(source.frames, trajectory);
       const { graph } = await buildMemory(episode, { sampling: options.sampling ?? { kind: "every", step: 2 }, detector: null, ignoredMaskLabels: options.ignoredMaskLabels ?? STRUCTURE_LABELS });
       await options.onMemory?.(trajectory, graph);
-      const log = await perceivedLog(graph, episode, { id: trajectory, environment: source.environment, cameraHeight: source.cameraHeight, ...pickKnowledge(options) });
+      const log = await perceivedLog(graph, episode, { id: trajectory, environment: source.environment, cameraHeight: source.cameraHeight, ...(source.actions ? { actions: source.actions } : {}), ...pickKnowledge(options) });
       for (const q of asked) predictions.set(q.question_id, { question_id: q.question_id, answer: executeProgram(q.program, log) });
     } catch (error) {
       for (const q of asked) predictions.set(q.question_id, { question_id: q.question_id, answer: null, error: describeError(error) });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { loadTrajectoryLog, type TagQuestion } from "../../src/data/index.js";
 import { openEpisode } from "../../src/episodes/index.js";
 import { buildMemory } from "../../src/agents/index.js";
-import { STRUCTURE_LABELS, answerWithPrograms, executeProgram, perceivedLog } from "../../src/generate/index.js";
+import { STRUCTURE_LABELS, actionHistory, answerWithPrograms, executeProgram, groundingPose, perceivedLog, worldOf } from "../../src/generate/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
 
@@ -43,6 +43,25 @@ test("the perceived log holds what the memory saw, where the ground truth has it
   // a program over the perceived log: the fridge is seen, its state is unknown to a memory
   const seesFridge = executeProgram({ target: "fridge", filters: [], query: { type: "countObjects", modifier: null } }, log);
   assert.equal(seesFridge[0]?.value, truth.objects.filter((o) => o.type === "fridge").length);
+
+  // with the action history, the perceived log has the agent's events and what they imply
+  const actions = actionHistory(truth);
+  assert.equal(actions.length, truth.events.length);
+  const opened = actions.find((a) => a.action === "open")!;
+  const openEvent = truth.events.find((e) => e.type === "open")!;
+  assert.deepEqual(opened.object.position, worldOf(truth).groundedPositionNear(openEvent.object, openEvent.step), "positions in the grounding frame");
+  const pose0 = (await episode.frame(0)).pose!;
+  const grounded0 = groundingPose(truth, pose0);
+  assert.ok(Math.hypot(grounded0[3]!, grounded0[7]!, grounded0[11]!) < 1e-3, "the first camera is at the grounding frame's origin");
+  const withHistory = await perceivedLog(graph, episode, { id: truth.id, environment: truth.environment, cameraHeight: truth.cameraHeight, actions });
+  assert.equal(withHistory.events.length, truth.events.length);
+  const openType = truth.objects.find((o) => o.id === openEvent.object)!.type;
+  const countOpen = { target: openType, filters: [], query: { type: "countTimes" as const, modifier: "open" } };
+  assert.deepEqual(executeProgram(countOpen, withHistory).map((g) => g.value), executeProgram(countOpen, truth).map((g) => g.value));
+  const openRightAfter = { target: openType, filters: [{ type: "moment" as const, key: "right_after", args: ["open", openType, 1] }], query: { type: "getState" as const, modifier: "open" } };
+  assert.deepEqual(executeProgram(openRightAfter, withHistory).flatMap((g) => g.value), ["open"]);
+  const openRightBefore = { ...openRightAfter, filters: [{ type: "moment" as const, key: "right_before", args: ["open", openType, 1] }] };
+  assert.deepEqual(executeProgram(openRightBefore, withHistory).flatMap((g) => g.value), ["closed"]);
 
   // answerWithPrograms: a trajectory without a recording fails its questions alone
   const question = { question_id: "q1", trajectory: "elsewhere", program: { target: "fridge", filters: [], query: { type: "countObjects", modifier: null } } } as unknown as TagQuestion;
