@@ -100,6 +100,7 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .viewer .delta.up{color:var(--v-good);font-weight:650}.viewer .delta.down{color:var(--v-bad);font-weight:650}
 .lightbox{position:fixed;inset:0;z-index:50;background:rgba(8,10,14,.86);display:flex;flex-direction:column;align-items:center;justify-content:center;gap:.7rem}
 .lightbox[hidden]{display:none}
+.lightbox .keys{max-width:30rem;margin:0}.lightbox .keys dt{white-space:nowrap}
 .lightbox img{max-width:92vw;max-height:80vh;object-fit:contain;border-radius:6px;background:#fff}
 .lightbox .bar{display:flex;gap:.8rem;align-items:center;color:#eef}
 .lightbox .bar button{background:#2a2f38;color:#eef;border-color:#444b57}
@@ -118,6 +119,14 @@ export const VIEWER_HTML = `<!doctype html>
 <header class="topbar"><a class="brand" href="#/">eqa<span>kit</span> viewer</a><nav><a href="#/" id="nav-runs">Runs</a><a href="#/compare" id="nav-compare">Compare</a><a href="/report" id="nav-report">Report</a></nav><span class="spacer"></span><span class="live" id="live" title="the page reloads what it shows when the runs' records change"><i></i><span>live</span></span><button type="button" id="theme" title="light, dark, or as the system">auto</button></header>
 <main id="app" class="page"><p>loading…</p></main>
 <div id="lightbox" class="lightbox" hidden><img id="lightbox-img" alt=""><div class="bar"><button type="button" id="lightbox-prev">← previous</button><span id="lightbox-caption"></span><button type="button" id="lightbox-next">next →</button><button type="button" id="lightbox-close">close (Esc)</button></div></div>
+<div id="help" class="lightbox" hidden><section class="card keys"><h3>Keys</h3><dl class="facts">
+<dt><span class="kbd">j</span> <span class="kbd">k</span> <span class="kbd">↓</span> <span class="kbd">↑</span></dt><dd>a run's questions: move through the list</dd>
+<dt><span class="kbd">Enter</span></dt><dd>open the question chosen</dd>
+<dt><span class="kbd">/</span></dt><dd>search the list</dd>
+<dt><span class="kbd">j</span> <span class="kbd">k</span> <span class="kbd">→</span> <span class="kbd">←</span></dt><dd>a question: the next and the previous one</dd>
+<dt><span class="kbd">1</span>–<span class="kbd">5</span> <span class="kbd">s</span></dt><dd>mark the answer, save the rating</dd>
+<dt><span class="kbd">u</span> <span class="kbd">Esc</span></dt><dd>back to the list; Esc also closes a picture</dd>
+<dt><span class="kbd">?</span></dt><dd>these keys</dd></dl></section></div>
 <script src="/viewer.js"></script>
 </body></html>
 `;
@@ -266,7 +275,7 @@ function runView(index,refreshing){
     [catSel,scoreSel,ratedSel,search].forEach(function(x){x.addEventListener("input",render);x.addEventListener("change",render);});
     app.appendChild(el("div",{"class":"filters"},[runSel,catSel,scoreSel,ratedSel,search,count]));
     app.appendChild(t.box);
-    app.appendChild(el("p",{"class":"help"},[el("span",{"class":"kbd",text:"j"})," ",el("span",{"class":"kbd",text:"k"})," move, ",el("span",{"class":"kbd",text:"Enter"})," opens, ",el("span",{"class":"kbd",text:"/"})," searches; click a column to sort it."]));
+    app.appendChild(el("p",{"class":"help"},[el("span",{"class":"kbd",text:"j"})," ",el("span",{"class":"kbd",text:"k"})," move, ",el("span",{"class":"kbd",text:"Enter"})," opens, ",el("span",{"class":"kbd",text:"/"})," searches, ",el("span",{"class":"kbd",text:"?"})," lists every key; click a column to sort it."]));
     render();
     var keys=listKeys(t.tbody,open,t.extend);
     state.keys=function(e){if(e.key==="/"){search.focus();e.preventDefault();return;}keys(e);};
@@ -479,7 +488,11 @@ function applyTheme(t){if(t==="light"||t==="dark")document.documentElement.setAt
 var theme=localStorage.getItem("eqa-theme")||"auto";applyTheme(theme);
 themeButton.addEventListener("click",function(){theme=theme==="auto"?"light":theme==="light"?"dark":"auto";localStorage.setItem("eqa-theme",theme);applyTheme(theme);});
 
-document.addEventListener("keydown",function(e){if(e.ctrlKey||e.metaKey||e.altKey)return;if(typing()&&e.key!=="Escape")return;if(typing()&&e.key==="Escape"){document.activeElement.blur();return;}if(state.keys)state.keys(e);});
+var help=document.getElementById("help");
+help.addEventListener("click",function(){help.hidden=true;});
+document.addEventListener("keydown",function(e){if(e.ctrlKey||e.metaKey||e.altKey)return;
+  if(!help.hidden){if(e.key==="Escape"||e.key==="?")help.hidden=true;e.preventDefault();return;}
+  if(e.key==="?"&&!typing()){help.hidden=false;e.preventDefault();return;}if(typing()&&e.key!=="Escape")return;if(typing()&&e.key==="Escape"){document.activeElement.blur();return;}if(state.keys)state.keys(e);});
 
 /* live: what is shown is read again when a run's records change */
 var live=document.getElementById("live"),liveText=live.querySelector("span");

@@ -152,6 +152,10 @@ describe("eqa view in Chromium", () => {
       assert.equal(await page.locator("#questions tbody tr").count(), 1);
       await page.fill("#f-search", "");
       await page.locator("#f-search").blur();
+      await page.keyboard.press("?");
+      assert.equal(await page.locator("#help").isVisible(), true, "? lists the keys");
+      await page.keyboard.press("Escape");
+      assert.equal(await page.locator("#help").isHidden(), true);
       await page.keyboard.press("j");
       await page.keyboard.press("j");
       const second = await page.locator("#questions tbody tr.selected").getAttribute("data-id");
