@@ -72,3 +72,29 @@ export function groundingPose(log: TrajectoryLog, pose: Pose): number[] {
   for (let r = 0; r < 4; r++) for (let c = 0; c < 4; c++) for (let k = 0; k < 4; k++) out[r * 4 + c]! += g[r * 4 + k]! * pose[k * 4 + c]!;
   return out.map((v) => Math.round(v * 1e6) / 1e6);
 }
+
+/**
+ * What an agent answering a TAG-EQA question gets beside the question and its episode's frames
+ * (whose poses are in the recording's world): the grounding frame the question's coordinates
+ * are in, as the world→grounding transform and as each frame's camera-to-grounding pose, and
+ * the agent's action history. Its reply is a structured answer (a JSON array of groups, as
+ * `eqa score-tag` reads it) or text, which the structured judge's extraction reads.
+ */
+export interface TagAnswerContext {
+  /** World → grounding frame, 4×4 row-major: the camera at the first observation at the origin, looking along −z, y up (pitch left out), metres. */
+  toGrounding: number[];
+  /** Each frame's camera-to-grounding pose (4×4 row-major, OpenGL camera axes), by frame index; null for a frame without a valid pose. */
+  poses: (number[] | null)[];
+  /** The agent's own actions (`actionHistory`). */
+  actions: TagAction[];
+}
+
+/** The answering context of a trajectory's questions, from its log and its recording's frames (the intrinsics are in the frames). */
+export async function tagAnswerContext(log: TrajectoryLog, episode: { frameCount: number; frame(index: number): Promise<{ pose?: Pose | null }> }): Promise<TagAnswerContext> {
+  const poses: (number[] | null)[] = [];
+  for (let index = 0; index < episode.frameCount; index++) {
+    const pose = (await episode.frame(index)).pose;
+    poses.push(pose ? groundingPose(log, pose) : null);
+  }
+  return { toGrounding: Array.from(groundingTransform(log)), poses, actions: actionHistory(log) };
+}

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { loadTrajectoryLog, type TagQuestion } from "../../src/data/index.js";
 import { openEpisode } from "../../src/episodes/index.js";
 import { buildMemory } from "../../src/agents/index.js";
-import { STRUCTURE_LABELS, actionHistory, answerWithPrograms, executeProgram, groundingPose, perceivedLog, worldOf } from "../../src/generate/index.js";
+import { STRUCTURE_LABELS, actionHistory, answerWithPrograms, executeProgram, groundingPose, perceivedLog, tagAnswerContext, worldOf } from "../../src/generate/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
 
@@ -53,6 +53,14 @@ test("the perceived log holds what the memory saw, where the ground truth has it
   const pose0 = (await episode.frame(0)).pose!;
   const grounded0 = groundingPose(truth, pose0);
   assert.ok(Math.hypot(grounded0[3]!, grounded0[7]!, grounded0[11]!) < 1e-3, "the first camera is at the grounding frame's origin");
+  const context = await tagAnswerContext(truth, episode);
+  assert.equal(context.poses.length, episode.frameCount);
+  assert.deepEqual(context.actions, actions);
+  const k = Math.floor(episode.frameCount / 2);
+  const worldPose = (await episode.frame(k)).pose!;
+  const g = context.toGrounding;
+  const expected = [0, 1, 2].map((r) => g[r * 4]! * worldPose[3]! + g[r * 4 + 1]! * worldPose[7]! + g[r * 4 + 2]! * worldPose[11]! + g[r * 4 + 3]!);
+  assert.ok(Math.hypot(expected[0]! - context.poses[k]![3]!, expected[1]! - context.poses[k]![7]!, expected[2]! - context.poses[k]![11]!) < 1e-5, "a frame's grounding pose is the world pose moved to the grounding frame");
   const withHistory = await perceivedLog(graph, episode, { id: truth.id, environment: truth.environment, cameraHeight: truth.cameraHeight, actions });
   assert.equal(withHistory.events.length, truth.events.length);
   const openType = truth.objects.find((o) => o.id === openEvent.object)!.type;
