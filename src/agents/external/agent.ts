@@ -55,6 +55,8 @@ export interface ExternalAgentOptions {
   image?: ImageOptions;
   /** The memory folder of --memory DIR, which answers memory/query (absent: the call is refused, saying why). */
   memory?: MemorySource;
+  /** The task kind the agent is initialized for: em-eqa (default), or tag for TAG-EQA questions (answer with `tag`). */
+  task?: "em-eqa" | "tag";
 }
 
 /** An agent of the user's own, a process (`exec:`) or a module, run as an EM-EQA `Agent`; `close()` shuts its processes down. */
@@ -73,7 +75,7 @@ export class ExternalAgent implements Agent {
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.needsEpisode = options.episodes ?? false;
     this.configuration = externalConfiguration(spec, options.model, options.image, options.memory);
-    this.pool = new SessionPool(spec, "em-eqa", this.timeoutMs, { model: options.model?.name ?? null, eqakitVersion });
+    this.pool = new SessionPool(spec, options.task ?? "em-eqa", this.timeoutMs, { model: options.model?.name ?? null, eqakitVersion });
   }
 
   /** The agent's own name and version, once a session has been initialized. */
@@ -81,11 +83,13 @@ export class ExternalAgent implements Agent {
     return this.pool.identity;
   }
 
-  async answer(question: Question, episode: Episode | undefined): Promise<AgentAnswer> {
+  /** `extra.tag`: for a TAG-EQA question, the grounding frame and the action history (`tagAnswerContext` in src/generate). */
+  async answer(question: Question, episode: Episode | undefined, extra: { tag?: AnswerParams["tag"] } = {}): Promise<AgentAnswer> {
     // the episode is read before a session is taken: an unreadable one fails the question, not the process
     const params: AnswerParams = {
       question: { id: question.questionId, text: question.question, ...(question.category ? { category: question.category } : {}) },
       episode: episode ? { id: episode.id, path: episode.path, kind: episode.kind, frameCount: episode.frameCount, frames: await this.frameList(episode) } : null,
+      ...(extra.tag ? { tag: extra.tag } : {}),
       budget: { timeoutMs: this.timeoutMs },
     };
     const where = `on question ${question.questionId}`;

@@ -25,7 +25,7 @@ const camera = z
 export const initializeParams = z
   .object({
     protocolVersion: z.string().describe(`the protocol version eqakit speaks ("${AGENT_PROTOCOL_VERSION}")`),
-    task: z.enum(AGENT_TASK_KINDS).describe("what the agent will be asked: em-eqa is answering from an episode's recorded frames (answer), active is exploring an environment (reset, step)"),
+    task: z.enum(AGENT_TASK_KINDS).describe("what the agent will be asked: em-eqa is answering from an episode's recorded frames (answer), active is exploring an environment (reset, step), tag is answering TAG-EQA questions (answer with tag)"),
     settings: z.record(z.string(), z.unknown()).describe("the run's settings: the model named with --model (or null), the timeout per call, eqakit's version; active: also the step budget (maxSteps) and the actions"),
   })
   .describe("eqakit → agent, once, before any other request");
@@ -47,6 +47,30 @@ const frame = z.object({
   camera: camera.optional(),
 });
 
+const vec3 = z.tuple([z.number(), z.number(), z.number()]);
+const tagActionObject = z.object({ type: z.string(), position: vec3.nullable().describe("in the grounding frame; null when unknown") });
+const placedObject = tagActionObject.extend({ relation: z.enum(["on", "inside"]).optional() });
+
+export const tagAnswerContext = z
+  .object({
+    toGrounding: z.array(z.number()).length(16).describe("world → grounding frame, 4×4 row-major: the camera at the first observation at the origin, looking along −z, y up, metres"),
+    poses: z.array(z.array(z.number()).length(16).nullable()).describe("each frame's camera-to-grounding pose (4×4 row-major, OpenGL camera axes), by frame index; null where a frame has no valid pose"),
+    actions: z
+      .array(
+        z.object({
+          step: z.number().int(),
+          frame: z.number().int().nullable(),
+          action: z.string().describe("pickup, put, open, close, toggle_on, toggle_off, slice, fill, empty, break, heat, cool, clean"),
+          object: tagActionObject.describe("the object acted on, where it was (before a pickup, after a put)"),
+          index: z.number().int().describe("the n-th time this action was done to this object, from 1"),
+          from: placedObject.optional().describe("where a picked-up object was taken from"),
+          target: placedObject.optional().describe("where a put object went, or the appliance that heated, cooled or cleaned it"),
+        }),
+      )
+      .describe("the agent's own actions, in step order"),
+  })
+  .describe("TAG-EQA questions: the grounding frame their coordinates are in, and the agent's action history");
+
 export const answerParams = z
   .object({
     question: z.object({
@@ -64,6 +88,7 @@ export const answerParams = z
       })
       .nullable()
       .describe("the episode history; null when the run has no --frames"),
+    tag: tagAnswerContext.optional().describe("TAG-EQA questions only (docs/tag-eqa.md): the answer is best a structured answer, a JSON array of groups, as a string"),
     budget: z.object({
       timeoutMs: z.number().describe("the time eqakit waits for this reply"),
     }),
