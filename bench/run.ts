@@ -36,7 +36,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   alfred: async () => jsonScript("./alfred.ts", quick ? ["--rounds", "1"] : []),
   generate: async () => jsonScript("./generate.ts", quick ? ["--per-trajectory", "2"] : []),
   "agent-protocol": async () => jsonScript("./agent-protocol.ts", quick ? ["--steps", "1000", "--warmup", "100"] : []),
-  report: async () => jsonScript("./report.ts", quick ? ["--questions", "200", "--episodes", "20", "--rounds", "1"] : ["--width", "1296", "--height", "968", "--rounds", "2"]),
+  report: async () => jsonScript("./report.ts", quick ? ["--questions", "200", "--episodes", "20", "--rounds", "1"] : ["--width", "1296", "--height", "968", "--depth", "--rounds", "2"]),
   viewer: async () => jsonScript("./viewer.ts", quick ? ["--questions", "300", "--rounds", "2"] : []),
 };
 const named = process.argv.slice(2).filter((a) => !a.startsWith("--"));
