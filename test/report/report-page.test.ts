@@ -204,4 +204,24 @@ describe("eqa report: the page", () => {
     assert.deepEqual(seen, { problems: [], requests: [] });
     await page.close();
   });
+
+  test("light and dark as the system is set, readable at a laptop's and a narrow window's width", async () => {
+    const out = await report("look.html", [runs.answersOnly, runs.a, runs.b]);
+    for (const [width, scheme] of [[1280, "light"], [820, "dark"]] as const) {
+      const page = await browser.newPage({ viewport: { width, height: 900 }, colorScheme: scheme });
+      await page.goto(pathToFileURL(out).href);
+      const look = await page.evaluate(() => {
+        const body = getComputedStyle(document.body);
+        const charts = [...document.querySelectorAll("svg.chart")].map((svg) => svg.getBoundingClientRect().right);
+        const text = getComputedStyle(document.querySelector("svg.chart text")!).fill;
+        return { background: body.backgroundColor, color: body.color, fontSize: body.fontSize, chartsRight: Math.max(...charts), headlineRight: document.querySelector("#headline table")!.getBoundingClientRect().right, text };
+      });
+      assert.equal(look.background, scheme === "light" ? "rgb(253, 253, 252)" : "rgb(22, 24, 28)", `${scheme} background`);
+      assert.equal(look.text, look.color, "chart labels in the text's colour");
+      assert.equal(look.fontSize, "15px");
+      assert.ok(look.chartsRight <= width && look.headlineRight <= width, `${width}px: charts end at ${look.chartsRight}, the headline at ${look.headlineRight}`);
+      await page.screenshot({ path: join(home, `look-${width}-${scheme}.png`), fullPage: true });
+      await page.close();
+    }
+  });
 });
