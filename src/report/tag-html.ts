@@ -173,7 +173,8 @@ function predictionHtml(q: TagRunQuestion): Html {
   return structuredAnswerHtml(q.prediction, "structured answer");
 }
 
-function tagAnswerCell(q: TagRunQuestion | undefined, r: number): Html {
+/** One run's answer and score; `first` is the first run's score, which this run's is compared with (undefined for the first run). */
+function tagAnswerCell(q: TagRunQuestion | undefined, r: number, first?: number | null): Html {
   if (!q) return html`<td class="missing" data-sort="">–</td><td class="num score" data-sort="-1" data-run="${r}" data-points="" data-csv="">–</td>`;
   const extracted = q.source === "judge" && q.predicted ? html`<details><summary>structure the judge read</summary>${structuredAnswerHtml(q.predicted)}</details>` : html``;
   const replies = q.replies.length > 0 ? html`<details><summary>judge's reply</summary><pre class="text">${q.replies.map((reply) => reply ?? "(empty)").join("\n---\n")}</pre></details>` : html``;
@@ -182,7 +183,7 @@ function tagAnswerCell(q: TagRunQuestion | undefined, r: number): Html {
   const points = q.score === null ? undefined : tagPoints(q.score);
   const sortText = typeof q.prediction === "string" ? q.prediction : q.prediction ? JSON.stringify(q.prediction) : "";
   const score = q.score === null ? "failed" : html`${fmt(q.groundedScore ?? q.score, 2)} <small title="ungrounded">(${fmt(q.ungroundedScore, 2)})</small>`;
-  return html`<td data-sort="${sortText}">${predictionHtml(q)}${invalid}${errorsLine(q)}${error}${extracted}${replies}</td><td class="num score" data-sort="${q.score ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-score="${q.score ?? ""}" data-csv="${q.score ?? ""}">${score}</td>`;
+  return html`<td data-sort="${sortText}">${predictionHtml(q)}${invalid}${errorsLine(q)}${error}${extracted}${replies}</td><td class="num score${typeof first === "number" && q.score !== null && q.score !== first ? (q.score > first ? " up" : " down") : ""}" data-sort="${q.score ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-score="${q.score ?? ""}" data-csv="${q.score ?? ""}">${score}</td>`;
 }
 
 function tagsText(q: TagRunQuestion): string {
@@ -203,7 +204,7 @@ function questionTable(entries: TagRunEntry[]): Html {
     const truth = html`${q?.answerText ? html`<div class="text truth-text">${q.answerText}</div>` : html``}${q?.truth ? structuredAnswerHtml(q.truth, "structured truth") : html`<span class="hint">–</span>`}`;
     const scores = entries.map((_, i) => byRun[i]!.get(id)?.score ?? "none");
     const differs = entries.length > 1 && new Set(scores).size > 1;
-    return html`<tr data-category="${category}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td data-sort="${id}"><code>${id}</code></td><td data-sort="${category}">${category || "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}${q?.tags ? html`<div class="hint">${tagsText(q)}</div>` : html``}</td><td data-sort="${q?.answerText ?? ""}">${truth}</td>${entries.map(({ r }, i) => tagAnswerCell(byRun[i]!.get(id), r))}</tr>`;
+    return html`<tr data-category="${category}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td data-sort="${id}"><code>${id}</code></td><td data-sort="${category}">${category || "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}${q?.tags ? html`<div class="hint">${tagsText(q)}</div>` : html``}</td><td data-sort="${q?.answerText ?? ""}">${truth}</td>${entries.map(({ r }, i) => tagAnswerCell(byRun[i]!.get(id), r, i === 0 ? undefined : (byRun[0]!.get(id)?.score ?? null)))}</tr>`;
   });
   const filters = html`<div class="filters"><label>search <input id="t-search" type="search" placeholder="question, answer, id…"></label>
 <label>query type <select id="t-category"><option value="">all</option>${categories.map((c) => html`<option value="${c}">${c}</option>`)}</select></label>

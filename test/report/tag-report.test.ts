@@ -114,6 +114,8 @@ describe("TAG-EQA runs in the report", () => {
     assert.match(row("q-count"), /green ceramic cup.*@ \(0\.40, 0\.95, -0\.80\)/);
     assert.match(row("q-times"), /data-run="0" data-points="[\d.]+" data-score="[\d.]+" data-csv="[\d.]+">/);
     assert.match(row("q-times"), /data-run="1" data-points="100" data-score="5" data-csv="5">5\.00/);
+    assert.match(row("q-times"), /<td class="num score up" data-sort="5" data-run="1"/, "above the first run's score");
+    assert.match(row("q-state"), /<td class="num score" data-sort="-1" data-run="1"/, "a failure is neither up nor down");
     assert.match(row("q-state"), /data-run="1" data-points="" data-score="" data-csv="">failed/);
     assert.match(row("q-where"), /\(no answer\)/);
 
