@@ -1,6 +1,10 @@
 import type { AdaptedRequest } from "./families.js";
 
-/** A piece of a message: text, or an image as bytes with its media type. */
+/**
+ * A piece of a message: text, or an image as bytes with its media type. An image's bytes are
+ * not to be changed once a request has held them: their base64 and sha256 are kept beside
+ * them for the next request that sends them.
+ */
 export type ContentPart =
   | { type: "text"; text: string }
   | { type: "image"; data: Uint8Array; mediaType: string };
