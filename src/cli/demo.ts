@@ -1,10 +1,11 @@
 import { join, resolve } from "node:path";
 import { Command } from "commander";
-import { AGENT_NAMES, type AgentName } from "../agents/index.js";
+import { AGENT_NAMES, type AgentName, type ExternalAgentSpec } from "../agents/index.js";
 import { writeFileAtomically } from "../core/index.js";
 import { runDemo } from "../generate/index.js";
 import { buildHtmlReport, loadRun } from "../report/index.js";
-import { addModelCallOptions, choiceList, type ModelCallFlags, nonNegativeIntegerList, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
+import { externalAgentArgument } from "./agent-options.js";
+import { addModelCallOptions, choiceList, type ModelCallFlags, nonNegativeIntegerList, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel } from "./options.js";
 
 interface DemoFlags extends ModelCallFlags {
   out: string;
@@ -13,6 +14,8 @@ interface DemoFlags extends ModelCallFlags {
   model?: string;
   modelBaseUrl?: string;
   agents: AgentName[];
+  agent?: ExternalAgentSpec;
+  agentTimeout?: number;
 }
 
 
@@ -24,7 +27,9 @@ export function demoCommand(): Command {
     .option("--per-trajectory <n>", "questions asked per recording", positiveInteger, 16)
     .option("--model <provider/model>", "also run the language-model agents (and the judge's extraction of their answers) with this model")
     .option("--model-base-url <url>", "the model's endpoint")
-    .option("--agents <list>", "the language-model agents run with --model", choiceList("agent", AGENT_NAMES), ["blind", "vlm"] as AgentName[]);
+    .option("--agents <list>", "the language-model agents run with --model", choiceList("agent", AGENT_NAMES), ["blind", "vlm"] as AgentName[])
+    .option("--agent <exec:COMMAND|module>", "also run an agent of your own on the questions (agent protocol, task tag: frames, grounding frame, action history)", externalAgentArgument)
+    .option("--agent-timeout <seconds>", "your own agent: seconds to wait for each of its replies (default 120)", positiveSeconds);
   addModelCallOptions(command);
   return command.action(async (flags: DemoFlags) => {
     const started = performance.now();
@@ -36,6 +41,8 @@ export function demoCommand(): Command {
         seeds: flags.seeds,
         perTrajectory: flags.perTrajectory,
         ...(model && opened ? { model, runtime: opened.runtime, agents: flags.agents } : {}),
+        ...(flags.agent ? { agent: flags.agent } : {}),
+        ...(flags.agentTimeout !== undefined ? { agentTimeoutMs: flags.agentTimeout * 1000 } : {}),
         onStage: (message) => console.log(message),
       });
       const runs = [];

@@ -11,17 +11,18 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { resolveInside, type OpenEqaCategory, type Question } from "../core/index.js";
-import { loadTagQuestions, type TagQueryType, type TagQuestion } from "../data/index.js";
+import { resolveInside, type Question } from "../core/index.js";
+import { loadTagQuestions, type TagQuestion } from "../data/index.js";
 import type { ModelRuntime, ModelSpec } from "../models/index.js";
 import { RunDirectory } from "../store/index.js";
 import { catalogueType, recordTask, type TaskType } from "../sim/index.js";
-import { answerQuestions, createAgent, type AgentName } from "../agents/index.js";
+import { answerQuestions, createAgent, describeExternalAgent, ExternalAgent, type AgentName, type ExternalAgentSpec } from "../agents/index.js";
 import { loadTagPredictions, scoreTagRun, type TagPrediction, type TagScoreSummary } from "../eval/index.js";
 import { buildTagDataset, writeTagDataset } from "./dataset.js";
 import { loadSimRecordings, RECORDING_FILE } from "./sources.js";
 import { answerWithPrograms, type ProgramAgentEpisode } from "./program-agent.js";
 import { actionHistory } from "./history.js";
+import { answerTagQuestions, CATEGORY_OF_QUERY, type TagAgentEpisode } from "./tag-agent.js";
 
 export interface DemoOptions {
   out: string;
@@ -38,6 +39,10 @@ export interface DemoOptions {
   model?: ModelSpec;
   runtime?: ModelRuntime;
   agents?: AgentName[];
+  /** An agent of the user's own (agent protocol, task tag) to run beside the program agent; with `model`, its text answers are read by the judge's extraction and it may call the model. */
+  agent?: ExternalAgentSpec;
+  /** Milliseconds to wait for each of its replies (default 120 000). */
+  agentTimeoutMs?: number;
   onStage?: (message: string) => void;
 }
 
@@ -56,16 +61,6 @@ export interface DemoResult {
 
 export const DEMO_SEEDS = [1, 2, 3];
 const DEMO_AGENTS: AgentName[] = ["blind", "vlm"];
-
-/** OpenEQA's category nearest to each TAG-EQA query, for agents that read OpenEQA questions. */
-const CATEGORY_OF_QUERY: Record<TagQueryType, OpenEqaCategory> = {
-  listObjects: "object recognition",
-  countObjects: "spatial understanding",
-  countTimes: "spatial understanding",
-  getState: "object state recognition",
-  getProperty: "attribute recognition",
-  getLocation: "object localization",
-};
 
 /** Material and use of an object type: what any model knows of a mug (the simulator's catalogue). */
 function typeKnowledge(type: string): { material?: string; use?: string } | undefined {
@@ -140,6 +135,44 @@ async function modelRun(agentName: AgentName, questions: TagQuestion[], question
   return { agent: `${agentName} (${options.model.name})`, dir, summary: result.summary };
 }
 
+/** The agent of the user's own on every question, with the grounding frame and its action history (tag-agent.ts). */
+async function externalRun(spec: ExternalAgentSpec, questions: TagQuestion[], questionsPath: string, recordings: string, dir: string, options: DemoOptions): Promise<DemoRun> {
+  const episodes = new Map<string, TagAgentEpisode>();
+  const { inputs } = await loadSimRecordings(recordings, recordings);
+  for (const { log, file } of inputs) {
+    if (file && log.frames) episodes.set(log.id, { frames: resolveInside(dirname(file), log.frames, { file, field: "frames" }), log });
+  }
+  const predictionsFile = join(dir, "predictions.json");
+  const model = options.model && options.runtime ? options.runtime.model(options.model) : undefined;
+  let predictions: TagPrediction[];
+  if (existsSync(predictionsFile)) predictions = await loadTagPredictions(predictionsFile);
+  else {
+    const agent = new ExternalAgent(spec, { task: "tag", episodes: true, ...(model ? { model } : {}), ...(options.agentTimeoutMs !== undefined ? { timeoutMs: options.agentTimeoutMs } : {}) });
+    let answered;
+    try {
+      answered = await answerTagQuestions(questions, episodes, agent);
+    } finally {
+      await agent.close();
+    }
+    const failures = answered.filter((p) => p.error !== undefined);
+    for (const failure of failures) options.onStage?.(`${describeExternalAgent(spec)}: ${failure.question_id} not answered: ${failure.error}`);
+    predictions = answered.map((p) => ({ question_id: p.question_id, answer: p.answer }));
+    const run = new RunDirectory(dir);
+    await run.writeJson("agent-failures.json", failures);
+    await run.writeJson("predictions.json", predictions);
+  }
+  const result = await scoreTagRun({
+    questions,
+    questionsPath,
+    predictions,
+    predictionsPath: predictionsFile,
+    ...(model && options.model ? { judge: model, judgeSpec: options.model } : {}),
+    outDir: dir,
+    settings: { agent: describeExternalAgent(spec), task: "tag" },
+  });
+  return { agent: describeExternalAgent(spec), dir, summary: result.summary };
+}
+
 /** Runs the demo into `options.out`: recordings/, dataset/, runs/<agent>/. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const recordings = join(options.out, "recordings");
@@ -149,6 +182,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const questionsPath = join(datasetDir, "questions.json");
   const runs = [await programRun(questions, questionsPath, recordings, join(options.out, "runs", "program"), options)];
   options.onStage?.(`program agent: ${runs[0]!.summary.counts.scored} questions scored`);
+  if (options.agent) {
+    runs.push(await externalRun(options.agent, questions, questionsPath, recordings, join(options.out, "runs", "agent"), options));
+    options.onStage?.(`${runs.at(-1)!.agent}: ${runs.at(-1)!.summary.counts.scored} questions scored`);
+  }
   if (options.model && options.runtime) {
     for (const agent of options.agents ?? DEMO_AGENTS) {
       // the recordings beside the dataset hold the frames: both are under options.out

@@ -12,4 +12,5 @@ export * from "./sources.js";
 export * from "./history.js";
 export * from "./perceived-log.js";
 export * from "./program-agent.js";
+export * from "./tag-agent.js";
 export * from "./demo.js";

@@ -1,0 +1,76 @@
+/**
+ * An agent of the user's own (the agent protocol, task `tag`) answering TAG-EQA questions from
+ * simulator recordings: each question goes to its `answer` with the recording's frames (world
+ * poses and intrinsics, as for any EM-EQA question) and `tag` (`tagAnswerContext`: the grounding
+ * frame's transform, each frame's pose in it, the agent's action history). Its replies are
+ * predictions for `eqa score-tag`: a structured answer given as a JSON string is scored as it
+ * is, text is read by the judge's extraction.
+ *
+ * A trajectory whose frames cannot be read, and a question whose answer failed (a crash, a
+ * timeout, a malformed reply), fail alone: answer null, the error kept.
+ */
+import { describeError, type OpenEqaCategory } from "../core/index.js";
+import type { TagQueryType, TagQuestion, TrajectoryLog } from "../data/index.js";
+import { openEpisode } from "../episodes/index.js";
+import type { ExternalAgent } from "../agents/index.js";
+import { tagAnswerContext } from "./history.js";
+
+/** A trajectory's recording: its frame folder and its log (for the grounding frame and the action history). */
+export interface TagAgentEpisode {
+  frames: string;
+  log: TrajectoryLog;
+}
+
+export interface TagAgentPrediction {
+  question_id: string;
+  answer: string | null;
+  error?: string;
+}
+
+/** OpenEQA's category nearest to each TAG-EQA query, for agents that read OpenEQA questions. */
+export const CATEGORY_OF_QUERY: Record<TagQueryType, OpenEqaCategory> = {
+  listObjects: "object recognition",
+  countObjects: "spatial understanding",
+  countTimes: "spatial understanding",
+  getState: "object state recognition",
+  getProperty: "attribute recognition",
+  getLocation: "object localization",
+};
+
+/** Asks the agent every question, one at a time, in the questions' order. */
+export async function answerTagQuestions(
+  questions: readonly TagQuestion[],
+  episodes: ReadonlyMap<string, TagAgentEpisode>,
+  agent: ExternalAgent,
+  onAnswer?: (done: number, total: number) => void,
+): Promise<TagAgentPrediction[]> {
+  const byTrajectory = new Map<string, TagQuestion[]>();
+  for (const q of questions) byTrajectory.set(q.trajectory, [...(byTrajectory.get(q.trajectory) ?? []), q]);
+  const predictions = new Map<string, TagAgentPrediction>();
+  let done = 0;
+  for (const [trajectory, asked] of byTrajectory) {
+    const source = episodes.get(trajectory);
+    let opened;
+    try {
+      if (!source) throw new Error(`no recording of trajectory ${trajectory}`);
+      const episode = await openEpisode(source.frames, trajectory);
+      opened = { episode, tag: await tagAnswerContext(source.log, episode) };
+    } catch (error) {
+      for (const q of asked) predictions.set(q.question_id, { question_id: q.question_id, answer: null, error: describeError(error) });
+      done += asked.length;
+      onAnswer?.(done, questions.length);
+      continue;
+    }
+    for (const q of asked) {
+      try {
+        const question = { questionId: q.question_id, question: q.question, answer: q.answer, category: CATEGORY_OF_QUERY[q.tags.query_type], episodeHistory: q.episode_history ?? "" };
+        const reply = await agent.answer(question, opened.episode, { tag: opened.tag });
+        predictions.set(q.question_id, { question_id: q.question_id, answer: reply.answer });
+      } catch (error) {
+        predictions.set(q.question_id, { question_id: q.question_id, answer: null, error: describeError(error) });
+      }
+      onAnswer?.(++done, questions.length);
+    }
+  }
+  return questions.map((q) => predictions.get(q.question_id)!);
+}

@@ -1,0 +1,55 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { loadTrajectoryLog } from "../../src/data/index.js";
+import { ExternalAgent, parseExternalAgent } from "../../src/agents/index.js";
+import { answerTagQuestions, buildTagDataset, maskSightings } from "../../src/generate/index.js";
+import { recordTask } from "../../src/sim/index.js";
+import { temporaryDir } from "../helpers/paths.js";
+
+describe("answerTagQuestions", () => {
+  test("an agent of the user's own (task tag) gets each question with its frames, the grounding frame and its action history", async () => {
+    const dir = temporaryDir();
+    const out = join(dir, "rec");
+    await recordTask({ seed: 2, tasks: ["cool"], out, width: 96, height: 72 });
+    const log = await loadTrajectoryLog(join(out, "trajectory.json"));
+    const sightings = await maskSightings(log, join(out, "frames"));
+    const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 4, seed: 0 });
+    assert.ok(questions.length > 0);
+    const seenFile = join(dir, "seen.jsonl");
+    const agentFile = join(dir, "agent.mjs");
+    await writeFile(
+      agentFile,
+      `import { appendFileSync } from "node:fs";
+export function initialize(params) { return { name: "counter", version: "1", supports: [params.task] }; }
+export function answer(params) {
+  appendFileSync(${JSON.stringify(seenFile)}, JSON.stringify({ id: params.question.id, frames: params.episode.frameCount, poses: params.tag.poses.length, origin: params.tag.poses[0].slice(0, 12), actions: params.tag.actions.map((a) => a.action + " " + a.object.type + " " + a.index) }) + "\\n");
+  return { answer: JSON.stringify([{ predicate: "", objects: [], value: params.tag.actions.length }]) };
+}
+`,
+    );
+    const agent = new ExternalAgent(parseExternalAgent(agentFile), { task: "tag", episodes: true });
+    let predictions;
+    try {
+      predictions = await answerTagQuestions(questions, new Map([[log.id, { frames: join(out, "frames"), log }]]), agent);
+    } finally {
+      await agent.close();
+    }
+    assert.deepEqual(predictions.map((p) => p.question_id), questions.map((q) => q.question_id));
+    assert.ok(predictions.every((p) => p.answer === JSON.stringify([{ predicate: "", objects: [], value: log.events.length }])), JSON.stringify(predictions[0]));
+    const received = (await readFile(seenFile, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { frames: number; poses: number; origin: number[]; actions: string[] });
+    assert.equal(received.length, questions.length);
+    for (const r of received) {
+      assert.equal(r.poses, r.frames, "one grounding pose per frame");
+      // the first frame's camera is the grounding frame: identity rotation, zero translation
+      assert.deepEqual(r.origin.map((v) => Math.round(v * 1000) / 1000 + 0), [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0]);
+      assert.deepEqual(r.actions, log.events.map((e) => `${e.type} ${log.objects.find((o) => o.id === e.object)!.type} ${e.index}`));
+    }
+
+    // a trajectory without its recording fails its questions alone
+    const missing = await answerTagQuestions(questions.slice(0, 1), new Map(), agent);
+    assert.equal(missing[0]!.answer, null);
+    assert.match(missing[0]!.error ?? "", /no recording of trajectory/);
+  });
+});
