@@ -122,11 +122,25 @@ function rolesTable(run: LoadedRun): Html {
   return html`<table class="grid compact"><thead><tr><th>stage</th><th>role</th><th>model</th><th>calls</th><th>prompt tokens</th><th>completion tokens</th><th>dollars</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+/** A run in a line, for its closed block: what answered and what judged. */
+function synopsis(run: LoadedRun): string {
+  const name = (value: unknown): string | undefined => (typeof value === "string" ? value : modelsOf({ judge: value })[0]?.name);
+  const parts: string[] = [];
+  const answer = run.answer?.config;
+  if (answer) parts.push(`${String(answer.agent ?? "agent")}${typeof answer.model === "string" ? ` (${answer.model})` : ""}`);
+  const score = run.score?.config;
+  if (score) parts.push(`judge ${name(score.judge) ?? "?"}${typeof score.mode === "string" ? `, ${score.mode}` : ""}`);
+  const tag = run.tag?.summary?.config;
+  if (tag && typeof tag.agent === "string") parts.push(tag.agent);
+  if (tag) parts.push(`structured judge ${name(tag.judge) ?? "none"}${typeof tag.similarity === "string" ? `, ${tag.similarity}` : ""}`);
+  return parts.join(" · ");
+}
+
 /** The panel: one block per run, open when the report has one run (click a run to open its block). */
 export function runInfoSection(runs: LoadedRun[]): Html {
   const blocks = runs.map((run, r) => {
     const stages = stagesOf(run);
-    return html`<details class="run-info" data-run="${r}"${runs.length === 1 ? new Html(" open") : ""}><summary><i class="swatch" style="background:${RUN_COLOURS[r % RUN_COLOURS.length]!}"></i><b>${run.label}</b> <span class="hint">${run.kind} · ${run.dir}</span></summary>${stages.length === 0 ? html`<p class="hint">No summary: nothing is known of how this run was made.</p>` : html`<div class="stages">${stages.map(stageBlock)}</div>`}${rolesTable(run)}</details>`;
+    return html`<details class="run-info" data-run="${r}"${runs.length === 1 ? new Html(" open") : ""}><summary><i class="swatch" style="background:${RUN_COLOURS[r % RUN_COLOURS.length]!}"></i><b>${run.label}</b> <span class="synopsis">${synopsis(run)}</span> <span class="hint">${run.kind} · ${run.dir}</span></summary>${stages.length === 0 ? html`<p class="hint">No summary: nothing is known of how this run was made.</p>` : html`<div class="stages">${stages.map(stageBlock)}</div>`}${rolesTable(run)}</details>`;
   });
   return html`<section id="runs-info"><h2>Runs</h2>${blocks}</section>`;
 }

@@ -126,6 +126,7 @@ describe("eqa report: the page", () => {
     const page = await browser.newPage();
     await page.goto(pathToFileURL(out).href);
     const a = page.locator('#runs-info details[data-run="0"]');
+    assert.equal(await a.locator(".synopsis").textContent(), "vlm (openai/gpt-4o) · judge openai/gpt-4o, robust", "what answered and judged, with the block closed");
     const text = (await a.textContent()) ?? "";
     assert.match(text, /command\s*eqa run --agent vlm --model openai\/gpt-4o --judge openai\/gpt-4o/);
     assert.match(text, /finished 2026-05-04 10:20:30 UTC in 4\.2 s eqakit 0\.1\.0/);
