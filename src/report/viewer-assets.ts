@@ -105,6 +105,11 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .lightbox .bar{display:flex;gap:.8rem;align-items:center;color:#eef}
 .lightbox .bar button{background:#2a2f38;color:#eef;border-color:#444b57}
 .empty{color:var(--v-muted);font-style:italic}
+.info-panel>summary{cursor:pointer;font-weight:600;color:var(--v-muted)}.info-panel[open]>summary{margin-bottom:.8rem}
+.info-panel .stages{display:grid;grid-template-columns:repeat(auto-fit,minmax(22rem,1fr));gap:1rem}
+.info-panel .stage{min-width:0}.info-panel pre.block{max-height:20rem;overflow:auto;font-size:.8rem}
+.info-panel details>summary{cursor:pointer;color:var(--v-muted);font-size:.88rem;margin:.5rem 0}
+.info-panel ul.reasons{margin:0;padding-left:1.1rem}.info-panel table.costs{margin-top:1rem}
 .viewer .error{color:var(--v-bad)}
 main.page[aria-busy=true]>*{opacity:.55;transition:opacity .15s .1s}
 .help{color:var(--v-muted);font-size:.82rem;margin-top:.6rem}
@@ -227,6 +232,29 @@ function runsView(refreshing){
   });
 }
 
+/* how a run was made: per stage the command, version, dates, models, modes, counts, failures; tokens and dollars per role */
+function infoPanel(info,saved){
+  var box=el("details",{"class":"card info-panel",id:"run-info",open:!!saved.info},[el("summary",{text:"How this run was made · "+info.stages.map(function(s){return s.name;}).join(", ")})]);
+  box.addEventListener("toggle",function(){saved.info=box.open;});
+  var grid=el("div",{"class":"stages"});
+  info.stages.forEach(function(st){
+    var dl=el("dl",{"class":"facts"});
+    function row(k,v){if(v===null||v===undefined||v==="")return;dl.appendChild(el("dt",{text:k}));dl.appendChild(el("dd",{},[v]));}
+    row("command",st.command?el("code",{"class":"text",text:st.command}):null);
+    row("when",[st.createdAt?"finished "+st.createdAt.replace("T"," ").replace(/\.\d+Z$/," UTC"):"",st.wallTimeMs!==null?"in "+fmt(st.wallTimeMs/1000)+" s":"",st.eqakitVersion?"eqakit "+st.eqakitVersion:""].filter(Boolean).join(" · "));
+    row("models",st.models.length?el("div",{},st.models.map(function(m){return el("div",{},[el("span",{"class":"pill",text:m.role})," "+m.name,m.endpoint?el("code",{text:" "+m.endpoint}):null]);})):null);
+    st.modes.forEach(function(m){row(m[0],el("span",{"class":"text",text:m[1]}));});
+    row("counts",st.counts.length?st.counts.map(function(c){return c[0]+" "+c[1];}).join(" · "):null);
+    row("replies not answers",st.replyStatuses.length?st.replyStatuses.map(function(c){return c[1]+" "+c[0];}).join(", "):"none");
+    row("failures",st.failures.length?el("ul",{"class":"reasons"},st.failures.map(function(f){return el("li",{},[el("b",{text:String(f[1])})," ",el("span",{"class":"text",text:f[0]})]);})):"none");
+    grid.appendChild(el("section",{"class":"stage"},[el("h3",{text:st.name}),dl,el("details",{},[el("summary",{text:"configuration"}),el("pre",{"class":"block",text:JSON.stringify(st.config,null,2)})])]));
+  });
+  box.appendChild(grid);
+  if(info.costs.length)box.appendChild(el("table",{"class":"grid costs",id:"run-costs"},[el("thead",{},[el("tr",{},["stage","role","model","calls","cache hits","prompt tokens","completion tokens","dollars"].map(function(h,i){return el("th",{"class":i>2?"num":"",text:h});}))]),
+    el("tbody",{},info.costs.map(function(c){return el("tr",{},[el("td",{text:c.stage}),el("td",{text:c.role}),el("td",{text:c.model}),el("td",{"class":"num",text:String(c.calls)}),el("td",{"class":"num",text:String(c.cacheHits)}),el("td",{"class":"num",text:String(c.promptTokens)}),el("td",{"class":"num",text:String(c.completionTokens)}),el("td",{"class":"num",text:c.dollars})]);}))]));
+  return box;
+}
+
 function runView(index,refreshing){
   setNav("runs");
   var hash=location.hash;
@@ -239,6 +267,7 @@ function runView(index,refreshing){
     clear();
     app.appendChild(el("div",{"class":"pagehead"},[el("h2",{text:run.label}),el("span",{"class":"pill accent",text:run.kind}),el("span",{"class":"meta",text:run.questions.length+" questions"}),el("span",{"class":"spacer"}),el("a",{href:"/api/runs/"+index+"/questions.csv",id:"csv-export",download:"",text:"table as CSV"}),el("a",{href:"/api/runs/"+index+"/ratings/export.json",id:"ratings-export",download:"",text:"export ratings (for eqa judge-agreement)"})]));
     if(run.notes&&run.notes.length)app.appendChild(el("ul",{"class":"notes"},run.notes.map(function(n){return el("li",{text:n});})));
+    if(run.info&&(run.info.stages.length||run.info.costs.length))app.appendChild(infoPanel(run.info,saved));
     var runSel=el("select",{id:"f-run","aria-label":"run"},all.map(function(r){return el("option",{value:String(r.index),text:r.label+(r.agent?" · "+r.agent:""),selected:String(r.index)===String(index)});}));
     runSel.addEventListener("change",function(){location.hash="#/run/"+runSel.value;});
     var catSel=el("select",{id:"f-category","aria-label":"category"},[""].concat(run.categories).map(function(c){return el("option",{value:c,text:c||"all categories"});}));

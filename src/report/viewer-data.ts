@@ -15,6 +15,8 @@ import { episodeFileName, loadActiveEpisodes, type ActiveEpisode } from "../agen
 import { llmMatchPoints } from "../eval/index.js";
 import { costOf, formatDollars } from "../models/index.js";
 import { readJson, readLines } from "./files.js";
+import { failuresByReason, modelsOf } from "./html-info.js";
+import type { LoadedRun } from "./runs.js";
 
 /** The file in a run directory that holds its human ratings, one JSON record a line, appended. */
 export const RATINGS_FILE = "ratings.jsonl";
@@ -482,4 +484,80 @@ export function questionsCsv(rows: readonly Record<string, unknown>[], ratings: 
     return [q.questionId, q.category, q.question, q.answer, typeof q.score === "number" ? q.score : q.score === null ? "failed" : null, own.length, mean].map(csvField).join(",");
   });
   return `${[header.join(","), ...lines].join("\r\n")}\r\n`;
+}
+
+/** One stage of a run (answering, judging, exploring…) as the viewer's information panel shows it. */
+export interface RunStageInfo {
+  name: string;
+  command: string | null;
+  eqakitVersion: string | null;
+  createdAt: string | null;
+  wallTimeMs: number | null;
+  models: { role: string; name: string; endpoint?: string }[];
+  /** The settings a reader compares first, each as one line. */
+  modes: [string, string][];
+  counts: [string, number][];
+  /** Replies that were not answers, by status (truncated, filtered, refused). */
+  replyStatuses: [string, number][];
+  failures: [string, number][];
+  config: Record<string, unknown>;
+}
+
+/** How a run was made: its stages and the tokens and dollars of each model role. */
+export interface RunInfo {
+  stages: RunStageInfo[];
+  costs: { stage: string; role: string; model: string; calls: number; cacheHits: number; promptTokens: number; completionTokens: number; dollars: string }[];
+}
+
+const MODE_KEYS = ["agent", "explorer", "mode", "promptVariant", "forceGuess", "withoutGuess", "sampling", "parameters", "similarity", "grounded", "memory", "benchmark", "subset", "questions", "predictions", "episodes", "framesRoot", "shard"];
+const stageSummary = z.looseObject({
+  eqakitVersion: z.string().optional().catch(undefined),
+  createdAt: z.string().optional().catch(undefined),
+  wallTimeMs: z.number().optional().catch(undefined),
+  config: z.record(z.string(), z.unknown()).optional().catch(undefined),
+  counts: z.record(z.string(), z.unknown()).optional().catch(undefined),
+  replyStatuses: z.record(z.string(), z.unknown()).optional().catch(undefined),
+  failures: z.array(z.looseObject({ error: z.string(), status: z.unknown().optional() })).optional().catch(undefined),
+});
+
+function oneLine(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (isObject(value) && typeof value.path === "string") return value.path;
+  return JSON.stringify(value) ?? "–";
+}
+
+function stageInfo(name: string, summary: unknown): RunStageInfo | undefined {
+  const s = stageSummary.safeParse(summary).data;
+  if (!s) return undefined;
+  const config = s.config ?? {};
+  const command = Array.isArray(config.command) && config.command.every((p) => typeof p === "string") ? config.command.join(" ") : typeof config.command === "string" ? config.command : null;
+  const numbers = (record: Record<string, unknown> | undefined): [string, number][] => Object.entries(record ?? {}).filter((e): e is [string, number] => typeof e[1] === "number");
+  return {
+    name,
+    command,
+    eqakitVersion: s.eqakitVersion ?? null,
+    createdAt: s.createdAt ?? null,
+    wallTimeMs: s.wallTimeMs ?? null,
+    models: modelsOf(config),
+    modes: MODE_KEYS.filter((k) => config[k] !== undefined && config[k] !== null).map((k) => [k, oneLine(config[k])]),
+    counts: numbers(s.counts),
+    replyStatuses: numbers(s.replyStatuses).filter(([, n]) => n > 0),
+    failures: failuresByReason(s.failures ?? []),
+    config,
+  };
+}
+
+/** A run's information panel: each stage's summary (or, for other kinds, its own summary file) and its costs by role. */
+export function runInfo(run: LoadedRun): RunInfo {
+  const stages: RunStageInfo[] = [];
+  const add = (name: string, summary: unknown): void => {
+    const info = summary === undefined ? undefined : stageInfo(name, summary);
+    if (info) stages.push(info);
+  };
+  add("answer", run.answer);
+  add("judge (LLM-Match)", run.score);
+  add("structured judge (TAG-EQA)", run.tag?.summary);
+  if (!run.answer && !run.score && !run.tag) add(run.kind, readJson(join(run.dir, existsSync(join(run.dir, "bench.json")) ? "bench.json" : "summary.json"), []));
+  const costs = run.costs.flatMap(({ stage, cost }) => cost.roles.map((r) => ({ stage, role: r.role, model: r.model, calls: r.calls, cacheHits: r.cacheHits, promptTokens: r.promptTokens, completionTokens: r.completionTokens, dollars: formatDollars(r.dollars) })));
+  return { stages, costs };
 }

@@ -14,7 +14,7 @@ import { buildHtmlReport } from "./html.js";
 import { scriptHash } from "./html-parts.js";
 import { loadRun, type LoadedRun, type RunQuestion } from "./runs.js";
 import { structuredAnswerText, type TagRunQuestion } from "./tag-runs.js";
-import { answerTranscript, appendRating, currentRatings, exploreAgent, exploreRows, exploreTranscript, questionsCsv, ratingSchema, ratingsExport, runStamp, tagPlanPicture, tagRecordingDir, tagTranscript, RATING_COMMENT_LIMIT, type ExploreRow, type FrameAddresses } from "./viewer-data.js";
+import { answerTranscript, appendRating, currentRatings, exploreAgent, exploreRows, exploreTranscript, questionsCsv, runInfo, ratingSchema, ratingsExport, runStamp, tagPlanPicture, tagRecordingDir, tagTranscript, RATING_COMMENT_LIMIT, type ExploreRow, type FrameAddresses } from "./viewer-data.js";
 
 export interface ViewerOptions {
   runDirs: string[];
@@ -253,7 +253,7 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const questions = viewerQuestions(run);
     const categories = [...new Set(questions.map((q) => q.category).filter((x): x is string => typeof x === "string"))];
     const ratings = ratingsById(run.dir);
-    return c.json({ label: run.label, kind: run.kind, notes: run.notes, categories, questions: questions.map((q) => ({ ...q, ratings: ratings[q.questionId as string] ?? [] })) });
+    return c.json({ label: run.label, kind: run.kind, notes: run.notes, info: runInfo(run), categories, questions: questions.map((q) => ({ ...q, ratings: ratings[q.questionId as string] ?? [] })) });
   });
   // the watched files' stamp: the page reloads what it shows when it changes
   app.get("/api/status", (c) => c.json({ stamp: stamps().join(";") }, 200, { "cache-control": "no-store" }));

@@ -141,6 +141,16 @@ describe("eqa view in Chromium", () => {
       await shown(page);
       await page.waitForSelector("#questions tbody tr");
       assert.equal(await page.locator("#questions tbody tr").count(), 6);
+      // how the run was made: its stages, models, counts, and tokens and dollars per role
+      await page.click("#run-info > summary");
+      const info = (await page.locator("#run-info").textContent()) ?? "";
+      assert.match(info, /answer.*judge \(LLM-Match\)/);
+      assert.match(info, /questions 6/);
+      assert.match(info, /openai\/gpt-4o/);
+      const summary = readJson(join(vlmRun, "summary.json")) as { answer: { cost: { roles: { role: string; calls: number }[] } } };
+      const roles = await page.$$eval("#run-costs tbody tr", (rows) => (rows as HTMLTableRowElement[]).map((r): [string, number, string] => [r.cells[1]!.textContent ?? "", Number(r.cells[3]!.textContent), r.cells[7]!.textContent ?? ""]));
+      for (const role of summary.answer.cost.roles) assert.ok(roles.some(([name, calls, dollars]) => name === role.role && calls === role.calls && /^\$/.test(dollars)), role.role);
+      await page.screenshot({ path: join(shots, "run-1366.png"), fullPage: true });
       const markColumn = await page.locator('#questions th:text-is("σ")').getAttribute("data-col");
       await page.click(`#questions th[data-col="${markColumn}"]`);
       const marks = await page.$$eval(`#questions tbody tr td:nth-child(${Number(markColumn) + 1})`, (cells) => cells.map((c) => Number(c.textContent)));
@@ -271,7 +281,7 @@ describe("eqa view in Chromium", () => {
       assert.ok(overflow <= 0, `nothing wider than a 760-pixel window (${overflow} px over)`);
       await page.screenshot({ path: join(shots, "question-760-dark.png"), fullPage: true });
 
-      for (const name of ["runs-1366.png", "question-1366-light.png", "explore-1366-dark.png", "compare-1366.png", "question-760-dark.png", "tag-1366-light.png"]) assert.ok(statSync(join(shots, name)).size > 10_000, name);
+      for (const name of ["runs-1366.png", "run-1366.png", "question-1366-light.png", "explore-1366-dark.png", "compare-1366.png", "question-760-dark.png", "tag-1366-light.png"]) assert.ok(statSync(join(shots, name)).size > 10_000, name);
       assert.deepEqual(problems, []);
       assert.deepEqual(foreign, [], "no request leaves the viewer's origin");
     } finally {
