@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, withModelServer } from "../helpers/model-server.js";
@@ -42,6 +42,20 @@ test("eqa demo runs offline: recordings, questions, the program agent's structur
   assert.equal(second.code, 0, second.stderr);
   assert.doesNotMatch(second.stdout, /recorded home|generated \d+ questions|built the memory/);
   assert.equal(statSync(log).mtimeMs, recordedAt);
+
+  // an agent of the user's own (task tag) answers the same questions from its action history, scored beside the program agent
+  const agent = join(home, "counter.mjs");
+  writeFileSync(
+    agent,
+    `export function initialize() { return { name: "counter", version: "1", supports: ["tag"] }; }
+export function answer(params) { return { answer: JSON.stringify([{ predicate: "", objects: [], value: params.tag.actions.length }]) }; }
+`,
+  );
+  const third = await runCli(["demo", "--out", out, "--seeds", "2", "--per-trajectory", "8", "--agent", agent], cliEnv(home));
+  assert.equal(third.code, 0, third.stderr);
+  assert.match(third.stdout, /counter\.mjs: structured score \d\.\d\d of 5/);
+  const agentSummary = readJson(join(out, "runs", "agent", "summary.json")) as Summary;
+  assert.equal(agentSummary.counts.structured, questions.length, "its JSON answers are scored as structured answers");
 });
 
 test("eqa demo --model runs the language-model agents on the same questions and the judge extracts their answers' structure", async () => {

@@ -34,6 +34,8 @@ describe("eqa generate tag", () => {
     const result = await runCli(["generate", "tag", "--source", `sim:${source}`, "--out", out, "--per-trajectory", "6", "--seed", "4"], cliEnv(home));
     assert.equal(result.code, 1, "skipped files make exit code 1, the others done");
     assert.match(result.stderr, /skipped .*bad\/trajectory\.json \(step 3\)/);
+    assert.match(result.stdout, /seen check of \d+ objects the questions refer to: 0 never seen/);
+    assert.match(result.stdout, /neverSeen \d+/);
     const questions = parseTagQuestions(JSON.parse(readFileSync(join(out, "questions.json"), "utf8")), "questions.json");
     assert.equal(new Set(questions.map((q) => q.trajectory)).size, 3);
     assert.ok(questions.length >= 12);
