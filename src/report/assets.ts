@@ -37,7 +37,7 @@ details>summary{cursor:pointer;color:var(--r-muted);font-size:.9em}
 .filters input,.filters select,.filters button{font:inherit;font-size:.9em;padding:3px 6px;color:var(--r-text);background:var(--r-bg);border:1px solid var(--r-border);border-radius:4px}
 .filters button{cursor:pointer}
 img.figure{max-width:100%;display:block;margin:.5em 0}
-svg.chart{max-width:100%;height:auto;overflow:visible}svg.chart text{fill:var(--r-text)}svg.chart line.tick{stroke:var(--r-border)}svg.chart g.bar line{stroke:var(--r-text)}
+svg.chart{max-width:100%;height:auto;overflow:visible}svg.chart text{fill:var(--r-text)}svg.chart line.tick{stroke:var(--r-border)}svg.chart line.tick.zero{stroke:var(--r-muted)}svg.chart g.bar line{stroke:var(--r-text)}
 figure{margin:.6em 0}figcaption{margin-top:.2em}
 details.run-info{border:1px solid var(--r-border);border-radius:6px;padding:.5em .8em;margin:.6em 0}
 details.run-info>summary{color:var(--r-text);font-size:1rem}

@@ -170,6 +170,8 @@ describe("eqa report: the page", () => {
     assert.equal(await overall.locator("td.mark").textContent(), low! > 0 || high! < 0 ? "*" : "");
     assert.match((await overall.textContent()) ?? "", /2 \/ 1 \/ 9/, "higher / lower / equal");
     assert.equal(await page.locator('#comparison tr[data-group="object localization"] td.num').first().textContent(), "2");
+    assert.equal(await page.locator("#comparison svg.forest g.difference").count(), await page.locator("#comparison tbody tr").count(), "a dot and interval per group");
+    assert.equal(Number(await page.locator('#comparison svg.forest g.difference[data-group="overall"]').getAttribute("data-mean")), expected);
 
     // CSV of the rows shown, sorted by the second run's mark, highest first
     await page.click('#question-table th[data-col="7"]');
