@@ -401,6 +401,34 @@ describe("eqa view in Chromium", () => {
   });
 });
 
+describe("eqa view of an exploration answered by an EM-EQA agent", () => {
+  test("the frontier's steps and plan, and the answering agent's call with the recorded frames it was sent", async () => {
+    const out = join(home, "frontier");
+    const episodes = join(home, "frontier-episodes.json");
+    writeFileSync(episodes, JSON.stringify([{ question_id: "a1", question: "What is on the bed?", scene: "home-4" }]));
+    const result = await runCli(["explore", "--episodes", episodes, "--agent", "frontier", "--em-agent", "vlm", "--num-frames", "4", "--no-force-guess", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--image-size", "64", "--width", "64", "--height", "48", "--max-steps", "30", "--no-cache", "--out", out], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+    assert.equal(result.code, 0, result.stderr);
+    const viewer = await startViewer({ runDirs: [out], port: 0 });
+    const page = await browser.newPage();
+    const { problems, foreign } = watch(page, viewer.url);
+    try {
+      await page.goto(`${viewer.url}/#/run/0/q/a1`);
+      await shown(page);
+      const trajectory = readJson(join(out, "trajectories", "a1.json")) as { steps: unknown[] };
+      assert.equal(await page.locator("#steps tbody tr").count(), trajectory.steps.length);
+      assert.equal(await page.locator("#trace li.call").count(), 1, "the VLM agent's one call");
+      const sent = (JSON.parse(lines(join(out, "episodes.jsonl"))[0]!) as { details: { trace: { frames: number[] } } }).details.trace.frames;
+      assert.deepEqual(await page.locator("#trace .thumb span").allTextContents(), sent.map((f) => `frame ${f}`));
+      await imagesLoaded(page, "#trace .thumb img, #plan-img");
+    } finally {
+      await page.close();
+      await viewer.close();
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual(foreign, []);
+  });
+});
+
 describe("eqa view compare", () => {
   test("an answer that is missing (null) reads \"(no answer)\", never \"null\", and its row is marked as differing", async () => {
     const [a, b] = [join(home, "cmp-a"), join(home, "cmp-b")];
