@@ -15,6 +15,7 @@ import { rmCommand } from "./rm.js";
 import { simCommand } from "./sim.js";
 import { generateCommand } from "./generate.js";
 import { scoreTagCommand } from "./score-tag.js";
+import { answerTagCommand } from "./answer-tag.js";
 import { exploreCommand } from "./explore.js";
 import { demoCommand } from "./demo.js";
 import { mergeCommand } from "./merge.js";
@@ -41,7 +42,7 @@ export function buildProgram(): Command {
     .version(eqakitVersion)
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXIT_CODES);
-  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), envCommand(), exploreCommand(), mergeCommand(), scoreTagCommand()]) program.addCommand(command);
+  for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), envCommand(), exploreCommand(), mergeCommand(), scoreTagCommand(), answerTagCommand()]) program.addCommand(command);
   program.addCommand(generateCommand());
   program.addCommand(agentCommand());
   program.commands.forEach(addModelOptionFlags);

@@ -9,11 +9,14 @@
  * A trajectory whose frames cannot be read, and a question whose answer failed (a crash, a
  * timeout, a malformed reply), fail alone: answer null, the error kept.
  */
-import { describeError, type OpenEqaCategory } from "../core/index.js";
-import type { TagQueryType, TagQuestion, TrajectoryLog } from "../data/index.js";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { describeError, UserError, type OpenEqaCategory } from "../core/index.js";
+import { loadTrajectoryLog, type TagQueryType, type TagQuestion, type TrajectoryLog } from "../data/index.js";
 import { openEpisode } from "../episodes/index.js";
 import type { ExternalAgent } from "../agents/index.js";
 import { tagAnswerContext } from "./history.js";
+import { RECORDING_FILE } from "./sources.js";
 
 /** A trajectory's recording: its frame folder and its log (for the grounding frame and the action history). */
 export interface TagAgentEpisode {
@@ -73,4 +76,27 @@ export async function answerTagQuestions(
     }
   }
   return questions.map((q) => predictions.get(q.question_id)!);
+}
+
+/**
+ * The recordings of a TAG-EQA set's trajectories: each question's frame folder (its
+ * `episode_history`, relative to the set's directory) and the `trajectory.json` beside it whose
+ * `frames` names that folder. A question without observations (an ALFRED set) or a recording
+ * that is not there is a `UserError` naming the file and record.
+ */
+export async function tagSetEpisodes(questions: readonly TagQuestion[], questionsPath: string): Promise<Map<string, TagAgentEpisode>> {
+  const episodes = new Map<string, TagAgentEpisode>();
+  const datasetDir = dirname(questionsPath);
+  for (const [index, q] of questions.entries()) {
+    if (episodes.has(q.trajectory)) continue;
+    const where = { file: questionsPath, index, id: q.question_id, field: "episode_history" };
+    if (!q.episode_history) throw new UserError("the question has no observations (episode_history is null): such a set is for judges only", where, "agents answer sets made from simulator recordings (eqa generate tag --source sim:DIR); score this one with eqa score-tag");
+    const frames = resolve(datasetDir, q.episode_history);
+    const logFile = join(dirname(frames), RECORDING_FILE);
+    if (!existsSync(logFile)) throw new UserError(`no ${RECORDING_FILE} beside the frame folder ${frames}`, where, "keep the recordings where eqa generate tag found them");
+    const log = await loadTrajectoryLog(logFile);
+    if (log.id !== q.trajectory || !log.frames || resolve(dirname(logFile), log.frames) !== frames) throw new UserError(`${logFile} is not the recording of trajectory ${q.trajectory} with these frames`, where);
+    episodes.set(q.trajectory, { frames, log });
+  }
+  return episodes;
 }

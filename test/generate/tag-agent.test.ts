@@ -7,6 +7,7 @@ import { ExternalAgent, parseExternalAgent } from "../../src/agents/index.js";
 import { answerTagQuestions, buildTagDataset, maskSightings } from "../../src/generate/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { cliEnv, runCli } from "../helpers/cli.js";
 
 describe("answerTagQuestions", () => {
   test("an agent of the user's own (task tag) gets each question with its frames, the grounding frame and its action history", async () => {
@@ -46,6 +47,22 @@ export function answer(params) {
       assert.deepEqual(r.origin.map((v) => Math.round(v * 1000) / 1000 + 0), [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0]);
       assert.deepEqual(r.actions, log.events.map((e) => `${e.type} ${log.objects.find((o) => o.id === e.object)!.type} ${e.index}`));
     }
+
+    // eqa answer-tag: the same from the set's questions.json, predictions for eqa score-tag
+    const questionsFile = join(dir, "questions.json");
+    await writeFile(questionsFile, JSON.stringify(questions));
+    const cli = await runCli(["answer-tag", "--questions", questionsFile, "--agent", agentFile, "--out", join(dir, "answers")], cliEnv(dir));
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(cli.stdout, new RegExp(`${questions.length} of ${questions.length} questions answered, 0 failed`));
+    const written = JSON.parse(await readFile(join(dir, "answers", "predictions.json"), "utf8")) as { question_id: string; answer: string }[];
+    assert.deepEqual(written, predictions.map((p) => ({ question_id: p.question_id, answer: p.answer })));
+    // a set without observations is refused, naming the record
+    const alfredLike = join(dir, "judges-only.json");
+    await writeFile(alfredLike, JSON.stringify(questions.map((q) => ({ ...q, episode_history: null }))));
+    const refused = await runCli(["answer-tag", "--questions", alfredLike, "--agent", agentFile, "--out", join(dir, "refused")], cliEnv(dir));
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /no observations \(episode_history is null\): such a set is for judges only/);
+    assert.match(refused.stderr, /judges-only\.json/);
 
     // a trajectory without its recording fails its questions alone
     const missing = await answerTagQuestions(questions.slice(0, 1), new Map(), agent);
