@@ -480,6 +480,11 @@ function compareView(a,b,refreshing){
     return Promise.resolve(both[1]).then(function(cmp){
       cmp.rows.forEach(function(r){var sa_=r.a&&r.a.score,sb_=r.b&&r.b.score;r.delta=typeof sa_==="number"&&typeof sb_==="number"?sb_-sa_:null;r.changed=answerOf(r.a)!==answerOf(r.b);r.differs=r.changed||(r.a&&r.b&&r.a.score!==r.b.score)||!r.a||!r.b;});
       app.appendChild(el("p",{id:"cmp-summary",text:cmp.summary}));
+      if(cmp.deltas&&cmp.deltas.length)app.appendChild(el("div",{"class":"card flush"},[el("table",{"class":"grid",id:"cmp-deltas"},[
+        el("thead",{},[el("tr",{},[["category",""],["questions","num"],[cmp.a,"num"],[cmp.b,"num"],["Δ points","num"],["95% CI (paired bootstrap)","num"],["higher / lower","num"],["",""]].map(function(h){return el("th",{"class":h[1],text:h[0]});}))]),
+        el("tbody",{},cmp.deltas.map(function(d){return el("tr",{"data-group":d.group,"class":d.significant?"significant":""},[el("td",{text:d.group}),el("td",{"class":"num",text:String(d.n)}),el("td",{"class":"num",text:fmt(d.a)}),el("td",{"class":"num",text:fmt(d.b)}),
+          el("td",{"class":"num"},[el("span",{"class":"delta "+(d.difference>0?"up":d.difference<0?"down":""),text:(d.difference>0?"+":"")+fmt(d.difference)})]),el("td",{"class":"num",text:"["+fmt(d.ci[0])+", "+fmt(d.ci[1])+"]"}),el("td",{"class":"num",text:d.higher+" / "+d.lower}),
+          el("td",{},[d.significant?el("span",{"class":"pill "+(d.difference>0?"good":"bad"),title:"the interval leaves out 0 (and the group has at least 10 questions)",text:"significant"}):null])]);}))])]));
       var cols=[
         {label:"id",cls:"cmp-id",value:function(r){return r.questionId;},cell:function(r){return el("a",{href:"#/run/"+a+"/q/"+encodeURIComponent(r.questionId)},[el("code",{"class":"qid",title:r.questionId,text:r.questionId})]);}},
         {label:"question",cls:"text qtext",value:function(r){return r.question||"";},cell:function(r){return r.question||"–";}},

@@ -11,6 +11,7 @@ import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index
 import { REPORT_SCRIPT } from "./assets.js";
 import { VIEWER_HTML, VIEWER_SCRIPT, VIEWER_STYLE } from "./viewer-assets.js";
 import { buildHtmlReport } from "./html.js";
+import { pairedDifferences } from "./html-compare.js";
 import { scriptHash } from "./html-parts.js";
 import { loadRun, type LoadedRun, type RunQuestion } from "./runs.js";
 import { structuredAnswerText, type TagRunQuestion } from "./tag-runs.js";
@@ -380,7 +381,9 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const both = rows.filter((r) => typeof r.a?.score === "number" && typeof r.b?.score === "number");
     const better = both.filter((r) => (r.a!.score as number) > (r.b!.score as number)).length;
     const worse = both.filter((r) => (r.a!.score as number) < (r.b!.score as number)).length;
-    return c.json({ a: a.label, b: b.label, rows, summary: `${both.length} questions scored in both: ${a.label} higher on ${better}, lower on ${worse}, equal on ${both.length - better - worse}` });
+    // per category, the second run against the first on the questions both scored (LLM-Match points, paired bootstrap)
+    const deltas = pairedDifferences(a, b).map((d) => ({ group: d.group, n: d.n, a: d.base, b: d.other, difference: d.difference.mean, ci: d.difference.ci, higher: d.higher, lower: d.lower, significant: d.significant }));
+    return c.json({ a: a.label, b: b.label, rows, deltas, summary: `${both.length} questions scored in both: ${a.label} higher on ${better}, lower on ${worse}, equal on ${both.length - better - worse}` });
   });
   // the run's own files, as data: never rendered as HTML
   app.get("/runs/:run/files/*", async (c) => {

@@ -266,6 +266,12 @@ describe("eqa view in Chromium", () => {
       assert.equal(await page.locator("#compare tbody tr").first().locator(".answer.b .ins").count() > 0, true);
       assert.equal(await page.locator("#compare .delta.up").count(), MARKS.filter((m) => m < 3).length);
       assert.equal(await page.locator("#compare .delta.down").count(), MARKS.filter((m) => m > 3).length);
+      // per category: the second run against the first on the questions both scored, with a paired bootstrap interval
+      assert.equal(await page.locator("#cmp-deltas tbody tr").count(), 1 + 6, "overall and each category");
+      const points = MARKS.map((m) => (100 * (m - 1)) / 4);
+      const overall = 50 - points.reduce((x, y) => x + y, 0) / points.length;
+      assert.equal(await page.locator('#cmp-deltas tr[data-group="overall"] .delta').textContent(), overall.toFixed(1));
+      assert.equal(await page.locator("#cmp-deltas tr.significant").count(), 0, "6 questions are too few to mark");
       await page.screenshot({ path: join(shots, "compare-1366.png"), fullPage: true });
 
       // the theme toggle, and a narrow window
