@@ -38,7 +38,6 @@ export const ratingSchema = z.object({
     .max(64)
     .regex(/^[\p{L}\p{N} ._@+-]+$/u, "letters, digits, spaces and . _ @ + - only"),
 });
-export type RatingInput = z.input<typeof ratingSchema>;
 export interface Rating extends z.output<typeof ratingSchema> {
   ratedAt: string;
 }
@@ -241,7 +240,7 @@ export function answerTranscript(dir: string, questionId: string, frames: FrameA
 }
 
 /** The addresses of an exploration's own frames (`frames/<episode>/NNNNN-rgb.png`) under the viewer's file route. */
-export function explorationFrames(runIndex: number, dir: string, questionId: string): FrameAddresses {
+function explorationFrames(runIndex: number, dir: string, questionId: string): FrameAddresses {
   const name = episodeFileName(questionId);
   return {
     of(frame) {
