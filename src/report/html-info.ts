@@ -136,11 +136,11 @@ function synopsis(run: LoadedRun): string {
   return parts.join(" · ");
 }
 
-/** The panel: one block per run, open when the report has one run (click a run to open its block). */
+/** The panel: one closed block per run, its line saying what answered and judged (click it to open the block). */
 export function runInfoSection(runs: LoadedRun[]): Html {
   const blocks = runs.map((run, r) => {
     const stages = stagesOf(run);
-    return html`<details class="run-info" data-run="${r}"${runs.length === 1 ? new Html(" open") : ""}><summary><i class="swatch" style="background:${RUN_COLOURS[r % RUN_COLOURS.length]!}"></i><b>${run.label}</b> <span class="synopsis">${synopsis(run)}</span> <span class="hint">${run.kind} · ${run.dir}</span></summary>${stages.length === 0 ? html`<p class="hint">No summary: nothing is known of how this run was made.</p>` : html`<div class="stages">${stages.map(stageBlock)}</div>`}${rolesTable(run)}</details>`;
+    return html`<details class="run-info" data-run="${r}"><summary><i class="swatch" style="background:${RUN_COLOURS[r % RUN_COLOURS.length]!}"></i><b>${run.label}</b> <span class="synopsis">${synopsis(run)}</span> <span class="hint">${run.kind} · ${run.dir}</span></summary>${stages.length === 0 ? html`<p class="hint">No summary: nothing is known of how this run was made.</p>` : html`<div class="stages">${stages.map(stageBlock)}</div>`}${rolesTable(run)}</details>`;
   });
   return html`<section id="runs-info"><h2>Runs</h2>${blocks}</section>`;
 }
