@@ -89,6 +89,8 @@ class Agent:
     episode = None
     actions = ACTIONS
     budget = None
+    #: TAG-EQA questions (task "tag"): {"toGrounding", "poses", "actions"} of the question being answered (docs/tag-eqa.md)
+    tag = None
 
     def initialize(self, task, settings):
         """Called once before any question, with the task kind and the run's settings."""
@@ -175,6 +177,7 @@ class _Connection:
             agent.initialize(params.get("task"), params.get("settings", {}))
             return {"name": agent.name, "version": str(agent.version), "protocolVersion": PROTOCOL_VERSION, "supports": list(agent.supports)}
         if method == "answer":
+            agent.tag = params.get("tag")
             result = agent.answer(params["question"], params.get("episode"))
             if isinstance(result, dict):
                 return result

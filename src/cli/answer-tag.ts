@@ -42,7 +42,8 @@ export function answerTagCommand(): Command {
       await run.writeJson("predictions.json", answered.map((p) => ({ question_id: p.question_id, answer: p.answer })));
       await run.writeJson("agent-failures.json", failures);
       for (const f of failures.slice(0, 5)) process.stderr.write(`eqa: ${f.question_id} not answered: ${f.error}\n`);
-      console.log(`${describeExternalAgent(flags.agent)}: ${answered.length - failures.length} of ${answered.length} questions answered, ${failures.length} failed`);
+      const withAnswer = answered.filter((p) => p.answer !== null).length;
+      console.log(`${describeExternalAgent(flags.agent)}: ${withAnswer} of ${answered.length} questions answered, ${answered.length - withAnswer - failures.length} without an answer, ${failures.length} failed`);
       console.log(`wrote ${join(run.path, "predictions.json")}; score it with eqa score-tag --questions ${flags.questions} --predictions ${join(run.path, "predictions.json")} --out DIR`);
       process.exitCode = failures.length > 0 ? 1 : 0;
     } finally {

@@ -16,7 +16,7 @@ describe("answerTagQuestions", () => {
     await recordTask({ seed: 2, tasks: ["cool"], out, width: 96, height: 72 });
     const log = await loadTrajectoryLog(join(out, "trajectory.json"));
     const sightings = await maskSightings(log, join(out, "frames"));
-    const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 4, seed: 0 });
+    const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 10, seed: 0 });
     assert.ok(questions.length > 0);
     const seenFile = join(dir, "seen.jsonl");
     const agentFile = join(dir, "agent.mjs");
@@ -53,9 +53,21 @@ export function answer(params) {
     await writeFile(questionsFile, JSON.stringify(questions));
     const cli = await runCli(["answer-tag", "--questions", questionsFile, "--agent", agentFile, "--out", join(dir, "answers")], cliEnv(dir));
     assert.equal(cli.code, 0, cli.stderr);
-    assert.match(cli.stdout, new RegExp(`${questions.length} of ${questions.length} questions answered, 0 failed`));
+    assert.match(cli.stdout, new RegExp(`${questions.length} of ${questions.length} questions answered, 0 without an answer, 0 failed`));
     const written = JSON.parse(await readFile(join(dir, "answers", "predictions.json"), "utf8")) as { question_id: string; answer: string }[];
     assert.deepEqual(written, predictions.map((p) => ({ question_id: p.question_id, answer: p.answer })));
+    // the example Python agent counts what it did in its action history (exec: a process of the protocol)
+    const example = join(import.meta.dirname, "..", "..", "examples", "agents", "tag_history.py");
+    const countTimes = questions.filter((q) => q.tags.query_type === "countTimes" && !q.question.includes(" from your view"));
+    assert.ok(countTimes.length > 0, "the set asks how many times something was done");
+    const python = await runCli(["answer-tag", "--questions", questionsFile, "--agent", `exec:python3 ${example}`, "--out", join(dir, "python")], cliEnv(dir));
+    assert.equal(python.code, 0, python.stderr);
+    const pythonAnswers = JSON.parse(await readFile(join(dir, "python", "predictions.json"), "utf8")) as { question_id: string; answer: string | null }[];
+    for (const q of countTimes) {
+      const reply = pythonAnswers.find((p) => p.question_id === q.question_id)!.answer;
+      assert.ok(reply !== null, q.question);
+    }
+
     // a set without observations is refused, naming the record
     const alfredLike = join(dir, "judges-only.json");
     await writeFile(alfredLike, JSON.stringify(questions.map((q) => ({ ...q, episode_history: null }))));
