@@ -407,6 +407,7 @@ function questionView(index,id,refreshing){
       if(tg.predictedText!==null)row(tg.source==="judge"?"structure the judge read":"structure scored",tg.predictedText,"structured-predicted");
       if(e)row("errors","objects: "+e.objectFalsePositives+" false positive(s), "+e.objectFalseNegatives+" false negative(s); predicates: "+e.predicateFalsePositives+" false positive(s), "+e.predicateFalseNegatives+" false negative(s)");
     }else row("LLM-Match σ",q.score===undefined?"–":q.score===null?"failed":String(q.score)+" ("+fmt(q.points)+" points)");
+    if(q.eac)row("EAC (EXPRESS-Bench)",q.eac.error!==undefined?"failed: "+q.eac.error:"δ·σ "+fmt(q.eac.score,2)+" (grounding δ "+q.eac.grounding+", accuracy σ "+q.eac.accuracy+")");
     if(t&&t.stop)row("stop",t.stop+(t.pathLengthM!==null?" · path "+fmt(t.pathLengthM,2)+" m, "+t.pathLengthSteps+" steps":""));
     if(q.tag&&t&&t.agent)row("recorded task",t.agent);
     if(q.error)row("error",q.error,"error");

@@ -297,10 +297,16 @@ export interface ExploreRow {
   stop: string | null;
   pathLengthM: number | null;
   error: string | null;
+  /** EXPRESS-Bench's EAC judgement of the answer on the last frame (`eqa explore --judge`): δ, σ and δ·σ, or why it failed. */
+  eac?: { grounding: number; accuracy: number; score: number } | { error: string };
 }
 
 const exploreLine = z.looseObject({ questionId: z.string(), answer: z.string().nullable().catch(null), stop: z.string().nullable().catch(null), pathLengthM: z.number().nullable().catch(null), error: z.string().nullable().catch(null) });
-const exploreJudgement = z.looseObject({ questionId: z.string(), llmMatch: z.number().nullable() });
+const exploreJudgement = z.looseObject({
+  questionId: z.string(),
+  llmMatch: z.number().nullable(),
+  eac: z.union([z.looseObject({ status: z.literal("ok"), grounding: z.number(), accuracy: z.number(), score: z.number() }), z.looseObject({ status: z.literal("failed"), error: z.string() })]).nullable().catch(null).optional(),
+});
 const episodesCache = new Map<string, Promise<Map<string, ActiveEpisode> | undefined>>();
 
 /** The episodes file an exploration's summary names, read once (undefined when it cannot be). */
@@ -332,6 +338,7 @@ export async function exploreRows(dir: string): Promise<ExploreRow[] | undefined
       if (!row) continue;
       row.score = j.llmMatch;
       if (j.llmMatch !== null) row.points = llmMatchPoints(j.llmMatch);
+      if (j.eac) row.eac = j.eac.status === "ok" ? { grounding: j.eac.grounding, accuracy: j.eac.accuracy, score: j.eac.score } : { error: j.eac.error };
     }
   }
   const episodes = await episodesOf(dir, readJson(join(dir, "summary.json"), []));

@@ -31,6 +31,7 @@ const lines = (path: string): string[] => readFileSync(path, "utf8").split("\n")
 function script(req: ReceivedRequest) {
   const body = JSON.stringify(req.body);
   const asked = questions.findIndex((q) => body.includes(JSON.stringify(q.question).slice(1, -1)));
+  if (body.includes("Give two marks.")) return openAiReply("1, 4");
   if (body.includes("Your mark")) return openAiReply(`Your mark: ${body.includes("a table") ? 3 : (MARKS[asked] ?? 3)}`);
   if (body.includes("Proposed Answer")) return openAiReply("Action: keep");
   if (asked >= 0) return openAiReply(body.includes("image_url") ? "a brown chair" : "A: a table");
@@ -101,7 +102,7 @@ before(async () => {
   ]);
   assert.equal(a.code, 0, a.stderr);
   assert.equal(b.code, 0, b.stderr);
-  const x = await runCli(["explore", "--episodes", episodes, "--agent", "fine-eqa", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--out", exploreRun, "--width", "64", "--height", "48", "--image-size", "64", "--no-cache"], env);
+  const x = await runCli(["explore", "--episodes", episodes, "--agent", "fine-eqa", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", exploreRun, "--width", "64", "--height", "48", "--image-size", "64", "--no-cache"], env);
   assert.equal(x.code, 0, x.stderr);
   // a TAG-EQA run on questions generated from a recording in the built-in simulator, answered with the true structures
   const recorded = await runCli(["sim", "record", "--seed", "3", "--task", "pick_and_place", "--out", join(home, "recordings", "home-3"), "--width", "64", "--height", "48"], env);
@@ -224,10 +225,12 @@ describe("eqa view in Chromium", () => {
       await shown(page);
       await page.waitForSelector("#questions tbody tr");
       assert.match((await page.locator("#questions tbody tr").textContent()) ?? "", /What colour is the sofa\?.*Grey\..*answered/);
+      assert.equal(await page.locator("#questions tbody tr .mark").textContent(), "3", "LLM-Match's mark of an exploration judged with --judge");
       await page.click('#questions tr[data-id="f1"]');
       await shown(page);
       await page.waitForSelector("#plan-img");
       await page.waitForFunction(() => (document.getElementById("plan-img") as HTMLImageElement).naturalWidth > 100);
+      assert.match((await page.locator("#question-detail").textContent()) ?? "", /EAC \(EXPRESS-Bench\)δ·σ 4\.00 \(grounding δ 1, accuracy σ 4\)/);
       const trajectory = readJson(join(exploreRun, "trajectories", "f1.json")) as { steps: unknown[] };
       assert.equal(await page.locator("#steps tbody tr").count(), trajectory.steps.length);
       const record = JSON.parse(lines(join(exploreRun, "episodes.jsonl"))[0]!) as { details: { stopChecks: { yes: boolean }[]; calls: unknown[] } };
