@@ -10,7 +10,7 @@
  */
 import { createServer } from "node:http";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -61,7 +61,7 @@ let stderr = "";
 child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
 const code = await new Promise<number | null>((done) => child.on("close", done));
 if (code !== 0) throw new Error(`eqa run failed: ${stderr}`);
-const runSeconds = ms(started) / 1000;
+const runSeconds = Math.round(ms(started)) / 1000;
 server.close();
 
 const viewer = await startViewer({ runDirs: [run], port: 0 });
@@ -124,12 +124,14 @@ for (let i = 0; i < rounds; i++) {
 }
 await browser.close();
 await viewer.close();
+const tracesBytes = readFileSync(join(run, "traces.jsonl")).byteLength;
+rmSync(home, { recursive: true, force: true });
 
 console.log(
   JSON.stringify({
     questions: ids.length,
     runSeconds,
-    tracesBytes: readFileSync(join(run, "traces.jsonl")).byteLength,
+    tracesBytes,
     api: {
       runListColdMs: cold.ms,
       runListWarmMs: median(warm),
