@@ -11,11 +11,11 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { describeError, UserError, type OpenEqaCategory } from "../core/index.js";
+import { describeError, forEachConcurrent, UserError, type OpenEqaCategory } from "../core/index.js";
 import { loadTrajectoryLog, type TagQueryType, type TagQuestion, type TrajectoryLog } from "../data/index.js";
-import { openEpisode } from "../episodes/index.js";
+import { openEpisode, type Episode } from "../episodes/index.js";
 import type { ExternalAgent } from "../agents/index.js";
-import { tagAnswerContext } from "./history.js";
+import { tagAnswerContext, type TagAnswerContext } from "./history.js";
 import { RECORDING_FILE } from "./sources.js";
 
 /** A trajectory's recording: its frame folder and its log (for the grounding frame and the action history). */
@@ -40,42 +40,50 @@ export const CATEGORY_OF_QUERY: Record<TagQueryType, OpenEqaCategory> = {
   getLocation: "object localization",
 };
 
-/** Asks the agent every question, one at a time, in the questions' order. */
+export interface AnswerTagOptions {
+  /** Questions in flight at once (each on its own agent process of the pool; default 1). */
+  concurrency?: number;
+  /** Called as each question is answered or fails, with how many are done: where a run appends its records. */
+  onAnswer?: (prediction: TagAgentPrediction, done: number, total: number) => void;
+}
+
+/** Asks the agent every question, `concurrency` at a time; the predictions come back in the questions' order. */
 export async function answerTagQuestions(
   questions: readonly TagQuestion[],
   episodes: ReadonlyMap<string, TagAgentEpisode>,
   agent: ExternalAgent,
-  onAnswer?: (done: number, total: number) => void,
+  options: AnswerTagOptions = {},
 ): Promise<TagAgentPrediction[]> {
-  const byTrajectory = new Map<string, TagQuestion[]>();
-  for (const q of questions) byTrajectory.set(q.trajectory, [...(byTrajectory.get(q.trajectory) ?? []), q]);
-  const predictions = new Map<string, TagAgentPrediction>();
+  // each trajectory's recording is opened once, by the first of its questions to start
+  const contexts = new Map<string, Promise<{ episode: Episode; tag: TagAnswerContext }>>();
+  const contextOf = (trajectory: string): Promise<{ episode: Episode; tag: TagAnswerContext }> => {
+    let context = contexts.get(trajectory);
+    if (!context) {
+      const source = episodes.get(trajectory);
+      context = source
+        ? openEpisode(source.frames, trajectory).then(async (episode) => ({ episode, tag: await tagAnswerContext(source.log, episode) }))
+        : Promise.reject(new Error(`no recording of trajectory ${trajectory}`));
+      context.catch(() => undefined);
+      contexts.set(trajectory, context);
+    }
+    return context;
+  };
+  const predictions: TagAgentPrediction[] = new Array(questions.length);
   let done = 0;
-  for (const [trajectory, asked] of byTrajectory) {
-    const source = episodes.get(trajectory);
-    let opened;
+  await forEachConcurrent(questions, options.concurrency ?? 1, async (q, index) => {
+    let prediction: TagAgentPrediction;
     try {
-      if (!source) throw new Error(`no recording of trajectory ${trajectory}`);
-      const episode = await openEpisode(source.frames, trajectory);
-      opened = { episode, tag: await tagAnswerContext(source.log, episode) };
+      const { episode, tag } = await contextOf(q.trajectory);
+      const question = { questionId: q.question_id, question: q.question, answer: q.answer, category: CATEGORY_OF_QUERY[q.tags.query_type], episodeHistory: q.episode_history ?? "" };
+      const reply = await agent.answer(question, episode, { tag });
+      prediction = { question_id: q.question_id, answer: reply.answer };
     } catch (error) {
-      for (const q of asked) predictions.set(q.question_id, { question_id: q.question_id, answer: null, error: describeError(error) });
-      done += asked.length;
-      onAnswer?.(done, questions.length);
-      continue;
+      prediction = { question_id: q.question_id, answer: null, error: describeError(error) };
     }
-    for (const q of asked) {
-      try {
-        const question = { questionId: q.question_id, question: q.question, answer: q.answer, category: CATEGORY_OF_QUERY[q.tags.query_type], episodeHistory: q.episode_history ?? "" };
-        const reply = await agent.answer(question, opened.episode, { tag: opened.tag });
-        predictions.set(q.question_id, { question_id: q.question_id, answer: reply.answer });
-      } catch (error) {
-        predictions.set(q.question_id, { question_id: q.question_id, answer: null, error: describeError(error) });
-      }
-      onAnswer?.(++done, questions.length);
-    }
-  }
-  return questions.map((q) => predictions.get(q.question_id)!);
+    predictions[index] = prediction;
+    options.onAnswer?.(prediction, ++done, questions.length);
+  });
+  return predictions;
 }
 
 /**

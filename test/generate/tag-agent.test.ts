@@ -82,3 +82,58 @@ export function answer(params) {
     assert.match(missing[0]!.error ?? "", /no recording of trajectory/);
   });
 });
+
+describe("eqa answer-tag", () => {
+  test("appends each answer as it comes; a rerun asks only the questions without one, and refuses a folder of another set", async () => {
+    const dir = temporaryDir();
+    const out = join(dir, "rec");
+    await recordTask({ seed: 2, tasks: ["cool"], out, width: 96, height: 72 });
+    const log = await loadTrajectoryLog(join(out, "trajectory.json"));
+    const sightings = await maskSightings(log, join(out, "frames"));
+    const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 10, seed: 0 });
+    assert.ok(questions.length >= 2);
+    const questionsFile = join(dir, "questions.json");
+    await writeFile(questionsFile, JSON.stringify(questions));
+    const asked = join(dir, "asked.jsonl");
+    const failFlag = join(dir, "fail");
+    const agentFile = join(dir, "agent.mjs");
+    // fails every second question while the flag file exists
+    await writeFile(
+      agentFile,
+      `import { appendFileSync, existsSync } from "node:fs";
+let n = 0;
+export function initialize(params) { return { name: "flaky", version: "1", supports: [params.task] }; }
+export function answer(params) {
+  appendFileSync(${JSON.stringify(asked)}, params.question.id + "\\n");
+  if (existsSync(${JSON.stringify(failFlag)}) && n++ % 2 === 1) throw new Error("flaky agent");
+  return { answer: "two" };
+}
+`,
+    );
+    await writeFile(failFlag, "");
+    const args = ["answer-tag", "--questions", questionsFile, "--agent", agentFile, "--out", join(dir, "run"), "--concurrency", "1"];
+    const first = await runCli(args, cliEnv(dir));
+    assert.equal(first.code, 1, first.stderr);
+    const failed = Math.floor(questions.length / 2);
+    assert.match(first.stdout, new RegExp(`${failed} failed`));
+    assert.match(first.stdout, /run the same command again/);
+    const records = (await readFile(join(dir, "run", "answers.jsonl"), "utf8")).trim().split("\n");
+    assert.equal(records.length, questions.length, "one record appended per question");
+
+    await writeFile(asked, "");
+    await import("node:fs/promises").then((fs) => fs.rm(failFlag));
+    const second = await runCli(args, cliEnv(dir));
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stdout, new RegExp(`resuming .*: ${questions.length - failed} of ${questions.length} questions already answered, ${failed} to ask`));
+    assert.equal((await readFile(asked, "utf8")).trim().split("\n").length, failed, "only the failed questions are asked again");
+    const predictions = JSON.parse(await readFile(join(dir, "run", "predictions.json"), "utf8")) as { question_id: string; answer: string | null }[];
+    assert.deepEqual(predictions, questions.map((q) => ({ question_id: q.question_id, answer: "two" })));
+
+    const other = join(dir, "other.json");
+    await writeFile(other, JSON.stringify(questions.slice(1)));
+    const refused = await runCli(["answer-tag", "--questions", other, "--agent", agentFile, "--out", join(dir, "run")], cliEnv(dir));
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /holds answers to a question this set does not have/);
+    assert.match(refused.stderr, /answers\.jsonl/);
+  });
+});
