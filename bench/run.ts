@@ -22,6 +22,14 @@ function jsonScript(script: string, args: string[]): unknown {
   return JSON.parse(line);
 }
 
+/** `eqa demo` into bench/out/demo (resumed if there), for the figures read from its runs. */
+function demoRun(): string {
+  const out = fileURLToPath(new URL("./out/demo", import.meta.url));
+  const eqa = fileURLToPath(new URL("../bin/eqa.js", import.meta.url));
+  execFileSync(process.execPath, [eqa, "demo", "--out", out], { stdio: ["ignore", "ignore", "inherit"] });
+  return out;
+}
+
 const benchmarks: Record<string, () => Promise<unknown>> = {
   score: () => scoreBenchmark({ includeSequential: !quick }),
   images: () => imagesBenchmark({ rounds: quick ? 1 : 3 }),
@@ -38,6 +46,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   "agent-protocol": async () => jsonScript("./agent-protocol.ts", quick ? ["--steps", "1000", "--warmup", "100"] : []),
   report: async () => jsonScript("./report.ts", quick ? ["--questions", "200", "--episodes", "20", "--rounds", "1"] : ["--width", "1296", "--height", "968", "--depth", "--rounds", "2"]),
   viewer: async () => jsonScript("./viewer.ts", quick ? ["--questions", "300", "--rounds", "2"] : []),
+  "tag-demo": async () => jsonScript("./tag-demo.ts", ["--demo", demoRun()]),
 };
 const named = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const unknown = named.filter((n) => !(n in benchmarks));
