@@ -22,7 +22,7 @@ import { buildTagDataset, writeTagDataset } from "./dataset.js";
 import { loadSimRecordings, RECORDING_FILE } from "./sources.js";
 import { answerWithPrograms, type ProgramAgentEpisode } from "./program-agent.js";
 import { actionHistory } from "./history.js";
-import { answerTagQuestions, CATEGORY_OF_QUERY, type TagAgentEpisode } from "./tag-agent.js";
+import { CATEGORY_OF_QUERY, runTagAnswers, type TagAgentEpisode } from "./tag-agent.js";
 
 export interface DemoOptions {
   out: string;
@@ -144,23 +144,15 @@ async function externalRun(spec: ExternalAgentSpec, questions: TagQuestion[], qu
   }
   const predictionsFile = join(dir, "predictions.json");
   const model = options.model && options.runtime ? options.runtime.model(options.model) : undefined;
-  let predictions: TagPrediction[];
-  if (existsSync(predictionsFile)) predictions = await loadTagPredictions(predictionsFile);
-  else {
-    const agent = new ExternalAgent(spec, { task: "tag", episodes: true, ...(model ? { model } : {}), ...(options.agentTimeoutMs !== undefined ? { timeoutMs: options.agentTimeoutMs } : {}) });
-    let answered;
-    try {
-      answered = await answerTagQuestions(questions, episodes, agent);
-    } finally {
-      await agent.close();
-    }
-    const failures = answered.filter((p) => p.error !== undefined);
-    for (const failure of failures) options.onStage?.(`${describeExternalAgent(spec)}: ${failure.question_id} not answered: ${failure.error}`);
-    predictions = answered.map((p) => ({ question_id: p.question_id, answer: p.answer }));
-    const run = new RunDirectory(dir);
-    await run.writeJson("agent-failures.json", failures);
-    await run.writeJson("predictions.json", predictions);
+  const agent = new ExternalAgent(spec, { task: "tag", episodes: true, ...(model ? { model } : {}), ...(options.agentTimeoutMs !== undefined ? { timeoutMs: options.agentTimeoutMs } : {}) });
+  let answered;
+  try {
+    answered = await runTagAnswers(questions, episodes, agent, dir);
+  } finally {
+    await agent.close();
   }
+  for (const failure of answered.failures) options.onStage?.(`${describeExternalAgent(spec)}: ${failure.question_id} not answered: ${failure.error}`);
+  const predictions: TagPrediction[] = answered.predictions.map((p) => ({ question_id: p.question_id, answer: p.answer }));
   const result = await scoreTagRun({
     questions,
     questionsPath,

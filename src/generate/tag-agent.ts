@@ -10,12 +10,14 @@
  * timeout, a malformed reply), fail alone: answer null, the error kept.
  */
 import { existsSync } from "node:fs";
+import { z } from "zod";
 import { dirname, join, resolve } from "node:path";
 import { describeError, forEachConcurrent, UserError, type OpenEqaCategory } from "../core/index.js";
 import { loadTrajectoryLog, type TagQueryType, type TagQuestion, type TrajectoryLog } from "../data/index.js";
 import { openEpisode, type Episode } from "../episodes/index.js";
 import type { ExternalAgent } from "../agents/index.js";
 import { tagAnswerContext, type TagAnswerContext } from "./history.js";
+import { RunDirectory } from "../store/index.js";
 import { RECORDING_FILE } from "./sources.js";
 
 /** A trajectory's recording: its frame folder and its log (for the grounding frame and the action history). */
@@ -84,6 +86,75 @@ export async function answerTagQuestions(
     options.onAnswer?.(prediction, ++done, questions.length);
   });
   return predictions;
+}
+
+/** Where each answer is appended as it comes: a rerun in the same folder asks only what is not there. */
+export const TAG_ANSWERS_FILE = "answers.jsonl";
+
+const answerRecord = z.object({ question_id: z.string(), answer: z.string().nullable(), error: z.string().optional() });
+
+export interface TagAnswerRun {
+  /** Every question's prediction, in the questions' order (null answers where the agent failed). */
+  predictions: TagAgentPrediction[];
+  failures: TagAgentPrediction[];
+  /** Answers kept from an earlier run in the folder. */
+  reused: number;
+}
+
+/**
+ * `answerTagQuestions` as a resumable run in `dir`: each answer is appended to `answers.jsonl`
+ * as it comes, a rerun asks only the questions without an answer (the failed ones again), and
+ * `predictions.json` (for `eqa score-tag`) and `agent-failures.json` are written at the end. A
+ * folder holding answers to questions the set does not have is refused (`UserError`).
+ */
+export async function runTagAnswers(
+  questions: readonly TagQuestion[],
+  episodes: ReadonlyMap<string, TagAgentEpisode>,
+  agent: ExternalAgent,
+  dir: string,
+  options: AnswerTagOptions & { onResume?: (reused: number, toAsk: number) => void } = {},
+): Promise<TagAnswerRun> {
+  const run = new RunDirectory(dir);
+  const kept = keptAnswers(run, questions);
+  const asked = questions.filter((q) => !kept.has(q.question_id));
+  if (kept.size > 0) options.onResume?.(kept.size, asked.length);
+  const reused = kept.size;
+  const records = run.appender(TAG_ANSWERS_FILE);
+  try {
+    const answered = await answerTagQuestions(asked, episodes, agent, {
+      ...options,
+      onAnswer: (prediction, done, total) => {
+        records.append(prediction);
+        options.onAnswer?.(prediction, done, total);
+      },
+    });
+    for (const p of answered) kept.set(p.question_id, p);
+  } finally {
+    records.close();
+  }
+  const predictions = questions.map((q) => kept.get(q.question_id)!);
+  const failures = predictions.filter((p) => p.error !== undefined);
+  await run.writeJson("predictions.json", predictions.map((p) => ({ question_id: p.question_id, answer: p.answer })));
+  await run.writeJson("agent-failures.json", failures);
+  return { predictions, failures, reused };
+}
+
+/** The latest answer of each question in the folder, less the failed ones. */
+function keptAnswers(run: RunDirectory, questions: readonly TagQuestion[]): Map<string, TagAgentPrediction> {
+  const ids = new Set(questions.map((q) => q.question_id));
+  const { records } = run.readRecords(TAG_ANSWERS_FILE, (value) => {
+    const parsed = answerRecord.safeParse(value);
+    return parsed.success ? (parsed.data as TagAgentPrediction) : undefined;
+  });
+  const kept = new Map<string, TagAgentPrediction>();
+  for (const [index, record] of records.entries()) {
+    if (!ids.has(record.question_id)) {
+      throw new UserError("the output folder holds answers to a question this set does not have", { file: run.file(TAG_ANSWERS_FILE), index, id: record.question_id }, "give --out a new folder, or the questions file the folder's answers came from");
+    }
+    if (record.error === undefined) kept.set(record.question_id, record);
+    else kept.delete(record.question_id);
+  }
+  return kept;
 }
 
 /**
