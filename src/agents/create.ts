@@ -4,7 +4,7 @@ import { resolveModel, type ModelRuntime, type ModelSpec } from "../models/index
 import { BlindAgent } from "./blind.js";
 import { ExternalAgent, type ExternalAgentSpec } from "./external/index.js";
 import { ConceptGraphAgent, SvmAgent } from "./memory-agents.js";
-import { MemorySource } from "./memory-source.js";
+import { MemorySource, type MemorySourceOptions } from "./memory-source.js";
 import { RetrievalAgent } from "./retrieval.js";
 import { SocraticAgent } from "./socratic.js";
 import type { Agent } from "./types.js";
@@ -84,15 +84,7 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
       // captions come from the captioner when one is named, from detector labels otherwise
       const memory = setup.memory ?? {};
       if (memory.vlmDetect && !setup.captioner) throw new UserError("open-vocabulary detection asks the captioner, and no captioner is set", { field: "--vlm-detect" }, "name a vision-language model with --captioner");
-      const options = {
-        forceGuess: setup.forceGuess ?? true,
-        ...(sampling ? { sampling } : {}),
-        ...(setup.captioner ? { captioner: runtime.model(setup.captioner) } : {}),
-        ...(memory.detector !== undefined ? { detector: memory.detector } : {}),
-        ...(memory.vlmDetect ? { vlmDetect: true } : {}),
-        ...(memory.ignoreLabels ? { ignoreLabels: memory.ignoreLabels } : {}),
-        ...(memory.memoryDir !== undefined ? { memoryDir: memory.memoryDir } : {}),
-      };
+      const options = { forceGuess: setup.forceGuess ?? true, ...memorySourceOptions(setup, sampling, runtime) };
       const models = [modelSpec, ...(setup.captioner ? [setup.captioner] : [])];
       if (setup.agent === "svm") return { agent: new SvmAgent(model, { ...options, ...(memory.topN !== undefined ? { topN: memory.topN } : {}), ...(memory.boxes !== undefined ? { boxes: memory.boxes } : {}) }), models };
       if (setup.agent === "conceptgraph") return { agent: new ConceptGraphAgent(model, options), models };
@@ -103,13 +95,18 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
 
 /** --memory DIR for an agent of the user's own: the folder, opened with the settings its memories were built with (those of the memory agents' flags). */
 function externalMemory(setup: AgentSetup, sampling: SamplingSpec | undefined, runtime: ModelRuntime): MemorySource {
+  return new MemorySource(memorySourceOptions(setup, sampling, runtime));
+}
+
+/** How the memory agents and an agent of the user's own build or read their memories: the memory flags of the setup. */
+function memorySourceOptions(setup: AgentSetup, sampling: SamplingSpec | undefined, runtime: ModelRuntime): MemorySourceOptions {
   const memory = setup.memory ?? {};
-  return new MemorySource({
+  return {
     ...(sampling ? { sampling } : {}),
     ...(setup.captioner ? { captioner: runtime.model(setup.captioner) } : {}),
     ...(memory.detector !== undefined ? { detector: memory.detector } : {}),
     ...(memory.vlmDetect ? { vlmDetect: true } : {}),
     ...(memory.ignoreLabels ? { ignoreLabels: memory.ignoreLabels } : {}),
     ...(memory.memoryDir !== undefined ? { memoryDir: memory.memoryDir } : {}),
-  });
+  };
 }
