@@ -25,11 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ACTIVE_ACTIONS, ExternalActiveAgent, type AgentActiveObservation, type ExternalAgentSpec } from "../src/agents/index.js";
-
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
+import { textFlag as flag } from "./flags.js";
 
 const steps = Number(flag("steps", "5000"));
 const warmup = Number(flag("warmup", "500"));

@@ -14,11 +14,7 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { alfredTypesOutsideCatalogue, findAlfredFiles, loadAlfredTrajectories, parseTrajectoryLog, replayAlfredTrajectory } from "../src/data/index.js";
-
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
+import { textFlag as flag } from "./flags.js";
 
 const dir = flag("dir", fileURLToPath(new URL("../../shared/data/alfred", import.meta.url)));
 const rounds = Number(flag("rounds", "3"));

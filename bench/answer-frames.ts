@@ -28,13 +28,9 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import sharp from "sharp";
 import { forEachConcurrent, seededRandom } from "../src/core/index.js";
+import { numberFlag as flag } from "./flags.js";
 
 const root = resolve(fileURLToPath(import.meta.url), "..", "..");
-
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1] ?? fallback) : fallback;
-}
 
 const questions = flag("questions", 100);
 const episodes = flag("episodes", 10);

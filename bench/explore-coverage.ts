@@ -19,11 +19,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
+import { textFlag as flag } from "./flags.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const [from, to] = flag("seeds", "0-9").split("-").map(Number) as [number, number | undefined];

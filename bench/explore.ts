@@ -16,11 +16,7 @@ import { join } from "node:path";
 import { exploreFineEqa, exploreFrontier } from "../src/agents/index.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "../src/models/index.js";
 import { HouseholdEnvironment } from "../src/sim/index.js";
-
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
+import { textFlag as flag } from "./flags.js";
 
 const seeds = flag("seeds", "0,1,2,3,4").split(",").map(Number);
 const maxSteps = Number(flag("max-steps", "500"));

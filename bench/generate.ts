@@ -15,11 +15,7 @@
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { buildTagDataset, loadTrajectorySource } from "../src/generate/index.js";
-
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
+import { textFlag as flag } from "./flags.js";
 
 const source = flag("source", `alfred:${join(import.meta.dirname, "..", "..", "shared", "data", "alfred")}`);
 const perTrajectory = Number(flag("per-trajectory", "10"));

@@ -11,11 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { seededRandom } from "../src/core/index.js";
 import { hungarian } from "../src/eval/index.js";
-
-function flag(name: string, fallback: number): number {
-  const index = process.argv.indexOf(`--${name}`);
-  return index >= 0 ? Number(process.argv[index + 1]) : fallback;
-}
+import { numberFlag as flag } from "./flags.js";
 
 const size = flag("size", 200);
 const matrices = flag("matrices", 5);

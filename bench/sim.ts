@@ -13,11 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HouseholdEnvironment, recordTask, type DiscreteAction } from "../src/sim/index.js";
-
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
+import { textFlag as flag } from "./flags.js";
 
 const frames = Number(flag("frames", "300"));
 const seeds = flag("seeds", "0,1,2,3,4").split(",").map(Number);

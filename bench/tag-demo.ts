@@ -11,11 +11,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { loadTagQuestions, type StructuredAnswer } from "../src/data/index.js";
-
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
+import { textFlag as flag } from "./flags.js";
 
 const demo = flag("demo", "eqakit-demo");
 const questions = await loadTagQuestions(join(demo, "dataset", "questions.json"));

@@ -17,13 +17,10 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startViewer } from "../src/report/index.js";
 import { launchBrowser } from "../test/helpers/browser.js";
+import { numberFlag as flag } from "./flags.js";
 
 const root = resolve(fileURLToPath(import.meta.url), "..", "..");
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1] ?? fallback) : fallback;
-}
 const count = flag("questions", 1636);
 const rounds = flag("rounds", 5);
 
