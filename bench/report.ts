@@ -25,13 +25,10 @@ import { fileURLToPath } from "node:url";
 import sharp from "sharp";
 import { OPENEQA_CATEGORIES, forEachConcurrent, seededRandom, type Question } from "../src/core/index.js";
 import { aggregateLlmMatch } from "../src/eval/index.js";
+import { numberFlag as flag } from "./flags.js";
 
 const root = resolve(fileURLToPath(import.meta.url), "..", "..");
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1] ?? fallback) : fallback;
-}
 
 const questions = flag("questions", 1636);
 const episodes = flag("episodes", 180);
