@@ -5,6 +5,7 @@ import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type Failed
 import { RunDirectory, mergeOutput, mergedRecords, readShardSet, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest } from "../store/index.js";
 import { peekReusableRecords } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
+import { traceOfFailure } from "./calls.js";
 import { traceRoleUsage } from "./run-cost.js";
 import type { Agent, AgentTrace } from "./types.js";
 
@@ -71,7 +72,7 @@ export interface AnswerSummary {
   replyStatuses: Partial<Record<FailedReplyStatus, number>>;
   failures: { questionId: string; error: string; status?: FailedReplyStatus }[];
   usage: { answers: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
-  /** Tokens and dollars per role (agent, captioner), from every answer the run directory holds. */
+  /** Tokens and dollars per role (agent, captioner), from each question's latest attempt in the run directory, failed ones included (their calls were paid for). */
   cost: RunCost;
 }
 
@@ -138,11 +139,11 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
           return record(question, { answer: result.answer, trace: result.trace });
         } catch (error) {
           // a file that cannot be written stops the run (exit 3); it is not this question's failure
-          if (isUserError(error) && !(error instanceof OutputError)) return record(question, { error: error.message });
+          if (isUserError(error) && !(error instanceof OutputError)) return record(question, { error: error.message, trace: traceOfFailure(error) });
           throw error;
         }
       },
-      failed: (question, error) => record(question, { error: error.message, ...replyStatusOf(error), ...(error.reply ? { partialAnswer: error.reply.text } : {}) }),
+      failed: (question, error) => record(question, { error: error.message, trace: traceOfFailure(error), ...replyStatusOf(error), ...(error.reply ? { partialAnswer: error.reply.text } : {}) }),
       finished: (question, result) => {
         appender.append(result);
         records.set(question.questionId, result);
@@ -319,7 +320,9 @@ function answerSummary(records: AnswerRecord[], inputs: AnswerSummaryInputs): An
   const answered = records.filter((r) => r.error === null);
   const checked = answered.filter((r) => r.trace?.forceGuess);
   const abstained = checked.filter((r) => r.trace?.forceGuess?.action === "guess").length;
-  const usage = sumUsage(answered.flatMap((r) => (r.trace ? [r.trace.usage] : [])));
+  // failed answers count too: their calls were made and paid for (each question's latest attempt)
+  const traces = records.flatMap((r) => (r.trace ? [r.trace] : []));
+  const usage = sumUsage(traces.map((t) => t.usage));
   return {
     kind: "answer",
     eqakitVersion,
@@ -339,6 +342,6 @@ function answerSummary(records: AnswerRecord[], inputs: AnswerSummaryInputs): An
     replyStatuses: countReplyStatuses(records),
     failures: records.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "", ...(r.status ? { status: r.status } : {}) })),
     usage: { answers: usage, thisProcess: inputs.usage },
-    cost: runCost(traceRoleUsage(answered.flatMap((r) => (r.trace ? [r.trace] : [])), inputs.agentModel)),
+    cost: runCost(traceRoleUsage(traces, inputs.agentModel)),
   };
 }

@@ -1,7 +1,7 @@
 import { loadPromptFile, sha256Hex } from "../core/index.js";
 import { sampleFrameIndices, type Episode, type EpisodeFrameImage, type ImageOptions, type SamplingSpec } from "../episodes/index.js";
-import { addUsage, emptyUsage, imageSha256, knownImageSha256, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../models/index.js";
-import type { AgentTrace, TracedImage, TracedMessage, TracedTokens } from "./types.js";
+import { addUsage, emptyUsage, imageSha256, knownImageSha256, ModelCallError, type CallUsage, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../models/index.js";
+import type { AgentTrace, TracedCall, TracedImage, TracedMessage, TracedTokens } from "./types.js";
 
 /** A fresh trace for one question. */
 export function newTrace(agent: string): AgentTrace {
@@ -17,21 +17,45 @@ export async function tracedCall(
   request: ChatRequest,
   frames?: number[],
 ): Promise<ChatResponse> {
-  const response = await model.complete(request);
-  addUsage(trace.usage, response.usage);
-  trace.calls.push({
+  const traced = (reply: string | null, usage: CallUsage): TracedCall => ({
     role,
     model: model.name,
     prompt,
     promptSha256: sha256Hex(requestText(request)),
     ...(frames ? { frames } : {}),
-    reply: response.text,
-    cached: response.usage.cached,
-    usage: tracedTokens(response),
-    latencyMs: Math.round(response.usage.latencyMs),
+    reply,
+    cached: usage.cached,
+    usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, thinkingTokens: usage.thinkingTokens },
+    latencyMs: Math.round(usage.latencyMs),
     messages: tracedMessages(request, frames),
   });
+  let response: ChatResponse;
+  try {
+    response = await model.complete(request);
+  } catch (error) {
+    // a reply that was not an answer (cut, filtered, refused) was paid for: its call stays in the trace
+    const failed = error instanceof ModelCallError ? error.reply : undefined;
+    if (failed?.usage) {
+      addUsage(trace.usage, failed.usage);
+      trace.calls.push(traced(failed.text, failed.usage));
+    }
+    if (typeof error === "object" && error !== null) tracesOfFailures.set(error, trace);
+    throw error;
+  }
+  addUsage(trace.usage, response.usage);
+  trace.calls.push(traced(response.text, response.usage));
   return response;
+}
+
+/** The trace of the question a failed call belonged to, by the error it threw. */
+const tracesOfFailures = new WeakMap<object, AgentTrace>();
+
+/**
+ * What an agent did before the call that failed its question (the calls made, the failed reply's
+ * tokens): a failed record keeps it, so that a run's cost counts what failed answers spent.
+ */
+export function traceOfFailure(error: unknown): AgentTrace | null {
+  return typeof error === "object" && error !== null ? (tracesOfFailures.get(error) ?? null) : null;
 }
 
 /** A request's messages as a trace keeps them: texts whole, images by hash, numbered by `frames` when there is one index per image. */

@@ -1,3 +1,5 @@
+import type { CallUsage } from "./types.js";
+
 /**
  * How a model call failed, which decides what the scheduler does:
  * rate_limit, server, timeout, network and bad_response are retried;
@@ -34,8 +36,8 @@ export class ModelCallError extends Error {
     readonly status?: number,
     /** From `retry-after` / `retry-after-ms` headers or the provider's body. */
     readonly retryAfterMs?: number,
-    /** A reply that is not an answer: its text so far and the provider's finish reason. */
-    readonly reply?: { text: string | null; finishReason: string | null },
+    /** A reply that is not an answer: its text so far, the provider's finish reason, and what it cost. */
+    readonly reply?: { text: string | null; finishReason: string | null; usage?: CallUsage },
   ) {
     super(message);
     this.name = "ModelCallError";

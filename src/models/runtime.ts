@@ -128,7 +128,7 @@ class ScheduledModel implements ChatModel {
       this.usage.recordStatus(this.name, status);
       if (status === "truncated" && retry < this.spec.profile.truncationRetries) continue;
       const reason = reply.statusReason ?? status;
-      throw new ModelCallError(status, `${this.name}: ${reason}`, this.spec.baseURL, undefined, undefined, { text: response.text, finishReason: reply.finishReason });
+      throw new ModelCallError(status, `${this.name}: ${reason}`, this.spec.baseURL, undefined, undefined, { text: response.text, finishReason: reply.finishReason, usage: response.usage });
     }
   }
 

@@ -73,6 +73,41 @@ describe("eqa answer", () => {
     }
   });
 
+  test("a failed answer's calls count in the run's usage and cost: a reply cut by the token limit was paid for", async () => {
+    const home = temporaryDir();
+    const questions = readRawBenchmark().slice(0, 3);
+    const subset = join(home, "subset.json");
+    writeFileSync(subset, JSON.stringify(questions.map((q) => q.question_id)));
+    let billedPrompt = 0;
+    let billedCompletion = 0;
+    const server = await startModelServer((request) => {
+      const cut = JSON.stringify(request.body).includes(questions[1]!.question);
+      const usage = cut ? { prompt_tokens: 700, completion_tokens: 300 } : { prompt_tokens: 10, completion_tokens: 3 };
+      billedPrompt += usage.prompt_tokens;
+      billedCompletion += usage.completion_tokens;
+      const reply = openAiReply(cut ? "A: a ch" : "A: a chair", usage);
+      if (cut) (reply.body as { choices: { finish_reason: string }[] }).choices[0]!.finish_reason = "length";
+      return reply;
+    });
+    try {
+      const out = join(home, "answers");
+      const result = await runCli(["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", "blind", "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", out, "--concurrency", "1", "--no-cache"], cliEnv(home));
+      assert.equal(result.code, 1, result.stderr);
+      const summary = readJson(join(out, "summary.json")) as { counts: { failed: number }; usage: { answers: { promptTokens: number; completionTokens: number } }; cost: { roles: { role: string; promptTokens: number; completionTokens: number }[] } };
+      assert.equal(summary.counts.failed, 1);
+      assert.ok(billedPrompt > 700);
+      assert.equal(summary.usage.answers.promptTokens, billedPrompt, "every billed prompt token, the failed answer's included");
+      assert.equal(summary.usage.answers.completionTokens, billedCompletion);
+      const agentCost = summary.cost.roles.find((r) => r.role === "agent")!;
+      assert.equal(agentCost.promptTokens, billedPrompt);
+      const failed = lines(join(out, "traces.jsonl")).map((l) => JSON.parse(l) as { questionId: string; error: string | null; trace: { calls: { reply: string; usage: { completionTokens: number } }[] } | null }).find((r) => r.error !== null)!;
+      assert.equal(failed.questionId, questions[1]!.question_id);
+      assert.equal(failed.trace?.calls.at(-1)?.reply, "A: a ch", "the cut reply is in the failed question's transcript");
+    } finally {
+      await server.close();
+    }
+  });
+
   test("an agent that needs frames without --frames, and too many frames for a hosted provider, exit 2 before any call", async () => {
     const home = temporaryDir();
     const noFrames = await runCli(["answer", "--benchmark", demoQuestions, "--agent", "vlm", "--model", "vllm/some-vlm", "--out", join(home, "a")], cliEnv(home));
