@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { eqakitVersion } from "../core/index.js";
+import { recordCommand } from "../store/index.js";
 import { cacheCommand } from "./cache.js";
 import { dataCommand } from "./data.js";
 import { envCommand } from "./env.js";
@@ -48,6 +49,11 @@ export function buildProgram(): Command {
   program.commands.forEach(addModelOptionFlags);
   program.commands.forEach(exitOverrideDeep);
   program.exitOverride();
+  // a run directory keeps the commands that ran in it to the end, for its report's panel
+  program.hook("postAction", (_, action) => {
+    const flags = action.opts<{ out?: unknown; dryRun?: boolean }>();
+    if (typeof flags.out === "string" && !flags.dryRun) recordCommand(flags.out, process.argv.slice(2), Number(process.exitCode ?? 0));
+  });
   return program;
 }
 

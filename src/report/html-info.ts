@@ -94,10 +94,10 @@ function commandOf(config: Record<string, unknown> | undefined): string | undefi
   return undefined;
 }
 
-function stageBlock(stage: Stage): Html {
+function stageBlock(stage: Stage, runCommand: string | undefined): Html {
   const config = stage.config ?? {};
   const models = modelsOf(config);
-  const command = commandOf(config);
+  const command = commandOf(config) ?? runCommand;
   const modes = MODE_KEYS.filter((k) => k in config && config[k] !== null && config[k] !== undefined);
   const counts = Object.entries(stage.counts ?? {}).filter((e): e is [string, number] => typeof e[1] === "number");
   const statuses = statusCounts(stage.replyStatuses);
@@ -140,7 +140,7 @@ function synopsis(run: LoadedRun): string {
 export function runInfoSection(runs: LoadedRun[]): Html {
   const blocks = runs.map((run, r) => {
     const stages = stagesOf(run);
-    return html`<details class="run-info" data-run="${r}"><summary><i class="swatch" style="background:${RUN_COLOURS[r % RUN_COLOURS.length]!}"></i><b>${run.label}</b> <span class="synopsis">${synopsis(run)}</span> <span class="hint">${run.kind} · ${run.dir}</span></summary>${stages.length === 0 ? html`<p class="hint">No summary: nothing is known of how this run was made.</p>` : html`<div class="stages">${stages.map(stageBlock)}</div>`}${rolesTable(run)}</details>`;
+    return html`<details class="run-info" data-run="${r}"><summary><i class="swatch" style="background:${RUN_COLOURS[r % RUN_COLOURS.length]!}"></i><b>${run.label}</b> <span class="synopsis">${synopsis(run)}</span> <span class="hint">${run.kind} · ${run.dir}</span></summary>${stages.length === 0 ? html`<p class="hint">No summary: nothing is known of how this run was made.</p>` : html`<div class="stages">${stages.map((stage) => stageBlock(stage, run.commands.at(-1)))}</div>`}${rolesTable(run)}</details>`;
   });
   return html`<section id="runs-info"><h2>Runs</h2>${blocks}</section>`;
 }

@@ -9,6 +9,7 @@ import type { RunCost, UsageTotals } from "../models/index.js";
 import { meanEstimate, readJson, readLines, usageTotals } from "./files.js";
 import { loadTagPart, type TagRunPart } from "./tag-runs.js";
 import { modelCallNotes } from "./text.js";
+import { COMMANDS_FILE } from "../store/index.js";
 
 /**
  * A run directory as the report and the viewer read it: whatever `eqa score`, `eqa answer`
@@ -38,6 +39,8 @@ export interface LoadedRun {
   tag?: TagRunPart;
   /** Where the episode histories of the run's answers are (the answer run's --frames). */
   framesRoot?: string;
+  /** The commands that ran in the run's directory to their end, oldest first (`commands.jsonl`). */
+  commands: string[];
   notes: string[];
 }
 
@@ -198,11 +201,15 @@ function looksLikeTagJudgements(path: string): boolean {
 }
 
 /** Reads a run directory; throws a UserError only when the path is not a directory. */
+const commandRecord = z.looseObject({ command: z.string().max(100_000) });
+
 export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   const path = resolve(dir);
   if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, "pass directories written by eqa score, eqa score-tag, eqa answer or eqa run");
   const notes: string[] = [];
-  const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", otherMetrics: [], otherUsage: [], costs: [], figures: [], questions: [], notes };
+  const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", otherMetrics: [], otherUsage: [], costs: [], figures: [], questions: [], commands: [], notes };
+  const commandsFile = join(path, COMMANDS_FILE);
+  if (existsSync(commandsFile)) run.commands = readLines(commandsFile, (value) => commandRecord.safeParse(value).data?.command).records;
   // other kinds of runs name their summary differently (`eqa rm bench` writes bench.json)
   const summaryName = ["summary.json", "bench.json"].find((name) => existsSync(join(path, name))) ?? "summary.json";
   const summary = readJson(join(path, summaryName), notes);

@@ -532,11 +532,11 @@ function oneLine(value: unknown): string {
   return JSON.stringify(value) ?? "–";
 }
 
-function stageInfo(name: string, summary: unknown): RunStageInfo | undefined {
+function stageInfo(name: string, summary: unknown, runCommand: string | undefined): RunStageInfo | undefined {
   const s = stageSummary.safeParse(summary).data;
   if (!s) return undefined;
   const config = s.config ?? {};
-  const command = Array.isArray(config.command) && config.command.every((p) => typeof p === "string") ? config.command.join(" ") : typeof config.command === "string" ? config.command : null;
+  const command = Array.isArray(config.command) && config.command.every((p) => typeof p === "string") ? config.command.join(" ") : typeof config.command === "string" ? config.command : (runCommand ?? null);
   const numbers = (record: Record<string, unknown> | undefined): [string, number][] => Object.entries(record ?? {}).filter((e): e is [string, number] => typeof e[1] === "number");
   return {
     name,
@@ -557,7 +557,7 @@ function stageInfo(name: string, summary: unknown): RunStageInfo | undefined {
 export function runInfo(run: LoadedRun): RunInfo {
   const stages: RunStageInfo[] = [];
   const add = (name: string, summary: unknown): void => {
-    const info = summary === undefined ? undefined : stageInfo(name, summary);
+    const info = summary === undefined ? undefined : stageInfo(name, summary, run.commands.at(-1));
     if (info) stages.push(info);
   };
   add("answer", run.answer);

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { UserError, outputFailure, writeFileAtomically, removeStaleTemporaries } from "../core/index.js";
+import { UserError, eqakitVersion, outputFailure, writeFileAtomically, removeStaleTemporaries } from "../core/index.js";
 import { JsonlAppender, readJsonl, type JsonlContents } from "./jsonl.js";
 
 /**
@@ -126,4 +126,37 @@ function pickReusable<T extends KeyedRecord>(records: readonly T[], wanted: Read
     if (succeeded(record) && wanted.get(record.questionId) === record.inputKey) reusable.set(record.questionId, record);
   }
   return reusable;
+}
+
+/** The commands run in a run directory, one record each as it ends: what a report shows as "command". */
+export const COMMANDS_FILE = "commands.jsonl";
+
+/** Flags whose values are secrets: recorded as `***`. */
+const SECRET_FLAGS = new Set(["--token"]);
+
+/**
+ * Appends the command line that ran in `dir` (as `eqa …`, quoted as a shell would, secrets
+ * hidden) with its exit code, eqakit's version and the time it ended. Nothing is written where
+ * `dir` is not a directory (a command that wrote a file, or nothing).
+ */
+export function recordCommand(dir: string, args: readonly string[], exitCode: number): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(dir).isDirectory();
+  } catch {
+    return;
+  }
+  if (!isDirectory) return;
+  const shown = args.map((arg, i) => (i > 0 && SECRET_FLAGS.has(args[i - 1]!) ? "***" : arg.replace(/^(--token=).*/, "$1***")));
+  const appender = new JsonlAppender(join(dir, COMMANDS_FILE));
+  try {
+    appender.append({ command: `eqa ${quoteArgs(shown)}`, cwd: process.cwd(), exitCode, eqakitVersion, finishedAt: new Date().toISOString() });
+  } finally {
+    appender.close();
+  }
+}
+
+/** Words as a POSIX shell would read them back: plain ones as they are, others in single quotes. */
+function quoteArgs(args: readonly string[]): string {
+  return args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(" ");
 }

@@ -73,7 +73,7 @@ describe("eqa answer", () => {
     }
   });
 
-  test("a failed answer's calls count in the run's usage and cost: a reply cut by the token limit was paid for", async () => {
+  test("a failed answer's calls count in the run's usage and cost (a reply cut by the token limit was paid for); the run's command is kept and reported", async () => {
     const home = temporaryDir();
     const questions = readRawBenchmark().slice(0, 3);
     const subset = join(home, "subset.json");
@@ -103,6 +103,14 @@ describe("eqa answer", () => {
       const failed = lines(join(out, "traces.jsonl")).map((l) => JSON.parse(l) as { questionId: string; error: string | null; trace: { calls: { reply: string; usage: { completionTokens: number } }[] } | null }).find((r) => r.error !== null)!;
       assert.equal(failed.questionId, questions[1]!.question_id);
       assert.equal(failed.trace?.calls.at(-1)?.reply, "A: a ch", "the cut reply is in the failed question's transcript");
+      // the run folder keeps the command that ran in it, which its report shows
+      const command = JSON.parse(lines(join(out, "commands.jsonl"))[0]!) as { command: string; exitCode: number };
+      assert.match(command.command, /^eqa answer --benchmark \S+ --subset \S+ --agent blind --model openai\/gpt-4 /);
+      assert.equal(command.exitCode, 1);
+      const page = join(home, "report.html");
+      const report = await runCli(["report", out, "--out", page], cliEnv(home));
+      assert.equal(report.code, 0, report.stderr);
+      assert.ok(readFileSync(page, "utf8").includes(`<dt>command</dt><dd><code class="text">${command.command.replace(/'/g, "&#39;")}</code>`), "the report's panel shows the command");
     } finally {
       await server.close();
     }
