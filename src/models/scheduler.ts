@@ -125,14 +125,17 @@ export class EndpointScheduler {
     this.scheduleWake();
   }
 
-  /** While paused by a 429, waiters are woken when the pause ends. */
+  /**
+   * While paused by a 429, waiters are woken when the pause ends. With every slot taken, a
+   * release wakes them; with a slot free, only the pause holds them, so a timer always does
+   * (at once when the pause ended since `canStart` looked: the clock may have moved on
+   * between the two readings, and a waiter left without a timer would wait forever).
+   */
   private scheduleWake(): void {
-    if (this.waiting.length === 0 || this.wakeTimer) return;
-    const delay = this.pausedUntil - Date.now();
-    if (delay <= 0) return;
+    if (this.waiting.length === 0 || this.wakeTimer || this.active >= this.limit) return;
     this.wakeTimer = setTimeout(() => {
       this.wakeTimer = undefined;
       this.wake();
-    }, delay);
+    }, Math.max(0, this.pausedUntil - Date.now()));
   }
 }
