@@ -52,9 +52,20 @@ export function buildProgram(): Command {
   // a run directory keeps the commands that ran in it to the end, for its report's panel
   program.hook("postAction", (_, action) => {
     const flags = action.opts<{ out?: unknown; dryRun?: boolean }>();
-    if (typeof flags.out === "string" && !flags.dryRun) recordCommand(flags.out, process.argv.slice(2), Number(process.exitCode ?? 0));
+    if (!RUN_COMMANDS.has(commandPath(action)) || typeof flags.out !== "string" || flags.dryRun) return;
+    recordCommand(flags.out, process.argv.slice(2), Number(process.exitCode ?? 0));
   });
   return program;
+}
+
+/** The commands whose --out is a run directory (not an episode folder, a file or a dataset). */
+const RUN_COMMANDS = new Set(["answer", "score", "run", "explore", "merge", "score-tag", "answer-tag", "demo", "memory build", "rm score", "rm bench"]);
+
+/** A subcommand's name with its parents' ("memory build"). */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
 }
 
 function exitOverrideDeep(command: Command): void {

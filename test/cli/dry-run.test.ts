@@ -209,7 +209,8 @@ describe("eqa answer --dry-run", () => {
       const resumed = await runCli([...args, "--dry-run"], cliEnv(s.home));
       assert.match(resumed.stdout, /4 question\(s\): 4 already answered in .*answers, 0 to answer/);
       assert.equal(server.requests.length, 4);
-      assert.deepEqual(readdirSync(out).sort(), ["predictions.json", "summary.json", "traces.jsonl"]);
+      assert.deepEqual(readdirSync(out).sort(), ["commands.jsonl", "predictions.json", "summary.json", "traces.jsonl"], "the dry run added nothing, not even its command");
+      assert.equal(readFileSync(join(out, "commands.jsonl"), "utf8").trim().split("\n").length, 1, "the real run's command alone");
     } finally {
       await server.close();
     }
