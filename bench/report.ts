@@ -29,7 +29,6 @@ import { numberFlag as flag } from "./flags.js";
 
 const root = resolve(fileURLToPath(import.meta.url), "..", "..");
 
-
 const questions = flag("questions", 1636);
 const episodes = flag("episodes", 180);
 const framesPerEpisode = flag("frames-per-episode", 10);

@@ -2,21 +2,27 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { loadTrajectoryLog } from "../../src/data/index.js";
+import { loadTrajectoryLog, type TagQuestion, type TrajectoryLog } from "../../src/data/index.js";
 import { ExternalAgent, parseExternalAgent } from "../../src/agents/index.js";
 import { answerTagQuestions, buildTagDataset, maskSightings } from "../../src/generate/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 
+/** A recording of the built-in simulator (a cooling task) in a fresh folder, and a TAG-EQA set made from it. */
+async function recordedSet(): Promise<{ dir: string; out: string; log: TrajectoryLog; questions: TagQuestion[] }> {
+  const dir = temporaryDir();
+  const out = join(dir, "rec");
+  await recordTask({ seed: 2, tasks: ["cool"], out, width: 96, height: 72 });
+  const log = await loadTrajectoryLog(join(out, "trajectory.json"));
+  const sightings = await maskSightings(log, join(out, "frames"));
+  const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 10, seed: 0 });
+  return { dir, out, log, questions };
+}
+
 describe("answerTagQuestions", () => {
   test("an agent of the user's own (task tag) gets each question with its frames, the grounding frame and its action history", async () => {
-    const dir = temporaryDir();
-    const out = join(dir, "rec");
-    await recordTask({ seed: 2, tasks: ["cool"], out, width: 96, height: 72 });
-    const log = await loadTrajectoryLog(join(out, "trajectory.json"));
-    const sightings = await maskSightings(log, join(out, "frames"));
-    const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 10, seed: 0 });
+    const { dir, out, log, questions } = await recordedSet();
     assert.ok(questions.length > 0);
     const seenFile = join(dir, "seen.jsonl");
     const agentFile = join(dir, "agent.mjs");
@@ -85,12 +91,7 @@ export function answer(params) {
 
 describe("eqa answer-tag", () => {
   test("appends each answer as it comes; a rerun asks only the questions without one, and refuses a folder of another set", async () => {
-    const dir = temporaryDir();
-    const out = join(dir, "rec");
-    await recordTask({ seed: 2, tasks: ["cool"], out, width: 96, height: 72 });
-    const log = await loadTrajectoryLog(join(out, "trajectory.json"));
-    const sightings = await maskSightings(log, join(out, "frames"));
-    const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 10, seed: 0 });
+    const { dir, out, log, questions } = await recordedSet();
     assert.ok(questions.length >= 2);
     const questionsFile = join(dir, "questions.json");
     await writeFile(questionsFile, JSON.stringify(questions));
