@@ -1,9 +1,8 @@
-import { InvalidArgumentError, Option, type Command } from "commander";
+import { Option, type Command } from "commander";
 import { AGENT_NAMES, isExternalAgentValue, parseExternalAgent, type AgentName, type AgentSetup, type ExternalAgentSpec } from "../agents/index.js";
-import { isUserError } from "../core/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
-import { addImageOptions, commaList, framesPath, oneOf, outputDirectory, positiveInteger, positiveSeconds, type ImageFlags, resolveRoleModel } from "./options.js";
+import { addImageOptions, argumentParser, commaList, framesPath, oneOf, outputDirectory, positiveInteger, positiveSeconds, type ImageFlags, resolveRoleModel } from "./options.js";
 
 /** The flags `eqa answer` and `eqa run` share. */
 export interface AgentFlags extends ImageFlags {
@@ -66,14 +65,7 @@ export function addAgentOptions(command: Command): Command {
 }
 
 /** `--agent` of an agent of the user's own: exec:COMMAND or a module's path. */
-export function externalAgentArgument(value: string): ExternalAgentSpec {
-  try {
-    return parseExternalAgent(value);
-  } catch (error) {
-    if (isUserError(error)) throw new InvalidArgumentError(error.message.replace(/^field "--agent": /, ""));
-    throw error;
-  }
-}
+export const externalAgentArgument: (value: string) => ExternalAgentSpec = argumentParser((value: string) => parseExternalAgent(value), "--agent");
 
 /** `--agent`: one of the built-in `names`, or an agent of the user's own (exec:COMMAND, a module's path). */
 export function builtinOrExternalAgent<T extends string>(names: readonly T[]): (value: string) => T | ExternalAgentSpec {

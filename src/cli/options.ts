@@ -123,13 +123,22 @@ export function outputFile(value: string): string {
  * A command line to start a program with (`--env-command`): split into words as a shell would,
  * without running one; shell operators, file patterns and comments are refused.
  */
-export function commandLine(value: string): CommandLine {
-  try {
-    return parseCommandLine(value);
-  } catch (error) {
-    if (isUserError(error)) throw new InvalidArgumentError(error.message);
-    throw error;
-  }
+export const commandLine: (value: string) => CommandLine = argumentParser(parseCommandLine);
+
+/**
+ * A library parser as a commander argument parser: the UserError it throws becomes commander's
+ * InvalidArgumentError, less the `field "FLAG": ` prefix (commander names the flag itself).
+ */
+export function argumentParser<T>(parse: (value: string) => T, flag?: string): (value: string) => T {
+  return (value) => {
+    try {
+      return parse(value);
+    } catch (error) {
+      if (!isUserError(error)) throw error;
+      const prefix = flag ? `field "${flag}": ` : undefined;
+      throw new InvalidArgumentError(prefix && error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message);
+    }
+  };
 }
 
 export function oneOf<T extends string>(choices: readonly T[]): (value: string) => T {
@@ -140,14 +149,7 @@ export function oneOf<T extends string>(choices: readonly T[]): (value: string) 
 }
 
 /** `--shard i/n`: shard i (0-based) of n. */
-export function shardArgument(value: string): Shard {
-  try {
-    return parseShard(value);
-  } catch (error) {
-    if (isUserError(error)) throw new InvalidArgumentError(error.message.replace(/^field "--shard": /, ""));
-    throw error;
-  }
-}
+export const shardArgument: (value: string) => Shard = argumentParser(parseShard, "--shard");
 
 /** `--shard i/n`, or false for `--no-shard`. */
 export interface ShardFlags {
