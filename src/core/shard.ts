@@ -13,8 +13,10 @@
  * A Slurm job array gives the shard through the environment: with `SLURM_ARRAY_TASK_ID` and
  * `SLURM_ARRAY_TASK_COUNT` set, the index is `(SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN) /
  * SLURM_ARRAY_TASK_STEP` (minimum 0 and step 1 when unset), so `--array=1-8` and `--array=0-7`
- * both run shards 0 … 7. An array with gaps (`--array=1,5,9`) gives an index outside 0 … count−1
- * and is refused.
+ * both run shards 0 … 7. An array whose tasks are not one range with one step (`--array=1,5,9`:
+ * Slurm gives every task MIN 1, MAX 9, STEP 1 and COUNT 3) is refused in every task, the first
+ * one included, since `SLURM_ARRAY_TASK_MAX` ≠ MIN + (COUNT − 1) · STEP: the environment does
+ * not list the ids, so the tasks cannot be mapped to shards one by one.
  */
 import { UserError } from "./errors.js";
 import { sha256Hex } from "./hash.js";
@@ -75,6 +77,11 @@ export function shardFromEnvironment(env: NodeJS.ProcessEnv = process.env): Shar
   const offset = whole("SLURM_ARRAY_TASK_ID", id, 0) - whole("SLURM_ARRAY_TASK_MIN", env.SLURM_ARRAY_TASK_MIN, 0);
   const step = whole("SLURM_ARRAY_TASK_STEP", env.SLURM_ARRAY_TASK_STEP, 1);
   const index = step > 0 && offset % step === 0 ? offset / step : Number.NaN;
+  const min = whole("SLURM_ARRAY_TASK_MIN", env.SLURM_ARRAY_TASK_MIN, 0);
+  const max = whole("SLURM_ARRAY_TASK_MAX", env.SLURM_ARRAY_TASK_MAX, min + (count - 1) * step);
+  if (max !== min + (count - 1) * step) {
+    throw new UserError(`the job array's ${count} tasks (${min} to ${max}) are not one range with one step (${step})`, { field: "SLURM_ARRAY_TASK_ID" }, SLURM_HINT);
+  }
   if (shardProblem(index, count) !== undefined) {
     throw new UserError(`the job array task ${id} is not one of ${count} consecutive tasks`, { field: "SLURM_ARRAY_TASK_ID" }, SLURM_HINT);
   }

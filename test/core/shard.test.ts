@@ -54,4 +54,20 @@ describe("parseShard and shardFromEnvironment", () => {
       assert.throws(() => shardFromEnvironment(env), (e: unknown) => e instanceof UserError && /SLURM_ARRAY_TASK_ID/.test(e.message) && /--array=0-7/.test(e.message), JSON.stringify(env));
     }
   });
+
+  test("an array with gaps (--array=1,5,9) is refused in every task, the first one included", () => {
+    // what Slurm 22.05 sets in each task of sbatch --array=1,5,9
+    const array = { SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "9", SLURM_ARRAY_TASK_STEP: "1", SLURM_ARRAY_TASK_COUNT: "3" };
+    for (const id of ["1", "5", "9"]) {
+      assert.throws(
+        () => shardFromEnvironment({ ...array, SLURM_ARRAY_TASK_ID: id }),
+        (e: unknown) => e instanceof UserError && /the job array's 3 tasks \(1 to 9\) are not one range with one step/.test(e.message) && /--shard i\/n/.test(e.message),
+        `task ${id}`,
+      );
+    }
+    // --array=0-6:3 and --array=1-3 are ranges: every task is a shard
+    const stepped = { SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_MAX: "6", SLURM_ARRAY_TASK_STEP: "3", SLURM_ARRAY_TASK_COUNT: "3" };
+    assert.deepEqual(["0", "3", "6"].map((id) => shardFromEnvironment({ ...stepped, SLURM_ARRAY_TASK_ID: id })), [0, 1, 2].map((index) => ({ index, count: 3 })));
+    assert.deepEqual(shardFromEnvironment({ ...array, SLURM_ARRAY_TASK_MAX: "3", SLURM_ARRAY_TASK_ID: "1" }), { index: 0, count: 3 });
+  });
 });
