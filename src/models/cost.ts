@@ -18,12 +18,16 @@ import { UserError, describeError } from "../core/index.js";
 import pricesJson from "./prices.json" with { type: "json" };
 import { emptyUsage, type UsageTotals } from "./usage.js";
 
-const priceEntrySchema = z.object({
-  match: z.string().min(1),
-  input: z.number().nonnegative(),
-  cachedInput: z.number().nonnegative().optional(),
-  output: z.number().nonnegative(),
-});
+/** A price for one model named exactly (`model`: `provider/model`) or for a family (`match`: a regular expression). */
+const priceEntrySchema = z
+  .object({
+    model: z.string().min(1).optional(),
+    match: z.string().min(1).optional(),
+    input: z.number().nonnegative(),
+    cachedInput: z.number().nonnegative().optional(),
+    output: z.number().nonnegative(),
+  })
+  .refine((entry) => (entry.model === undefined) !== (entry.match === undefined), { message: 'an entry names one model ("model": "provider/model") or a family ("match": a regular expression), not both' });
 
 const priceFileSchema = z.looseObject({
   checked: z.string().optional(),
@@ -35,8 +39,10 @@ const priceFileSchema = z.looseObject({
 
 /** A model's prices, per million tokens, with where they come from. */
 export interface ModelPrice {
-  /** The regular expression that matched (on `provider/model` or the model id). */
-  match: string;
+  /** The regular expression that matched (on `provider/model` or the model id); absent for an exact entry. */
+  match?: string;
+  /** The `provider/model` an exact entry names; absent for a family's entry. */
+  model?: string;
   input: number;
   /** The provider's own prompt-cache price (kept for reference, not applied). */
   cachedInput?: number;
@@ -46,11 +52,13 @@ export interface ModelPrice {
 }
 
 interface CompiledPrice extends ModelPrice {
-  pattern: RegExp;
+  /** Absent for an exact entry. */
+  pattern?: RegExp;
 }
 
 function compile(file: z.infer<typeof priceFileSchema>, source: string, path?: string): CompiledPrice[] {
   return file.models.map((entry, index) => {
+    if (entry.match === undefined) return { ...entry, source };
     let pattern: RegExp;
     try {
       pattern = new RegExp(entry.match);
@@ -87,15 +95,15 @@ function overridePrices(path: string): CompiledPrice[] {
   return compiled;
 }
 
-/** The price table in force: the EQA_PRICES file's entries first, then eqakit's. */
-function priceTable(env: NodeJS.ProcessEnv): CompiledPrice[] {
+/** The price tables in force, first wins: the EQA_PRICES file's, then eqakit's. */
+function priceTables(env: NodeJS.ProcessEnv): CompiledPrice[][] {
   const path = env.EQA_PRICES;
-  return path ? [...overridePrices(path), ...builtInPrices] : builtInPrices;
+  return path ? [overridePrices(path), builtInPrices] : [builtInPrices];
 }
 
 /** Reads the EQA_PRICES file now, so that a broken one stops a run before its first call (a UserError naming it). */
 export function checkPriceFile(env: NodeJS.ProcessEnv = process.env): void {
-  priceTable(env);
+  priceTables(env);
 }
 
 /** Where the prices come from, as summaries record it. */
@@ -103,11 +111,20 @@ export function priceSources(env: NodeJS.ProcessEnv = process.env): string[] {
   return [...(env.EQA_PRICES ? [resolve(env.EQA_PRICES)] : []), `eqakit prices of ${PRICES_CHECKED}`];
 }
 
-/** A model's prices (`provider/model`), or undefined when neither table knows it. */
+/**
+ * A model's prices (`provider/model`), or undefined when neither table knows it. In each table
+ * (EQA_PRICES's first) an entry naming the model exactly wins over the family patterns, so a
+ * snapshot listed at its own price (`openai/gpt-4o-2024-05-13`, $5/$15) is not billed at its
+ * family's (`gpt-4o`, $2.50/$10); then the first pattern that fits the whole name or the id.
+ */
 export function priceOf(modelName: string, env: NodeJS.ProcessEnv = process.env): ModelPrice | undefined {
   const slash = modelName.indexOf("/");
   const id = slash === -1 ? modelName : modelName.slice(slash + 1);
-  const found = priceTable(env).find((p) => p.pattern.test(modelName) || p.pattern.test(id));
+  let found: CompiledPrice | undefined;
+  for (const table of priceTables(env)) {
+    found = table.find((p) => p.model === modelName) ?? table.find((p) => p.pattern !== undefined && (p.pattern.test(modelName) || p.pattern.test(id)));
+    if (found) break;
+  }
   if (!found) return undefined;
   const { pattern: _pattern, ...price } = found;
   return price;
