@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { eqakitVersion } from "../core/index.js";
-import { recordCommand } from "../store/index.js";
+import { recordCommand, setRunCommandLine } from "../store/index.js";
 import { cacheCommand } from "./cache.js";
 import { dataCommand } from "./data.js";
 import { envCommand } from "./env.js";
@@ -49,6 +49,8 @@ export function buildProgram(): Command {
   program.commands.forEach(addModelOptionFlags);
   program.commands.forEach(exitOverrideDeep);
   program.exitOverride();
+  // the manifests of the run folders a command opens name its command line
+  program.hook("preAction", () => setRunCommandLine(process.argv.slice(2)));
   // a run directory keeps the commands that ran in it to the end, for its report's panel
   program.hook("postAction", (_, action) => {
     const flags = action.opts<{ out?: unknown; dryRun?: boolean }>();

@@ -147,13 +147,18 @@ export function recordCommand(dir: string, args: readonly string[], exitCode: nu
     return;
   }
   if (!isDirectory) return;
-  const shown = args.map((arg, i) => (i > 0 && SECRET_FLAGS.has(args[i - 1]!) ? "***" : arg.replace(/^(--token=).*/, "$1***")));
   const appender = new JsonlAppender(join(dir, COMMANDS_FILE));
   try {
-    appender.append({ command: `eqa ${quoteArgs(shown)}`, cwd: process.cwd(), exitCode, eqakitVersion, finishedAt: new Date().toISOString() });
+    appender.append({ command: formatCommandLine(args), cwd: process.cwd(), exitCode, eqakitVersion, finishedAt: new Date().toISOString() });
   } finally {
     appender.close();
   }
+}
+
+/** The arguments of an `eqa` command as `eqa …`, quoted as a shell would read them back, secrets hidden. */
+export function formatCommandLine(args: readonly string[]): string {
+  const shown = args.map((arg, i) => (i > 0 && SECRET_FLAGS.has(args[i - 1]!) ? "***" : arg.replace(/^(--token=).*/, "$1***")));
+  return `eqa ${quoteArgs(shown)}`;
 }
 
 /** Words as a POSIX shell would read them back: plain ones as they are, others in single quotes. */

@@ -1,0 +1,371 @@
+/**
+ * The run manifest: what a run folder holds and how it was made, written to `manifest.json`
+ * (`eqakit-run-manifest/1`) by every command that writes a run folder, through {@link openRun}.
+ *
+ * - `kind`: the kind of run (`llm-match`, `answer`, `run`, `explore`, `answer-tag`,
+ *   `tag-structured`, `rm-score`, `rm-bench`, `rm-build`, `memory`, `generate-tag`, `demo`),
+ *   the kind its summary names where it has one.
+ * - `command`, `cwd`, `eqakitVersion`: the command line that last opened the folder (secrets
+ *   hidden), where it ran, and with which eqakit.
+ * - `settings` and `settingsHash`: what decides the results (models, judge, mode, prompt
+ *   variant, parameters, frames, seeds …), never how the process ran (concurrency, the cache
+ *   file, retries, timeouts, batches, the shard, endpoints' addresses). `resultSettings` takes
+ *   them out of a summary's configuration.
+ * - `inputs`: every input by absolute path, with the SHA-256 and size of each file; a small
+ *   file the run depends on (predictions, a question subset; at most {@link COPY_LIMIT_BYTES})
+ *   is copied to `inputs/<name><ext>` so that the run reads the same after its inputs move.
+ *
+ * Opening checks before anything is written (no folder made, no temporary removed, no record
+ * touched): a folder holding a run of another kind, or of the same kind made with other
+ * settings, is a UserError naming the folder, its kind and the first setting that differs. A
+ * folder written before manifests existed is recognised by its summary's kind or its record
+ * files ({@link inferRunKind}) and resumes when the kind matches. An empty or new folder is
+ * fine. Inputs may change between runs of one folder (updated predictions): the records' input
+ * keys decide what is done again, as before, and the manifest names the latest inputs.
+ *
+ * Readers find an input through {@link runInputPath}: the run's copy when it has one, else the
+ * path the manifest names, else a path a summary recorded, read relative to the folder the
+ * command ran in.
+ */
+import { createReadStream, existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { copyFile, mkdir, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { extname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { z } from "zod";
+import { UserError, canonicalJson, eqakitVersion, outputFailure, sha256Hex, writeFileAtomically } from "../core/index.js";
+import { readJsonl } from "./jsonl.js";
+import { COMMANDS_FILE, RunDirectory, formatCommandLine, outputDirectoryProblem } from "./run-dir.js";
+
+export const RUN_MANIFEST_FILE = "manifest.json";
+export const RUN_MANIFEST_FORMAT = "eqakit-run-manifest/1";
+/** The folder of a run that holds its copies of small inputs. */
+export const RUN_INPUTS_FOLDER = "inputs";
+/** Inputs up to this size (bytes) are copied into the run folder when the run asks for a copy. */
+export const COPY_LIMIT_BYTES = 20 * 1024 * 1024;
+
+const inputSchema = z.object({
+  /** What the input is to the run: `predictions`, `benchmark`, `subset`, `questions`, `frames` … */
+  name: z.string().min(1),
+  /** Absolute path when the run was opened. */
+  path: z.string(),
+  type: z.enum(["file", "directory"]),
+  /** SHA-256 of a file's bytes; null for a directory. */
+  sha256: z.string().nullable(),
+  bytes: z.number().int().nonnegative().nullable(),
+  /** The run's own copy, relative to the run folder, or null when none was kept. */
+  copy: z.string().nullable(),
+});
+
+export const runManifestSchema = z.object({
+  format: z.literal(RUN_MANIFEST_FORMAT),
+  kind: z.string().min(1),
+  eqakitVersion: z.string(),
+  command: z.string().nullable(),
+  cwd: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  settings: z.record(z.string(), z.unknown()),
+  settingsHash: z.string(),
+  inputs: z.array(inputSchema),
+  /** Run folders inside this one, relative to it (a demo's dataset and runs). */
+  parts: z.array(z.string()).optional(),
+});
+
+export type RunManifest = z.infer<typeof runManifestSchema>;
+export type RunInputRecord = z.infer<typeof inputSchema>;
+
+/** An input of a run as a command names it. */
+export interface RunInput {
+  name: string;
+  path: string;
+  /** Keep a copy in the run folder when the file is at most {@link COPY_LIMIT_BYTES}. */
+  copy?: boolean;
+}
+
+/** What a command declares of the run it writes: checked against the folder before anything is written. */
+export interface RunContract {
+  dir: string;
+  kind: string;
+  /** The settings that decide the results (see `resultSettings`); JSON values. */
+  settings: Record<string, unknown>;
+  inputs?: readonly RunInput[];
+  /** Run folders this one holds, relative to it. */
+  parts?: readonly string[];
+}
+
+/** Configuration keys that say how a process ran or where its inputs were, not what it computed. */
+export const NON_RESULT_SETTINGS = [
+  "shard",
+  "cache",
+  "concurrency",
+  "maxRetries",
+  "timeoutSeconds",
+  "batch",
+  "out",
+  "benchmark",
+  "subset",
+  "predictions",
+  "questions",
+  "questionsPath",
+  "predictionsPath",
+  "episodes",
+  "framesRoot",
+  "frames",
+] as const;
+
+/** Keys dropped at any depth: where a model is served is not what it computes. */
+const DEEP_NON_RESULT = new Set(["baseURL"]);
+
+/**
+ * The result-deciding part of a run's configuration (as its summary records it): without
+ * {@link NON_RESULT_SETTINGS} at the top and endpoints' addresses anywhere, and without the
+ * keys given in `drop`. Undefined values are left out, so the result is plain JSON.
+ */
+export function resultSettings(config: Record<string, unknown>, drop: readonly string[] = []): Record<string, unknown> {
+  const dropped = new Set<string>([...NON_RESULT_SETTINGS, ...drop]);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) if (!dropped.has(key) && value !== undefined) out[key] = withoutDeep(value);
+  return JSON.parse(canonicalJson(out)) as Record<string, unknown>;
+}
+
+function withoutDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDeep);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) if (!DEEP_NON_RESULT.has(key) && v !== undefined) out[key] = withoutDeep(v);
+  return out;
+}
+
+/** The command line that opens runs in this process, as `eqa …` (set by the CLI before a command runs). */
+let commandLine: string | null = null;
+
+/** Records the arguments of the `eqa` command this process runs, for the manifests it writes. */
+export function setRunCommandLine(args: readonly string[]): void {
+  commandLine = formatCommandLine(args);
+}
+
+/** Reads `manifest.json` of `dir`, or undefined when it has none; one that cannot be read is a UserError. */
+export function readRunManifest(dir: string): RunManifest | undefined {
+  const path = join(resolve(dir), RUN_MANIFEST_FILE);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UserError("is not valid JSON", { file: path }, "restore the file, or give --out a new folder");
+  }
+  const parsed = runManifestSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UserError(`is not an eqakit run manifest (${issue?.path.join(".") || "format"}: ${issue?.message ?? "invalid"})`, { file: path }, "restore the file, or give --out a new folder");
+  }
+  return parsed.data;
+}
+
+/**
+ * The kind of run in `dir` when it has no manifest (written by an earlier eqakit): its
+ * summary's `kind`, else the kind whose record files it holds; undefined for a missing or
+ * empty folder, or one of files eqakit does not know.
+ */
+export function inferRunKind(dir: string): string | undefined {
+  const path = resolve(dir);
+  const manifest = readRunManifest(path);
+  if (manifest) return manifest.kind;
+  const has = (name: string): boolean => existsSync(join(path, name));
+  for (const name of ["summary.json", "bench.json"]) {
+    const kind = summaryKind(join(path, name));
+    if (kind) return kind;
+  }
+  if (has("summary.answer.json") || has("summary.score.json")) return "run";
+  if (has("recordings") && has("dataset") && has("runs")) return "demo";
+  if (has("episodes.jsonl")) return "explore";
+  if (has("traces.jsonl")) return "answer";
+  if (has("memories.jsonl")) return "memory";
+  if (has("evaluations.jsonl")) return "rm-score";
+  if (has("responses.jsonl") || has("instances.jsonl")) return "rm-build";
+  if (has("answers.jsonl")) return "answer-tag";
+  if (has("questions.json") && has("stats.json")) return "generate-tag";
+  if (has("judgements.jsonl")) {
+    const first = readJsonl(join(path, "judgements.jsonl"), (v) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>) : undefined), false).records[0];
+    return first && "groundedScore" in first ? "tag-structured" : "llm-match";
+  }
+  return undefined;
+}
+
+function summaryKind(file: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(readFileSync(file, "utf8"));
+    if (typeof value === "object" && value !== null && "kind" in value && typeof value.kind === "string" && value.kind !== "") return value.kind;
+  } catch {
+    // no summary, or one that is being written: the record files decide
+  }
+  return undefined;
+}
+
+/** The first setting (a dotted path) whose value differs between `a` and `b`, with both values; undefined when none does. */
+export function firstDifferingSetting(a: Record<string, unknown>, b: Record<string, unknown>): { path: string; was: unknown; now: unknown } | undefined {
+  const left = flatten(a);
+  const right = flatten(b);
+  const keys = [...new Set([...left.keys(), ...right.keys()])].sort();
+  for (const key of keys) {
+    const was = left.get(key);
+    const now = right.get(key);
+    if (canonicalJson(was ?? null) !== canonicalJson(now ?? null)) return { path: key, was, now };
+  }
+  return undefined;
+}
+
+function flatten(value: unknown, prefix = "", out = new Map<string, unknown>()): Map<string, unknown> {
+  if (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length > 0) {
+    for (const [key, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${key}` : key, out);
+  } else if (prefix !== "") out.set(prefix, value);
+  return out;
+}
+
+function shown(value: unknown): string {
+  return value === undefined ? "not set" : JSON.stringify(value);
+}
+
+/**
+ * Checks that `contract.dir` can hold the run `contract` declares (see the module comment)
+ * and returns the manifest it holds, if any. Writes nothing.
+ */
+export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings">): RunManifest | undefined {
+  const path = resolve(contract.dir);
+  const problem = outputDirectoryProblem(path);
+  if (problem) throw new UserError(problem, { file: path }, "give --out a new or existing directory");
+  if (!existsSync(path)) return undefined;
+  const manifest = readRunManifest(path);
+  const kind = manifest?.kind ?? inferRunKind(path);
+  if (kind === undefined) return undefined;
+  if (kind !== contract.kind) {
+    throw new UserError(`holds a run of kind ${kind}, not ${contract.kind}: nothing was written`, { file: path }, `give --out a new folder (a ${kind} run is kept as it is)`);
+  }
+  if (manifest) {
+    const settings = JSON.parse(canonicalJson(contract.settings)) as Record<string, unknown>;
+    if (manifest.settingsHash !== settingsHash(settings)) {
+      const diff = firstDifferingSetting(manifest.settings, settings);
+      const what = diff ? `${diff.path} is ${shown(diff.was)} there, ${shown(diff.now)} now` : "its settings differ";
+      throw new UserError(`holds a run of kind ${kind} made with other settings (${what}): nothing was written`, { file: path }, `give --out a new folder, or run with the settings in ${join(path, RUN_MANIFEST_FILE)} to resume`);
+    }
+  }
+  return manifest;
+}
+
+/** The hash of a run's settings as a manifest keeps it. */
+export function settingsHash(settings: Record<string, unknown>): string {
+  return sha256Hex(canonicalJson(settings));
+}
+
+/**
+ * Opens the run folder of `contract`: checks it ({@link checkRun}, before anything is
+ * written), then makes it, copies the small inputs in and writes `manifest.json`. Opening it
+ * again in the same process with the same contract is a no-op beyond refreshing the manifest.
+ */
+export async function openRun(contract: RunContract): Promise<RunDirectory> {
+  const earlier = checkRun(contract);
+  const run = new RunDirectory(contract.dir);
+  const inputs: RunInputRecord[] = [];
+  const taken = new Set<string>();
+  for (const input of contract.inputs ?? []) inputs.push(await recordInput(run, input, taken));
+  const settings = JSON.parse(canonicalJson(contract.settings)) as Record<string, unknown>;
+  const now = new Date().toISOString();
+  const manifest: RunManifest = {
+    format: RUN_MANIFEST_FORMAT,
+    kind: contract.kind,
+    eqakitVersion,
+    command: commandLine,
+    cwd: process.cwd(),
+    createdAt: earlier?.createdAt ?? now,
+    updatedAt: now,
+    settings,
+    settingsHash: settingsHash(settings),
+    inputs,
+    ...(contract.parts && contract.parts.length > 0 ? { parts: [...contract.parts] } : {}),
+  };
+  await run.writeJson(RUN_MANIFEST_FILE, manifest);
+  return run;
+}
+
+async function recordInput(run: RunDirectory, input: RunInput, taken: Set<string>): Promise<RunInputRecord> {
+  const path = resolve(input.path);
+  let stats;
+  try {
+    stats = statSync(path);
+  } catch {
+    return { name: input.name, path, type: "file", sha256: null, bytes: null, copy: null };
+  }
+  if (stats.isDirectory()) return { name: input.name, path, type: "directory", sha256: null, bytes: null, copy: null };
+  const sha256 = await fileSha256(path);
+  let copy: string | null = null;
+  const inside = relative(run.path, path);
+  if (!inside.startsWith("..") && !isAbsolute(inside)) copy = inside.split(sep).join("/");
+  else if (input.copy && stats.size <= COPY_LIMIT_BYTES) {
+    let name = `${input.name}${extname(path)}`;
+    for (let i = 2; taken.has(name); i++) name = `${input.name}-${i}${extname(path)}`;
+    taken.add(name);
+    copy = `${RUN_INPUTS_FOLDER}/${name}`;
+    const target = join(run.path, RUN_INPUTS_FOLDER, name);
+    try {
+      await mkdir(join(run.path, RUN_INPUTS_FOLDER), { recursive: true });
+      await rm(target, { force: true });
+      await copyFile(path, target);
+    } catch (error) {
+      throw outputFailure(target, error);
+    }
+  }
+  return { name: input.name, path, type: "file", sha256, bytes: stats.size, copy };
+}
+
+async function fileSha256(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/**
+ * Where a reader finds the input `name` of the run in `dir`: the run's copy when it keeps one,
+ * else the path its manifest names when that file is still there, else `recorded` (the path a
+ * summary holds, as typed): as it is when absolute, else relative to the folder the commands
+ * ran in (`manifest.json`, `commands.jsonl`), then to the current folder. Undefined when none exists.
+ */
+export function runInputPath(dir: string, name: string, recorded?: string): string | undefined {
+  const root = resolve(dir);
+  let manifest: RunManifest | undefined;
+  try {
+    manifest = readRunManifest(root);
+  } catch {
+    manifest = undefined;
+  }
+  const input = manifest?.inputs.find((i) => i.name === name);
+  if (input?.copy && existsSync(join(root, input.copy))) return join(root, input.copy);
+  if (input && existsSync(input.path)) return input.path;
+  if (recorded === undefined || recorded === "") return undefined;
+  if (isAbsolute(recorded)) return existsSync(recorded) ? recorded : undefined;
+  const bases = [...(manifest ? [manifest.cwd] : []), ...commandFolders(root), process.cwd()];
+  for (const base of bases) {
+    const candidate = resolve(base, recorded);
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** The folders the commands of a run ran in, latest first (`commands.jsonl`). */
+function commandFolders(dir: string): string[] {
+  const records = readJsonl(join(dir, COMMANDS_FILE), (v) => (typeof v === "object" && v !== null && "cwd" in v && typeof v.cwd === "string" ? v.cwd : undefined), false).records;
+  return [...new Set(records.reverse())];
+}
+
+/** Whether `dir` holds nothing (or does not exist). */
+export function isEmptyFolder(dir: string): boolean {
+  try {
+    return readdirSync(dir).length === 0;
+  } catch {
+    return true;
+  }
+}

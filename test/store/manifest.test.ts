@@ -1,0 +1,97 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { UserError } from "../../src/core/index.js";
+import { RUN_MANIFEST_FILE, RUN_MANIFEST_FORMAT, checkRun, firstDifferingSetting, inferRunKind, openRun, readRunManifest, resultSettings, runInputPath } from "../../src/store/index.js";
+import { temporaryDir } from "../helpers/paths.js";
+import { treeSnapshot } from "../helpers/tree.js";
+
+describe("openRun", () => {
+  test("writes manifest.json with the kind, settings and their hash, and every input by absolute path and SHA-256, copying small ones in", async () => {
+    const root = temporaryDir();
+    const predictions = join(root, "my-predictions.json");
+    writeFileSync(predictions, '[{"question_id":"q1","answer":"a mug"}]\n');
+    const run = await openRun({ dir: join(root, "run"), kind: "llm-match", settings: { judge: "openai/gpt-4o", mode: "robust" }, inputs: [{ name: "predictions", path: predictions, copy: true }, { name: "frames", path: root }] });
+    const manifest = readRunManifest(run.path)!;
+    assert.equal(manifest.format, RUN_MANIFEST_FORMAT);
+    assert.equal(manifest.kind, "llm-match");
+    assert.deepEqual(manifest.settings, { judge: "openai/gpt-4o", mode: "robust" });
+    assert.match(manifest.settingsHash, /^[0-9a-f]{64}$/);
+    const [file, folder] = manifest.inputs;
+    assert.deepEqual({ ...file, sha256: file!.sha256?.length }, { name: "predictions", path: predictions, type: "file", sha256: 64, bytes: 40, copy: "inputs/predictions.json" });
+    assert.deepEqual(folder, { name: "frames", path: root, type: "directory", sha256: null, bytes: null, copy: null });
+    assert.equal(readFileSync(join(run.path, "inputs", "predictions.json"), "utf8"), readFileSync(predictions, "utf8"));
+  });
+
+  test("refuses a folder of another kind, or of the same kind with other settings, naming the first differing setting and changing nothing", async () => {
+    const dir = join(temporaryDir(), "run");
+    const run = await openRun({ dir, kind: "explore", settings: resultSettings({ explorer: "frontier", vlm: { name: "openai/gpt-4o", baseURL: "http://127.0.0.1:1" } }) });
+    writeFileSync(run.file("summary.json"), '{"kind":"explore"}\n');
+    writeFileSync(run.file("summary.json.123.tmp"), "partial");
+    const before = treeSnapshot(dir);
+    await assert.rejects(openRun({ dir, kind: "llm-match", settings: {} }), (e: unknown) => e instanceof UserError && e.message.includes(dir) && /kind explore, not llm-match/.test(e.message));
+    await assert.rejects(openRun({ dir, kind: "explore", settings: { explorer: "fine-eqa", vlm: { name: "openai/gpt-4o" } } }), (e: unknown) => e instanceof UserError && /explorer is "frontier" there, "fine-eqa" now/.test(e.message));
+    assert.deepEqual(treeSnapshot(dir), before);
+    // the same settings resume, whatever the endpoint's address (not a setting)
+    await openRun({ dir, kind: "explore", settings: resultSettings({ explorer: "frontier", vlm: { name: "openai/gpt-4o", baseURL: "http://127.0.0.1:2" }, concurrency: 3 }) });
+  });
+
+  test("checks a folder written before manifests by its summary's kind or its record files, and resumes one of the same kind", async () => {
+    const root = temporaryDir();
+    const scored = join(root, "scored");
+    mkdirSync(scored);
+    writeFileSync(join(scored, "summary.json"), '{"kind":"llm-match","config":{}}\n');
+    const before = treeSnapshot(scored);
+    assert.throws(() => checkRun({ dir: scored, kind: "answer", settings: {} }), /kind llm-match, not answer/);
+    assert.deepEqual(treeSnapshot(scored), before);
+    await openRun({ dir: scored, kind: "llm-match", settings: { mode: "robust" } });
+    assert.equal(readRunManifest(scored)?.kind, "llm-match");
+
+    const answered = join(root, "answered");
+    mkdirSync(answered);
+    writeFileSync(join(answered, "traces.jsonl"), "");
+    assert.equal(inferRunKind(answered), "answer");
+    const tag = join(root, "tag");
+    mkdirSync(tag);
+    writeFileSync(join(tag, "judgements.jsonl"), '{"questionId":"q","inputKey":"k","groundedScore":1}\n');
+    assert.equal(inferRunKind(tag), "tag-structured");
+    assert.equal(inferRunKind(join(root, "missing")), undefined);
+    const empty = join(root, "empty");
+    mkdirSync(empty);
+    assert.equal(checkRun({ dir: empty, kind: "answer", settings: {} }), undefined);
+  });
+
+  test("refuses a file in the folder's place and a manifest it cannot read", async () => {
+    const root = temporaryDir();
+    writeFileSync(join(root, "file"), "x");
+    assert.throws(() => checkRun({ dir: join(root, "file"), kind: "answer", settings: {} }), UserError);
+    mkdirSync(join(root, "bad"));
+    writeFileSync(join(root, "bad", RUN_MANIFEST_FILE), '{"format":"other"}');
+    assert.throws(() => checkRun({ dir: join(root, "bad"), kind: "answer", settings: {} }), /is not an eqakit run manifest/);
+  });
+});
+
+describe("runInputPath", () => {
+  test("reads the run's copy of an input after the original moved, and a summary's relative path from the folder the command ran in", async () => {
+    const root = temporaryDir();
+    const predictions = join(root, "p.json");
+    writeFileSync(predictions, "[]\n");
+    const run = await openRun({ dir: join(root, "run"), kind: "llm-match", settings: {}, inputs: [{ name: "predictions", path: predictions, copy: true }] });
+    renameSync(predictions, join(root, "moved.json"));
+    assert.equal(runInputPath(run.path, "predictions", "p.json"), join(run.path, "inputs", "predictions.json"));
+
+    const old = join(root, "old");
+    mkdirSync(old);
+    writeFileSync(join(old, "commands.jsonl"), `${JSON.stringify({ command: "eqa score", cwd: root, exitCode: 0 })}\n`);
+    assert.equal(runInputPath(old, "predictions", "moved.json"), join(root, "moved.json"));
+    assert.equal(runInputPath(old, "predictions", "nowhere.json"), undefined);
+  });
+});
+
+describe("firstDifferingSetting", () => {
+  test("names the first differing leaf by its dotted path", () => {
+    assert.deepEqual(firstDifferingSetting({ judge: { name: "a", temperature: 0.2 }, mode: "robust" }, { judge: { name: "a", temperature: 0.5 }, mode: "robust" }), { path: "judge.temperature", was: 0.2, now: 0.5 });
+    assert.equal(firstDifferingSetting({ a: [1, 2] }, { a: [1, 2] }), undefined);
+  });
+});
