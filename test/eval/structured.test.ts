@@ -334,3 +334,29 @@ describe("structured matching: categorical values, element-wise credit, reproduc
     }
   });
 });
+
+describe("matchStructuredAnswers: a match depends on its two answers only", () => {
+  /** A deterministic encoder: letter counts, so different texts get different, overlapping vectors. */
+  const letters = { name: "letters", dimensions: 26, embed: async (texts: readonly string[]) => texts.map((t) => Float32Array.from({ length: 26 }, (_, i) => [...t].filter((c) => c.charCodeAt(0) - 97 === i).length)) };
+  // pooled over the groups, the predicted values read "kitchen, hall": a text of neither answer's groups
+  const truth: StructuredAnswer = [{ predicate: "", objects: [], value: "kitchen hall" }];
+  const predicted: StructuredAnswer = [
+    { predicate: "in the morning", objects: [], value: "kitchen" },
+    { predicate: "in the evening", objects: [], value: "hall" },
+  ];
+
+  test("the texts compared when values are pooled are embedded for the match itself, so what other matches embedded before changes nothing", async () => {
+    const fresh = await matchStructuredAnswers(truth, predicted, { similarity: encoderSimilarity(letters) });
+    const warmed = encoderSimilarity(letters);
+    await matchStructuredAnswers([{ predicate: "", objects: [], value: "kitchen, hall" }], [], { similarity: warmed });
+    const after = await matchStructuredAnswers(truth, predicted, { similarity: warmed });
+    assert.equal(fresh.score, after.score);
+    assert.ok(fresh.grounded.elementMatch > 0.9, `the pooled values "kitchen, hall" are close to "kitchen hall": ${fresh.grounded.elementMatch}`);
+  });
+
+  test("a similarity asked about a text it was not given to embed is a bug, not a 0", () => {
+    const source = encoderSimilarity(letters);
+    assert.throws(() => source.similarity("kitchen", "hall"), /not embedded/);
+    assert.equal(source.similarity("Hall ", "hall"), 1);
+  });
+});

@@ -216,9 +216,12 @@ export function encoderSimilarity(encoder: SentenceEncoder): SimilaritySource {
       const na = normaliseText(a);
       const nb = normaliseText(b);
       if (na === nb) return 1;
+      if (na === "" || nb === "") return 0;
       const va = vectors.get(na);
       const vb = vectors.get(nb);
-      if (!va || !vb) return 0;
+      // Answering 0 here made a score depend on whether another answer had embedded the text before
+      // (a resumed run scored otherwise than an uninterrupted one): every compared text is prepared.
+      if (!va || !vb) throw new Error(`text not embedded before it was compared: ${JSON.stringify(va ? nb : na)}`);
       return Math.min(1, Math.max(0, cosineSimilarity(va, vb)));
     },
   };
@@ -233,19 +236,20 @@ export function defaultTextSimilarity(): Promise<SimilaritySource> {
   return defaultSource;
 }
 
-/** Every text the matcher may compare, for embedding ahead. */
-export function structuredTexts(answer: StructuredAnswer): string[] {
-  const texts: string[] = [];
-  for (const group of answer) {
-    texts.push(predicateText(group.predicate));
-    for (const o of group.objects) {
-      texts.push(o.type);
-      if (o.caption) texts.push(o.caption);
-    }
-    if (Array.isArray(group.value)) texts.push(...group.value, group.value.join(", "));
-    else if (group.value !== null) texts.push(String(group.value));
-  }
-  return texts;
+/**
+ * Every text the match of `truth` and `predicted` compares, for embedding ahead: found by running
+ * the match with a recording similarity, so texts made while matching (values pooled over groups,
+ * a sum written as text) are among them. Which texts are compared never depends on the similarity's
+ * values: every pair of groups, objects and list items is compared.
+ */
+export function comparedTexts(truth: StructuredAnswer, predicted: StructuredAnswer, options: Omit<StructuredMatchOptions, "similarity"> = {}): string[] {
+  const texts = new Set<string>();
+  matchStructuredAnswersWith(truth, predicted, (a, b) => {
+    texts.add(a);
+    texts.add(b);
+    return normaliseText(a) === normaliseText(b) ? 1 : 0;
+  }, options);
+  return [...texts];
 }
 
 interface Context {
@@ -467,6 +471,6 @@ export function matchStructuredAnswersWith(truth: StructuredAnswer, predicted: S
  */
 export async function matchStructuredAnswers(truth: StructuredAnswer, predicted: StructuredAnswer, options: StructuredMatchOptions = {}): Promise<StructuredMatch> {
   const source = options.similarity ?? (await defaultTextSimilarity());
-  await source.prepare([...structuredTexts(truth), ...structuredTexts(predicted)]);
+  await source.prepare(comparedTexts(truth, predicted, options));
   return matchStructuredAnswersWith(truth, predicted, source.similarity, options);
 }
