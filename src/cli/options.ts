@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { ModelCallCache, defaultCachePath, outputDirectoryProblem, outputFileProblem } from "../store/index.js";
+import { ModelCallCache, checkShardFolder, defaultCachePath, outputDirectoryProblem, outputFileProblem } from "../store/index.js";
 import { framesPathProblem } from "../episodes/index.js";
 import { MODEL_OPTION_KEYS, ModelRuntime, resolveModel, type ModelOptions, type ModelSpec } from "../models/index.js";
 import { parseCommandLine, type CommandLine } from "../sim/index.js";
@@ -163,12 +163,18 @@ export function addShardOption(command: Command, items: string): Command {
     .option("--no-shard", `work on all the ${items}, even in a Slurm job array`);
 }
 
-/** The shard to work on: --shard, else a Slurm job array task's (said on stderr), else none. */
-export function shardFromFlags(flags: ShardFlags, env: NodeJS.ProcessEnv = process.env): Shard | undefined {
-  if (flags.shard === false) return undefined;
-  if (flags.shard) return flags.shard;
-  const shard = shardFromEnvironment(env);
-  if (shard) console.error(`shard ${formatShard(shard)} (from the Slurm job array task ${env.SLURM_ARRAY_TASK_ID}; --no-shard to work on all)`);
+/**
+ * The shard to work on: --shard, else a Slurm job array task's (said on stderr), else none. A
+ * run folder (`--out`) that holds another shard's run is refused, so that `sbatch --array=1`
+ * (an array of one task: shard 0/1, every item) cannot fill shard 1/8's folder.
+ */
+export function shardFromFlags(flags: ShardFlags & { out?: string }, env: NodeJS.ProcessEnv = process.env): Shard | undefined {
+  const shard = flags.shard === false ? undefined : (flags.shard ?? shardFromEnvironment(env));
+  if (shard && flags.shard === undefined) {
+    console.error(`shard ${formatShard(shard)} (from the Slurm job array task ${env.SLURM_ARRAY_TASK_ID}; --no-shard to work on all)`);
+    if (shard.count === 1) console.error("a job array of one task works on every item; to redo one shard of a larger array give --shard i/n, or scontrol requeue its task");
+  }
+  if (flags.out !== undefined) checkShardFolder(flags.out, shard);
   return shard;
 }
 

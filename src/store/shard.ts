@@ -17,7 +17,7 @@
  * order, a summary rebuilt from them by the code the commands use, and `merge.json` naming the
  * shards and the settings each ran with.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { cp, link, mkdir, readFile, readdir } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
@@ -48,6 +48,31 @@ export type ShardManifest = z.infer<typeof manifestSchema>;
 /** Writes `shard.json` of a sharded run (see the module comment). */
 export async function writeShardManifest(run: RunDirectory, manifest: Omit<ShardManifest, "format">): Promise<void> {
   await run.writeJson(SHARD_FILE, { format: SHARD_FORMAT, ...manifest });
+}
+
+/**
+ * Refuses to run `shard` (undefined: every item) into `dir` when `dir` holds another shard's run
+ * (its `shard.json`): a job array of one task (`sbatch --array=1`, shard 0/1, every item) must
+ * not write into the folder of shard 1/8, nor shard 2/8 into shard 1/8's.
+ */
+export function checkShardFolder(dir: string, shard: Shard | undefined): void {
+  const path = join(dir, SHARD_FILE);
+  if (!existsSync(path)) return;
+  let parsed: ReturnType<typeof manifestSchema.safeParse>;
+  try {
+    parsed = manifestSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
+  } catch {
+    return;
+  }
+  if (!parsed.success) return;
+  const held = { index: parsed.data.index, count: parsed.data.count };
+  if (shard && held.index === shard.index && held.count === shard.count) return;
+  const running = shard ? `shard ${formatShard(shard)}` : "every item (no shard)";
+  throw new UserError(
+    `holds shard ${formatShard(held)} of a run, not ${running}`,
+    { file: dir },
+    `to redo that shard give --shard ${formatShard(held)} (or scontrol requeue its array task); a job array of one task (sbatch --array=N) runs shard 0/1, every item; else give --out another folder`,
+  );
 }
 
 /** `shard` as a summary's configuration records it. */
@@ -88,9 +113,27 @@ async function readJson(dir: string, name: string, missing: string, hint: string
   }
 }
 
+const MERGE_HINT = "merge the directories of runs made with --shard i/n (or in a job array)";
+
+/** Why `dir` has no `shard.json`: it does not exist, holds an unsharded run, or holds a shard that has not finished. */
+function noShardFile(dir: string, given: string): UserError {
+  if (!existsSync(dir)) return new UserError("does not exist", { file: given }, MERGE_HINT);
+  if (existsSync(join(dir, "summary.json"))) return new UserError("holds a run made without a shard (no shard.json)", { file: given }, MERGE_HINT);
+  return new UserError(
+    "holds a shard that has not finished (no shard.json yet)",
+    { file: given },
+    "run the shard's command again (the same command line, or scontrol requeue the array task): it resumes where it stopped and writes shard.json and summary.json when done; then merge",
+  );
+}
+
+async function readShardManifest(dir: string, given: string): Promise<unknown> {
+  if (!existsSync(join(dir, SHARD_FILE))) throw noShardFile(dir, given);
+  return readJson(dir, SHARD_FILE, "is not a shard's run directory (no shard.json)", MERGE_HINT);
+}
+
 /** The kind of run a shard directory holds (`answer`, `llm-match`, `explore`, `memory`), read from its `shard.json`. */
 export async function readShardKind(dir: string): Promise<string> {
-  const value = await readJson(dir, SHARD_FILE, "is not a shard's run directory (no shard.json)", "merge the directories of runs made with --shard i/n (or in a job array)");
+  const value = await readShardManifest(resolve(dir), dir);
   const parsed = manifestSchema.safeParse(value);
   if (!parsed.success) throw new UserError("shard.json is not an eqakit shard manifest", { file: join(dir, SHARD_FILE) });
   return parsed.data.kind;
@@ -111,7 +154,7 @@ export async function readShardSet(dirs: readonly string[], kind: string): Promi
     const dir = resolve(given);
     if (seen.has(dir)) throw new UserError("is given twice", { file: given });
     seen.add(dir);
-    const value = await readJson(dir, SHARD_FILE, "is not a shard's run directory (no shard.json)", "merge the directories of runs made with --shard i/n (or in a job array)");
+    const value = await readShardManifest(dir, given);
     const manifest = manifestSchema.safeParse(value);
     if (!manifest.success) throw new UserError("shard.json is not an eqakit shard manifest", { file: join(given, SHARD_FILE) });
     const summary = summaryEnvelope.safeParse(await readJson(dir, "summary.json", "has no summary.json: the shard has not finished", "run the shard's command again: it resumes, then writes its summary"));

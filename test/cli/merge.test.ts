@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
@@ -77,7 +77,7 @@ describe("eqa answer --shard and eqa merge", () => {
       assert.match(missing.stderr, /shard 1\/2 of 2 not given/);
       const unsharded = await runCli(["merge", join(dir, "whole"), join(dir, "s0"), "--out", join(dir, "m3")], cliEnv(dir));
       assert.equal(unsharded.code, 2);
-      assert.match(unsharded.stderr, /whole: is not a shard's run directory \(no shard\.json\)/);
+      assert.match(unsharded.stderr, /whole: holds a run made without a shard \(no shard\.json\)/);
       const full = await runCli(["merge", join(dir, "s0"), join(dir, "s1"), "--out", join(dir, "merged")], cliEnv(dir));
       assert.equal(full.code, 2);
       assert.match(full.stderr, /merged: already holds files/);
@@ -110,6 +110,49 @@ describe("eqa answer --shard and eqa merge", () => {
       assert.equal(all.code, 0, all.stderr);
       assert.equal(readLines(join(dir, "c", "traces.jsonl")).length, questions.length);
       assert.ok(!existsSync(join(dir, "c", "shard.json")));
+    });
+  });
+});
+
+describe("redoing one shard", () => {
+  test("a shard that has not finished is named as such and resumes when run again; a job array of one task is refused in a larger array's shard folder", async () => {
+    const dir = temporaryDir();
+    const subset = writeSubset(dir);
+    await withModelServer(scripted, async (server) => {
+      const args = (out: string): string[] => ["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", "blind", "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", join(dir, out), "--no-cache"];
+      for (const shard of ["0/2", "1/2"]) {
+        const run = await runCli([...args(`s${shard[0]}`), "--shard", shard], cliEnv(dir));
+        assert.equal(run.code, 0, run.stderr);
+      }
+      // a task stopped before its end (scancel, a time limit) leaves some records, neither shard.json nor summary.json
+      const traces = readLines(join(dir, "s1", "traces.jsonl"));
+      writeFileSync(join(dir, "s1", "traces.jsonl"), `${JSON.stringify(traces[0])}\n`);
+      for (const name of ["shard.json", "summary.json"]) rmSync(join(dir, "s1", name));
+      const early = await runCli(["merge", join(dir, "s0"), join(dir, "s1"), "--out", join(dir, "m1")], cliEnv(dir));
+      assert.equal(early.code, 2);
+      assert.match(early.stderr, /s1: holds a shard that has not finished \(no shard\.json yet\)/);
+      assert.match(early.stderr, /run the shard's command again .*it resumes where it stopped/);
+      const gone = await runCli(["merge", join(dir, "s0"), join(dir, "s9"), "--out", join(dir, "m1")], cliEnv(dir));
+      assert.equal(gone.code, 2);
+      assert.match(gone.stderr, /s9: does not exist/);
+      const resumed = await runCli([...args("s1"), "--shard", "1/2"], cliEnv(dir));
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.equal((readJson(join(dir, "s1", "summary.json")) as { counts: { reused: number } }).counts.reused, 1);
+      const merged = await runCli(["merge", join(dir, "s0"), join(dir, "s1"), "--out", join(dir, "m1")], cliEnv(dir));
+      assert.equal(merged.code, 0, merged.stderr);
+      assert.equal(readLines(join(dir, "m1", "traces.jsonl")).length, questions.length);
+
+      // sbatch --array=1 to redo shard 1: Slurm runs an array of one task, which is shard 0/1 (every question)
+      const one = { SLURM_ARRAY_TASK_ID: "1", SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "1", SLURM_ARRAY_TASK_STEP: "1", SLURM_ARRAY_TASK_COUNT: "1" };
+      const intoShard = await runCli(args("s1"), cliEnv(dir, one));
+      assert.equal(intoShard.code, 2);
+      assert.match(intoShard.stderr, /a job array of one task works on every item; to redo one shard of a larger array give --shard i\/n, or scontrol requeue its task/);
+      assert.match(intoShard.stderr, /s1: holds shard 1\/2 of a run, not shard 0\/1/);
+      assert.match(intoShard.stderr, /to redo that shard give --shard 1\/2 \(or scontrol requeue its array task\)/);
+      const unsharded = await runCli([...args("s0"), "--no-shard"], cliEnv(dir));
+      assert.equal(unsharded.code, 2);
+      assert.match(unsharded.stderr, /s0: holds shard 0\/2 of a run, not every item \(no shard\)/);
+      assert.equal(readLines(join(dir, "s1", "traces.jsonl")).length + readLines(join(dir, "s0", "traces.jsonl")).length, questions.length, "nothing written when refused");
     });
   });
 });
