@@ -9,7 +9,7 @@ import type { RunCost, UsageTotals } from "../models/index.js";
 import { meanEstimate, readJson, readLines, usageTotals } from "./files.js";
 import { loadTagPart, type TagRunPart } from "./tag-runs.js";
 import { modelCallNotes } from "./text.js";
-import { COMMANDS_FILE } from "../store/index.js";
+import { COMMANDS_FILE, runInputPath } from "../store/index.js";
 
 /**
  * A run directory as the report and the viewer read it: whatever `eqa score`, `eqa answer`
@@ -180,15 +180,16 @@ async function benchmarkQuestions(path: string | undefined, notes: string[]): Pr
   return found;
 }
 
-function predictionsPathOf(config: Record<string, unknown> | undefined): string | undefined {
+/** The predictions a score run judged: the run's copy, or the file its summary names (store's runInputPath). */
+function predictionsPathOf(dir: string, config: Record<string, unknown> | undefined): string | undefined {
   const predictions = config?.predictions;
-  if (typeof predictions === "object" && predictions !== null && "path" in predictions && typeof predictions.path === "string" && existsSync(predictions.path)) return predictions.path;
-  return undefined;
+  const recorded = typeof predictions === "object" && predictions !== null && "path" in predictions && typeof predictions.path === "string" ? predictions.path : undefined;
+  return runInputPath(dir, "predictions", recorded);
 }
 
-function benchmarkPath(config: Record<string, unknown> | undefined): string | undefined {
+function benchmarkPath(dir: string, config: Record<string, unknown> | undefined): string | undefined {
   const benchmark = config?.benchmark;
-  if (typeof benchmark === "object" && benchmark !== null && "path" in benchmark && typeof benchmark.path === "string") return benchmark.path;
+  if (typeof benchmark === "object" && benchmark !== null && "path" in benchmark && typeof benchmark.path === "string") return runInputPath(dir, "benchmark", benchmark.path) ?? benchmark.path;
   return undefined;
 }
 
@@ -308,7 +309,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   } else if (run.score) notes.push("no judgements.jsonl: per-question scores are not shown");
 
   // a score run of predictions made elsewhere: the answers it judged, from its predictions file
-  const predictionsPath = predictionsPathOf(run.score?.config);
+  const predictionsPath = predictionsPathOf(path, run.score?.config);
   if (!existsSync(traces) && predictionsPath) {
     try {
       const predictions = run.score?.config.withoutGuess === true ? (await loadPredictionsWithoutGuess(predictionsPath)).predictions : await loadPredictions(predictionsPath);
@@ -324,7 +325,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   const config = run.answer?.config ?? run.score?.config;
   const framesRoot = run.answer?.config.framesRoot;
   if (typeof framesRoot === "string") run.framesRoot = resolve(framesRoot);
-  const questions = await benchmarkQuestions(benchmarkPath(run.answer?.config) ?? benchmarkPath(run.score?.config) ?? benchmarkPath(config), notes);
+  const questions = await benchmarkQuestions(benchmarkPath(path, run.answer?.config) ?? benchmarkPath(path, run.score?.config) ?? benchmarkPath(path, config), notes);
   for (const q of byId.values()) {
     const known = questions?.get(q.questionId);
     if (!known) continue;

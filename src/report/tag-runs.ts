@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { loadTagQuestions, structuredAnswerSchema, type StructuredAnswer, type TagQuestion } from "../data/index.js";
 import { loadTagPredictions, type TagPrediction } from "../eval/index.js";
+import { runInputPath } from "../store/index.js";
 import { meanEstimate, readLines, usageTotals } from "./files.js";
 
 const scorePair = z.object({ grounded: meanEstimate, ungrounded: meanEstimate });
@@ -151,8 +152,11 @@ export async function loadTagPart(dir: string, summaryValue: unknown, notes: str
     for (const j of contents.records) byId.set(j.questionId, fromJudgement(j));
   } else notes.push("no judgements.jsonl: per-question scores are not shown");
 
-  const questions = await tagQuestions(pathIn(summary?.config, "questions"), notes);
-  const predictions = await tagPredictions(pathIn(summary?.config, "predictions"), notes);
+  // the run's copies, or the files its summary names (store's runInputPath)
+  const questionsPath = pathIn(summary?.config, "questions");
+  const predictionsPath = pathIn(summary?.config, "predictions");
+  const questions = await tagQuestions(questionsPath && (runInputPath(dir, "questions", questionsPath) ?? questionsPath), notes);
+  const predictions = await tagPredictions(predictionsPath && (runInputPath(dir, "predictions", predictionsPath) ?? predictionsPath), notes);
   const order = questions ? questions.map((q) => q.question_id).filter((id) => byId.has(id)) : [];
   for (const id of byId.keys()) if (!order.includes(id)) order.push(id);
   const known = new Map((questions ?? []).map((q) => [q.question_id, q]));
