@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { CallUsage } from "./types.js";
 
 /**
@@ -76,11 +77,12 @@ export function isReplyStatus(kind: ModelErrorKind): kind is FailedReplyStatus {
 /**
  * Classifies an HTTP status from a provider. A 429 that says the account has no credits
  * left (OpenAI's `insufficient_quota`, a billing message) is not a rate limit: waiting
- * does not help, so it stops the run.
+ * does not help, so it stops the run. Google words its per-minute and per-day limits as
+ * "You exceeded your current quota, please check your plan and billing details" too, so its
+ * details decide (`googleQuotaKind`).
  */
 export function kindForStatus(status: number, body = ""): ModelErrorKind {
-  if (status === 429 && OUT_OF_CREDITS.test(body)) return "quota";
-  if (status === 429) return "rate_limit";
+  if (status === 429) return googleQuotaKind(body) ?? (OUT_OF_CREDITS.test(body) ? "quota" : "rate_limit");
   if (status === 401 || status === 403) return "auth";
   if (status === 404) return "not_found";
   if (status === 408 || status === 409 || status >= 500) return "server";
@@ -100,6 +102,46 @@ export function retryAfterFromHeaders(get: (name: string) => string | null | und
 }
 
 const OUT_OF_CREDITS = /insufficient_quota|exceeded your current quota|credit balance is too low|billing/i;
+
+/** A quota Google counts per unit of time (`GenerateRequestsPerMinutePerProjectPerModel-FreeTier`, `…PerDay…`). */
+const PER_PERIOD_QUOTA = /Per(Second|Minute|Hour|Day)/i;
+
+const googleDetailsSchema = z.object({
+  error: z.object({
+    details: z.array(
+      z.object({
+        "@type": z.string().optional(),
+        retryDelay: z.string().optional(),
+        violations: z.array(z.object({ quotaId: z.string().optional(), quotaValue: z.string().optional() }).loose()).optional(),
+      }).loose(),
+    ),
+  }).loose(),
+}).loose();
+
+/**
+ * What Google's 429 (`RESOURCE_EXHAUSTED`) means, read from its `details` (google.rpc
+ * `QuotaFailure` and `RetryInfo`): a quota counted per minute, hour or day, or a reply with a
+ * `retryDelay`, is a rate limit (the scheduler waits the delay and retries); a quota whose
+ * allowance is 0 (the plan has none of this model) is out of credits, as waiting cannot help.
+ * Undefined when the body has no such details (other providers, a bare message).
+ */
+function googleQuotaKind(body: string): "rate_limit" | "quota" | undefined {
+  if (!body.includes("google.rpc.")) return undefined;
+  let parsed;
+  try {
+    parsed = googleDetailsSchema.safeParse(JSON.parse(body));
+  } catch {
+    // a body cut short: its retryDelay or a per-period quotaId still names a rate limit
+    return /"retryDelay"|"quotaId"\s*:\s*"[^"]*Per(Second|Minute|Hour|Day)/i.test(body) ? "rate_limit" : undefined;
+  }
+  if (!parsed.success) return undefined;
+  const details = parsed.data.error.details;
+  const violations = details.filter((d) => d["@type"]?.endsWith("google.rpc.QuotaFailure")).flatMap((d) => d.violations ?? []);
+  if (violations.some((v) => v.quotaValue !== undefined && Number(v.quotaValue) === 0)) return "quota";
+  const retry = details.some((d) => d["@type"]?.endsWith("google.rpc.RetryInfo") && d.retryDelay !== undefined);
+  if (retry || violations.some((v) => PER_PERIOD_QUOTA.test(v.quotaId ?? ""))) return "rate_limit";
+  return undefined;
+}
 
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 

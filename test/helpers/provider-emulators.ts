@@ -110,3 +110,27 @@ function geminiBody(reply: EmulatedAnswer, thinking: number, cut: boolean, signs
   const usageMetadata = { promptTokenCount: 40, candidatesTokenCount: cut ? 0 : 5, thoughtsTokenCount: thinking, totalTokenCount: 45 + thinking };
   return { body: { candidates: [{ content: { role: "model", parts }, finishReason: cut ? "MAX_TOKENS" : "STOP", index: 0 }], usageMetadata } };
 }
+
+/**
+ * The Gemini API's HTTP 429 `RESOURCE_EXHAUSTED`, as Google sends it (ai.google.dev rate limits;
+ * google.rpc error details). `per-minute`: the free tier's requests-per-minute quota, with a
+ * `QuotaFailure` naming it and a `RetryInfo` delay; `no-allowance`: a quota whose limit is 0
+ * (the plan has none of this model), no retry given.
+ */
+export function geminiQuotaExceeded(kind: "per-minute" | "no-allowance", retryDelay = "2s"): ScriptedReply {
+  const model = "gemini-2.5-flash";
+  const quotaValue = kind === "per-minute" ? "10" : "0";
+  const message =
+    "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n" +
+    `* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: ${quotaValue}, model: ${model}` +
+    (kind === "per-minute" ? `\nPlease retry in ${retryDelay}.` : "");
+  const details: Body[] = [
+    {
+      "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+      violations: [{ quotaMetric: "generativelanguage.googleapis.com/generate_content_free_tier_requests", quotaId: "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", quotaDimensions: { location: "global", model }, quotaValue }],
+    },
+    { "@type": "type.googleapis.com/google.rpc.Help", links: [{ description: "Learn more about Gemini API quotas", url: "https://ai.google.dev/gemini-api/docs/rate-limits" }] },
+    ...(kind === "per-minute" ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay }] : []),
+  ];
+  return { status: 429, body: { error: { code: 429, message, status: "RESOURCE_EXHAUSTED", details } } };
+}
