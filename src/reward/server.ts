@@ -313,6 +313,46 @@ function authorised(req: IncomingMessage, token: Buffer | undefined): boolean {
   return given.length === token.length && timingSafeEqual(given, token);
 }
 
+/**
+ * Answers an oversized body with 413 so that every client reads it. Python's http.client (and
+ * urllib, and most standard-library clients) writes the whole body before reading a reply: a
+ * server that answers and closes mid-body resets the connection, and the client sees
+ * BrokenPipeError instead of the 413. So the rest of the body is read and dropped, up to
+ * `DRAIN_FACTOR` times the cap (then the connection is cut, as nothing a client would send in
+ * good faith is that large), and only then the 413 is sent and the connection closed.
+ */
+function refuseBody(req: IncomingMessage, res: ServerResponse, message: string, maxBody: number, received = 0): void {
+  const bound = Math.max(maxBody * DRAIN_FACTOR, DRAIN_MIN_BYTES);
+  let drained = received;
+  let answered = false;
+  const answer = (): void => {
+    if (answered) return;
+    answered = true;
+    res.setHeader("connection", "close");
+    send(res, 413, { error: message });
+  };
+  if (Number(req.headers["content-length"] ?? "0") > bound) {
+    // too large to be worth reading: answer now (a client reading while it writes sees it)
+    answer();
+    req.resume();
+    return;
+  }
+  req.removeAllListeners("data");
+  req.on("data", (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > bound && !answered) {
+      answer();
+      req.destroy();
+    }
+  });
+  req.on("end", answer);
+  req.resume();
+}
+
+/** How much of an oversized body is read and dropped before the 413: this many times the cap, at least `DRAIN_MIN_BYTES`. */
+const DRAIN_FACTOR = 4;
+const DRAIN_MIN_BYTES = 64 * 1024 * 1024;
+
 export interface RunningRewardServer {
   server: Server;
   url: string;
@@ -329,7 +369,7 @@ export async function startRewardServer(options: RewardServerOptions = {}): Prom
   const maxBody = options.maxBodyBytes ?? SERVER_DEFAULTS.maxBodyBytes;
   const replyOptions = { maxBatch: options.maxBatch ?? SERVER_DEFAULTS.maxBatch, contrastive: options.contrastive ?? CONTRASTIVE_DEFAULTS };
   const groups = options.groupSize === undefined ? undefined : new RewardGroups(options.groupSize, options.groupTimeoutMs ?? SERVER_DEFAULTS.groupTimeoutMs, replyOptions.contrastive);
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     // Without a token, only a loopback Host is served: a web page whose name was rebound to
     // 127.0.0.1 (DNS rebinding) sends its own name as Host.
     if (!token && req.headers.host !== undefined && !isLoopbackHost(hostName(req.headers.host))) {
@@ -344,12 +384,7 @@ export async function startRewardServer(options: RewardServerOptions = {}): Prom
     if (req.method !== "POST") return send(res, 405, { error: "use POST" });
     if (!authorised(req, token)) return send(res, 401, { error: "missing or wrong bearer token" });
     const declared = Number(req.headers["content-length"] ?? "0");
-    if (declared > maxBody) {
-      res.setHeader("connection", "close");
-      send(res, 413, { error: `the body has ${declared} bytes; at most ${maxBody} are accepted (--max-body-bytes)` });
-      req.resume();
-      return;
-    }
+    if (declared > maxBody) return refuseBody(req, res, `the body has ${declared} bytes; at most ${maxBody} are accepted (--max-body-bytes)`, maxBody);
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
@@ -358,8 +393,8 @@ export async function startRewardServer(options: RewardServerOptions = {}): Prom
       size += chunk.length;
       if (size > maxBody) {
         refused = true;
-        res.setHeader("connection", "close");
-        send(res, 413, { error: `the body exceeds ${maxBody} bytes, the most accepted (--max-body-bytes)` });
+        chunks.length = 0;
+        refuseBody(req, res, `the body exceeds ${maxBody} bytes; at most ${maxBody} are accepted (--max-body-bytes)`, maxBody, size);
         return;
       }
       chunks.push(chunk);
@@ -387,6 +422,18 @@ export async function startRewardServer(options: RewardServerOptions = {}): Prom
       }
     });
     req.on("error", () => res.destroy());
+  };
+  const server = createServer(handle);
+  // `Expect: 100-continue` (curl's way with bodies over 1 MB): an oversized body is refused
+  // before the client sends it; anything else is told to go on.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    const declared = Number(req.headers["content-length"] ?? "0");
+    if (req.url?.split("?")[0] === "/get_reward" && authorised(req, token) && declared > maxBody) {
+      res.setHeader("connection", "close");
+      return send(res, 413, { error: `the body has ${declared} bytes; at most ${maxBody} are accepted (--max-body-bytes)` });
+    }
+    res.writeContinue();
+    handle(req, res);
   });
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
