@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import { Command } from "commander";
 import { AGENT_NAMES, type AgentName, type ExternalAgentSpec } from "../agents/index.js";
-import { writeFileAtomically } from "../core/index.js";
+import { formatJudgeUnreadable, writeFileAtomically } from "../core/index.js";
 import { runDemo } from "../generate/index.js";
 import { buildHtmlReport, loadRun } from "../report/index.js";
 import { externalAgentArgument } from "./agent-options.js";
@@ -52,11 +52,16 @@ export function demoCommand(): Command {
       await writeFileAtomically(report, html);
       for (const run of result.runs) {
         const s = run.summary.scores;
-        console.log(`${run.agent}: structured score ${s.grounded.mean.toFixed(2)} of 5 (ungrounded ${s.ungrounded.mean.toFixed(2)}), valid answers ${(100 * run.summary.validAnswerRate).toFixed(0)}%, ${run.summary.counts.scored} of ${run.summary.counts.questions} scored`);
+        const c = run.summary.counts;
+        const mean = (x: number): string => (s.grounded.n === 0 ? "n/a" : x.toFixed(2));
+        const valid = Number.isFinite(run.summary.validAnswerRate) ? `${(100 * run.summary.validAnswerRate).toFixed(0)}%` : "n/a";
+        console.log(`${run.agent}: structured score ${mean(s.grounded.mean)} of 5 (ungrounded ${mean(s.ungrounded.mean)}), valid answers ${valid}, ${c.scored} of ${c.questions} scored, ${c.failed} failed, ${c.judgeUnreadable} unreadable by the judge`);
+        const unreadable = formatJudgeUnreadable(run.summary.judgeUnreadable, `${run.agent}: the judge's replies`);
+        if (unreadable) console.log(`${unreadable}; left out of the scores`);
       }
       console.log(`${result.questions} questions in ${result.dataset}; done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
       console.log(`report: ${report}`);
-      process.exitCode = result.runs.some((r) => r.summary.counts.failed > 0) ? 1 : 0;
+      process.exitCode = result.runs.some((r) => r.summary.counts.failed > 0 || r.summary.judgeUnreadable.overLimit) ? 1 : 0;
     } finally {
       opened?.close();
     }

@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { UserError } from "../core/index.js";
+import { UserError, formatJudgeUnreadable } from "../core/index.js";
 import { loadTagQuestions } from "../data/index.js";
 import {
   DEFAULT_MAX_ANSWER_CHARS,
@@ -14,7 +14,7 @@ import {
   type ValidationResult,
 } from "../eval/index.js";
 import { renderAnswer } from "../generate/index.js";
-import { type ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, type ModelSpec } from "../models/index.js";
 import { formatTable } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
@@ -85,7 +85,7 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
       questionsPath: flags.questions,
       predictions,
       predictionsPath: flags.predictions,
-      ...(judgeSpec ? { judge: opened.runtime.model(judgeSpec), judgeSpec } : {}),
+      ...(judgeSpec ? { judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }), judgeSpec } : {}),
       grounded: flags.grounded ?? false,
       allowMissing: flags.allowMissing ?? false,
       allowUnknown: flags.allowUnknown ?? false,
@@ -103,8 +103,10 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
     if (result.summary.failures.length > 0) {
       console.log(`\n${result.summary.failures.length} failed (first: ${result.summary.failures[0]!.questionId}: ${result.summary.failures[0]!.error})`);
     }
+    const unreadable = formatJudgeUnreadable(result.summary.judgeUnreadable);
+    if (unreadable) console.log(`\n${unreadable}; left out of the scores`);
     console.log(`\nwrote ${result.runDir}/{judgements.jsonl,metrics.json,summary.json}`);
-    return result.summary.counts.failed > 0 ? 1 : 0;
+    return result.summary.counts.failed > 0 || result.summary.judgeUnreadable.overLimit ? 1 : 0;
   } finally {
     progress.stop();
     opened.close();
@@ -121,7 +123,7 @@ async function runValidation(flags: ScoreTagFlags): Promise<number> {
     const outDir = flags.out ?? defaultRunPath("validate-tag");
     const result = await validateStructuredJudge({
       questions,
-      judge: opened.runtime.model(judgeSpec),
+      judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }),
       judgeSpec,
       ...(flags.samples !== undefined ? { samples: flags.samples } : {}),
       seed: flags.seed,
@@ -161,7 +163,8 @@ function formatTagSummary(summary: TagScoreSummary): string {
     ["error", "answers with it", "per answer", "rate"],
     Object.entries(summary.errors).map(([kind, e]) => [kind, percent(e.answers), fixed(e.perAnswer), percent(e.rate)]),
   );
-  return `${scores}\n\nvalid answers: ${percent(summary.validAnswerRate)} of ${summary.counts.scored}\n\n${errors}`;
+  const counted = `${summary.counts.scored} of ${summary.counts.questions} scored, ${summary.counts.failed} failed, ${summary.counts.judgeUnreadable} unreadable by the judge`;
+  return `${scores}\n\n${counted}\nvalid answers: ${percent(summary.validAnswerRate)} of ${summary.counts.scored}\n\n${errors}`;
 }
 
 function formatValidation(result: ValidationResult): string {

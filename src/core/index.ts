@@ -12,3 +12,4 @@ export * from "./colours.js";
 export * from "./files.js";
 export * from "./net.js";
 export * from "./shard.js";
+export * from "./unreadable.js";

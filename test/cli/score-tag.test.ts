@@ -30,7 +30,8 @@ const freeText: Record<string, { text: string; reply: string }> = {
 };
 
 interface SummaryShape {
-  counts: { questions: number; scored: number; failed: number; invalid: number; structured: number; extracted: number; reused: number };
+  counts: { questions: number; scored: number; failed: number; judgeUnreadable: number; invalid: number; structured: number; extracted: number; reused: number };
+  judgeUnreadable: { count: number; of: number; overLimit: boolean; items: { questionId: string; judge: string; error: string; replies: (string | null)[] }[] };
   scores: { grounded: { mean: number; n: number }; ungrounded: { mean: number } };
   validAnswerRate: number;
   errors: Record<string, { answers: number; perAnswer: number; rate: number }>;
@@ -68,9 +69,11 @@ describe("eqa score-tag", () => {
       const out = join(home, "run");
       const args = ["score-tag", "--questions", writeJson(home, "questions.json", questions), "--predictions", writeJson(home, "predictions.json", predictions()), "--judge", "openai/judge", "--judge-base-url", `${server.url}/v1`, "--out", out, "--no-cache"];
       const result = await runCli(args, cliEnv(home));
-      assert.equal(result.code, 0, result.stderr);
-      assert.match(result.stdout, /overall\s+6\s/);
-      assert.match(result.stdout, /valid answers: 66\.7% of 6/);
+      assert.equal(result.code, 1, "the judge could not be read for 1 of 6 questions, over a tenth");
+      assert.match(result.stdout, /overall\s+5\s/);
+      assert.match(result.stdout, /5 of 6 scored, 0 failed, 1 unreadable by the judge/);
+      assert.match(result.stdout, /valid answers: 80\.0% of 5/);
+      assert.match(result.stdout, /the judge's replies could not be read for 1 of 6 questions, more than 10%: exit 1 \(first: q-where, tag-structured: the judge's replies could not be read as a structured answer \(asked twice\)/);
       // three free-text answers, one of them unreadable and asked again
       assert.equal(server.requests.length, 4);
 
@@ -79,25 +82,27 @@ describe("eqa score-tag", () => {
       assert.equal(metrics["q-list"], 5, "a structured answer is scored as it is");
       assert.equal(metrics["q-colour"], 5, "a structured answer written as a JSON string too");
       assert.equal(metrics["q-times"], 1, "an empty answer scores 1");
-      assert.equal(metrics["q-where"], 1, "an unreadable answer is invalid and scores 1");
+      assert.equal(metrics["q-where"], undefined, "an answer the judge could not read is not scored: the judge failed, not the answer");
       assert.equal(metrics["q-state"], 3, "right state, position missing: the object is not grounded, the value is right");
 
       const summary = readJson(join(out, "summary.json")) as SummaryShape;
-      assert.deepEqual(summary.counts, { questions: 6, scored: 6, failed: 0, invalid: 2, missingPredictions: 0, unknownPredictions: 0, structured: 2, extracted: 3, reused: 0 } as SummaryShape["counts"]);
-      assert.equal(summary.validAnswerRate, 4 / 6);
+      assert.deepEqual(summary.counts, { questions: 6, scored: 5, failed: 0, judgeUnreadable: 1, invalid: 1, missingPredictions: 0, unknownPredictions: 0, structured: 2, extracted: 2, reused: 0 } as SummaryShape["counts"]);
+      assert.equal(summary.validAnswerRate, 4 / 5);
+      assert.deepEqual({ ...summary.judgeUnreadable, items: summary.judgeUnreadable.items.map((i) => [i.questionId, i.judge, i.replies.length]) }, { count: 1, of: 6, overLimit: true, items: [["q-where", "tag-structured", 2]] });
       assert.equal(summary.config.similarity, "use-lite-en");
-      const ungrounded = [5, 5, 5, 5, 1, 1];
-      assert.ok(Math.abs(summary.scores.ungrounded.mean - ungrounded.reduce((a, b) => a + b) / 6) < 1e-9);
+      const ungrounded = [5, 5, 5, 5, 1];
+      assert.ok(Math.abs(summary.scores.ungrounded.mean - ungrounded.reduce((a, b) => a + b) / 5) < 1e-9);
       assert.ok(summary.scores.grounded.mean < summary.scores.ungrounded.mean);
-      assert.deepEqual(Object.keys(summary.categories.queryType), ["countObjects", "countTimes", "getLocation", "getProperty", "getState", "listObjects"]);
+      // q-where (getLocation) is left out with its unreadable judgement
+      assert.deepEqual(Object.keys(summary.categories.queryType), ["countObjects", "countTimes", "getProperty", "getState", "listObjects"]);
       assert.deepEqual(Object.keys(summary.categories.predicateType), ["location", "moment", "property", "state"]);
       assert.deepEqual(Object.keys(summary.categories.ambiguous), ["ambiguous", "unambiguous"]);
       assert.deepEqual(Object.keys(summary.categories.conditions), ["1", "2"]);
       assert.deepEqual(Object.keys(summary.categories.combined), ["spatiotemporal"]);
       assert.equal(summary.categories.combined.spatiotemporal!.grounded.n, 1);
-      // the empty and the unreadable answer miss their objects (q-times 1, q-where 1); q-state names
-      // no position, so in the grounded match its microwave is not the true one either
-      assert.equal(summary.errors.objectFalseNegatives!.answers, 3 / 6);
+      // the empty answer misses its objects (q-times 1); q-state names no position, so in the
+      // grounded match its microwave is not the true one either
+      assert.equal(summary.errors.objectFalseNegatives!.answers, 2 / 5);
       assert.equal(readLines(join(out, "judgements.jsonl")).length, 6);
     } finally {
       await server.close();
@@ -123,7 +128,8 @@ describe("eqa score-tag", () => {
     try {
       const out = join(home, "run");
       const args = ["score-tag", "--questions", writeJson(home, "q.json", questions), "--predictions", writeJson(home, "p.json", predictions()), "--judge", "openai/judge", "--judge-base-url", `${server.url}/v1`, "--out", out, "--no-cache", "--similarity", "exact", "--concurrency", "1"];
-      assert.equal((await runCli(args, cliEnv(home))).code, 0);
+      // exit 1: the judge cannot read q-where's answer (1 of 6, over a tenth)
+      assert.equal((await runCli(args, cliEnv(home))).code, 1);
       const first = readJson(join(out, "metrics.json"));
       assert.equal(server.requests.length, 4);
       // a killed run: the first two judgements and half of the third
@@ -131,7 +137,7 @@ describe("eqa score-tag", () => {
       const judgedFirst = lines.slice(0, 2).map((l) => (JSON.parse(l) as { questionId: string }).questionId);
       writeFileSync(join(out, "judgements.jsonl"), `${lines.slice(0, 2).join("\n")}\n${lines[2]!.slice(0, 30)}`);
       const again = await runCli(args, cliEnv(home));
-      assert.equal(again.code, 0, again.stderr);
+      assert.equal(again.code, 1, again.stderr);
       assert.deepEqual(readJson(join(out, "metrics.json")), first);
       const summary = readJson(join(out, "summary.json")) as SummaryShape;
       assert.equal(summary.counts.reused, 2);
@@ -149,11 +155,11 @@ describe("eqa score-tag", () => {
     const badAnswer = writeJson(home, "bad.json", [{ question_id: "q-count", answer: "3" }, { question_id: "q-list", answer: 42 }]);
     const r1 = await runCli(["score-tag", "--questions", q, "--predictions", badAnswer, "--out", join(home, "o1")], cliEnv(home));
     assert.equal(r1.code, 2);
-    assert.match(r1.stderr, /bad\.json, record 1 \(id q-list\), field "answer"/);
+    assert.match(r1.stderr, /bad\.json, record 2 \(id q-list\), field "answer"/);
     const badQuestions = writeJson(home, "badq.json", [{ ...questions[0], tags: { ...questions[0]!.tags, query_type: "countSpoons" } }]);
     const r2 = await runCli(["score-tag", "--questions", badQuestions, "--predictions", badAnswer, "--out", join(home, "o2")], cliEnv(home));
     assert.equal(r2.code, 2);
-    assert.match(r2.stderr, /badq\.json, record 0 \(id q-count\), field "tags\.query_type"/);
+    assert.match(r2.stderr, /badq\.json, record 1 \(id q-count\), field "tags\.query_type"/);
     const some = writeJson(home, "some.json", [{ question_id: "q-count", answer: "3" }]);
     const r3 = await runCli(["score-tag", "--questions", q, "--predictions", some, "--out", join(home, "o3"), "--similarity", "exact"], cliEnv(home));
     assert.equal(r3.code, 2);
@@ -172,7 +178,7 @@ describe("eqa score-tag", () => {
     const refused = await runCli(["score-tag", "--questions", q, "--predictions", path, "--out", join(home, "o1"), "--similarity", "exact"], cliEnv(home));
     const elapsed = performance.now() - started;
     assert.equal(refused.code, 2, refused.stderr);
-    assert.match(refused.stderr, /long\.json, record 4 \(id q-where\), field "answer"[\s\S]*100000 characters, over the limit of 20000[\s\S]*--max-answer-chars/);
+    assert.match(refused.stderr, /long\.json, record 5 \(id q-where\), field "answer"[\s\S]*100000 characters, over the limit of 20000[\s\S]*--max-answer-chars/);
     const { loadTagPredictions } = await import("../../src/eval/index.js");
     const t0 = performance.now();
     await assert.rejects(loadTagPredictions(path), /over the limit/);

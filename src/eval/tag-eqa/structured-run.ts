@@ -6,13 +6,15 @@
  *
  * A prediction is a structured answer (used as it is) or free text (its structure extracted by
  * the judge LLM, structured-extract.ts). An answer is valid when its structure has at least one
- * group with an object or a value (Fig. 4); an empty or unreadable answer is invalid and scores 1.
+ * group with an object or a value (Fig. 4); an empty answer is invalid and scores 1.
  * A judgement fails (no score, retried on resume) when the judge's call fails or free text has no
- * judge to read it.
+ * judge to read it. When the judge's replies cannot be read as a structure (asked twice), the
+ * judgement is `unreadable`: a failure of the judge, not of the answer, so it is left out of every
+ * mean, counted and named apart (`judgeUnreadable`), and asked again on the next run.
  */
 import { resolve } from "node:path";
 import { z } from "zod";
-import { UserError, eqakitVersion, sha256Hex } from "../../core/index.js";
+import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
 import { describeModel, emptyUsage, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageTotals } from "../../models/index.js";
 import { RunDirectory, reusableRecords } from "../../store/index.js";
@@ -84,7 +86,8 @@ export function categoricalQuery(query: TagQuestion["program"]["query"]): boolea
 export interface TagJudgement {
   questionId: string;
   inputKey: string;
-  status: "scored" | "failed";
+  /** "unreadable": the judge's replies could not be read as a structure (no score; asked again on resume). */
+  status: "scored" | "failed" | "unreadable";
   /** Fig. 4: the answer had some content (not empty, readable). */
   valid: boolean;
   source: Extraction["source"] | null;
@@ -142,7 +145,8 @@ export interface TagScoreSummary {
   createdAt: string;
   wallTimeMs: number;
   config: Record<string, unknown>;
-  counts: { questions: number; scored: number; failed: number; invalid: number; missingPredictions: number; unknownPredictions: number; structured: number; extracted: number; reused: number };
+  /** scored + failed + judgeUnreadable = questions. */
+  counts: { questions: number; scored: number; failed: number; judgeUnreadable: number; invalid: number; missingPredictions: number; unknownPredictions: number; structured: number; extracted: number; reused: number };
   /** Question ids of predictions that answer no question (left out with --allow-unknown). */
   unknownPredictionIds: string[];
   scores: ScorePair;
@@ -158,6 +162,8 @@ export interface TagScoreSummary {
     combined: Record<string, ScorePair>;
   };
   failures: { questionId: string; error: string }[];
+  /** Answers whose structure the judge's replies did not give (left out of every mean). */
+  judgeUnreadable: JudgeUnreadable;
   usage: UsageTotals;
 }
 
@@ -224,6 +230,9 @@ async function judgeTask(task: TagTask, options: TagScoreOptions, similarity: Si
   else if (task.answer === null || (typeof task.answer === "string" && task.answer.trim() === "")) extraction = { source: "empty", answer: [], replies: [], error: null, usage: emptyUsage() };
   else if (!options.judge) return failedJudgement(task, NO_JUDGE_HINT);
   else extraction = await extractStructuredAnswer(options.judge, task.questionText, typeof task.answer === "string" ? task.answer : JSON.stringify(task.answer));
+  if (extraction.source === "judge" && extraction.answer === null) {
+    return { ...failedJudgement(task, extraction.error ?? "the judge's replies could not be read"), status: "unreadable", source: "judge", replies: extraction.replies, usage: extraction.usage };
+  }
   const predicted = extraction.answer ?? [];
   const match = await matchStructuredAnswers(task.truth, predicted, { ...options.match, categorical: task.categorical, similarity });
   return {
@@ -277,7 +286,7 @@ function failedJudgement(task: TagTask, error: string): TagJudgement {
 function asTagJudgement(value: unknown): TagJudgement | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const r = value as Partial<TagJudgement>;
-  if (typeof r.questionId !== "string" || typeof r.inputKey !== "string" || (r.status !== "scored" && r.status !== "failed")) return undefined;
+  if (typeof r.questionId !== "string" || typeof r.inputKey !== "string" || (r.status !== "scored" && r.status !== "failed" && r.status !== "unreadable")) return undefined;
   return { ...(r as TagJudgement), usage: { ...emptyUsage(), ...r.usage } };
 }
 
@@ -303,7 +312,7 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
         appender.append(judgement);
         judgements.set(task.question.question_id, judgement);
         progress.done++;
-        if (judgement.status === "failed") progress.failed++;
+        if (judgement.status !== "scored") progress.failed++;
         options.onProgress?.({ ...progress });
       },
       models: options.judgeSpec ? [options.judgeSpec] : [],
@@ -390,7 +399,8 @@ function summariseTagRun(
     counts: {
       questions: tasks.length,
       scored: scored.length,
-      failed: judgements.length - scored.length,
+      failed: judgements.filter((j) => j.status === "failed").length,
+      judgeUnreadable: judgements.filter((j) => j.status === "unreadable").length,
       invalid: scored.filter((j) => !j.valid).length,
       missingPredictions: extra.missing,
       unknownPredictions: extra.unknown.length,
@@ -415,6 +425,10 @@ function summariseTagRun(
       combined: category(combinedCategories),
     },
     failures: judgements.filter((j) => j.status === "failed").map((j) => ({ questionId: j.questionId, error: j.error ?? "failed" })),
+    judgeUnreadable: judgeUnreadable(
+      judgements.filter((j) => j.status === "unreadable").map((j) => ({ questionId: j.questionId, judge: "tag-structured", error: j.error ?? "unreadable", replies: j.replies })),
+      judgements.length,
+    ),
     usage: sumUsage(judgements.map((j) => j.usage)),
   };
 }
