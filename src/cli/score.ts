@@ -103,7 +103,7 @@ async function runScore(flags: ScoreFlags): Promise<number> {
     progress.stop();
     console.log(formatScoreSummary(result.summary));
     console.log(`\nwrote ${result.runDir}/{judgements.jsonl,metrics.json,summary.json}`);
-    return result.summary.counts.failed > 0 ? 1 : 0;
+    return result.summary.counts.failed > 0 || result.summary.judgeUnreadable.overLimit ? 1 : 0;
   } finally {
     progress.stop();
     opened.close();

@@ -1,4 +1,5 @@
 import type { AnswerSummary } from "../agents/index.js";
+import { formatJudgeUnreadable } from "../core/index.js";
 import type { MeanEstimate, ScoreSummary } from "../eval/index.js";
 import { formatDollars, type PlannedRole, type RunCost } from "../models/index.js";
 
@@ -44,7 +45,7 @@ export function formatScoreSummary(summary: ScoreSummary): string {
     estimateRow("overall", llmMatch.overall),
   ];
   const lines = [
-    `LLM-Match (${config.mode} mode, judge ${judge}): ${counts.scored} of ${counts.questions} questions scored, ${counts.failed} failed`,
+    `LLM-Match (${config.mode} mode, judge ${judge}): ${counts.scored} of ${counts.questions} questions scored, ${counts.failed} failed, ${counts.judgeUnreadable} unreadable by the judge`,
     "",
     formatTable(["", "n", "LLM-Match", "±SE", ciLabel], rows),
   ];
@@ -59,6 +60,8 @@ export function formatScoreSummary(summary: ScoreSummary): string {
   notes.push(...modelCallNotes(summary));
   lines.push("", ...notes.map((n) => `  ${n}`));
   if (summary.cost) lines.push("", formatRunCost(summary.cost));
+  const unreadable = formatJudgeUnreadable(summary.judgeUnreadable);
+  if (unreadable) lines.push("", `${unreadable}; left out of the aggregates`);
   if (summary.failures.length > 0) {
     lines.push("", `failed (${summary.failures.length}):`);
     for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);

@@ -91,7 +91,7 @@ describe("eqa score: failures, re-asks and providers", () => {
       cliEnv(home),
     );
 
-  test("compat mode: an unreadable reply fails that question alone, exit 1, raw reply kept", async () => {
+  test("compat mode: an unreadable reply leaves that question out as the reference does, counted apart as the judge's, raw reply kept; over a tenth, exit 1", async () => {
     const server = await startModelServer((request) => openAiReply(lastUserText(request).includes(benchmark[2]!.question) ? "I'd say four" : "Your mark: 5"));
     try {
       const result = await score(server, "openai/gpt-4o", "compat-failure", ["--mode", "compat"]);
@@ -99,10 +99,17 @@ describe("eqa score: failures, re-asks and providers", () => {
       const metrics = readJson(join(home, "compat-failure", "metrics.json")) as Record<string, number>;
       assert.equal(Object.keys(metrics).length, 5);
       assert.equal(metrics[benchmark[2]!.question_id], undefined);
-      const summary = readJson(join(home, "compat-failure", "summary.json")) as { failures: { questionId: string; replies: string[] }[]; counts: { failed: number } };
-      assert.equal(summary.counts.failed, 1);
-      assert.deepEqual(summary.failures[0]!.replies, ["I'd say four"]);
-      assert.match(result.stdout, new RegExp(benchmark[2]!.question_id));
+      const summary = readJson(join(home, "compat-failure", "summary.json")) as {
+        failures: unknown[];
+        counts: { scored: number; failed: number; judgeUnreadable: number };
+        judgeUnreadable: { count: number; of: number; overLimit: boolean; items: { questionId: string; judge: string; replies: string[] }[] };
+      };
+      assert.deepEqual([summary.counts.scored, summary.counts.failed, summary.counts.judgeUnreadable], [5, 0, 1]);
+      assert.deepEqual(summary.failures, [], "no call failed: the judge answered, unreadably");
+      assert.deepEqual(summary.judgeUnreadable.items.map((i) => [i.questionId, i.judge, i.replies]), [[benchmark[2]!.question_id, "llm-match", ["I'd say four"]]]);
+      assert.equal(summary.judgeUnreadable.overLimit, true);
+      assert.match(result.stdout, /5 of 6 questions scored, 0 failed, 1 unreadable by the judge/);
+      assert.match(result.stdout, new RegExp(`the judge's replies could not be read for 1 of 6 questions, more than 10%: exit 1 \\(first: ${benchmark[2]!.question_id}, llm-match`));
       // compat cuts the prediction after its last period, as the reference does
       assert.ok(server.requests.every((r) => lastUserText(r).includes(`Response: ${predictions[0]!.answer.split(". ")[0]}.`) || !lastUserText(r).includes(benchmark[0]!.question)));
     } finally {
@@ -279,7 +286,7 @@ describe("eqa score: bad input exits 2 and names the file, record and field", ()
     const file = writeJson(join(home, "typed.json"), [{ question_id: benchmark[0]!.question_id, answer: 3 }]);
     const result = await score(file);
     assert.equal(result.code, 2);
-    assert.match(result.stderr, /typed\.json, record 0 \(id [^)]+\), field "answer": expected string, found a number/);
+    assert.match(result.stderr, /typed\.json, record 1 \(id [^)]+\), field "answer": expected string, found a number/);
   });
 
   test("predictions for unknown ids: count and the first ten", async () => {

@@ -192,6 +192,12 @@ export interface LlmMatchJudgement {
   error: string | null;
   /** Why the judge's reply was not a mark, when it was cut, filtered or refused. */
   status?: FailedReplyStatus;
+  /**
+   * The judge replied, but no mark could be read (after the re-asks in robust mode): a failure
+   * of the judge, counted apart from failed calls, left out of the aggregates as the reference
+   * leaves out a question it crashed on, and asked again on the next run.
+   */
+  unreadable?: true;
   usage: UsageTotals;
   finishedAt: string;
 }
@@ -263,6 +269,7 @@ export async function judgeLlmMatch(task: LlmMatchTask, judge: ChatModel, mode: 
     }
     if (judgement.score === null) {
       judgement.error = `the judge's reply could not be read as a mark${attempts > 1 ? ` (asked ${attempts} times)` : ""}`;
+      judgement.unreadable = true;
     }
   }
   judgement.finishedAt = new Date().toISOString();

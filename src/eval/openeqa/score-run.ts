@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { OPENEQA_CATEGORIES, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
+import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
 import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, batchRoleUsage, runCost, type CallPlan, type RunCost } from "../../models/index.js";
 import { RunDirectory, mergeOutput, mergedRecords, readShardSet, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
@@ -76,10 +76,14 @@ export interface ScoreSummary {
   createdAt: string;
   wallTimeMs: number;
   config: Record<string, unknown>;
+  /** scored + failed + judgeUnreadable = questions. */
   counts: {
     questions: number;
     scored: number;
+    /** Judgements whose call failed (no reply to read). */
     failed: number;
+    /** Judgements whose reply held no readable mark: the judge's failure, not the answer's. */
+    judgeUnreadable: number;
     missingPredictions: number;
     noAnswer: number;
     neutralised: number;
@@ -90,6 +94,8 @@ export interface ScoreSummary {
   /** Judge replies that were not marks, by status (truncated, filtered, refused). */
   replyStatuses: Partial<Record<FailedReplyStatus, number>>;
   failures: ScoreFailure[];
+  /** The questions whose judge reply held no readable mark, left out of the aggregates. */
+  judgeUnreadable: JudgeUnreadable;
   usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
   /** Tokens and dollars of the judge, from every judgement the run directory holds. */
   cost: RunCost;
@@ -308,7 +314,8 @@ function scoreSummary(entries: readonly { question: Question; judgement: LlmMatc
     counts: {
       questions: entries.length,
       scored: scored.length,
-      failed: judgements.filter((j) => j.score === null).length,
+      failed: judgements.filter((j) => j.score === null && !j.unreadable).length,
+      judgeUnreadable: judgements.filter((j) => j.score === null && j.unreadable).length,
       missingPredictions: inputs.missingPredictions,
       noAnswer: judgements.filter((j) => j.prediction === null).length,
       neutralised: judgements.filter((j) => j.neutralised).length,
@@ -318,8 +325,12 @@ function scoreSummary(entries: readonly { question: Question; judgement: LlmMatc
     llmMatch: aggregateLlmMatch(scored, inputs.bootstrap),
     replyStatuses: countReplyStatuses(judgements.filter((j) => j.score === null)),
     failures: judgements
-      .filter((j) => j.score === null)
+      .filter((j) => j.score === null && !j.unreadable)
       .map((j) => ({ questionId: j.questionId, error: j.error ?? "failed", ...(j.status ? { status: j.status } : {}), replies: j.replies })),
+    judgeUnreadable: judgeUnreadable(
+      judgements.filter((j) => j.score === null && j.unreadable).map((j) => ({ questionId: j.questionId, judge: "llm-match", error: j.error ?? "unreadable", replies: j.replies })),
+      judgements.length,
+    ),
     usage: { judgements: judgementUsage, thisProcess: inputs.usage },
     cost: runCost([{ role: "judge", model: inputs.judgeModel, usage: judgementUsage }, ...batchRoleUsage("judge", inputs.judgeModel, inputs.config)]),
   };
