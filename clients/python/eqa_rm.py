@@ -2,10 +2,15 @@
 
 Standard library only. Copy this file next to the training script, start the server, then:
 
-- verl: `custom_reward_function.path=eqa_rm.py custom_reward_function.name=compute_score`
-  (a coroutine: verl's reward loop awaits it once per sample, all at once, so a prompt's samples
-  reach the server together; no thread pool caps how many wait), or `name=compute_score_batch`
-  with `reward_model.reward_manager=batch`.
+- verl, which calls `custom_reward_function.name` in one of two ways:
+  - its reward loop (`reward_model.use_reward_loop=True`, verl's default): `name=compute_score_async`,
+    a coroutine the loop awaits once per sample, all at once, so a prompt's samples reach the
+    server together (no thread pool caps how many wait);
+  - its classic reward managers (`reward_model.use_reward_loop=False`): `name=compute_score_batch`
+    with `reward_model.reward_manager=batch` (one request for the whole batch, groups complete),
+    or `name=compute_score` with `reward_manager=naive` or `dapo`, a plain function they call
+    one sample after another (start the server without --group-size then: each call waits for
+    its reply before the next sample is sent).
 - TRL: `GRPOTrainer(..., reward_funcs=eqa_rm.trl_reward)`; each process calls it with its slice.
 
 The server is found at `EQA_RM_URL` (default http://127.0.0.1:5000/get_reward); `EQA_RM_TOKEN`,
@@ -22,7 +27,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-__all__ = ["get_rewards", "get_rewards_async", "compute_score", "compute_score_batch", "trl_reward"]
+__all__ = ["get_rewards", "get_rewards_async", "compute_score", "compute_score_async", "compute_score_batch", "trl_reward"]
 
 
 def _url():
@@ -114,8 +119,8 @@ def _label_text(label):
 def _details(reply, i):
     logs = reply.get("extra_logs") or {}
     return {
-        "score": reply["rewards"][i],
-        "score_01": reply["scores"][i],
+        "score": float(reply["rewards"][i]),
+        "score_01": float(reply["scores"][i]),
         "accuracy_reward": logs.get("accuracy_reward", [0.0] * (i + 1))[i],
         "format_reward": logs.get("format_reward", [0.0] * (i + 1))[i],
         "contrastive_reward": logs.get("contrastive_reward", [0.0] * (i + 1))[i],
@@ -132,8 +137,20 @@ def _verl_group(ground_truth, extra_info):
     return _label_text(ground_truth)
 
 
-async def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
-    """verl's custom reward function, one sample (awaited by its reward loop): a dict whose "score" is the reward."""
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    """verl's custom reward function for one sample, called synchronously (the classic naive and
+    dapo reward managers, the reward loop's remote manager): a dict whose "score" is the reward.
+
+    Extra keywords verl may pass (reward_router_address, reward_model_tokenizer, custom
+    reward_kwargs) are accepted and ignored.
+    """
+    reply = get_rewards([solution_str], [ground_truth], groups=[_verl_group(ground_truth, extra_info)])
+    return _details(reply, 0)
+
+
+async def compute_score_async(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    """`compute_score` as a coroutine, for verl's reward loop, which awaits a coroutine function
+    once per sample, all of a batch at once (so a prompt's samples reach the server together)."""
     reply = await get_rewards_async([solution_str], [ground_truth], groups=[_verl_group(ground_truth, extra_info)])
     return _details(reply, 0)
 

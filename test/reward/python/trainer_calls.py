@@ -1,9 +1,14 @@
 """Calls clients/python/eqa_rm.py the way each trainer does, against a running reward server.
 
 Usage: trainer_calls.py CLIENT_DIR SHAPE. Prints one JSON line of what the trainer received.
-- verl: verl's reward loop (NaiveRewardManager.run_single), which awaits a coroutine
-  compute_score(data_source=, solution_str=, ground_truth=, extra_info=) once per sample, the
-  samples gathered at once, 8 rollouts of one prompt (rollout.n = 8) sharing the row's extra_info.
+- verl: verl's reward loop (reward_model.use_reward_loop=True; the loop's naive manager,
+  run_single), which awaits compute_score_async(data_source=, solution_str=, ground_truth=,
+  extra_info=) once per sample when inspect.iscoroutinefunction says it is a coroutine function,
+  the samples gathered at once, 8 rollouts of one prompt (rollout.n = 8) sharing the row's
+  extra_info (to which verl adds num_turns and rollout_reward_scores).
+- verl-naive: verl's classic naive reward manager (use_reward_loop=False), which calls
+  compute_score(data_source=, solution_str=, ground_truth=, extra_info=) synchronously, one
+  sample after another, and reads result["score"] when the result is a dict.
 - verl-batch: verl's batch reward manager, compute_score(data_sources=, solution_strs=,
   ground_truths=, extra_infos=) with the whole batch.
 - trl: GRPOTrainer._calculate_rewards on two processes, each calling
@@ -13,6 +18,7 @@ Usage: trainer_calls.py CLIENT_DIR SHAPE. Prints one JSON line of what the train
   "labels": [l]} per sample, reading "rewards" and "scores" of the reply.
 """
 import asyncio
+import inspect
 import json
 import sys
 import threading
@@ -29,13 +35,34 @@ poor = "<critique>Frames out of order.</critique><score>2</score>"
 
 
 def verl():
+    function = eqa_rm.compute_score_async
+
+    async def run_single(k):
+        extra = {"index": 17, "split": "train", "num_turns": None, "rollout_reward_scores": {}}
+        kwargs = {"data_source": "eqa_rm", "solution_str": good if k % 2 == 0 else poor, "ground_truth": label("original"), "extra_info": extra}
+        if inspect.iscoroutinefunction(function):
+            result = await function(**kwargs)
+        else:
+            result = await asyncio.get_running_loop().run_in_executor(None, lambda: function(**kwargs))
+        return {"reward_score": result["score"] if isinstance(result, dict) else result, "reward_extra_info": result, "awaited": inspect.iscoroutinefunction(function)}
+
     async def main():
-        assert asyncio.iscoroutinefunction(eqa_rm.compute_score)
-        extra = {"index": 17, "split": "train"}
-        calls = [eqa_rm.compute_score(data_source="eqa_rm", solution_str=good if k % 2 == 0 else poor, ground_truth=label("original"), extra_info=extra) for k in range(8)]
-        return await asyncio.gather(*calls)
+        return await asyncio.gather(*[run_single(k) for k in range(8)])
 
     return asyncio.run(main())
+
+
+def verl_naive():
+    function = eqa_rm.compute_score
+    variants = ["original", "temporal", "original", "spatial"]
+    texts = [good, poor, poor, good]
+    rewards = []
+    for variant, text in zip(variants, texts):
+        extra = {"index": 5, "num_turns": None, "rollout_reward_scores": {}}
+        score = function(data_source="eqa_rm", solution_str=text, ground_truth=label(variant), extra_info=extra)
+        reward = score["score"] if isinstance(score, dict) else score
+        rewards.append({"reward": reward, "type": type(reward).__name__, "coroutine_function": inspect.iscoroutinefunction(function), "extra": score if isinstance(score, dict) else None})
+    return rewards
 
 
 def verl_batch():
@@ -90,4 +117,4 @@ def openrlhf():
     return replies
 
 
-print(json.dumps({"verl": verl, "verl-batch": verl_batch, "trl": trl, "openrlhf": openrlhf}[shape]()))
+print(json.dumps({"verl": verl, "verl-naive": verl_naive, "verl-batch": verl_batch, "trl": trl, "openrlhf": openrlhf}[shape]()))
