@@ -2,7 +2,7 @@ import { OutputError, UserError, eqakitVersion, isUserError, sha256Hex, canonica
 import { z } from "zod";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, readShardSet, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest } from "../store/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, openRun, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
 import { peekReusableRecords } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
 import { traceOfFailure } from "./calls.js";
@@ -54,6 +54,8 @@ export interface AnswerOptions {
   settings?: Record<string, unknown>;
   /** The summary's file name in the run directory (`summary.json`). */
   summaryFile?: string;
+  /** The run folder when an enclosing run (`eqa run`, `eqa demo`) has opened it; else `outDir` is opened as an answer run (`answerRunContract`). */
+  run?: RunDirectory;
   /** Answer only this shard of the questions (`--shard`), and write `shard.json` for `eqa merge`. */
   shard?: Shard;
   onProgress?: (progress: AnswerProgress) => void;
@@ -96,7 +98,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
     throw new UserError(`the ${options.agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
   }
   if (options.agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
-  const run = new RunDirectory(options.outDir);
+  const run = options.run ?? (await openRun(answerRunContract(options)));
   const keyOf = answerKey(options.agent);
   const wanted = new Map(questions.map((q) => [q.questionId, keyOf(q)]));
   const earlier = reusableRecords(run, TRACES_FILE, asAnswerRecord, wanted, (r) => r.error === null);
@@ -174,6 +176,26 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
   }
   await run.writeJson(options.summaryFile ?? "summary.json", summary);
   return { summary, runDir: run.path, records: ordered };
+}
+
+/**
+ * The run folder of `eqa answer` as its manifest declares it: kind answer; the settings that
+ * decide the answers (the agent's configuration: its models, prompts, frames, parameters, and
+ * the command's own settings less how the process ran); the benchmark, the question subset
+ * (copied in) and the frames as inputs.
+ */
+export function answerRunContract(options: Pick<AnswerOptions, "outDir" | "agent" | "settings" | "framesRoot" | "benchmarkFile">): RunContract {
+  const subset = options.settings?.subset;
+  return {
+    dir: options.outDir,
+    kind: "answer",
+    settings: resultSettings({ ...options.agent.configuration, ...options.settings }),
+    inputs: [
+      ...(options.benchmarkFile ? [{ name: "benchmark", path: options.benchmarkFile }] : []),
+      ...(typeof subset === "string" ? [{ name: "subset", path: subset, copy: true }] : []),
+      ...(options.framesRoot ? [{ name: "frames", path: options.framesRoot }] : []),
+    ],
+  };
 }
 
 /**

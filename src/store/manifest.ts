@@ -270,6 +270,15 @@ export function settingsHash(settings: Record<string, unknown>): string {
 export async function openRun(contract: RunContract): Promise<RunDirectory> {
   const earlier = checkRun(contract);
   const run = new RunDirectory(contract.dir);
+  await writeRunManifest(run, contract, earlier);
+  return run;
+}
+
+/**
+ * Writes `manifest.json` of the open run folder `run` for `contract` (its inputs hashed, the
+ * small ones copied in), keeping the creation time of `earlier`, the manifest it held.
+ */
+export async function writeRunManifest(run: RunDirectory, contract: Omit<RunContract, "dir">, earlier?: RunManifest): Promise<void> {
   const inputs: RunInputRecord[] = [];
   const taken = new Set<string>();
   for (const input of contract.inputs ?? []) inputs.push(await recordInput(run, input, taken));
@@ -289,7 +298,6 @@ export async function openRun(contract: RunContract): Promise<RunDirectory> {
     ...(contract.parts && contract.parts.length > 0 ? { parts: [...contract.parts] } : {}),
   };
   await run.writeJson(RUN_MANIFEST_FILE, manifest);
-  return run;
 }
 
 async function recordInput(run: RunDirectory, input: RunInput, taken: Set<string>): Promise<RunInputRecord> {

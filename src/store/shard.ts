@@ -24,6 +24,7 @@ import { z } from "zod";
 import { UserError, canonicalJson, eqakitVersion, formatShard, outputFailure, shardOfId, writeFileAtomically, type Shard } from "../core/index.js";
 import { readJsonl } from "./jsonl.js";
 import { RunDirectory, type KeyedRecord } from "./run-dir.js";
+import { readRunManifest, resultSettings, writeRunManifest } from "./manifest.js";
 
 export const SHARD_FILE = "shard.json";
 export const SHARD_FORMAT = "eqakit-shard/1";
@@ -241,8 +242,18 @@ export async function writeRecords(run: RunDirectory, file: string, records: rea
   await writeFileAtomically(run.file(file), records.map((r) => `${JSON.stringify(r)}\n`).join(""));
 }
 
-/** Writes `merge.json`: the shards merged and the operational settings each ran with. */
+/**
+ * Writes `merge.json` (the shards merged and the operational settings each ran with) and the
+ * merged run's `manifest.json`: the shards' kind and settings (those of the first shard's
+ * manifest, or its configuration's for shards written before manifests), the shards as inputs.
+ */
 export async function writeMergeNote(run: RunDirectory, set: ShardSet): Promise<void> {
+  const first = readRunManifest(set.shards[0]!.dir);
+  await writeRunManifest(run, {
+    kind: set.kind,
+    settings: first?.settings ?? resultSettings(set.config),
+    inputs: set.shards.map((s) => ({ name: `shard ${formatShard(s.manifest)}`, path: s.dir })),
+  });
   await run.writeJson(MERGE_FILE, {
     format: MERGE_FORMAT,
     eqakitVersion,

@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { eqakitVersion } from "../../core/index.js";
 import type { QuestionSelection } from "../../data/index.js";
-import { PREDICTIONS_FILE, answerQuestions, type AnswerOptions, type AnswerSummary } from "../../agents/index.js";
+import { PREDICTIONS_FILE, answerQuestions, answerRunContract, type AnswerOptions, type AnswerSummary } from "../../agents/index.js";
 import type { ChatModel, ModelSpec } from "../../models/index.js";
-import { RunDirectory } from "../../store/index.js";
+import { openRun } from "../../store/index.js";
 import type { LlmMatchMode } from "./llm-match.js";
-import { SUMMARY_FILE, scorePredictions, type ScoreSummary } from "./score-run.js";
+import { SUMMARY_FILE, scorePredictions, scoreRunContract, type ScoreSummary } from "./score-run.js";
 import type { BootstrapOptions } from "../stats.js";
 
 export interface AnswerAndScoreOptions extends Omit<AnswerOptions, "questions" | "summaryFile"> {
@@ -29,11 +29,25 @@ export interface RunSummary {
  * `eqa run`: answers, then scores the answers, in one run directory with one summary. The
  * stages keep their own summaries beside it (summary.answer.json, summary.score.json), and
  * each resumes on its own. Questions that could not be answered are not scored; they are
- * listed in the answer stage's failures.
+ * listed in the answer stage's failures. The folder's manifest is of kind run, its settings
+ * those of both stages (`answer`, `score`), checked before either writes anything.
  */
 export async function answerAndScore(options: AnswerAndScoreOptions): Promise<RunSummary> {
   const { selection, judge, judgeSpec, mode, bootstrap, onScoreProgress, ...answerOptions } = options;
-  const answered = await answerQuestions({ ...answerOptions, questions: selection.questions, summaryFile: "summary.answer.json" });
+  const answerContract = answerRunContract(answerOptions);
+  const scoreContract = scoreRunContract({
+    benchmark: selection.benchmark,
+    questions: selection.questions,
+    predictions: [],
+    predictionsPath: join(options.outDir, PREDICTIONS_FILE),
+    judgeSpec,
+    ...(mode ? { mode } : {}),
+    outDir: options.outDir,
+    ...(bootstrap ? { bootstrap } : {}),
+    ...(options.settings ? { settings: options.settings } : {}),
+  });
+  const run = await openRun({ dir: options.outDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [] });
+  const answered = await answerQuestions({ ...answerOptions, questions: selection.questions, summaryFile: "summary.answer.json", run });
   const ok = answered.records.filter((r) => r.error === null);
   const okIds = new Set(ok.map((r) => r.questionId));
   const scored = await scorePredictions({
@@ -51,9 +65,10 @@ export async function answerAndScore(options: AnswerAndScoreOptions): Promise<Ru
     ...(bootstrap ? { bootstrap } : {}),
     ...(options.settings ? { settings: options.settings } : {}),
     summaryFile: "summary.score.json",
+    run,
     ...(onScoreProgress ? { onProgress: (p) => onScoreProgress(p.done, p.total, p.failed) } : {}),
   });
   const summary: RunSummary = { kind: "run", eqakitVersion, createdAt: new Date().toISOString(), answer: answered.summary, score: scored.summary };
-  await new RunDirectory(options.outDir).writeJson(SUMMARY_FILE, summary);
+  await run.writeJson(SUMMARY_FILE, summary);
   return summary;
 }

@@ -1,8 +1,9 @@
+import { resolve } from "node:path";
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
 import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, batchRoleUsage, runCost, type CallPlan, type RunCost } from "../../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, readShardSet, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, openRun, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
@@ -57,6 +58,8 @@ export interface ScoreOptions {
   settings?: Record<string, unknown>;
   /** The summary's file name in the run directory (`summary.json`). */
   summaryFile?: string;
+  /** The run folder when an enclosing run (`eqa run`) has opened it; else `outDir` is opened as an llm-match run (`scoreRunContract`). */
+  run?: RunDirectory;
   /** Judge only this shard of the questions (`--shard`), and write `shard.json` for `eqa merge`. */
   shard?: Shard;
   onProgress?: (progress: ScoreProgress) => void;
@@ -117,7 +120,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   const started = performance.now();
   const mode = options.mode ?? "robust";
   const { pairs, outsideSubset, tasks, wanted } = judgeTasks(options, mode);
-  const run = new RunDirectory(options.outDir);
+  const run = options.run ?? (await openRun(scoreRunContract(options)));
   const earlier = reusableRecords(run, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
   const judgements = new Map<string, LlmMatchJudgement>(earlier);
   const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
@@ -265,7 +268,7 @@ function failedJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode, 
 }
 
 /** A score run's configuration, as its summary records it (judge, mode, parameters, prompts' hashes, inputs). */
-function scoreConfiguration(options: ScoreOptions, mode: LlmMatchMode): Record<string, unknown> {
+function scoreConfiguration(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">, mode: LlmMatchMode): Record<string, unknown> {
   const bootstrap = { ...DEFAULT_BOOTSTRAP, ...options.bootstrap };
   const prompts: Record<string, string> = {};
   const variant = options.judgeOptions?.variant;
@@ -284,11 +287,30 @@ function scoreConfiguration(options: ScoreOptions, mode: LlmMatchMode): Record<s
       prompts,
       benchmark: { path: options.benchmark.path, sha256: options.benchmark.sha256, questions: options.benchmark.questions.length },
       subset: options.subsetPath ?? null,
-      predictions: { path: options.predictionsPath, count: options.predictions.length },
+      predictions: { path: resolve(options.predictionsPath), count: options.predictions.length },
       allowMissing: options.allowMissing ?? false,
       concurrency: options.concurrency ?? 8,
       bootstrap,
       ...options.settings,
+  };
+}
+
+/**
+ * The run folder of `eqa score` as its manifest declares it: kind llm-match; the settings that
+ * decide the scores (the judge, mode, parameters, prompt variant and prompts' hashes, missing
+ * predictions allowed, bootstrap, without-guess); the benchmark, the predictions and the subset
+ * as inputs, the predictions and the subset copied in.
+ */
+export function scoreRunContract(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">): RunContract {
+  return {
+    dir: options.outDir,
+    kind: "llm-match",
+    settings: resultSettings(scoreConfiguration(options, options.mode ?? "robust")),
+    inputs: [
+      { name: "benchmark", path: options.benchmark.path },
+      { name: "predictions", path: options.predictionsPath, copy: true },
+      ...(options.subsetPath ? [{ name: "subset", path: options.subsetPath, copy: true }] : []),
+    ],
   };
 }
 
