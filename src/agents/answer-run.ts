@@ -1,4 +1,4 @@
-import { OutputError, UserError, eqakitVersion, isUserError, sha256Hex, canonicalJson, selectShard, type InputLocation, type Question, type Shard } from "../core/index.js";
+import { OutputError, UserError, judgeUnreadable, type JudgeUnreadable, eqakitVersion, isUserError, sha256Hex, canonicalJson, selectShard, type InputLocation, type Question, type Shard } from "../core/index.js";
 import { z } from "zod";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../models/index.js";
@@ -67,9 +67,12 @@ export interface AnswerSummary {
   createdAt: string;
   wallTimeMs: number;
   config: Record<string, unknown>;
-  counts: { questions: number; answered: number; failed: number; reused: number; nullAnswers: number; forceGuessChecked: number; abstained: number };
-  /** Share of force-a-guess checks that found the agent abstaining (OpenEQA Table III), or null when none ran. */
+  /** forceGuessChecked: force-a-guess verdicts read (guess or keep); forceGuessUnreadable: verdicts that named neither (the answer kept). */
+  counts: { questions: number; answered: number; failed: number; reused: number; nullAnswers: number; forceGuessChecked: number; abstained: number; forceGuessUnreadable: number };
+  /** Share of the force-a-guess verdicts read that found the agent abstaining (OpenEQA Table III), or null when none was read. */
   abstentionRate: number | null;
+  /** The force-a-guess verdicts that could not be read, out of the checks made (not counted as abstaining or not). */
+  judgeUnreadable: JudgeUnreadable;
   /** Replies that were not answers, by status (truncated, filtered, refused). */
   replyStatuses: Partial<Record<FailedReplyStatus, number>>;
   failures: { questionId: string; error: string; status?: FailedReplyStatus }[];
@@ -340,7 +343,10 @@ interface AnswerSummaryInputs {
 /** An answer run's summary from its records (those of one run, or of merged shards). */
 function answerSummary(records: AnswerRecord[], inputs: AnswerSummaryInputs): AnswerSummary {
   const answered = records.filter((r) => r.error === null);
-  const checked = answered.filter((r) => r.trace?.forceGuess);
+  const checks = answered.filter((r) => r.trace?.forceGuess);
+  // an unreadable verdict says nothing about abstaining: it is counted apart, not as "kept"
+  const unreadable = checks.filter((r) => r.trace?.forceGuess?.action === "unreadable");
+  const checked = checks.filter((r) => r.trace?.forceGuess?.action !== "unreadable");
   const abstained = checked.filter((r) => r.trace?.forceGuess?.action === "guess").length;
   // failed answers count too: their calls were made and paid for (each question's latest attempt)
   const traces = records.flatMap((r) => (r.trace ? [r.trace] : []));
@@ -359,8 +365,13 @@ function answerSummary(records: AnswerRecord[], inputs: AnswerSummaryInputs): An
       nullAnswers: answered.filter((r) => r.answer === null).length,
       forceGuessChecked: checked.length,
       abstained,
+      forceGuessUnreadable: unreadable.length,
     },
     abstentionRate: checked.length > 0 ? abstained / checked.length : null,
+    judgeUnreadable: judgeUnreadable(
+      unreadable.map((r) => ({ questionId: r.questionId, judge: "force-guess", error: "the verdict named neither guess nor keep: the answer was kept", replies: [r.trace?.forceGuess?.reply ?? null] })),
+      checks.length,
+    ),
     replyStatuses: countReplyStatuses(records),
     failures: records.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "", ...(r.status ? { status: r.status } : {}) })),
     usage: { answers: usage, thisProcess: inputs.usage },

@@ -19,13 +19,14 @@ export function parseForceGuessAction(reply: string | null): "guess" | "keep" | 
 /**
  * OpenEQA's force-a-guess (appendix VII): the agent's language model is asked whether the
  * answer abstains; if it does, the blind LLM's answer replaces it. An unreadable verdict
- * keeps the answer, and says so in the trace.
+ * keeps the answer, and says so in the trace with the reply; the run's summary counts it apart
+ * (neither abstaining nor not).
  */
 export async function forceGuess(question: Question, answer: string | null, model: ChatModel, trace: AgentTrace): Promise<string | null> {
   const prompt = renderPromptFile(FORCE_GUESS_PROMPT, { question: question.question, old_answer: answer ?? "" });
   const response = await tracedCall(trace, model, "force-guess", FORCE_GUESS_PROMPT, { messages: [{ role: "user", content: prompt }], ...CLASSIFY_PARAMS });
   const action = parseForceGuessAction(response.text);
-  const verdict: ForceGuessTrace = { action: action ?? "unreadable" };
+  const verdict: ForceGuessTrace = action ? { action } : { action: "unreadable", reply: response.text };
   trace.forceGuess = verdict;
   if (action !== "guess") return answer;
   verdict.blindAnswer = await blindAnswer(question, model, trace, "blind-guess");

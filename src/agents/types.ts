@@ -77,6 +77,8 @@ export interface ForceGuessTrace {
   action: "guess" | "keep" | "unreadable";
   /** The blind guess that replaced the answer, when the action was guess. */
   blindAnswer?: string | null;
+  /** The classifier's reply, when it could not be read. */
+  reply?: string | null;
 }
 
 export interface AgentAnswer {

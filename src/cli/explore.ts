@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
 import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
-import { UserError, type Shard } from "../core/index.js";
+import { UserError, formatJudgeUnreadable, type Shard } from "../core/index.js";
 import { scoreExploration, useExpressOriginalPrompts, writeExploreReliability, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { checkPriceFile, describeModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { HouseholdEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
@@ -147,7 +147,9 @@ export function exploreCommand(): Command {
       if (scores) {
         const e = scores.efficiency;
         const x = scores.express;
-        console.log(`judge ${scores.judge}: ${scores.judged} judged, ${scores.failed} failed; LLM-Match C ${fmt(scores.llmMatch.correctness, 1)} % (n=${scores.llmMatch.n})`);
+        console.log(`judge ${scores.judge}: ${scores.judged} judged, ${scores.failed} failed, ${scores.judgeUnreadable.count} unreadable by the judge; LLM-Match C ${fmt(scores.llmMatch.correctness, 1)} % (n=${scores.llmMatch.n})`);
+        const unreadable = formatJudgeUnreadable(scores.judgeUnreadable);
+        if (unreadable) console.log(`${unreadable}; left out of that judge's figures`);
         if (e.metres) console.log(`OpenEQA efficiency E (metres): ${fmt(e.metres.efficiency, 1)} % (n=${e.metres.n})`);
         if (e.steps) console.log(`OpenEQA efficiency E (steps): ${fmt(e.steps.efficiency, 1)} % (n=${e.steps.n})`);
         if (x) {
@@ -158,7 +160,7 @@ export function exploreCommand(): Command {
       for (const f of s.failures) console.log(`failed ${f.questionId}: ${f.error}`);
       console.log(`\n${formatRunCost(cost)}`);
       console.log(`\nwrote ${result.runDir}/{episodes.jsonl,predictions.json,summary.json,trajectories/,frames/}`);
-      process.exitCode = s.counts.failed + (scores?.failed ?? 0) > 0 ? 1 : 0;
+      process.exitCode = s.counts.failed + (scores?.failed ?? 0) > 0 || scores?.judgeUnreadable.overLimit === true ? 1 : 0;
     } finally {
       progress.stop();
       await active?.close();

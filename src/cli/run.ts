@@ -91,7 +91,8 @@ export function runCommand(): Command {
       console.log("");
       console.log(formatScoreSummary(summary.score));
       console.log(`\nwrote ${outDir}/{traces.jsonl,predictions.json,judgements.jsonl,metrics.json,summary.json}`);
-      process.exitCode = summary.answer.counts.failed + summary.score.counts.failed > 0 ? 1 : 0;
+      const judgeUnreadable = summary.score.judgeUnreadable.overLimit || summary.answer.judgeUnreadable.overLimit;
+      process.exitCode = summary.answer.counts.failed + summary.score.counts.failed > 0 || judgeUnreadable ? 1 : 0;
     } finally {
       answering.stop();
       judging.stop();

@@ -125,6 +125,24 @@ describe("vlm agent", () => {
       assert.deepEqual(predictions[0], { question_id: "q1", answer: "in the kitchen", agent: "vlm", forced_guess: true, agent_answer: "I cannot tell from these images." });
     });
   });
+
+  test("force-a-guess: verdicts that name neither guess nor keep are counted apart (not as answers kept), named with their replies, and over a tenth flagged", async () => {
+    const script: Script = (request) => openAiReply(JSON.stringify(request.body).includes("Proposed Answer:") ? "The answer seems fine to me." : "Two chairs.");
+    await withModelServer(script, async (server) => {
+      const result = await answerWith({ agent: "vlm", model: "openai/gpt-4o", numFrames: 3 }, server.url, [question("q1", "How many chairs?"), question("q2", "How many tables?"), question("q3", "How many lamps?")]);
+      assert.ok(result.records.every((r) => r.answer === "Two chairs." && r.trace!.forceGuess!.action === "unreadable"), "the answers are kept");
+      assert.deepEqual(result.records[0]!.trace!.forceGuess, { action: "unreadable", reply: "The answer seems fine to me." });
+      const { counts, abstentionRate, judgeUnreadable } = result.summary;
+      assert.deepEqual([counts.forceGuessChecked, counts.abstained, counts.forceGuessUnreadable], [0, 0, 3], "not \"0 of 3 answers abstained\"");
+      assert.equal(abstentionRate, null, "no verdict was read");
+      assert.deepEqual({ ...judgeUnreadable, items: judgeUnreadable.items.map((i) => [i.questionId, i.judge, i.replies]) }, {
+        count: 3,
+        of: 3,
+        overLimit: true,
+        items: ["q1", "q2", "q3"].map((id) => [id, "force-guess", ["The answer seems fine to me."]]),
+      });
+    });
+  });
 });
 
 describe("socratic agent", () => {

@@ -18,7 +18,8 @@ function isJudgeCall(request: ReceivedRequest): boolean {
 describe("eqa run on the real OpenEQA demo video", () => {
   test("answers the 3 demo questions from 8 frames of the video, scores them, one summary", async () => {
     const home = temporaryDir();
-    await withModelServer((request) => openAiReply(isJudgeCall(request) ? "Your mark: 4" : "Eight chairs, I think."), async (server) => {
+    const reply = (request: ReceivedRequest): string => (isJudgeCall(request) ? "Your mark: 4" : JSON.stringify(request.body).includes("Proposed Answer:") ? "Action: keep" : "Eight chairs, I think.");
+    await withModelServer((request) => openAiReply(reply(request)), async (server) => {
       const out = join(home, "run");
       const result = await runCli(
         ["run", "--benchmark", demoQuestions, "--frames", openEqaDir, "--agent", "vlm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--num-frames", "8", "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, "--no-cache"],

@@ -248,4 +248,37 @@ describe("eqa explore", () => {
     assert.ok(Math.abs(summary.judged.express.ePath - 80 * (expected / Math.max(expected, g1.pathLengthM))) < 1e-9);
     assert.deepEqual(summary.judged.express.leftOut.map((l) => [l.metric, l.episodes]), [["E_path", 1], ["d_T", 1]]);
   });
+
+  test("--judge: an EAC or LLM-Match reply that cannot be read is counted apart from failed calls, named, left out of that judge's figures; over a tenth, exit 1", async () => {
+    const dir = temporaryDir();
+    const episodes = writeEpisodes(dir, [
+      { question_id: "g1", question: "Is there a sofa?", answer: "Yes", scene: "home-0" },
+      { question_id: "g2", question: "Is there a bed?", answer: "Yes", scene: "home-0" },
+      { question_id: "g3", question: "Is there a lamp?", answer: "Yes", scene: "home-0" },
+    ]);
+    const out = join(dir, "run");
+    await withModelServer(
+      (request) => {
+        const text = JSON.stringify(request.body);
+        if (text.includes("image_url") && text.includes("Your mark")) return openAiReply(text.includes("a bed?") ? "I cannot say." : "1, 4");
+        if (text.includes("Your mark")) return openAiReply(text.includes("a lamp?") ? "Hard to tell." : "Your mark: 4");
+        return openAiReply("Yes.");
+      },
+      async (server) => {
+        const result = await runCli(
+          ["explore", "--episodes", episodes, "--agent", "frontier", "--em-agent", "blind", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, ...SMALL],
+          cliEnv(dir, { OPENAI_API_KEY: "sk-test" }),
+        );
+        assert.equal(result.code, 1, result.stderr);
+        assert.match(result.stdout, /3 judged, 0 failed, 2 unreadable by the judge; LLM-Match C 75\.0 % \(n=2\)/);
+        assert.match(result.stdout, /the judge's replies could not be read for 2 of 3 questions, more than 10%: exit 1 \(first: g2, eac: no numbers in the reply\)/);
+      },
+    );
+    type Judged = { judged: { failed: number; express: { unjudged: number }; judgeUnreadable: { count: number; of: number; items: { questionId: string; judge: string; replies: string[] }[] } } };
+    const { judged } = readJson<Judged>(join(out, "summary.json"));
+    assert.equal(judged.failed, 0);
+    assert.equal(judged.express.unjudged, 1);
+    assert.deepEqual([judged.judgeUnreadable.count, judged.judgeUnreadable.of], [2, 3]);
+    assert.deepEqual(judged.judgeUnreadable.items.map((i) => [i.questionId, i.judge, i.replies.length]), [["g2", "eac", 1], ["g3", "llm-match", 3]]);
+  });
 });

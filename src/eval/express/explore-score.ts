@@ -10,11 +10,14 @@
  *   those with a goal. `express.leftOut` names the episodes a figure leaves out and why.
  *
  * Judgements are appended to `judgements.jsonl` as they finish and reused on resume when their
- * inputs (judge, mode, answer, exploration) are unchanged. An unreadable EAC reply leaves the
- * episode out of C, C*, E_path (counted as unjudged); a model call refused for one episode fails
- * that episode's scores alone; an unusable judge stops the run.
+ * inputs (judge, mode, answer, exploration) are unchanged. A judge reply that cannot be read is
+ * the judge's failure, not the answer's: an unreadable EAC reply leaves the episode out of C, C*,
+ * E_path (counted as unjudged), an unreadable LLM-Match reply leaves it out of LLM-Match C and E;
+ * both are counted and named in `judgeUnreadable` (over a tenth of the episodes, `eqa explore`
+ * exits 1) and asked again on the next run. A model call refused for one episode fails that
+ * episode's scores alone; an unusable judge stops the run.
  */
-import { canonicalJson, loadPromptFile, sha256Hex, type Question } from "../../core/index.js";
+import { canonicalJson, judgeUnreadable, loadPromptFile, sha256Hex, type JudgeUnreadable, type Question, type UnreadableReply } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
 import { joinRunCosts, runCost, runModelBatch, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
@@ -33,6 +36,8 @@ export interface ExploreJudgement {
   /** The LLM-Match calls' usage (the EAC call's is in the run's ledger only). */
   usage: UsageTotals;
   error: string | null;
+  /** The judges whose replies could not be read (LLM-Match after its re-asks, EAC), with why. */
+  unreadable?: Omit<UnreadableReply, "questionId">[];
   finishedAt: string;
 }
 
@@ -40,7 +45,10 @@ export interface ExploreScores {
   judge: string;
   mode: LlmMatchMode;
   judged: number;
+  /** Episodes whose judge calls failed (no reply to read). */
   failed: number;
+  /** Episodes with a judge reply that could not be read (LLM-Match or EAC), left out of that judge's figures. */
+  judgeUnreadable: JudgeUnreadable;
   /** LLM-Match correctness C over every judged episode, percent. */
   llmMatch: { correctness: number | null; n: number };
   /** OpenEQA's E with path lengths in metres and in steps (null without ground truth in that unit). */
@@ -79,7 +87,8 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
   const eacPrompt = loadPromptFile(EAC_PROMPT).sha256;
   const keyOf = (r: ExploreRecord): string => sha256Hex(canonicalJson([options.judge.name, mode, eacPrompt, r.questionId, r.inputKey, r.answer, r.frames]));
   const wanted = new Map(items.map((r) => [r.questionId, keyOf(r)]));
-  const judgements = reusableRecords(run, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.error === null);
+  // a judgement with an unreadable reply is asked again, as a failed one is
+  const judgements = reusableRecords(run, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.error === null && (j.unreadable ?? []).length === 0);
   const pending = items.filter((r) => !judgements.has(r.questionId));
   let failed = 0;
   options.onProgress?.(judgements.size, items.length, failed);
@@ -109,7 +118,10 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
           const image = await prepareImage(frame, options.image);
           eac = await judgeEac(options.judge, { question: episode.question, answer: episode.answer ?? "", response: r.answer, image });
         }
-        return { ...base(r), llmMatch: match.score, eac, usage: sumUsage(usages), error: match.error };
+        const unreadable: Omit<UnreadableReply, "questionId">[] = [];
+        if (match.unreadable) unreadable.push({ judge: "llm-match", error: match.error ?? "unreadable", replies: match.replies });
+        if (eac?.status === "failed") unreadable.push({ judge: "eac", error: eac.error, replies: [eac.raw] });
+        return { ...base(r), llmMatch: match.score, eac, usage: sumUsage(usages), error: match.unreadable ? null : match.error, ...(unreadable.length > 0 ? { unreadable } : {}) };
       },
     });
   } finally {
@@ -147,6 +159,10 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
     mode,
     judged: judged.length,
     failed: items.length - judged.length,
+    judgeUnreadable: judgeUnreadable(
+      judged.flatMap(({ r, j }) => (j.unreadable ?? []).map((u) => ({ questionId: r.questionId, ...u }))),
+      items.length,
+    ),
     llmMatch: { correctness: scored.length > 0 ? scored.reduce((a, x) => a + llmMatchPoints(x.j.llmMatch as number), 0) / scored.length : null, n: scored.length },
     efficiency: { metres: efficiencyIn("metres"), steps: efficiencyIn("steps") },
     express: expressIn.length > 0 ? expressMetrics(expressIn) : null,
