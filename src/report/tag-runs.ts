@@ -41,7 +41,7 @@ const errorCounts = z.looseObject({
 
 const tagJudgementLine = z.looseObject({
   questionId: z.string(),
-  status: z.enum(["scored", "failed"]),
+  status: z.enum(["scored", "failed", "unreadable"]),
   valid: z.boolean().default(false),
   source: z.enum(["structured", "empty", "judge"]).nullable().default(null),
   score: z.number().nullable(),
@@ -70,7 +70,8 @@ export interface TagRunQuestion {
   /** The structure that was scored: the prediction itself, or what the judge read from its text. */
   predicted: StructuredAnswer | null;
   source: "structured" | "empty" | "judge" | null;
-  status: "scored" | "failed";
+  /** "unreadable": the judge's replies could not be read as a structure (no score). */
+  status: "scored" | "failed" | "unreadable";
   /** The grounded score (1-5), null when judging failed. */
   score: number | null;
   groundedScore: number | null;

@@ -83,3 +83,26 @@ test("eqa demo --model runs the language-model agents on the same questions and 
     },
   );
 });
+
+test("eqa demo --model with a judge whose replies are not JSON: every such answer is counted as unreadable by the judge, named, left out of the scores, exit 1", async () => {
+  const home = temporaryDir();
+  const out = join(home, "demo");
+  await withModelServer(
+    (request) => {
+      const text = lastUserText(request);
+      if (text.startsWith("You read an answer to a question about a home") || text.startsWith("That reply could not be read")) return openAiReply("I would rather not write JSON.");
+      if (text.includes("Proposed Answer:")) return openAiReply("Action: keep");
+      return openAiReply("A: There is one red mug.");
+    },
+    async (server) => {
+      const result = await runCli(["demo", "--out", out, "--seeds", "2", "--per-trajectory", "4", "--model", "openai/test-vlm", "--model-base-url", `${server.url}/v1`, "--agents", "blind", "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(result.code, 1, result.stderr + result.stdout);
+      const questions = (readJson(join(out, "dataset", "questions.json")) as unknown[]).length;
+      assert.match(result.stdout, new RegExp(`blind \\(openai/test-vlm\\): structured score n/a of 5 \\(ungrounded n/a\\), valid answers n/a, 0 of ${questions} scored, 0 failed, ${questions} unreadable by the judge`));
+      assert.match(result.stdout, new RegExp(`blind \\(openai/test-vlm\\): the judge's replies could not be read for ${questions} of ${questions} questions, more than 10%: exit 1 \\(first: \\S+, tag-structured: the judge's replies could not be read as a structured answer \\(asked twice\\)`));
+      const summary = readJson(join(out, "runs", "blind", "summary.json")) as Summary & { judgeUnreadable: { count: number; overLimit: boolean } };
+      assert.deepEqual([summary.counts.scored, summary.counts.failed, summary.judgeUnreadable.count, summary.judgeUnreadable.overLimit], [0, 0, questions, true]);
+      assert.match(result.stdout, /program: structured score \d\.\d\d of 5/, "the program agent's structured answers need no judge");
+    },
+  );
+});
