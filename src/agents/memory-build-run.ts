@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { OutputError, isUserError } from "../core/index.js";
 import { openEpisode, resolveEpisodePath } from "../episodes/index.js";
 import { ModelCallError } from "../models/index.js";
-import { RunDirectory } from "../store/index.js";
+import { openRun } from "../store/index.js";
 import { writeMemory } from "./memory/index.js";
 import { buildEpisodeMemory, memoryBuildSettings, type MemorySourceOptions } from "./memory-source.js";
 import { MEMORY_RECORDS_FILE, memoryPath, memorySettingsKey, readMemoryRecords, type MemoryRecord } from "./memory-store.js";
@@ -32,7 +32,8 @@ export interface MemoryFolderResult {
  * on; a file that cannot be written stops it (OutputError).
  */
 export async function buildMemoryFolder(build: MemoryFolderBuild): Promise<MemoryFolderResult> {
-  const run = new RunDirectory(build.outDir);
+  // a memory folder keeps the builds of several settings side by side (each under its settings key): only its kind is checked
+  const run = await openRun({ dir: build.outDir, kind: "memory", settings: {}, inputs: [{ name: "frames", path: build.framesRoot }] });
   const settings = memoryBuildSettings(build.options);
   const settingsKey = memorySettingsKey(settings);
   const done = new Set(

@@ -36,6 +36,7 @@ export function answerTagCommand(): Command {
     try {
       const { predictions, failures } = await runTagAnswers(questions, episodes, agent, flags.out, {
         concurrency: flags.concurrency,
+        questionsPath: flags.questions,
         onResume: (reused, toAsk) => console.log(`resuming in ${flags.out}: ${reused} of ${questions.length} questions already answered, ${toAsk} to ask`),
         onAnswer: (_, done, total) => progress.update(done, total, ""),
       });

@@ -1,9 +1,9 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
-import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, planRewardScores, scoreRewardInstances, type Aggregation } from "../reward/index.js";
+import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, planRewardScores, rmRunContract, scoreRewardInstances, type Aggregation } from "../reward/index.js";
 import { checkPriceFile } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
-import { defaultRunPath } from "../store/index.js";
+import { checkRun, defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
@@ -50,7 +50,9 @@ export function rmScoreCommand(): Command {
       tolerance: flags.tolerance,
       bootstrap: { seed: flags.bootstrapSeed },
     };
-    // --batch: the reward model's requests answered through the batch API first, then read from the cache
+    // --batch: the reward model's requests answered through the batch API first, then read from the cache;
+    // the folder is checked before the batch writes in it
+    if (flags.batch) checkRun(rmRunContract(run));
     const batched = flags.batch ? await runBatch(flags, spec, run.outDir, (collector) => planRewardScores(run, collector)) : undefined;
     const opened = batched?.opened ?? (await openModelRuntime(flags));
     const progress = createProgress("scoring");

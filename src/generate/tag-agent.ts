@@ -17,7 +17,7 @@ import { loadTrajectoryLog, type TagQueryType, type TagQuestion, type Trajectory
 import { openEpisode, type Episode } from "../episodes/index.js";
 import type { ExternalAgent } from "../agents/index.js";
 import { tagAnswerContext, type TagAnswerContext } from "./history.js";
-import { RunDirectory } from "../store/index.js";
+import { RunDirectory, openRun, resultSettings } from "../store/index.js";
 import { RECORDING_FILE } from "./sources.js";
 
 /** A trajectory's recording: its frame folder and its log (for the grounding frame and the action history). */
@@ -47,6 +47,8 @@ export interface AnswerTagOptions {
   concurrency?: number;
   /** Called as each question is answered or fails, with how many are done: where a run appends its records. */
   onAnswer?: (prediction: TagAgentPrediction, done: number, total: number) => void;
+  /** The set's questions file, recorded (and copied when small) in a run folder's manifest. */
+  questionsPath?: string;
 }
 
 /** Asks the agent every question, `concurrency` at a time; the predictions come back in the questions' order. */
@@ -111,10 +113,11 @@ export async function runTagAnswers(
   questions: readonly TagQuestion[],
   episodes: ReadonlyMap<string, TagAgentEpisode>,
   agent: ExternalAgent,
-  dir: string,
+  dir: string | RunDirectory,
   options: AnswerTagOptions & { onResume?: (reused: number, toAsk: number) => void } = {},
 ): Promise<TagAnswerRun> {
-  const run = new RunDirectory(dir);
+  // a folder of its own is an answer-tag run (its settings: the agent's configuration); `eqa demo` opens the folder of its agent's run itself
+  const run = typeof dir === "string" ? await openRun({ dir, kind: "answer-tag", settings: resultSettings(agent.configuration), inputs: options.questionsPath ? [{ name: "questions", path: options.questionsPath, copy: true }] : [] }) : dir;
   const kept = keptAnswers(run, questions);
   const asked = questions.filter((q) => !kept.has(q.question_id));
   if (kept.size > 0) options.onResume?.(kept.size, asked.length);

@@ -39,7 +39,7 @@ export interface RmBenchSummary {
 export async function benchRewardModel(options: RmBenchOptions): Promise<{ summary: RmBenchSummary; runDir: string }> {
   const ks = [...(options.ks ?? SCALING_KS)].sort((a, b) => a - b);
   const maxK = ks[ks.length - 1]!;
-  const result = await sampleRewardModel({ ...options, samples: maxK });
+  const result = await sampleRewardModel({ ...options, samples: maxK, runKind: "rm-bench", runSettings: { ks } });
   const scaling = {} as Record<Aggregation, Record<string, RewardMetrics & { failed: number }>>;
   const withTruth = result.records.filter((r) => r.groundTruthScore !== null);
   for (const method of AGGREGATIONS) {

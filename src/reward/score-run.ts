@@ -4,7 +4,7 @@ import type { ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
 import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, batchRoleUsage, runCost } from "../models/index.js";
-import { RunDirectory } from "../store/index.js";
+import { RunDirectory, openRun, resultSettings, type RunContract } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
 import { KeyframeLoader } from "./keyframes.js";
@@ -56,7 +56,34 @@ export interface RmScoreOptions {
   bootstrap?: BootstrapOptions;
   usage?: UsageLedger;
   settings?: Record<string, unknown>;
+  /** The kind of run folder (`rm-score`; `rm-bench` for `eqa rm bench`) and settings of its own beside the sampling's, for its manifest. */
+  runKind?: string;
+  runSettings?: Record<string, unknown>;
   onProgress?: (progress: RmScoreProgress) => void;
+}
+
+/**
+ * The run folder of `eqa rm score` (or `eqa rm bench`) as its manifest declares it: the reward
+ * model, K, the aggregation, the generation parameters, the prompts' hashes, the image options and
+ * the tolerance decide the results; the instance file (copied in when small) and the frames are inputs.
+ */
+export function rmRunContract(options: Omit<RmScoreOptions, "model" | "usage" | "onProgress">): RunContract {
+  return {
+    dir: options.outDir,
+    kind: options.runKind ?? "rm-score",
+    settings: resultSettings({
+      model: describeModel(options.spec),
+      samples: options.samples ?? 1,
+      aggregate: options.aggregate ?? "vote",
+      parameters: options.params ?? TTS_PARAMS,
+      prompts: rmPromptHashes([RM_PROMPTS.evaluator]),
+      image: options.image ?? {},
+      tolerance: options.tolerance ?? 2,
+      ...options.runSettings,
+      ...options.settings,
+    }),
+    inputs: [{ name: "instances", path: options.file.path, copy: true }, ...(options.framesRoot ? [{ name: "frames", path: options.framesRoot }] : [])],
+  };
 }
 
 export interface RmRunResult {
@@ -80,7 +107,7 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
   const aggregate = options.aggregate ?? "vote";
   const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
   for (const instance of instances) loader.episodePath(instance); // every episode is found before any call
-  const run = new RunDirectory(options.outDir);
+  const run = await openRun(rmRunContract(options));
   const earlier = new Map<string, RmEvaluationRecord>();
   for (const record of run.readRecords(EVALUATIONS_FILE, asRecord).records) earlier.set(record.id, record);
 

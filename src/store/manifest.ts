@@ -275,6 +275,17 @@ export async function openRun(contract: RunContract): Promise<RunDirectory> {
 }
 
 /**
+ * The run folder `dir` of a `kind` run, for a stage that adds to it (`eqa explore --judge`
+ * judging the exploration in place): it must hold a run of that kind already.
+ */
+export function reopenRun(dir: string, kind: string): RunDirectory {
+  const path = resolve(dir);
+  const held = existsSync(path) ? inferRunKind(path) : undefined;
+  if (held !== kind) throw new UserError(held ? `holds a run of kind ${held}, not ${kind}: nothing was written` : `holds no ${kind} run`, { file: path }, `give the folder of a ${kind} run`);
+  return new RunDirectory(path);
+}
+
+/**
  * Writes `manifest.json` of the open run folder `run` for `contract` (its inputs hashed, the
  * small ones copied in), keeping the creation time of `earlier`, the manifest it held.
  */

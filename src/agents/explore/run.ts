@@ -37,7 +37,7 @@ import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords,
 import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, runCost, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
-import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, peekReusableRecords, readShardSet, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
+import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import type { Agent } from "../types.js";
 import type { ExternalActiveAgent } from "../external/index.js";
 import { exploreExternal } from "./external.js";
@@ -469,7 +469,15 @@ export async function planExploration(options: ExplorePlanOptions, plan: CallPla
 /** Runs every episode (see the module comment); returns the summary and the records in input order. */
 export async function runExploration(options: ExploreRunOptions): Promise<{ summary: ExploreSummary; records: ExploreRecord[]; runDir: string }> {
   const started = performance.now();
-  const run = new RunDirectory(options.outDir);
+  // the folder's manifest: kind explore, the explorer's configuration and the command's settings (not the judge of --judge: judging a run is a stage of it)
+  const explored = exploreKey({ ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
+  const episodesFile = options.settings?.episodes;
+  const run = await openRun({
+    dir: options.outDir,
+    kind: "explore",
+    settings: resultSettings({ ...explored.configuration, ...options.settings }),
+    inputs: typeof episodesFile === "string" ? [{ name: "episodes", path: episodesFile, copy: true }] : [],
+  });
   const { configuration, keyOf } = exploreKey({ ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
   const episodes = selectShard(options.episodes, (e) => e.questionId, options.shard);
   const wanted = new Map(episodes.map((e) => [e.questionId, keyOf(e)]));

@@ -17,7 +17,7 @@ import { z } from "zod";
 import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
 import { describeModel, emptyUsage, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageTotals } from "../../models/index.js";
-import { RunDirectory, reusableRecords } from "../../store/index.js";
+import { RunDirectory, openRun, resultSettings, reusableRecords, type RunContract } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { extractStructuredAnswer, extractionPromptHashes, structuredPrediction, TAG_EXTRACT_PARAMS, type Extraction } from "./structured-extract.js";
@@ -119,6 +119,8 @@ export interface TagScoreOptions {
   allowUnknown?: boolean;
   match?: StructuredMatchOptions;
   outDir: string;
+  /** The run folder when an enclosing run (`eqa demo`) has opened it; else `outDir` is opened as a tag-structured run (`tagScoreRunContract`). */
+  run?: RunDirectory;
   concurrency?: number;
   bootstrap?: BootstrapOptions;
   settings?: Record<string, unknown>;
@@ -295,7 +297,7 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
   const started = performance.now();
   const similarity = options.match?.similarity ?? (await defaultTextSimilarity());
   const { tasks, missing, unknown } = prepareTasks(options, similarity.name);
-  const run = new RunDirectory(options.outDir);
+  const run = options.run ?? (await openRun(tagScoreRunContract(options, similarity.name)));
   const earlier = reusableRecords(run, JUDGEMENTS_FILE, asTagJudgement, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (j) => j.status === "scored");
   const judgements = new Map<string, TagJudgement>(earlier);
   const pending = tasks.filter((t) => !earlier.has(t.question.question_id));
@@ -365,6 +367,44 @@ function errorRate(scored: readonly TagJudgement[], kind: keyof ErrorCounts, amo
   };
 }
 
+/** A TAG score run's configuration, as its summary records it (judge, parameters, prompts' hashes, matching, inputs). */
+function tagScoreConfiguration(options: Omit<TagScoreOptions, "onProgress" | "usage">, similarity: string): Record<string, unknown> {
+  return {
+    judge: options.judgeSpec ? describeModel(options.judgeSpec) : options.judge?.name ?? null,
+    judgeParameters: TAG_EXTRACT_PARAMS,
+    prompts: extractionPromptHashes(),
+    similarity,
+    sigma: options.match?.sigma ?? TAG_POSITION_SIGMA,
+    weights: { ...DEFAULT_STRUCTURED_WEIGHTS, ...options.match?.weights },
+    matchThreshold: options.match?.matchThreshold ?? 0.5,
+    grounded: options.grounded ?? false,
+    questions: { path: options.questionsPath ? resolve(options.questionsPath) : null, count: options.questions.length },
+    predictions: { path: options.predictionsPath ? resolve(options.predictionsPath) : null, count: options.predictions.length },
+    allowMissing: options.allowMissing ?? false,
+    allowUnknown: options.allowUnknown ?? false,
+    bootstrap: { ...DEFAULT_BOOTSTRAP, ...options.bootstrap },
+    ...options.settings,
+  };
+}
+
+/**
+ * The run folder of `eqa score-tag` as its manifest declares it: kind tag-structured; the
+ * settings that decide the scores (the judge, its parameters and prompts, the similarity, the
+ * matching's sigma, weights and threshold, grounded or not, bootstrap, and the settings of the
+ * run it scores); the questions and the predictions as inputs, copied in when small.
+ */
+export function tagScoreRunContract(options: Omit<TagScoreOptions, "onProgress" | "usage">, similarity: string): RunContract {
+  return {
+    dir: options.outDir,
+    kind: "tag-structured",
+    settings: resultSettings(tagScoreConfiguration(options, similarity)),
+    inputs: [
+      ...(options.questionsPath ? [{ name: "questions", path: options.questionsPath, copy: true }] : []),
+      ...(options.predictionsPath ? [{ name: "predictions", path: options.predictionsPath, copy: true }] : []),
+    ],
+  };
+}
+
 function summariseTagRun(
   options: TagScoreOptions,
   tasks: readonly TagTask[],
@@ -380,22 +420,7 @@ function summariseTagRun(
     eqakitVersion,
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(extra.wallTimeMs),
-    config: {
-      judge: options.judgeSpec ? describeModel(options.judgeSpec) : options.judge?.name ?? null,
-      judgeParameters: TAG_EXTRACT_PARAMS,
-      prompts: extractionPromptHashes(),
-      similarity: extra.similarity,
-      sigma: options.match?.sigma ?? TAG_POSITION_SIGMA,
-      weights: { ...DEFAULT_STRUCTURED_WEIGHTS, ...options.match?.weights },
-      matchThreshold: options.match?.matchThreshold ?? 0.5,
-      grounded: options.grounded ?? false,
-      questions: { path: options.questionsPath ? resolve(options.questionsPath) : null, count: options.questions.length },
-      predictions: { path: options.predictionsPath ? resolve(options.predictionsPath) : null, count: options.predictions.length },
-      allowMissing: options.allowMissing ?? false,
-      allowUnknown: options.allowUnknown ?? false,
-      bootstrap,
-      ...options.settings,
-    },
+    config: tagScoreConfiguration(options, extra.similarity),
     counts: {
       questions: tasks.length,
       scored: scored.length,
