@@ -40,6 +40,9 @@ const recordSchema = z.object({
   finishedAt: z.string(),
 });
 
+/** One line of `memories.jsonl` (the report reads the folder with it). */
+export { recordSchema as memoryRecordSchema };
+
 /** One episode's build, as `memories.jsonl` keeps it. */
 export type MemoryRecord = z.infer<typeof recordSchema>;
 

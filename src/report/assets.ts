@@ -7,13 +7,13 @@ export const REPORT_STYLE = `
 :root{--r-bg:#fdfdfc;--r-text:#1f2328;--r-muted:#5d6470;--r-border:#dfe1e4;--r-head:#f3f4f6;--r-stripe:#f9fafb;--r-accent:#2f54d6;--r-up:#1a7f37;--r-up-soft:#dcf3e3;--r-down:#c0362c;--r-down-soft:#fbe3e0;--r-differs:#fff7db;--r-warn:#9a5b00;--r-code:#f0f1f3;color-scheme:light dark}
 @media (prefers-color-scheme:dark){:root{--r-bg:#16181c;--r-text:#e4e6ea;--r-muted:#9aa1ad;--r-border:#33373e;--r-head:#1f2227;--r-stripe:#1b1e22;--r-accent:#8aa4ff;--r-up:#6fd39a;--r-up-soft:#1d3a2a;--r-down:#ff8a80;--r-down-soft:#47221f;--r-differs:#3a3320;--r-warn:#f0b95a;--r-code:#262a31}}
 body{font:15px/1.55 ui-sans-serif,system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;margin:0 auto;padding:1.5rem 2rem 4rem;max-width:1600px;color:var(--r-text);background:var(--r-bg)}
-h1{font-size:1.6rem;font-weight:650;letter-spacing:-.01em;margin:.2em 0}
+h1{font-size:1.6rem;font-weight:650;letter-spacing:-.01em;margin:.2em 0;overflow-wrap:anywhere}
 h2{font-size:1.2rem;font-weight:650;margin:2.2em 0 .6em;padding-bottom:.3em;border-bottom:1px solid var(--r-border)}
 h3{font-size:1rem;font-weight:600;margin:1.4em 0 .4em}h4{font-size:.95rem;margin:.2em 0 .4em}
 a{color:var(--r-accent)}code{font:.85em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .meta,.hint{color:var(--r-muted);font-size:.9em}
 table.grid{border-collapse:collapse;margin:.6em 0;font-size:.92rem}
-body.report table.grid:not(.questions){display:block;max-width:100%;overflow-x:auto}
+.table-box,.chart-box{max-width:100%;overflow-x:auto}
 table.grid th,table.grid td{border:1px solid var(--r-border);padding:4px 8px;vertical-align:top}
 table.grid th{background:var(--r-head);text-align:left;font-weight:600}
 table.grid tbody tr:nth-child(even){background:var(--r-stripe)}
@@ -25,7 +25,9 @@ td.changed{box-shadow:inset 3px 0 0 var(--r-accent)}
 td.score.up,.up{color:var(--r-up)}td.score.down,.down{color:var(--r-down)}
 td.score.up{background:var(--r-up-soft)}td.score.down{background:var(--r-down-soft)}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-.text{white-space:pre-wrap;word-break:break-word}
+.text{white-space:pre-wrap;overflow-wrap:break-word}
+code.qid,td.qid code,td.nowrap{white-space:nowrap}
+.figures{display:flex;flex-wrap:wrap;gap:.2em .9em}.figure-chip{white-space:nowrap}
 .swatch,.key i{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
 .key{margin-right:1.2em;font-size:.9em}
 .forced,.neutralised{color:var(--r-warn);font-size:.88em;margin-top:.2em}.error{color:var(--r-down)}
@@ -37,12 +39,12 @@ details>summary{cursor:pointer;color:var(--r-muted);font-size:.9em}
 .filters input,.filters select,.filters button{font:inherit;font-size:.9em;padding:3px 6px;color:var(--r-text);background:var(--r-bg);border:1px solid var(--r-border);border-radius:4px}
 .filters button{cursor:pointer}
 img.figure{max-width:100%;display:block;margin:.5em 0}
-svg.chart{max-width:100%;height:auto;overflow:visible}svg.chart text{fill:var(--r-text)}svg.chart line.tick{stroke:var(--r-border)}svg.chart line.tick.zero{stroke:var(--r-muted)}svg.chart g.bar line{stroke:var(--r-text)}
+svg.chart{display:block;overflow:visible}svg.chart text{fill:var(--r-text)}svg.chart line.tick{stroke:var(--r-border)}svg.chart line.tick.zero{stroke:var(--r-muted)}svg.chart g.bar line{stroke:var(--r-text)}
 figure{margin:.6em 0}figcaption{margin-top:.2em}
 details.run-info{border:1px solid var(--r-border);border-radius:6px;padding:.5em .8em;margin:.6em 0}
-details.run-info>summary{color:var(--r-text);font-size:1rem}
-.stages{display:flex;flex-wrap:wrap;gap:1em 2.5em;margin:.5em 0}.stage{min-width:22em;max-width:44em}
-dl.info{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:0 0 .4em;font-size:.9rem}dl.info dt{color:var(--r-muted)}dl.info dd{margin:0}
+details.run-info>summary{color:var(--r-text);font-size:1rem;overflow-wrap:anywhere}
+.stages{display:flex;flex-wrap:wrap;gap:1em 2.5em;margin:.5em 0}.stage{min-width:min(22em,100%);max-width:44em}
+dl.info{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:0 0 .4em;font-size:.9rem}dl.info dt{color:var(--r-muted)}dl.info dd{margin:0;min-width:0;overflow-wrap:anywhere}
 dl.info .count{margin-right:.8em;white-space:nowrap}ul.reasons{margin:0;padding-left:1.1em}
 pre.config{max-height:24em;background:var(--r-code);padding:.5em;border-radius:4px}
 table.comparison tr.significant td{font-weight:600}td.mark{text-align:center;color:var(--r-accent);font-weight:700}

@@ -77,12 +77,12 @@ function forestPlot(rows: PairedDifference[], colour: string): Html {
   const x = (v: number): number => labelWidth + ((Math.max(-limit, Math.min(limit, v)) + limit) / (2 * limit)) * plotWidth;
   const ticks = [-limit, -limit / 2, 0, limit / 2, limit];
   const width = labelWidth + plotWidth + 20;
-  return html`<svg class="chart forest" role="img" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg">${ticks.map(
-    (t) => html`<line class="tick${t === 0 ? " zero" : ""}" x1="${x(t)}" x2="${x(t)}" y1="0" y2="${height - 20}" stroke="#ddd"/><text x="${x(t)}" y="${height - 6}" font-size="10" text-anchor="middle">${t > 0 ? `+${t}` : t}</text>`,
+  return html`<div class="chart-box"><svg class="chart forest" role="img" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg">${ticks.map(
+    (t) => html`<line class="tick${t === 0 ? " zero" : ""}" x1="${x(t)}" x2="${x(t)}" y1="0" y2="${height - 20}" stroke="#ddd"/><text x="${x(t)}" y="${height - 6}" font-size="11" text-anchor="middle">${t > 0 ? `+${t}` : t}</text>`,
   )}${rows.map((d, i) => {
     const y = i * rowHeight + rowHeight / 2;
     return html`<g class="difference" data-group="${d.group}" data-mean="${d.difference.mean}"><title>${d.group}: ${signed(d.difference.mean)} [${signed(d.difference.ci[0])}, ${signed(d.difference.ci[1])}], n=${d.n}</title><text x="${labelWidth - 6}" y="${y + 4}" font-size="11" text-anchor="end">${d.group}</text><line class="ci" x1="${x(d.difference.ci[0])}" x2="${x(d.difference.ci[1])}" y1="${y}" y2="${y}" stroke="${colour}" stroke-width="2"/><circle cx="${x(d.difference.mean)}" cy="${y}" r="4" stroke="${colour}" stroke-width="2" fill="${d.significant ? colour : "none"}"/></g>`;
-  })}</svg>`;
+  })}</svg></div>`;
 }
 
 /** Each run against the first run with marks: per category, the paired difference and its interval. */

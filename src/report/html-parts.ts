@@ -63,7 +63,7 @@ export interface ChartAxis {
  * one group per category or source, one bar per run, scale 0-100 unless `axis` says otherwise.
  */
 export function barChart(id: string, groups: string[], series: BarSeries[], axis: ChartAxis = {}): Html {
-  const barHeight = 14;
+  const barHeight = 16;
   const gap = 10;
   const labelWidth = 190;
   const plotWidth = 460;
@@ -76,7 +76,7 @@ export function barChart(id: string, groups: string[], series: BarSeries[], axis
   const x = (v: number): number => labelWidth + ((Math.max(min, Math.min(max, v)) - min) / (max - min)) * plotWidth;
   const parts: Html[] = [];
   for (const tick of axis.ticks ?? [0, 25, 50, 75, 100].map((t) => min + ((max - min) * t) / 100)) {
-    parts.push(html`<line class="tick" x1="${x(tick)}" x2="${x(tick)}" y1="0" y2="${height - 20}" stroke="#ddd"/><text x="${x(tick)}" y="${height - 6}" font-size="10" text-anchor="middle">${tick}</text>`);
+    parts.push(html`<line class="tick" x1="${x(tick)}" x2="${x(tick)}" y1="0" y2="${height - 20}" stroke="#ddd"/><text x="${x(tick)}" y="${height - 6}" font-size="11" text-anchor="middle">${tick}</text>`);
   }
   groups.forEach((group, g) => {
     const top = g * groupHeight;
@@ -95,10 +95,10 @@ export function barChart(id: string, groups: string[], series: BarSeries[], axis
           (whisker
             ? html`<line class="ci" x1="${x(value.ci[0])}" x2="${x(value.ci[1])}" y1="${y + barHeight / 2}" y2="${y + barHeight / 2}" stroke="#222"/><line x1="${x(value.ci[0])}" x2="${x(value.ci[0])}" y1="${y + 3}" y2="${y + barHeight - 3}" stroke="#222"/><line x1="${x(value.ci[1])}" x2="${x(value.ci[1])}" y1="${y + 3}" y2="${y + barHeight - 3}" stroke="#222"/>`.text
             : "") +
-          html`<text class="value" x="${labelX}" y="${y + barHeight - 3}" font-size="9" fill="#333">${fmt(value.mean, digits)}${unit}</text></g>`.text,
+          html`<text class="value" x="${labelX}" y="${y + barHeight - 3}" font-size="11" fill="#333">${fmt(value.mean, digits)}${unit}</text></g>`.text,
       ));
     });
   });
   const legend = series.map((s, i) => html`<span class="key"><i style="background:${RUN_COLOURS[(s.run ?? i) % RUN_COLOURS.length]!}"></i>${s.label}</span>`);
-  return html`<figure><svg id="${id}" class="chart" role="img" width="${labelWidth + plotWidth + 50}" height="${height}" viewBox="0 0 ${labelWidth + plotWidth + 50} ${height}" xmlns="http://www.w3.org/2000/svg">${parts}</svg><figcaption>${legend}</figcaption></figure>`;
+  return html`<figure><div class="chart-box"><svg id="${id}" class="chart" role="img" width="${labelWidth + plotWidth + 50}" height="${height}" viewBox="0 0 ${labelWidth + plotWidth + 50} ${height}" xmlns="http://www.w3.org/2000/svg">${parts}</svg></div><figcaption>${legend}</figcaption></figure>`;
 }

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { basename, resolve, sep } from "node:path";
 import { OPENEQA_CATEGORIES } from "../core/index.js";
-import { abstentionAnalysis, type AbstentionRow, type MeanEstimate } from "../eval/index.js";
-import { formatDollars, type UsageTotals } from "../models/index.js";
+import { abstentionAnalysis, type AbstentionRow } from "../eval/index.js";
+import { formatDollars } from "../models/index.js";
 import { REPORT_SCRIPT, REPORT_STYLE } from "./assets.js";
 import { comparisonSection, histogramSection } from "./html-compare.js";
 import { failuresByReason, runInfoSection } from "./html-info.js";
 import { Html, barChart, escapeHtml, fmt, html, scriptHash, RUN_COLOURS, type BarSeries } from "./html-parts.js";
-import type { LoadedRun, RunQuestion } from "./runs.js";
+import { loadRuns, type HeadlineMetric, type LoadedRun, type RunQuestion, type UsageRead } from "./runs.js";
 import { tagSection } from "./tag-html.js";
 import { answerKey, collectThumbnails, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
 
@@ -32,7 +32,10 @@ export interface ReportOptions {
  * taken from a run or a model is escaped; the page's one inline script is pinned by its hash
  * in the page's CSP, so even markup that slipped through could not run.
  */
-export async function buildHtmlReport(runs: LoadedRun[], options: ReportOptions = {}): Promise<{ html: string; notes: string[] }> {
+export async function buildHtmlReport(given: readonly (LoadedRun | string)[], options: ReportOptions = {}): Promise<{ html: string; notes: string[] }> {
+  // a path is read by the one run loader (a folder of runs gives each of its runs)
+  const runs: LoadedRun[] = [];
+  for (const item of given) runs.push(...(typeof item === "string" ? await loadRuns([item]) : [item]));
   const notes: string[] = [];
   const thumbs = await collectThumbnails(runs, { perQuestion: options.thumbnails ?? 4, size: options.thumbnailSize ?? 128, ...(options.framesDir ? { dir: options.framesDir, reportDir: options.reportDir ?? process.cwd() } : {}) }, notes);
   const title = options.title ?? `eqakit report: ${runs.map((r) => r.label).join(", ")}`;
@@ -46,10 +49,10 @@ ${histogramSection(runs)}
 ${comparisonSection(runs)}
 ${tagSection(runs)}
 ${abstentionSection(runs)}
-${otherMetricsSection(runs)}
+${metricsSection(runs)}
 <section id="cost"><h2>Cost</h2>${costTable(runs)}</section>
 <section id="failures"><h2>Failures</h2>${failuresSection(runs)}</section>
-${runs.some((r) => r.questions.length > 0) || !runs.some((r) => r.tag) ? html`<section id="questions"><h2>Questions</h2>${questionTable(runs, thumbs)}</section>` : html``}
+${runs.some((r) => r.questions.length > 0) ? html`<section id="questions"><h2>Questions</h2>${questionTable(runs, thumbs)}</section>` : html``}
 `;
   const csp = `default-src 'none'; img-src data: file: 'self'; media-src file:; style-src 'unsafe-inline'; script-src ${scriptHash(REPORT_SCRIPT)}`;
   const page = `<!doctype html>
@@ -59,11 +62,16 @@ ${runs.some((r) => r.questions.length > 0) || !runs.some((r) => r.tag) ? html`<s
 <meta name="color-scheme" content="light dark">
 <title>${escapeHtml(title)}</title>
 <style>${REPORT_STYLE}</style>${thumbs.frames.length > 0 ? `\n<style>${thumbnailStyle(thumbs)}</style>` : ""}</head>
-<body class="report">${body.text}
+<body class="report">${boxTables(body.text)}
 <script>${REPORT_SCRIPT}</script>
 </body></html>
 `;
   return { html: page, notes };
+}
+
+/** Every table in a box of its own that scrolls sideways when the table is wider than the page: the page itself never does. */
+function boxTables(page: string): string {
+  return page.replace(/<table\b/g, '<div class="table-box"><table').replace(/<\/table>/g, "</table></div>");
 }
 
 function runsNotes(runs: LoadedRun[], extra: string[]): Html {
@@ -79,30 +87,53 @@ function configText(config: Record<string, unknown> | undefined, key: string): s
   return undefined;
 }
 
-function estimateCells(estimate: MeanEstimate | undefined, field: string): Html {
-  if (!estimate || estimate.n === 0) return html`<td>–</td><td>–</td><td>–</td><td>–</td>`;
+type EstimateRead = { n: number; mean: number | null; stderr: number | null; ci: [number | null, number | null] };
+
+function estimateCells(estimate: EstimateRead | undefined, field: string): Html {
+  if (!estimate || estimate.n === 0 || estimate.mean === null) return html`<td>–</td><td>–</td><td>–</td><td>–</td>`;
   return html`<td class="num">${estimate.n}</td><td class="num" data-field="${field}" data-value="${estimate.mean}">${fmt(estimate.mean)}</td><td class="num">±${fmt(estimate.stderr)}</td><td class="num">[${fmt(estimate.ci[0])}, ${fmt(estimate.ci[1])}]</td>`;
 }
 
-/** Runs of LLM-Match and answer runs (TAG-EQA runs have their own headline, other kinds their numbers below). */
+/** A headline figure as text: "C* 40.0 %". */
+function metricText(m: HeadlineMetric): string {
+  if (m.value === null) return `${m.name} –`;
+  const value = Number.isInteger(m.value) && m.unit === "" ? String(m.value) : fmt(m.value, m.unit === "" && Math.abs(m.value) < 10 ? 2 : 1);
+  return `${m.name} ${value}${m.unit === "" ? "" : ` ${m.unit}`}`;
+}
+
+/** What made a run's answers and judged them, as the headline names them. */
+function agentAndJudge(run: LoadedRun): { agent?: string; model?: string; judge?: Html } {
+  const score = run.score;
+  if (run.explore) {
+    const config = run.explore.config;
+    const answerer = config.answerer;
+    const model = configText(config, "vlm") ?? configText(config, "model") ?? (typeof answerer === "object" && answerer !== null && "model" in answerer && typeof answerer.model === "string" ? answerer.model : undefined);
+    const judged = run.explore.judged;
+    return { ...(configText(config, "explorer") ? { agent: configText(config, "explorer") } : {}), ...(model ? { model } : {}), judge: judged ? html`${judged.judge} · ${judged.mode}` : html`<span class="hint">not judged: eqa explore --judge</span>` };
+  }
+  const judge = configText(score?.config, "judge");
+  const variant = configText(score?.config, "promptVariant");
+  const agent = configText(run.answer?.config, "agent");
+  const model = configText(run.answer?.config, "model");
+  return { ...(agent ? { agent } : {}), ...(model ? { model } : {}), ...(score ? { judge: html`${judge ?? "–"} · ${String(score.config.mode ?? "")}${variant ? ` · ${variant}` : ""}` } : run.answer ? { judge: html`<span class="hint">not scored: run eqa score</span>` } : {}) };
+}
+
+/** Every run but TAG-EQA's (they have their own headline): LLM-Match where the run has it, each kind's own figures beside. */
 function headlineSection(runs: LoadedRun[]): Html {
   const shown = runs.flatMap((run, i) => (run.tag ? [] : [{ run, i }]));
   if (shown.length === 0) return html``;
   const rows = shown.map(({ run, i }) => {
-    const score = run.score;
     const swatch = html`<i class="swatch" style="background:${RUN_COLOURS[i % RUN_COLOURS.length]!}"></i>`;
-    if (!score && !run.answer) {
-      const why = run.otherMetrics.length > 0 ? `a ${run.kind} run: its numbers are under Other metrics` : run.questions.length > 0 ? `no summary yet: ${run.questions.length} question(s) recorded so far` : "no summary: nothing to show yet";
-      return html`<tr data-run="${i}"><td>${swatch}${run.label}</td><td>${run.kind}</td><td colspan="7" class="hint">${why}</td></tr>`;
-    }
-    const judge = configText(score?.config, "judge");
-    const variant = configText(score?.config, "promptVariant");
-    const agent = configText(run.answer?.config, "agent");
-    const model = configText(run.answer?.config, "model");
-    return html`<tr data-run="${i}"><td>${swatch}${run.label}</td><td>${run.kind}</td><td>${agent ?? "–"}${model ? ` (${model})` : ""}</td><td>${score ? html`${judge ?? "–"} · ${String(score.config.mode ?? "")}${variant ? ` · ${variant}` : ""}` : html`<span class="hint">not scored: run eqa score</span>`}</td>${estimateCells(score?.llmMatch.overall, "overall")}<td class="num">${run.answer?.abstentionRate !== null && run.answer?.abstentionRate !== undefined ? `${fmt(100 * run.answer.abstentionRate)}%` : "–"}</td></tr>`;
+    const { agent, model, judge } = agentAndJudge(run);
+    const own = run.metrics.filter((m) => m.name !== "LLM-Match" && m.name !== "abstained");
+    const figures = own.length > 0 ? html`<div class="figures">${own.slice(0, 8).map((m) => html`<span class="figure-chip" title="${m.about}">${metricText(m)}</span> `)}${own.length > 8 ? html`<span class="hint">… see Metrics</span>` : html``}</div>` : html``;
+    const exploreMatch = run.explore?.judged?.llmMatch;
+    const llmMatch = run.score ? estimateCells(run.score.llmMatch.overall, "overall") : exploreMatch && exploreMatch.correctness !== null ? html`<td class="num">${exploreMatch.n}</td><td class="num" data-field="overall" data-value="${exploreMatch.correctness}">${fmt(exploreMatch.correctness)}</td><td>–</td><td>–</td>` : html`<td>–</td><td>–</td><td>–</td><td>–</td>`;
+    const status = !run.score && !run.answer && run.metrics.length === 0 ? html`<div class="hint">${run.questions.length > 0 ? `no summary yet: ${run.questions.length} question(s) recorded so far` : "no summary: nothing to show yet"}</div>` : html``;
+    return html`<tr data-run="${i}"><td class="nowrap">${swatch}${run.label}</td><td class="nowrap">${run.kind}</td><td>${agent ?? "–"}${model ? ` (${model})` : ""}</td><td>${judge ?? "–"}</td>${llmMatch}<td class="num">${run.answer?.abstentionRate !== null && run.answer?.abstentionRate !== undefined ? `${fmt(100 * run.answer.abstentionRate)}%` : "–"}</td><td class="text">${figures}${status}</td></tr>`;
   });
   const confidence = runs.find((r) => r.score)?.score?.llmMatch.overall.confidence ?? 0.95;
-  return html`<section id="headline"><h2>Headline</h2><table class="grid"><thead><tr><th>run</th><th>kind</th><th>agent</th><th>judge</th><th>n</th><th>LLM-Match</th><th>±SE</th><th>${Math.round(confidence * 100)}% CI</th><th>abstained</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+  return html`<section id="headline"><h2>Headline</h2><table class="grid"><thead><tr><th>run</th><th>kind</th><th>agent</th><th>judge</th><th>n</th><th>LLM-Match</th><th>±SE</th><th>${Math.round(confidence * 100)}% CI</th><th>abstained</th><th>the kind's own figures</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
 
 function chartsSection(runs: LoadedRun[]): Html {
@@ -110,13 +141,13 @@ function chartsSection(runs: LoadedRun[]): Html {
   const scored = runs.filter((r) => r.score);
   const indexOf = new Map(runs.map((r, i) => [r, i]));
   // a report of structured-judge runs only has its own charts
-  if (scored.length === 0 && runs.some((r) => r.tag)) return html``;
-  if (scored.length === 0) return html`<section id="charts"><h2>By category and source</h2><p>No scored run: run <code>eqa score</code> to see LLM-Match by category.</p></section>`;
+  if (scored.length === 0 && runs.some((r) => r.tag || r.metrics.length > 0)) return html``;
+  if (scored.length === 0) return html`<section id="charts"><h2>By category and source</h2><p>No run has figures yet: run <code>eqa score</code> to see LLM-Match by category.</p></section>`;
   const categories = [...OPENEQA_CATEGORIES.filter((c) => scored.some((r) => r.score!.llmMatch.byCategory[c])), ...new Set(scored.flatMap((r) => Object.keys(r.score!.llmMatch.byCategory)).filter((c) => !(OPENEQA_CATEGORIES as readonly string[]).includes(c)))];
   const sources = [...new Set(scored.flatMap((r) => Object.keys(r.score!.llmMatch.bySource)))].sort();
-  const series = (pick: (r: LoadedRun) => Record<string, MeanEstimate>): BarSeries[] =>
-    scored.map((r) => ({ label: r.label, run: indexOf.get(r)!, values: Object.fromEntries(Object.entries(pick(r)).map(([k, e]) => [k, { mean: e.mean, ci: e.ci, n: e.n }])) }));
-  const table = (groups: string[], pick: (r: LoadedRun) => Record<string, MeanEstimate>, kind: string): Html =>
+  const series = (pick: (r: LoadedRun) => Record<string, EstimateRead>): BarSeries[] =>
+    scored.map((r) => ({ label: r.label, run: indexOf.get(r)!, values: Object.fromEntries(Object.entries(pick(r)).map(([k, e]) => [k, { mean: e.mean ?? Number.NaN, ci: [e.ci[0] ?? Number.NaN, e.ci[1] ?? Number.NaN] as [number, number], n: e.n }])) }));
+  const table = (groups: string[], pick: (r: LoadedRun) => Record<string, EstimateRead>, kind: string): Html =>
     html`<table class="grid compact"><thead><tr><th>${kind}</th>${scored.map((r) => html`<th>${r.label}</th>`)}</tr></thead><tbody>${groups.map(
       (g) => html`<tr><td>${g}</td>${scored.map((r) => {
         const e = pick(r)[g];
@@ -156,11 +187,15 @@ function abstentionSection(runs: LoadedRun[]): Html {
   )}</tbody></table><p class="hint">LLM-Match with the guess, without it, and their difference are computed on the questions both scorings judged.</p></section>`;
 }
 
-function otherMetricsSection(runs: LoadedRun[]): Html {
-  const others = runs.filter((r) => r.otherMetrics.length > 0);
-  if (others.length === 0) return html``;
-  return html`<section id="other-metrics"><h2>Other metrics</h2>${others.map(
-    (r) => html`<h3>${r.label} (${r.kind})</h3>${r.figures.map((f) => html`<img class="figure" alt="figure ${basename(f)}" src="data:image/png;base64,${readFileSync(f).toString("base64")}">`)}<table class="grid compact"><tbody>${r.otherMetrics.map(([k, v]) => html`<tr><td>${k}</td><td class="num" data-value="${v}">${Number.isInteger(v) ? String(v) : v.toFixed(4)}</td></tr>`)}</tbody></table>`,
+/** Each run's headline figures as its kind's paper names them, with what each averages, and the figures the run drew. */
+function metricsSection(runs: LoadedRun[]): Html {
+  const shown = runs.filter((r) => r.metrics.length > 0 || r.figures.length > 0);
+  if (shown.length === 0) return html``;
+  return html`<section id="metrics"><h2>Metrics</h2>${shown.map(
+    (r) =>
+      html`<h3>${r.label} (${r.kind})</h3>${r.figures.map((f) => html`<img class="figure" alt="figure ${basename(f)}" src="data:image/png;base64,${readFileSync(f).toString("base64")}">`)}<table class="grid compact metrics"><thead><tr><th>figure</th><th>value</th><th>n</th><th>interval</th><th>what it is</th></tr></thead><tbody>${r.metrics.map(
+        (m) => html`<tr data-metric="${m.name}"><td>${m.name}</td><td class="num" data-value="${m.value ?? ""}">${m.value === null ? "–" : metricText({ ...m, name: "" }).trim()}</td><td class="num">${m.n ?? "–"}</td><td class="num">${m.ci ? `[${fmt(m.ci[0])}, ${fmt(m.ci[1])}]` : "–"}</td><td class="text">${m.about}</td></tr>`,
+      )}</tbody></table>`,
   )}</section>`;
 }
 
@@ -169,10 +204,10 @@ function costTable(runs: LoadedRun[]): Html {
     // a stage's dollars: its summary's cost total (other kinds: when the summary has one usage stage)
     const dollarsOf = (stage: string): number | null | undefined => run.costs.find((c) => c.stage === stage)?.cost.total.dollars;
     const otherDollars = run.otherUsage.length === 1 ? dollarsOf(run.kind) : undefined;
-    const parts: { stage: string; usage: UsageTotals; wall: number; dollars: number | null | undefined }[] = [
+    const parts: { stage: string; usage: UsageRead; wall: number; dollars: number | null | undefined }[] = [
       ...(run.answer ? [{ stage: "answer", usage: run.answer.usage.answers, wall: run.answer.wallTimeMs, dollars: dollarsOf("answer") }] : []),
       ...(run.score ? [{ stage: "judge", usage: run.score.usage.judgements, wall: run.score.wallTimeMs, dollars: dollarsOf("judge") }] : []),
-      ...(run.tag?.summary ? [{ stage: "structured judge", usage: run.tag.summary.usage as UsageTotals, wall: run.tag.summary.wallTimeMs, dollars: undefined }] : []),
+      ...(run.tag?.summary ? [{ stage: "structured judge", usage: run.tag.summary.usage, wall: run.tag.summary.wallTimeMs, dollars: undefined }] : []),
     ];
     for (const [stage, usage] of run.otherUsage) parts.push({ stage, usage, wall: Number.NaN, dollars: otherDollars });
     if (parts.length === 0) return html`<tr><td>${run.label}</td><td colspan="10">no usage recorded</td></tr>`;
@@ -202,6 +237,8 @@ function failuresSection(runs: LoadedRun[]): Html {
         ["answer", run.answer?.failures ?? []],
         ["judge", run.score?.failures ?? []],
         ["structured judge", run.tag?.summary?.failures ?? []],
+        ["explore", run.explore?.failures ?? []],
+        ["judge (explore)", run.explore?.judged?.failures ?? []],
       ] as const
     ).flatMap(([stage, failures]) => (failures.length > 0 ? [{ run, stage, failures }] : [])),
   );
@@ -228,11 +265,13 @@ function answerCell(q: RunQuestion | undefined, thumbs: Thumbnails, r: number, f
   const forced = q.forceGuess === "guess" ? html`<div class="forced">forced guess: the agent said “<span class="text">${q.agentAnswer ?? "(nothing)"}</span>”, and the blind guess above was submitted</div>` : html``;
   const neutralised = q.neutralised ? html`<div class="neutralised">addressed the judge; the judge read: <span class="text">${q.judgePrediction ?? "(nothing)"}</span></div>` : html``;
   const error = q.error ? html`<div class="error text">${q.failedStage ? `${q.failedStage} failed${q.status ? ` (reply ${q.status})` : ""}: ` : ""}${q.error}</div>` : html``;
+  const eac = q.eac ? ("error" in q.eac ? html`<div class="error text">EAC failed: ${q.eac.error}</div>` : html`<div class="hint">EAC δ·σ ${fmt(q.eac.score, 2)} (grounding δ ${q.eac.grounding}, accuracy σ ${q.eac.accuracy})</div>`) : html``;
+  const explored = q.stop !== undefined ? html`<div class="hint">stop: ${q.stop ?? "–"}${q.pathLengthM !== undefined && q.pathLengthM !== null ? ` · path ${fmt(q.pathLengthM, 2)} m` : ""}${q.choice !== undefined ? ` · choice ${q.choice ?? "(none read)"}${q.correct === undefined ? "" : q.correct ? ", right" : ", wrong"}` : ""}</div>` : html``;
   const judge = q.judgeReplies.length > 0 ? html`<details><summary>judge's reply</summary><pre class="text">${q.judgeReplies.map((reply) => reply ?? "(empty)").join("\n---\n")}</pre></details>` : html``;
   const strip = thumbnailStrip(thumbs.byAnswer.get(answerKey(r, q.questionId)) ?? []);
   const points = q.points;
   const changed = first !== undefined && q.answer !== undefined && first.answer !== undefined && q.answer !== first.answer;
-  return html`<td data-sort="${q.answer ?? ""}"${changed ? new Html(' class="changed" title="a different answer than the first run\'s"') : ""}>${answer}${forced}${neutralised}${error}${judge}${strip}</td><td class="num score${changeClass(points, first?.points)}" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-csv="${q.score ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
+  return html`<td data-sort="${q.answer ?? ""}"${changed ? new Html(' class="changed" title="a different answer than the first run\'s"') : ""}>${answer}${explored}${eac}${forced}${neutralised}${error}${judge}${strip}</td><td class="num score${changeClass(points, first?.points)}" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-csv="${q.score ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
 }
 
 function questionTable(runs: LoadedRun[], thumbs: Thumbnails): Html {
@@ -253,7 +292,7 @@ function questionTable(runs: LoadedRun[], thumbs: Thumbnails): Html {
     const marks = judged.map(({ r }) => byRun[r]!.get(id)?.points);
     const first = marks[0];
     const differs = judged.length > 1 && new Set(marks.map((m) => m ?? "none")).size > 1;
-    return html`<tr data-category="${q?.category ?? ""}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td data-sort="${id}"><code>${id}</code></td><td data-sort="${q?.category ?? ""}">${q?.category ?? "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}</td><td class="text" data-sort="${gt}">${gt || "–"}</td>${shown.map(({ r }) => answerCell(byRun[r]!.get(id), thumbs, r, r === shown[0]!.r ? undefined : { answer: byRun[shown[0]!.r]!.get(id)?.answer, points: r === judged[0]?.r ? undefined : first }))}</tr>`;
+    return html`<tr data-category="${q?.category ?? ""}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td class="qid" data-sort="${id}"><code>${id}</code></td><td data-sort="${q?.category ?? ""}">${q?.category ?? "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}</td><td class="text" data-sort="${gt}">${gt || "–"}</td>${shown.map(({ r }) => answerCell(byRun[r]!.get(id), thumbs, r, r === shown[0]!.r ? undefined : { answer: byRun[shown[0]!.r]!.get(id)?.answer, points: r === judged[0]?.r ? undefined : first }))}</tr>`;
   });
   const filters = html`<div class="filters"><label>search <input id="q-search" type="search" placeholder="question, answer, id…"></label>
 <label>category <select id="q-category"><option value="">all</option>${categories.map((c) => html`<option value="${c}">${c}</option>`)}</select></label>

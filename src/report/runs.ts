@@ -1,48 +1,112 @@
+/**
+ * The one run loader of the report and the viewer (`eqa report`, `eqa view`, `buildHtmlReport`,
+ * `startViewer`). It reads every kind of run folder eqakit writes: `eqa score` (llm-match),
+ * `eqa answer`, `eqa run`, `eqa explore` (judged or not), `eqa answer-tag`, `eqa score-tag`,
+ * `eqa rm score`, `eqa rm bench`, `eqa memory build`, `eqa generate tag`, and a folder that
+ * holds run folders (`eqa demo`'s). For each it gives the kind's headline metrics, its questions
+ * with their ground truth, answers and transcripts, and its cost as the summary states it.
+ * Every file is checked against its writer's schema: a file eqakit wrote that cannot be read is
+ * a UserError naming the file, line and field, never a silent skip. A part that is missing (no
+ * summary yet, a benchmark moved away) is left out and named in `notes`.
+ */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { z } from "zod";
 import { UserError, type Question } from "../core/index.js";
 import { loadOpenEqaBenchmark, loadPredictions } from "../data/index.js";
-import type { AnswerSummary, TracedCall } from "../agents/index.js";
-import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate, type ScoreSummary } from "../eval/index.js";
-import type { RunCost, UsageTotals } from "../models/index.js";
-import { meanEstimate, readJson, readLines, usageTotals } from "./files.js";
-import { loadTagPart, type TagRunPart } from "./tag-runs.js";
-import { modelCallNotes } from "./text.js";
+import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate } from "../eval/index.js";
 import { COMMANDS_FILE, runInputPath } from "../store/index.js";
+import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
+import { exploreHeadline, exploreSummarySchema, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
+import { loadTagPart, tagSummarySchema, type TagRunPart } from "./tag-runs.js";
+import { modelCallNotes } from "./text.js";
+
+export type { HeadlineMetric } from "./run-kinds.js";
+
+const failureList = z.array(z.looseObject({ questionId: z.string(), error: z.string(), status: z.string().optional() }));
+const processUsage = z.looseObject({ deviations: z.record(z.string(), z.array(z.string())).optional() }).nullable().optional();
+
+/** `summary.json` of `eqa score` (`ScoreSummary`), the fields the report and viewer read. */
+export const scoreSummarySchema = z.looseObject({
+  kind: z.literal("llm-match"),
+  eqakitVersion: z.string().optional(),
+  createdAt: z.string().optional(),
+  wallTimeMs: z.number(),
+  config: z.record(z.string(), z.unknown()),
+  counts: z.looseObject({ questions: z.number(), scored: z.number(), failed: z.number() }),
+  llmMatch: z.object({ overall: meanEstimate, byCategory: z.record(z.string(), meanEstimate), bySource: z.record(z.string(), meanEstimate) }),
+  replyStatuses: z.record(z.string(), z.number()).optional(),
+  failures: failureList,
+  usage: z.looseObject({ judgements: usageTotals, thisProcess: processUsage }),
+});
+/** `summary.json` of `eqa answer` (`AnswerSummary`), the fields the report and viewer read. */
+export const answerSummarySchema = z.looseObject({
+  kind: z.literal("answer"),
+  eqakitVersion: z.string().optional(),
+  createdAt: z.string().optional(),
+  wallTimeMs: z.number(),
+  config: z.record(z.string(), z.unknown()),
+  counts: z.looseObject({ questions: z.number(), answered: z.number(), failed: z.number(), forceGuessChecked: z.number(), abstained: z.number() }),
+  abstentionRate: z.number().nullable(),
+  replyStatuses: z.record(z.string(), z.number()).optional(),
+  failures: failureList,
+  usage: z.looseObject({ answers: usageTotals, thisProcess: processUsage }),
+});
+const runSummarySchema = z.looseObject({ kind: z.literal("run"), answer: answerSummarySchema, score: scoreSummarySchema });
+export type ScoreRunSummary = z.infer<typeof scoreSummarySchema>;
+export type AnswerRunSummary = z.infer<typeof answerSummarySchema>;
+
+const kindSchema = z.looseObject({ kind: z.string() });
+const envelopeSchema = z.looseObject({ eqakitVersion: z.string().optional(), createdAt: z.string().optional(), wallTimeMs: z.number().optional(), config: z.record(z.string(), z.unknown()).optional(), failures: z.array(z.unknown()).optional() });
+const roleCostSchema = z.looseObject({ calls: z.number(), cacheHits: z.number(), promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number().default(0), dollars: z.number().nullable() });
+const runCostSchema = z.looseObject({
+  roles: z.array(roleCostSchema.extend({ role: z.string(), model: z.string() })),
+  total: roleCostSchema,
+  unpriced: z.array(z.string()).default([]),
+  prices: z.array(z.string()).default([]),
+});
+const withCost = z.looseObject({ cost: runCostSchema.optional() });
+const withUsage = z.looseObject({ usage: z.record(z.string(), z.unknown()).optional() });
 
 /**
- * A run directory as the report and the viewer read it: whatever `eqa score`, `eqa answer`
- * and `eqa run` wrote, and, for other kinds of runs, the numbers of their summary. A part
- * that is missing or unreadable is left out and named in `notes`.
+ * A run directory as the report and the viewer read it. `kind` is the summary's (or, before a
+ * summary is written, the kind its files show); `metrics` are the kind's headline figures.
  */
 export interface LoadedRun {
   dir: string;
   label: string;
-  /** The summary's kind ("llm-match", "answer", "run", "tag-structured", or any other a run writes), or "unknown". */
+  /** "llm-match", "answer", "run", "explore", "tag-structured", "rm-score", "rm-bench", "memory-build", "generate-tag", "answer-tag", or "unknown". */
   kind: string;
-  score?: ScoreSummary;
-  answer?: AnswerSummary;
-  /** Numbers of a summary of another kind (reward-model benchmarks, exploration), flattened by path. */
-  otherMetrics: [string, number][];
-  /** A summary of another kind: its version, date and configuration, as written. */
-  otherSummary?: { eqakitVersion?: string; createdAt?: string; wallTimeMs?: number; config?: Record<string, unknown> };
+  score?: ScoreRunSummary;
+  answer?: AnswerRunSummary;
+  /** An `eqa explore` run's summary (with its judge's scores when judged). */
+  explore?: ExploreRunSummary;
+  /** The kind's headline figures as its paper names them (LLM-Match; C, C*, E_path, d_T; accuracy and RMSE; …). */
+  metrics: HeadlineMetric[];
+  /** A summary of another kind than llm-match, answer or tag-structured: its version, date and configuration. */
+  otherSummary?: z.infer<typeof envelopeSchema>;
   /** Usage by stage of a summary of another kind (`usage.<stage>` with call counts). */
-  otherUsage: [string, UsageTotals][];
-  /** Tokens and dollars per role, by stage (answer, judge, or the kind of another summary), where the summary has them. */
-  costs: { stage: string; cost: RunCost }[];
+  otherUsage: [string, UsageRead][];
+  /** Tokens and dollars per role, by stage (answer, judge, or the kind of another summary), as the summary states them. */
+  costs: { stage: string; cost: RunCostRead }[];
   /** Figures the run drew itself (PNG files at its top level, e.g. reward-model scaling curves). */
   figures: string[];
-  /** Per question, in the run's order (LLM-Match and answer runs). */
+  /** Per question (episode, instance), in the run's order. */
   questions: RunQuestion[];
   /** A TAG-EQA structured-judge run (`eqa score-tag`, kind "tag-structured"). */
   tag?: TagRunPart;
+  /** The folder of the answer run whose transcripts go with the questions (the run itself, or a TAG run's `answers/`). */
+  tracesDir?: string;
   /** Where the episode histories of the run's answers are (the answer run's --frames). */
   framesRoot?: string;
   /** The commands that ran in the run's directory to their end, oldest first (`commands.jsonl`). */
   commands: string[];
   notes: string[];
 }
+
+export type UsageRead = z.infer<typeof usageTotals>;
+const tracedCall = z.looseObject({ role: z.string(), model: z.string(), prompt: z.string(), promptSha256: z.string(), frames: z.array(z.number()).optional(), reply: z.string().nullable(), cached: z.boolean() });
+export type RunCall = z.infer<typeof tracedCall>;
 
 export interface RunQuestion {
   questionId: string;
@@ -53,6 +117,8 @@ export interface RunQuestion {
   question?: string;
   groundTruth?: string;
   extraAnswers?: string[];
+  /** A multiple-choice question's choices (HM-EQA). */
+  choices?: string[];
   episode?: string;
   /** The answer submitted (after force-a-guess); undefined when the run has no answer for it. */
   answer?: string | null;
@@ -75,43 +141,16 @@ export interface RunQuestion {
   error?: string;
   /** Frame indices the agent used. */
   frames: number[];
-  calls: TracedCall[];
-  usage?: UsageTotals;
-}
-
-const scoreSummarySchema = z.looseObject({
-  kind: z.literal("llm-match"),
-  wallTimeMs: z.number(),
-  config: z.record(z.string(), z.unknown()),
-  counts: z.looseObject({ questions: z.number(), scored: z.number(), failed: z.number() }),
-  llmMatch: z.object({ overall: meanEstimate, byCategory: z.record(z.string(), meanEstimate), bySource: z.record(z.string(), meanEstimate) }),
-  failures: z.array(z.looseObject({ questionId: z.string(), error: z.string() })),
-  usage: z.looseObject({ judgements: usageTotals }),
-});
-const answerSummarySchema = z.looseObject({
-  kind: z.literal("answer"),
-  wallTimeMs: z.number(),
-  config: z.record(z.string(), z.unknown()),
-  counts: z.looseObject({ questions: z.number(), answered: z.number(), failed: z.number(), forceGuessChecked: z.number(), abstained: z.number() }),
-  abstentionRate: z.number().nullable(),
-  failures: z.array(z.looseObject({ questionId: z.string(), error: z.string() })),
-  usage: z.looseObject({ answers: usageTotals }),
-});
-const runSummarySchema = z.looseObject({ kind: z.literal("run"), answer: z.unknown(), score: z.unknown() });
-const kindSchema = z.looseObject({ kind: z.string() });
-const otherSummarySchema = z.object({ eqakitVersion: z.string().optional().catch(undefined), createdAt: z.string().optional().catch(undefined), wallTimeMs: z.number().optional().catch(undefined), config: z.record(z.string(), z.unknown()).optional().catch(undefined) });
-const roleCostSchema = z.looseObject({ calls: z.number(), cacheHits: z.number(), promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number().default(0), dollars: z.number().nullable() });
-const runCostSchema = z.looseObject({
-  roles: z.array(roleCostSchema.extend({ role: z.string(), model: z.string() })),
-  total: roleCostSchema,
-  unpriced: z.array(z.string()).default([]),
-  prices: z.array(z.string()).default([]),
-});
-
-/** A summary's cost section, when it has a readable one. */
-function costOf(summary: unknown): RunCost | undefined {
-  if (typeof summary !== "object" || summary === null || !("cost" in summary)) return undefined;
-  return runCostSchema.safeParse(summary.cost).data;
+  calls: RunCall[];
+  usage?: UsageRead;
+  /** An exploration's end: why it stopped, its path, the map's coverage (0-1), the EAC judgement, a multiple-choice letter. */
+  stop?: string | null;
+  pathLengthM?: number | null;
+  pathLengthSteps?: number | null;
+  coverage?: number | null;
+  eac?: { grounding: number; accuracy: number; score: number } | { error: string };
+  choice?: string | null;
+  correct?: boolean;
 }
 
 const judgementLine = z.looseObject({
@@ -123,7 +162,6 @@ const judgementLine = z.looseObject({
   status: z.string().optional(),
   error: z.string().nullable().optional(),
 });
-const tracedCall = z.looseObject({ role: z.string(), model: z.string(), prompt: z.string(), promptSha256: z.string(), frames: z.array(z.number()).optional(), reply: z.string().nullable(), cached: z.boolean() });
 const answerLine = z.looseObject({
   questionId: z.string(),
   answer: z.string().nullable(),
@@ -142,37 +180,16 @@ const answerLine = z.looseObject({
     .optional(),
 });
 
-function parseSummary<T>(schema: z.ZodType, value: unknown, what: string, notes: string[]): T | undefined {
-  if (value === undefined) return undefined;
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    notes.push(`the ${what} summary does not have the expected shape (${parsed.error.issues[0]?.path.join(".") ?? "?"}: ${parsed.error.issues[0]?.message ?? ""}); left out`);
-    return undefined;
-  }
-  return parsed.data as T;
-}
-
-/** Numbers of an arbitrary summary, by dotted path (at most `limit`). */
-function flattenNumbers(value: unknown, prefix = "", out: [string, number][] = [], limit = 80): [string, number][] {
-  if (out.length >= limit) return out;
-  if (typeof value === "number" && Number.isFinite(value)) out.push([prefix, value]);
-  else if (Array.isArray(value)) value.slice(0, 20).forEach((v, i) => flattenNumbers(v, `${prefix}[${i}]`, out, limit));
-  else if (typeof value === "object" && value !== null) {
-    for (const [key, v] of Object.entries(value)) {
-      if (key === "eqakitVersion" || key === "createdAt") continue;
-      flattenNumbers(v, prefix ? `${prefix}.${key}` : key, out, limit);
-    }
-  }
-  return out;
-}
-
 const benchmarks = new Map<string, Promise<Map<string, Question> | undefined>>();
 
-async function benchmarkQuestions(path: string | undefined, notes: string[]): Promise<Map<string, Question> | undefined> {
-  if (!path) return undefined;
+async function benchmarkQuestions(path: string | undefined, named: string | undefined, notes: string[]): Promise<Map<string, Question> | undefined> {
+  if (!path) {
+    if (named) notes.push(`the benchmark ${named} could not be found: questions are shown by id only`);
+    return undefined;
+  }
   let pending = benchmarks.get(path);
   if (!pending) {
-    pending = existsSync(path) ? loadOpenEqaBenchmark(path).then((b) => b.byId, () => undefined) : Promise.resolve(undefined);
+    pending = loadOpenEqaBenchmark(path).then((b) => b.byId, () => undefined);
     benchmarks.set(path, pending);
   }
   const found = await pending;
@@ -180,86 +197,238 @@ async function benchmarkQuestions(path: string | undefined, notes: string[]): Pr
   return found;
 }
 
-/** The predictions a score run judged: the run's copy, or the file its summary names (store's runInputPath). */
-function predictionsPathOf(dir: string, config: Record<string, unknown> | undefined): string | undefined {
-  const predictions = config?.predictions;
-  const recorded = typeof predictions === "object" && predictions !== null && "path" in predictions && typeof predictions.path === "string" ? predictions.path : undefined;
-  return runInputPath(dir, "predictions", recorded);
-}
-
-function benchmarkPath(dir: string, config: Record<string, unknown> | undefined): string | undefined {
-  const benchmark = config?.benchmark;
-  if (typeof benchmark === "object" && benchmark !== null && "path" in benchmark && typeof benchmark.path === "string") return runInputPath(dir, "benchmark", benchmark.path) ?? benchmark.path;
+/** A path a configuration names: a string, or an object with `path`. */
+function namedPath(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "object" && value !== null && "path" in value && typeof value.path === "string") return value.path;
   return undefined;
 }
 
-const TAG_KIND = "tag-structured";
+const commandRecord = z.looseObject({ command: z.string().max(100_000), cwd: z.string().optional() });
 
-function looksLikeTagJudgements(path: string): boolean {
-  if (!existsSync(path)) return false;
-  const first = readLines(path, (v) => (typeof v === "object" && v !== null ? v : undefined)).records[0];
-  return first !== undefined && "groundedScore" in first && "inputKey" in first;
+/**
+ * Where an input a run's configuration names is now: an absolute path as it is; a relative one
+ * (as typed on the command line) against each folder the run's commands ran in, latest first,
+ * then the working directory. Undefined when it is nowhere.
+ */
+export function resolveRunInput(named: unknown, cwds: readonly string[]): string | undefined {
+  const path = namedPath(named);
+  if (path === undefined) return undefined;
+  if (isAbsolute(path)) return existsSync(path) ? path : undefined;
+  return [...cwds].reverse().concat(process.cwd()).map((cwd) => resolve(cwd, path)).find((p) => existsSync(p));
 }
 
-/** Reads a run directory; throws a UserError only when the path is not a directory. */
-const commandRecord = z.looseObject({ command: z.string().max(100_000) });
+/** What marks a folder as a run folder, and the kind its files show before a summary is written. */
+const RUN_FILES: [string, string][] = [
+  ["summary.json", "unknown"],
+  ["bench.json", "rm-bench"],
+  ["manifest.json", "unknown"],
+  ["summary.answer.json", "run"],
+  ["summary.score.json", "run"],
+  ["episodes.jsonl", "explore"],
+  ["evaluations.jsonl", "rm-score"],
+  ["memories.jsonl", "memory-build"],
+  ["answers.jsonl", "answer-tag"],
+  ["traces.jsonl", "answer"],
+  ["judgements.jsonl", "unknown"],
+];
 
+/** Whether a folder is a run folder (holds a file one of eqakit's run-writing commands writes). */
+export function isRunFolder(dir: string): boolean {
+  return RUN_FILES.some(([name]) => existsSync(join(dir, name))) || (existsSync(join(dir, "questions.json")) && existsSync(join(dir, "stats.json")));
+}
+
+/**
+ * The run folders a path names: itself when it is a run folder, else the run folders inside it
+ * (a folder of runs, as `eqa demo` writes: `runs/program`, `runs/vlm`, `dataset`), searched
+ * three levels deep, never inside a run folder. Each is labelled by its path under the folder.
+ */
+export function runFolders(path: string): { dir: string; label: string }[] {
+  const root = resolve(path);
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new UserError("not a run directory", { file: path }, "pass folders written by eqa score, answer, run, explore, score-tag, answer-tag, rm score, rm bench, memory build, generate tag or demo");
+  if (isRunFolder(root)) return [{ dir: root, label: basename(root) }];
+  const found: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
+      const sub = join(dir, entry.name);
+      if (isRunFolder(sub)) found.push(sub);
+      else if (depth < 3) walk(sub, depth + 1);
+    }
+  };
+  walk(root, 1);
+  // nothing written yet (a run just started): the folder is shown as a run with nothing to show
+  if (found.length === 0) return [{ dir: root, label: basename(root) }];
+  // runs of answers first, datasets after: the first two are what Compare opens on
+  const datasets = found.filter((d) => !RUN_FILES.some(([name]) => existsSync(join(d, name))));
+  const ordered = [...found.filter((d) => !datasets.includes(d)), ...datasets];
+  const names = ordered.map((d) => basename(d));
+  return ordered.map((dir, i) => ({ dir, label: names.filter((n) => n === names[i]).length > 1 ? relative(root, dir) : names[i]! }));
+}
+
+/** Every run the paths name, in order, each folder of runs replaced by its runs. */
+export async function loadRuns(paths: readonly string[]): Promise<LoadedRun[]> {
+  const runs: LoadedRun[] = [];
+  for (const path of paths) for (const { dir, label } of runFolders(path)) runs.push(await loadRun(dir, label));
+  return runs;
+}
+
+/** A summary's `cost` (`RunCost`) as read back. */
+export type RunCostRead = z.infer<typeof runCostSchema>;
+
+function costOf(summary: unknown, file: string): RunCostRead | undefined {
+  const cost = withCost.safeParse(summary);
+  if (!cost.success) throw new UserError(`the summary's cost does not have the shape eqakit writes: ${cost.error.issues[0]?.message ?? ""}`, { file, field: `cost.${cost.error.issues[0]?.path.join(".") ?? ""}` });
+  return cost.data.cost;
+}
+
+function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, file: string, prefix = ""): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new UserError(`the summary does not have the shape eqakit writes: ${issue?.message ?? "invalid"}`, { file, field: `${prefix}${issue?.path.join(".") ?? ""}` }, "run the command that wrote it again, or restore the file");
+}
+
+/** Reads one run directory (not a folder of runs: see `loadRuns`). */
 export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   const path = resolve(dir);
-  if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, "pass directories written by eqa score, eqa score-tag, eqa answer or eqa run");
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, "pass folders written by eqa score, answer, run, explore, score-tag, answer-tag, rm score, rm bench, memory build, generate tag or demo");
   const notes: string[] = [];
-  const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", otherMetrics: [], otherUsage: [], costs: [], figures: [], questions: [], commands: [], notes };
+  const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", metrics: [], otherUsage: [], costs: [], figures: [], questions: [], commands: [], notes };
   const commandsFile = join(path, COMMANDS_FILE);
-  if (existsSync(commandsFile)) run.commands = readLines(commandsFile, (value) => commandRecord.safeParse(value).data?.command).records;
-  // other kinds of runs name their summary differently (`eqa rm bench` writes bench.json)
-  const summaryName = ["summary.json", "bench.json"].find((name) => existsSync(join(path, name))) ?? "summary.json";
-  const summary = readJson(join(path, summaryName), notes);
-  const kind = kindSchema.safeParse(summary);
-  if (summary === undefined) notes.push("no summary.json: the run may still be going, or was stopped; shown from its records");
-  if (kind.success) {
-    run.kind = kind.data.kind;
-    if (kind.data.kind === "llm-match") run.score = parseSummary<ScoreSummary>(scoreSummarySchema, summary, "score", notes);
-    else if (kind.data.kind === TAG_KIND) run.tag = await loadTagPart(path, summary, notes);
-    else if (kind.data.kind === "answer") run.answer = parseSummary<AnswerSummary>(answerSummarySchema, summary, "answer", notes);
-    else if (kind.data.kind === "run") {
-      const both = runSummarySchema.safeParse(summary);
-      if (both.success) {
-        run.answer = parseSummary<AnswerSummary>(answerSummarySchema, both.data.answer, "answer", notes);
-        run.score = parseSummary<ScoreSummary>(scoreSummarySchema, both.data.score, "score", notes);
-      }
-    } else {
-      const { usage, cost: _cost, ...rest } = kind.data;
-      const cost = costOf(kind.data);
-      if (cost) run.costs.push({ stage: kind.data.kind, cost });
-      run.otherMetrics = flattenNumbers(rest);
-      run.otherSummary = otherSummarySchema.safeParse(kind.data).data ?? {};
-      if (typeof usage === "object" && usage !== null) {
-        for (const [stage, totals] of Object.entries(usage)) {
-          const parsed = usageTotals.safeParse(totals);
-          if (parsed.success) run.otherUsage.push([stage, parsed.data as UsageTotals]);
-        }
-      }
+  const commands = existsSync(commandsFile) ? readRecords(commandsFile, commandRecord) : [];
+  run.commands = commands.map((c) => c.command);
+  const cwds = commands.flatMap((c) => (c.cwd ? [c.cwd] : []));
+  const summaryName = ["summary.json", "bench.json"].find((name) => existsSync(join(path, name)));
+  const summaryFile = join(path, summaryName ?? "summary.json");
+  const summary = summaryName ? readJsonFile(summaryFile, kindSchema) : undefined;
+  run.kind = summary?.kind ?? RUN_FILES.find(([name, kind]) => kind !== "unknown" && existsSync(join(path, name)))?.[1] ?? (existsSync(join(path, "stats.json")) ? "generate-tag" : "unknown");
+  if (!summary && run.kind !== "generate-tag" && run.kind !== "memory-build" && run.kind !== "answer-tag") notes.push("no summary.json yet: the run may still be going, or was stopped; shown from its records");
+
+  switch (summary?.kind) {
+    case "llm-match":
+      run.score = parseOrThrow(scoreSummarySchema, summary, summaryFile);
+      break;
+    case "answer":
+      run.answer = parseOrThrow(answerSummarySchema, summary, summaryFile);
+      break;
+    case "run": {
+      const both = parseOrThrow(runSummarySchema, summary, summaryFile);
+      run.answer = both.answer;
+      run.score = both.score;
+      break;
+    }
+    case "tag-structured":
+      run.tag = await loadTagPart(path, parseOrThrow(tagSummarySchema, summary, summaryFile), (named) => resolveRunInput(named, cwds), notes);
+      break;
+    case "explore":
+      run.explore = parseOrThrow(exploreSummarySchema, summary, summaryFile);
+      break;
+    case "rm-score":
+      run.metrics = rmScoreHeadline(parseOrThrow(rmScoreSummarySchema, summary, summaryFile));
+      break;
+    case "rm-bench":
+      run.metrics = rmBenchHeadline(parseOrThrow(rmBenchSummarySchema, summary, summaryFile));
+      break;
+    default:
+      break;
+  }
+  if (summary && !run.score && !run.answer && !run.tag) {
+    run.otherSummary = parseOrThrow(envelopeSchema, summary, summaryFile);
+    const cost = costOf(summary, summaryFile);
+    if (cost) run.costs.push({ stage: run.kind, cost });
+    for (const [stage, totals] of Object.entries(parseOrThrow(withUsage, summary, summaryFile).usage ?? {})) {
+      const parsed = usageTotals.safeParse(totals);
+      if (parsed.success) run.otherUsage.push([stage, parsed.data]);
     }
   }
-  // an unfinished `eqa run` still has its stages' summaries
-  if (!run.score && existsSync(join(path, "summary.score.json"))) run.score = parseSummary<ScoreSummary>(scoreSummarySchema, readJson(join(path, "summary.score.json"), notes), "score", notes);
-  if (!run.answer && existsSync(join(path, "summary.answer.json"))) run.answer = parseSummary<AnswerSummary>(answerSummarySchema, readJson(join(path, "summary.answer.json"), notes), "answer", notes);
+  // an unfinished `eqa run` has its stages' summaries
+  if (!run.score && existsSync(join(path, "summary.score.json"))) run.score = readJsonFile(join(path, "summary.score.json"), scoreSummarySchema);
+  if (!run.answer && existsSync(join(path, "summary.answer.json"))) run.answer = readJsonFile(join(path, "summary.answer.json"), answerSummarySchema);
   if (run.kind === "unknown" && (run.score || run.answer)) run.kind = run.score && run.answer ? "run" : run.score ? "llm-match" : "answer";
   for (const [stage, part] of [["answer", run.answer], ["judge", run.score]] as const) {
-    const cost = costOf(part);
+    if (!part) continue;
+    const cost = costOf(part, summaryFile);
     if (cost) run.costs.push({ stage, cost });
-    if (part) notes.push(...modelCallNotes(part).map((n) => `${stage}: ${n}`));
+    notes.push(...modelCallNotes(part).map((n) => `${stage}: ${n}`));
   }
   // a TAG run still scoring has judgements but no summary yet
-  if (run.kind === "unknown" && looksLikeTagJudgements(join(path, "judgements.jsonl"))) {
-    run.kind = TAG_KIND;
-    run.tag = await loadTagPart(path, undefined, notes);
-  }
+  if (run.kind === "unknown" && existsSync(join(path, "judgements.jsonl")) && looksLikeTagJudgements(join(path, "judgements.jsonl"))) run.kind = "tag-structured";
+  if (run.kind === "tag-structured" && !run.tag) run.tag = await loadTagPart(path, undefined, (named) => resolveRunInput(named, cwds), notes);
   if (run.tag) {
-    run.figures = [];
+    // the language-model agents of `eqa demo --model` answered in `answers/`: their transcripts
+    if (existsSync(join(path, "answers", "traces.jsonl"))) {
+      const answers = join(path, "answers");
+      run.tracesDir = answers;
+      const answerSummary = readJsonFile(join(answers, "summary.json"), answerSummarySchema);
+      if (answerSummary) {
+        run.answer = answerSummary;
+        const cost = costOf(answerSummary, join(answers, "summary.json"));
+        if (cost) run.costs.push({ stage: "answer", cost });
+      }
+      const framesRoot = resolveRunInput(answerSummary?.config.framesRoot, cwds);
+      if (framesRoot) run.framesRoot = framesRoot;
+      const byId = new Map(run.tag.questions.map((q) => [q.questionId, q]));
+      for (const record of readRecords(join(answers, "traces.jsonl"), answerLine)) {
+        const q = byId.get(record.questionId);
+        if (q) q.transcript = { frames: record.trace?.frames ?? [], calls: record.trace?.calls ?? [], ...(record.episode ? { episode: record.episode } : {}) };
+      }
+    }
+    run.metrics = tagHeadline(run.tag);
     return run;
   }
 
+  if (run.kind === "explore") {
+    run.questions = (await loadExploreQuestions(path, run.explore, (named) => resolveRunInput(named, cwds), notes)).map((q) => ({ ...q, judgeReplies: [], frames: [], calls: [] }));
+    if (run.explore) run.metrics = exploreHeadline(run.explore);
+  } else if (run.kind === "rm-score" || run.kind === "rm-bench") {
+    run.questions = loadRewardInstances(path).map((q) => ({ ...q, judgeReplies: q.replies, frames: [], calls: [] }));
+  } else if (run.kind === "memory-build") {
+    const built = loadMemoryBuild(path);
+    run.metrics = built.headline;
+    run.questions = built.episodes.map((e) => ({ questionId: e.questionId, answer: e.answer, ...(e.error !== undefined ? { error: e.error } : {}), judgeReplies: [], frames: [], calls: [] }));
+  } else if (run.kind === "generate-tag") {
+    const dataset = await loadTagDataset(path);
+    run.metrics = dataset.headline;
+    run.questions = dataset.questions.map((q, i) => ({ ...q, position: i, judgeReplies: [], frames: [], calls: [] }));
+  } else if (run.kind === "answer-tag") {
+    const answered = loadTagAnswers(path);
+    run.metrics = answered.headline;
+    run.questions = answered.answers.map((a) => ({ ...a, ...(a.error !== undefined ? { failedStage: "answer" as const } : {}), judgeReplies: [], frames: [], calls: [] }));
+  } else {
+    await loadOpenEqaQuestions(run, cwds);
+  }
+  if (run.score) run.metrics.unshift(llmMatchHeadline(run.score.llmMatch.overall, judgeName(run.score.config.judge)));
+  if (run.answer && run.answer.abstentionRate !== null) run.metrics.push({ name: "abstained", value: 100 * run.answer.abstentionRate, unit: "%", n: run.answer.counts.forceGuessChecked, about: "force-a-guess: answers the agent abstained on (OpenEQA Table III)" });
+  run.figures = readdirSync(path).filter((name) => /\.png$/i.test(name) && statSync(join(path, name)).size < 4_000_000).sort().slice(0, 6).map((name) => join(path, name));
+  return run;
+}
+
+function judgeName(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "object" && value !== null && "name" in value && typeof value.name === "string") return value.name;
+  return undefined;
+}
+
+function tagHeadline(tag: TagRunPart): HeadlineMetric[] {
+  const s = tag.summary;
+  if (!s) return [];
+  return [
+    { name: "structured score (grounded)", value: s.scores.grounded.mean, unit: "", n: s.scores.grounded.n, ci: s.scores.grounded.ci, about: "TAG-EQA: mean structured score, 1-5, objects matched by position" },
+    { name: "structured score (ungrounded)", value: s.scores.ungrounded.mean, unit: "", n: s.scores.ungrounded.n, ci: s.scores.ungrounded.ci, about: "TAG-EQA: mean structured score, 1-5, objects matched by type" },
+    { name: "valid answers", value: s.validAnswerRate === null ? null : 100 * s.validAnswerRate, unit: "%", n: s.counts.questions, about: "TAG-EQA Fig. 4: answers that are valid structures" },
+  ];
+}
+
+function looksLikeTagJudgements(path: string): boolean {
+  const first = readRecords(path, z.looseObject({}))[0];
+  return first !== undefined && "groundedScore" in first && "inputKey" in first;
+}
+
+/** The questions of an LLM-Match, answer or `eqa run` folder, from its traces, judgements, predictions and benchmark. */
+async function loadOpenEqaQuestions(run: LoadedRun, cwds: string[]): Promise<void> {
+  const path = run.dir;
+  const notes = run.notes;
   const byId = new Map<string, RunQuestion>();
   const entry = (id: string): RunQuestion => {
     let q = byId.get(id);
@@ -271,9 +440,8 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   };
   const traces = join(path, "traces.jsonl");
   if (existsSync(traces)) {
-    const contents = readLines(traces, (v) => answerLine.safeParse(v).data);
-    if (contents.skipped > 0) notes.push(`${contents.skipped} line(s) of traces.jsonl unreadable, skipped`);
-    for (const record of contents.records) {
+    run.tracesDir = path;
+    for (const record of readRecords(traces, answerLine)) {
       const q = entry(record.questionId);
       q.answer = record.answer;
       if (record.episode) q.episode = record.episode;
@@ -284,8 +452,8 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
         delete q.status;
       }
       q.frames = record.trace?.frames ?? [];
-      q.calls = (record.trace?.calls ?? []) as TracedCall[];
-      if (record.trace?.usage) q.usage = record.trace.usage as UsageTotals;
+      q.calls = record.trace?.calls ?? [];
+      if (record.trace?.usage) q.usage = record.trace.usage;
       const action = record.trace?.forceGuess?.action;
       if (action) q.forceGuess = action;
       if (action === "guess") q.agentAnswer = record.trace?.agentAnswer ?? null;
@@ -293,9 +461,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   }
   const judgements = join(path, "judgements.jsonl");
   if (existsSync(judgements)) {
-    const contents = readLines(judgements, (v) => judgementLine.safeParse(v).data);
-    if (contents.skipped > 0) notes.push(`${contents.skipped} line(s) of judgements.jsonl unreadable, skipped`);
-    for (const j of contents.records) {
+    for (const j of readRecords(judgements, judgementLine)) {
       const q = entry(j.questionId);
       q.score = j.score;
       if (j.score !== null) q.points = llmMatchPoints(j.score);
@@ -309,23 +475,26 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   } else if (run.score) notes.push("no judgements.jsonl: per-question scores are not shown");
 
   // a score run of predictions made elsewhere: the answers it judged, from its predictions file
-  const predictionsPath = predictionsPathOf(path, run.score?.config);
-  if (!existsSync(traces) && predictionsPath) {
-    try {
-      const predictions = run.score?.config.withoutGuess === true ? (await loadPredictionsWithoutGuess(predictionsPath)).predictions : await loadPredictions(predictionsPath);
-      for (const p of predictions) {
-        const q = byId.get(p.questionId);
-        if (q) q.answer = p.answer;
+  // the run's copy of its predictions first (store's runInputPath), else the file its summary names
+  const predictionsPath = runInputPath(run.dir, "predictions", namedPath(run.score?.config.predictions)) ?? resolveRunInput(run.score?.config.predictions, cwds);
+  if (!existsSync(traces) && run.score) {
+    if (predictionsPath) {
+      try {
+        const predictions = run.score.config.withoutGuess === true ? (await loadPredictionsWithoutGuess(predictionsPath)).predictions : await loadPredictions(predictionsPath);
+        for (const p of predictions) {
+          const q = byId.get(p.questionId);
+          if (q) q.answer = p.answer;
+        }
+      } catch {
+        notes.push(`the predictions ${predictionsPath} could not be read: answers are not shown`);
       }
-    } catch {
-      notes.push(`the predictions ${predictionsPath} could not be read: answers are not shown`);
-    }
+    } else if (namedPath(run.score.config.predictions)) notes.push(`the predictions ${namedPath(run.score.config.predictions)} are not there any more: answers are not shown`);
   }
 
-  const config = run.answer?.config ?? run.score?.config;
-  const framesRoot = run.answer?.config.framesRoot;
-  if (typeof framesRoot === "string") run.framesRoot = resolve(framesRoot);
-  const questions = await benchmarkQuestions(benchmarkPath(path, run.answer?.config) ?? benchmarkPath(path, run.score?.config) ?? benchmarkPath(path, config), notes);
+  const framesRoot = resolveRunInput(run.answer?.config.framesRoot, cwds);
+  if (framesRoot) run.framesRoot = framesRoot;
+  const named = run.answer?.config.benchmark ?? run.score?.config.benchmark;
+  const questions = await benchmarkQuestions(resolveRunInput(named, cwds), namedPath(named), notes);
   for (const q of byId.values()) {
     const known = questions?.get(q.questionId);
     if (!known) continue;
@@ -342,11 +511,9 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     if (at !== undefined) q.position = at;
   }
   run.questions = [...byId.values()].sort((a, b) => (a.position ?? position.size) - (b.position ?? position.size));
-  run.figures = readdirSync(path).filter((name) => /\.png$/i.test(name) && statSync(join(path, name)).size < 4_000_000).sort().slice(0, 6).map((name) => join(path, name));
-  return run;
 }
 
 /** A mean's display, or an empty string for an empty group. */
-export function meanOrNull(estimate: MeanEstimate | undefined): number | null {
-  return estimate && estimate.n > 0 && Number.isFinite(estimate.mean) ? estimate.mean : null;
+export function meanOrNull(estimate: Pick<MeanEstimate, "n"> & { mean: number | null } | undefined): number | null {
+  return estimate && estimate.n > 0 && estimate.mean !== null && Number.isFinite(estimate.mean) ? estimate.mean : null;
 }

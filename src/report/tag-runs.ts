@@ -8,8 +8,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { loadTagQuestions, structuredAnswerSchema, type StructuredAnswer, type TagQuestion } from "../data/index.js";
 import { loadTagPredictions, type TagPrediction } from "../eval/index.js";
-import { runInputPath } from "../store/index.js";
-import { meanEstimate, readLines, usageTotals } from "./files.js";
+import { meanEstimate, readRecords, usageTotals } from "./files.js";
 
 const scorePair = z.object({ grounded: meanEstimate, ungrounded: meanEstimate });
 const errorRate = z.object({ answers: z.number().nullable(), perAnswer: z.number().nullable(), rate: z.number().nullable() });
@@ -80,28 +79,29 @@ export interface TagRunQuestion {
   valid: boolean;
   replies: (string | null)[];
   error?: string;
+  /** The answering agent's transcript, when it answered in the run's `answers/` folder (`eqa demo --model`). */
+  transcript?: { frames: number[]; calls: { role: string; model: string; prompt: string; reply: string | null; cached: boolean }[]; episode?: string };
 }
 
 export interface TagRunPart {
   summary?: TagRunSummary;
   /** Whether the run scored the grounded variants of the questions. */
   grounded: boolean;
+  /** Where the questions file the configuration names is now, when it was found. */
+  questionsPath?: string;
   questions: TagRunQuestion[];
 }
 
 const datasets = new Map<string, Promise<TagQuestion[] | undefined>>();
 
-function pathIn(config: Record<string, unknown> | undefined, key: string): string | undefined {
-  const value = config?.[key];
-  if (typeof value === "object" && value !== null && "path" in value && typeof value.path === "string") return value.path;
-  return undefined;
-}
-
-async function tagQuestions(path: string | undefined, notes: string[]): Promise<TagQuestion[] | undefined> {
-  if (!path) return undefined;
+async function tagQuestions(path: string | undefined, named: unknown, notes: string[]): Promise<TagQuestion[] | undefined> {
+  if (!path) {
+    if (named !== undefined) notes.push(`the questions ${JSON.stringify(named)} could not be found: TAG questions are shown by id only`);
+    return undefined;
+  }
   let pending = datasets.get(path);
   if (!pending) {
-    pending = existsSync(path) ? loadTagQuestions(path).catch(() => undefined) : Promise.resolve(undefined);
+    pending = loadTagQuestions(path).catch(() => undefined);
     datasets.set(path, pending);
   }
   const found = await pending;
@@ -135,29 +135,19 @@ function fromJudgement(j: z.infer<typeof tagJudgementLine>): TagRunQuestion {
   };
 }
 
-/** The TAG part of a run directory whose summary (if any) is of kind "tag-structured". */
-export async function loadTagPart(dir: string, summaryValue: unknown, notes: string[]): Promise<TagRunPart> {
-  let summary: TagRunSummary | undefined;
-  if (summaryValue !== undefined) {
-    const parsed = tagSummarySchema.safeParse(summaryValue);
-    if (parsed.success) summary = parsed.data;
-    else notes.push(`the TAG summary does not have the expected shape (${parsed.error.issues[0]?.path.join(".") ?? "?"}: ${parsed.error.issues[0]?.message ?? ""}); left out`);
-  }
+/** The TAG part of a run directory whose summary (if any) is of kind "tag-structured"; `locate` finds an input the configuration names. */
+export async function loadTagPart(dir: string, summary: TagRunSummary | undefined, locate: (named: unknown) => string | undefined, notes: string[]): Promise<TagRunPart> {
   const grounded = summary?.config.grounded === true;
   // later lines win: a resumed run appends the judgements it retried
   const byId = new Map<string, TagRunQuestion>();
   const judgements = join(dir, "judgements.jsonl");
   if (existsSync(judgements)) {
-    const contents = readLines(judgements, (v) => tagJudgementLine.safeParse(v).data);
-    if (contents.skipped > 0) notes.push(`${contents.skipped} line(s) of judgements.jsonl unreadable, skipped`);
-    for (const j of contents.records) byId.set(j.questionId, fromJudgement(j));
+    for (const j of readRecords(judgements, tagJudgementLine)) byId.set(j.questionId, fromJudgement(j));
   } else notes.push("no judgements.jsonl: per-question scores are not shown");
 
-  // the run's copies, or the files its summary names (store's runInputPath)
-  const questionsPath = pathIn(summary?.config, "questions");
-  const predictionsPath = pathIn(summary?.config, "predictions");
-  const questions = await tagQuestions(questionsPath && (runInputPath(dir, "questions", questionsPath) ?? questionsPath), notes);
-  const predictions = await tagPredictions(predictionsPath && (runInputPath(dir, "predictions", predictionsPath) ?? predictionsPath), notes);
+  const questionsPath = locate(summary?.config.questions);
+  const questions = await tagQuestions(questionsPath, summary?.config.questions, notes);
+  const predictions = await tagPredictions(locate(summary?.config.predictions), notes);
   const order = questions ? questions.map((q) => q.question_id).filter((id) => byId.has(id)) : [];
   for (const id of byId.keys()) if (!order.includes(id)) order.push(id);
   const known = new Map((questions ?? []).map((q) => [q.question_id, q]));
@@ -171,7 +161,7 @@ export async function loadTagPart(dir: string, summaryValue: unknown, notes: str
     if (predictions) q.prediction = predictions.get(id)?.answer ?? null;
     return q;
   });
-  return { ...(summary ? { summary } : {}), grounded, questions: out };
+  return { ...(summary ? { summary } : {}), grounded, ...(questionsPath ? { questionsPath } : {}), questions: out };
 }
 
 /** A structured answer as one line per group, for text displays: `predicate → value [objects]`. */

@@ -19,7 +19,7 @@ body.viewer{margin:0;padding:0;max-width:none;background:var(--v-bg);color:var(-
 .viewer h1,.viewer h2,.viewer h3{border:0;margin:0;line-height:1.25}
 .viewer h2{font-size:1.35rem;font-weight:650;letter-spacing:-.01em}
 .viewer h3{font-size:.8rem;text-transform:uppercase;letter-spacing:.06em;color:var(--v-muted);font-weight:650;margin:0 0 .6rem}
-.topbar{position:sticky;top:0;z-index:20;display:flex;align-items:center;gap:1.25rem;padding:.6rem 1.5rem;background:var(--v-surface);border-bottom:1px solid var(--v-border)}
+.topbar{position:sticky;top:0;z-index:20;display:flex;flex-wrap:wrap;align-items:center;gap:.4rem 1.25rem;padding:.6rem 1.5rem;background:var(--v-surface);border-bottom:1px solid var(--v-border)}
 .brand{font-weight:700;font-size:1rem;letter-spacing:-.01em;color:var(--v-text)}.brand span{color:var(--v-accent)}
 .topbar nav{display:flex;gap:.25rem}.topbar nav a{padding:.3rem .7rem;border-radius:6px;color:var(--v-muted);font-weight:550}
 .topbar nav a:hover{background:var(--v-raised);text-decoration:none;color:var(--v-text)}.topbar nav a.active{background:var(--v-accent-soft);color:var(--v-accent)}
@@ -49,13 +49,16 @@ main.page{max-width:1320px;margin:0 auto;padding:1.4rem 1.5rem 4rem}
 .viewer .question-list tbody tr{cursor:pointer}
 .viewer button.more{display:block;width:100%;border:0;border-top:1px solid var(--v-border);border-radius:0;padding:.6rem;color:var(--v-accent);background:var(--v-raised)}
 .viewer button.more[hidden]{display:none}
-.viewer table.question-list{table-layout:fixed}
+.viewer table.question-list{table-layout:auto}
 .viewer .question-list .w-id{width:9.5rem}.viewer .question-list .w-cat{width:10rem}.viewer .question-list .w-ans{width:24%}.viewer .question-list .w-mark{width:4.4rem}.viewer .question-list .w-rated{width:4.6rem}.viewer .question-list .w-stop{width:7rem}.viewer .question-list .w-path{width:5rem}
 @media (max-width:980px){.viewer .question-list .w-id{width:5.5rem}.viewer .question-list .w-cat{width:6.5rem}.viewer .question-list .w-mark{width:3.2rem}.viewer .question-list .w-rated{width:3.6rem}}
-.viewer .question-list td.qtext{min-width:16rem;max-width:34rem}.viewer .question-list td.answer{max-width:26rem}
-.viewer .text{white-space:pre-wrap;word-break:break-word}
-.viewer code.qid{display:inline-block;max-width:14ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
-@media (max-width:980px){.viewer code.qid{max-width:8ch}.viewer table.grid th,.viewer table.grid td{padding:.45rem .5rem}}
+.viewer .question-list td.qtext{min-width:12rem;max-width:34rem}.viewer .question-list td.answer{min-width:8rem;max-width:26rem}.viewer .question-list td.gt{min-width:6rem;max-width:18rem}
+.viewer .text{white-space:pre-wrap;overflow-wrap:break-word}
+.viewer code.qid{white-space:nowrap}
+@media (max-width:980px){.viewer table.grid th,.viewer table.grid td{padding:.45rem .5rem}}
+.viewer .figures{display:flex;flex-wrap:wrap;gap:.3rem .6rem;margin:0 0 1rem}.viewer .figure-chip{white-space:nowrap}
+main.page{box-sizing:border-box;max-width:min(1320px,100%)}
+@media (max-width:600px){main.page{padding:1rem .6rem 3rem}.topbar{padding:.5rem .6rem}}
 .pill{display:inline-block;padding:.05rem .5rem;border-radius:999px;font-size:.78rem;font-weight:600;background:var(--v-code);color:var(--v-muted);white-space:nowrap}
 .pill.good{background:var(--v-good-soft);color:var(--v-good)}.pill.bad{background:var(--v-bad-soft);color:var(--v-bad)}.pill.warn{background:var(--v-warn-soft);color:var(--v-warn)}.pill.accent{background:var(--v-accent-soft);color:var(--v-accent)}
 .mark{display:inline-block;min-width:1.8em;text-align:center;padding:.05rem .35rem;border-radius:5px;font-weight:650;font-variant-numeric:tabular-nums}
@@ -207,6 +210,10 @@ function listKeys(tbody,open,extend){
   };
 }
 
+/* a run's headline figures as the paper names them: "C* 40.0 %", "E_path 12.5 %" */
+function metricText(m){if(m.value===null||m.value===undefined)return m.name+" –";var v=m.unit===""&&Number.isInteger(m.value)?String(m.value):fmt(m.value,m.unit===""&&Math.abs(m.value)<10?2:1);return m.name+" "+v+(m.unit?" "+m.unit:"");}
+function figureChips(list){return el("span",{"class":"figures"},list.map(function(m){return el("span",{"class":"figure-chip",title:m.about||"","data-metric":m.name,text:metricText(m)});}));}
+
 function runsView(refreshing){
   setNav("runs");
   var hash=location.hash;
@@ -223,7 +230,8 @@ function runsView(refreshing){
       {label:"questions",num:true,value:function(r){return r.questions;},cell:function(r){return String(r.questions);}},
       {label:"rated",num:true,title:"questions a reviewer rated",value:function(r){return r.rated;},cell:function(r){return String(r.rated||0);}},
       {label:"score",num:true,title:"LLM-Match 0-100 · TAG 1-5",value:function(r){return r.overall;},cell:function(r){return el("span",{"data-field":"overall",title:r.scale==="1-5"?"structured score, 1-5 (grounded)":"LLM-Match, 0-100",text:fmt(r.overall,r.scale==="1-5"?2:1)});}},
-      {label:"95% CI",num:true,cell:function(r){return r.ci?"["+fmt(r.ci[0],r.scale==="1-5"?2:1)+", "+fmt(r.ci[1],r.scale==="1-5"?2:1)+"]":"–";}}
+      {label:"95% CI",num:true,cell:function(r){return r.ci?"["+fmt(r.ci[0],r.scale==="1-5"?2:1)+", "+fmt(r.ci[1],r.scale==="1-5"?2:1)+"]":"–";}},
+      {label:"the kind's own figures",cls:"text",cell:function(r){return figureChips(r.metrics||[]);}}
     ];
     var t=sortableTable("runs","",cols,"runs");
     t.set(data.runs,function(r){return{"data-index":r.index};});
@@ -266,6 +274,7 @@ function runView(index,refreshing){
     var explore=run.questions.some(function(q){return q.stop!==undefined;});
     clear();
     app.appendChild(el("div",{"class":"pagehead"},[el("h2",{text:run.label}),el("span",{"class":"pill accent",text:run.kind}),el("span",{"class":"meta",text:run.questions.length+" questions"}),el("span",{"class":"spacer"}),el("a",{href:"/api/runs/"+index+"/questions.csv",id:"csv-export",download:"",text:"table as CSV"}),el("a",{href:"/api/runs/"+index+"/ratings/export.json",id:"ratings-export",download:"",text:"export ratings (for eqa judge-agreement)"})]));
+    if(run.metrics&&run.metrics.length)app.appendChild(el("div",{"class":"figures",id:"run-metrics"},[figureChips(run.metrics)]));
     if(run.notes&&run.notes.length)app.appendChild(el("ul",{"class":"notes"},run.notes.map(function(n){return el("li",{text:n});})));
     if(run.info&&(run.info.stages.length||run.info.costs.length))app.appendChild(infoPanel(run.info,saved));
     var runSel=el("select",{id:"f-run","aria-label":"run"},all.map(function(r){return el("option",{value:String(r.index),text:r.label+(r.agent?" · "+r.agent:""),selected:String(r.index)===String(index)});}));
@@ -279,9 +288,12 @@ function runView(index,refreshing){
     var cols=[
       {label:"id",w:"id",value:function(q){return q.questionId;},cell:function(q){return el("code",{"class":"qid",title:q.questionId,text:q.questionId});}},
       {label:"category",w:"cat",value:function(q){return q.category||"";},cell:function(q){return q.category||"–";}},
-      {label:"question",cls:"text qtext",value:function(q){return q.question||"";},cell:function(q){return q.question||"–";}},
-      {label:"answer",w:"ans",cls:"text answer",value:function(q){return q.answer===null?"":q.answer;},cell:function(q){return q.answer===null?el("span",{"class":"empty",text:"(no answer)"}):q.answer===undefined?"–":String(q.answer);}}
+      {label:"question",cls:"text qtext",value:function(q){return q.question||"";},cell:function(q){return q.question||"–";}}
     ];
+    if(run.questions.some(function(q){return q.groundTruth!==undefined&&q.groundTruth!==null;}))cols.push({label:"ground truth",cls:"text gt",value:function(q){return q.groundTruth||"";},cell:function(q){return q.groundTruth===undefined||q.groundTruth===null?"–":String(q.groundTruth);}});
+    cols.push(
+      {label:"answer",w:"ans",cls:"text answer",value:function(q){return q.answer===null?"":q.answer;},cell:function(q){return q.answer===null?el("span",{"class":"empty",text:"(no answer)"}):q.answer===undefined?"–":String(q.answer);}}
+    );
     if(explore)cols.push({label:"stop",w:"stop",value:function(q){return q.stop||"";},cell:function(q){return q.error?el("span",{"class":"pill bad",text:"failed"}):el("span",{"class":"pill",text:q.stop||"–"});}},{label:"path m",w:"path",num:true,value:function(q){return q.pathLengthM;},cell:function(q){return fmt(q.pathLengthM,1);}});
     cols.push({label:scale,w:"mark",num:true,title:scale==="σ"?"LLM-Match mark, 1-5 (0: no answer)":"structured score, 1-5",value:function(q){return q.score===undefined?null:q.score===null?-1:q.score;},cell:function(q){return markCell(q.score,scale==="σ"?"σ":"1-5");}});
     cols.push({label:"rated",w:"rated",num:true,title:"reviewers' marks (1-5)",value:function(q){return q.ratings.length?q.ratings.reduce(function(a,r){return a+r.score;},0)/q.ratings.length:null;},cell:function(q){return ratingText(q.ratings);}});
@@ -463,12 +475,17 @@ function answerOf(side){return side&&side.answer!==undefined&&side.answer!==null
 function compareView(a,b,refreshing){
   setNav("compare");
   var hash=location.hash;
-  return Promise.all([getJson("/api/runs"),a===undefined?null:getJson("/api/compare?a="+a+"&b="+b)]).then(function(both){
+  /* without a choice, the first two runs are compared; one run has nothing to compare with */
+  return getJson("/api/runs").then(function(data){
+    if(a===undefined&&data.runs.length>=2){a="0";b="1";}
+    return Promise.all([data,a===undefined?null:getJson("/api/compare?a="+a+"&b="+b)]);
+  }).then(function(both){
     if(!fresh(refreshing,hash,both))return;
     var data=both[0];
     state.runs=data.runs;
     clear();
     app.appendChild(el("div",{"class":"pagehead"},[el("h2",{text:"Compare two runs"}),el("span",{"class":"meta",text:"answers side by side; changed words highlighted"})]));
+    if(data.runs.length<2){app.appendChild(el("p",{"class":"empty",id:"cmp-one",text:"Compare needs two runs: this viewer serves one. Start it with two or more, e.g. eqa view runs/a runs/b."}));return;}
     function sel(id,v){return el("select",{id:id},data.runs.map(function(r){return el("option",{value:String(r.index),text:r.label,selected:String(r.index)===String(v)});}));}
     var sa=sel("cmp-a",a===undefined?0:a),sb=sel("cmp-b",b===undefined?Math.min(1,data.runs.length-1):b);
     function go(){location.hash="#/compare/"+sa.value+"/"+sb.value;}

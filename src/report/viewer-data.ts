@@ -2,17 +2,16 @@
  * What the live viewer reads from a run directory beyond what `loadRun` gives: a question's
  * transcript (every model call with its messages, images, reply, tokens and latency; an
  * exploration's steps, stop checks and top-down plan; an external agent's log lines), the
- * episodes of an `eqa explore` run as rows, the human ratings kept in `ratings.jsonl`, and a
+ * human ratings kept in `ratings.jsonl`, and a
  * stamp that changes whenever a run's records grow.
  */
 import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { OutputError, outputFailure } from "../core/index.js";
 import { loadTagQuestions, loadTrajectoryLog, type TagQuestion } from "../data/index.js";
 import { loadSharp } from "../episodes/index.js";
-import { episodeFileName, loadActiveEpisodes, type ActiveEpisode } from "../agents/index.js";
-import { llmMatchPoints } from "../eval/index.js";
+import { episodeFileName } from "../agents/index.js";
 import { costOf, formatDollars } from "../models/index.js";
 import { readJson, readLines } from "./files.js";
 import { failuresByReason, modelsOf } from "./html-info.js";
@@ -285,79 +284,10 @@ export function exploreTranscript(runIndex: number, dir: string, questionId: str
   return out;
 }
 
-/** A row of the viewer's question list. */
-export interface ExploreRow {
-  questionId: string;
-  category?: string;
-  question?: string;
-  answer: string | null;
-  /** LLM-Match's σ when the run was judged (`eqa explore --judge`). */
-  score?: number | null;
-  points?: number;
-  stop: string | null;
-  pathLengthM: number | null;
-  error: string | null;
-  /** EXPRESS-Bench's EAC judgement of the answer on the last frame (`eqa explore --judge`): δ, σ and δ·σ, or why it failed. */
-  eac?: { grounding: number; accuracy: number; score: number } | { error: string };
-}
-
-const exploreLine = z.looseObject({ questionId: z.string(), answer: z.string().nullable().catch(null), stop: z.string().nullable().catch(null), pathLengthM: z.number().nullable().catch(null), error: z.string().nullable().catch(null) });
-const exploreJudgement = z.looseObject({
-  questionId: z.string(),
-  llmMatch: z.number().nullable(),
-  eac: z.union([z.looseObject({ status: z.literal("ok"), grounding: z.number(), accuracy: z.number(), score: z.number() }), z.looseObject({ status: z.literal("failed"), error: z.string() })]).nullable().catch(null).optional(),
-});
-const episodesCache = new Map<string, Promise<Map<string, ActiveEpisode> | undefined>>();
-
-/** The episodes file an exploration's summary names, read once (undefined when it cannot be). */
-function episodesOf(dir: string, summary: unknown): Promise<Map<string, ActiveEpisode> | undefined> {
-  const named = isObject(summary) && isObject(summary.config) && typeof summary.config.episodes === "string" ? summary.config.episodes : undefined;
-  if (named === undefined) return Promise.resolve(undefined);
-  const path = isAbsolute(named) ? named : [resolve(named), resolve(dir, "..", named)].find((p) => existsSync(p));
-  if (path === undefined || !existsSync(path)) return Promise.resolve(undefined);
-  let pending = episodesCache.get(path);
-  if (!pending) {
-    pending = loadActiveEpisodes(path).then((list) => new Map(list.map((e) => [e.questionId, e])), () => undefined);
-    episodesCache.set(path, pending);
-  }
-  return pending;
-}
-
-/** An `eqa explore` run's episodes as question rows, in the order they finished; undefined when the directory has no `episodes.jsonl`. */
-export async function exploreRows(dir: string): Promise<ExploreRow[] | undefined> {
-  const path = join(dir, "episodes.jsonl");
-  if (!existsSync(path)) return undefined;
-  const byId = new Map<string, ExploreRow>();
-  for (const r of readLines(path, (v) => exploreLine.safeParse(v).data).records) {
-    byId.set(r.questionId, { questionId: r.questionId, answer: r.answer, stop: r.stop, pathLengthM: r.pathLengthM, error: r.error });
-  }
-  const judgements = join(dir, "judgements.jsonl");
-  if (existsSync(judgements)) {
-    for (const j of readLines(judgements, (v) => exploreJudgement.safeParse(v).data).records) {
-      const row = byId.get(j.questionId);
-      if (!row) continue;
-      row.score = j.llmMatch;
-      if (j.llmMatch !== null) row.points = llmMatchPoints(j.llmMatch);
-      if (j.eac) row.eac = j.eac.status === "ok" ? { grounding: j.eac.grounding, accuracy: j.eac.accuracy, score: j.eac.score } : { error: j.eac.error };
-    }
-  }
-  const episodes = await episodesOf(dir, readJson(join(dir, "summary.json"), []));
-  for (const row of byId.values()) {
-    const e = episodes?.get(row.questionId);
-    if (!e) continue;
-    row.question = e.question;
-    if (e.category) row.category = e.category;
-  }
-  return [...byId.values()];
-}
-
-/** An exploration's explorer and model, as its summary names them ("fine-eqa (openai/gpt-4o)"), or undefined. */
-export function exploreAgent(dir: string): string | undefined {
-  const summary = readJson(join(dir, "summary.json"), []);
-  const config = isObject(summary) && isObject(summary.config) ? summary.config : undefined;
-  if (typeof config?.explorer !== "string") return undefined;
-  const model = typeof config.vlm === "string" ? config.vlm : isObject(config.answerer) && typeof config.answerer.model === "string" ? config.answerer.model : undefined;
-  return model ? `${config.explorer} (${model})` : config.explorer;
+/** A TAG-EQA question's recording (steps, plan) with the calls of the agent that answered it (`eqa demo --model`'s `answers/traces.jsonl`). */
+export function withAnswerCalls(recording: Transcript | null, answers: Transcript): Transcript {
+  if (!recording) return answers;
+  return { ...recording, source: answers.source ?? recording.source, agent: answers.agent ?? recording.agent, calls: answers.calls, notes: [...recording.notes, ...answers.notes], captions: answers.captions, toolCalls: answers.toolCalls, log: answers.log, stderr: answers.stderr, forceGuess: answers.forceGuess };
 }
 
 /** Every rating of a run, in the order given (a torn or invalid line is skipped). */
@@ -408,8 +338,7 @@ const tagDatasets = new Map<string, Promise<Map<string, TagQuestion> | undefined
  * `trajectory.json`, `home.json` and `plan.png`. Undefined when the question has no recording
  * (ALFRED's) or it is not there any more.
  */
-export async function tagRecordingDir(config: Record<string, unknown> | undefined, questionId: string): Promise<string | undefined> {
-  const named = isObject(config?.questions) && typeof config.questions.path === "string" ? config.questions.path : undefined;
+export async function tagRecordingDir(named: string | undefined, questionId: string): Promise<string | undefined> {
   if (named === undefined || !existsSync(named)) return undefined;
   let pending = tagDatasets.get(named);
   if (!pending) {
@@ -423,8 +352,8 @@ export async function tagRecordingDir(config: Record<string, unknown> | undefine
 }
 
 /** A TAG-EQA question's trajectory: the recording's steps, and its plan with the path when the recording has one. */
-export async function tagTranscript(runIndex: number, config: Record<string, unknown> | undefined, questionId: string): Promise<Transcript | null> {
-  const dir = await tagRecordingDir(config, questionId);
+export async function tagTranscript(runIndex: number, questionsPath: string | undefined, questionId: string): Promise<Transcript | null> {
+  const dir = await tagRecordingDir(questionsPath, questionId);
   if (dir === undefined) return null;
   const out = emptyTranscript();
   out.source = join(dir, "trajectory.json");

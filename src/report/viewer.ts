@@ -13,9 +13,9 @@ import { VIEWER_HTML, VIEWER_SCRIPT, VIEWER_STYLE } from "./viewer-assets.js";
 import { buildHtmlReport } from "./html.js";
 import { pairedDifferences } from "./html-compare.js";
 import { scriptHash } from "./html-parts.js";
-import { loadRun, type LoadedRun, type RunQuestion } from "./runs.js";
+import { loadRun, runFolders, type LoadedRun, type RunQuestion } from "./runs.js";
 import { structuredAnswerText, type TagRunQuestion } from "./tag-runs.js";
-import { answerTranscript, appendRating, currentRatings, exploreAgent, exploreRows, exploreTranscript, questionsCsv, runInfo, ratingSchema, ratingsExport, runStamp, tagPlanPicture, tagRecordingDir, tagTranscript, RATING_COMMENT_LIMIT, type ExploreRow, type FrameAddresses } from "./viewer-data.js";
+import { answerTranscript, appendRating, currentRatings, exploreTranscript, questionsCsv, runInfo, ratingSchema, ratingsExport, runStamp, tagPlanPicture, tagRecordingDir, tagTranscript, withAnswerCalls, RATING_COMMENT_LIMIT, type FrameAddresses } from "./viewer-data.js";
 
 export interface ViewerOptions {
   runDirs: string[];
@@ -111,7 +111,8 @@ export function fileInside(root: string, relative: string[]): string | undefined
 }
 
 function pickQuestion(q: RunQuestion): Record<string, unknown> {
-  return { questionId: q.questionId, category: q.category, question: q.question, answer: q.answer, score: q.score };
+  const explored = q.stop !== undefined ? { stop: q.stop, pathLengthM: q.pathLengthM ?? null, ...(q.eac ? { eac: q.eac } : {}), ...(q.error ? { error: q.error } : {}) } : {};
+  return { questionId: q.questionId, category: q.category, question: q.question, groundTruth: q.groundTruth, answer: q.answer, score: q.score, ...explored };
 }
 
 const round2 = (value: number | null): number | null => (value === null ? null : Math.round(value * 100) / 100);
@@ -122,14 +123,24 @@ function pickTagQuestion(q: TagRunQuestion): Record<string, unknown> {
   return { questionId: q.questionId, category: q.tags?.query_type, question: q.question, answer, score: round2(q.score) };
 }
 
-/** A run as the viewer serves it: what `loadRun` read, and an exploration's episodes as questions. */
-interface ViewerRun extends LoadedRun {
-  explore?: ExploreRow[];
+function viewerQuestions(run: LoadedRun): Record<string, unknown>[] {
+  return run.tag ? run.tag.questions.map(pickTagQuestion) : run.questions.map(pickQuestion);
 }
 
-function viewerQuestions(run: ViewerRun): Record<string, unknown>[] {
-  if (run.explore && run.questions.length === 0 && !run.tag) return run.explore.map((r) => ({ ...r }));
-  return run.tag ? run.tag.questions.map(pickTagQuestion) : run.questions.map(pickQuestion);
+/** What answered a run, as the runs list names it: "vlm (openai/gpt-4o)", "fine-eqa (openai/gpt-4o-mini)". */
+function agentOf(run: LoadedRun): string | null {
+  const name = (value: unknown): string | undefined => (typeof value === "string" ? value : configName(value) ?? undefined);
+  if (run.explore) {
+    const config = run.explore.config;
+    const explorer = name(config.explorer);
+    const answerer = config.answerer;
+    const model = name(config.vlm) ?? name(config.model) ?? (typeof answerer === "object" && answerer !== null && "model" in answerer ? name(answerer.model) : undefined);
+    return explorer ? (model ? `${explorer} (${model})` : explorer) : null;
+  }
+  const config = run.answer?.config ?? run.tag?.summary?.config;
+  const agent = name(config?.agent);
+  const model = name(config?.model);
+  return agent ? (model ? `${agent} (${model})` : agent) : null;
 }
 
 /** Each question's ratings, by question id: reviewer, score, comment. */
@@ -166,18 +177,20 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
   const allowedHosts = new Set(["127.0.0.1", "localhost", "[::1]", host.includes(":") ? `[${host}]` : host]);
   const checkHost = isLoopbackHost(host) || token === undefined;
   const gate = token === undefined ? undefined : tokenGate(token);
-  const dirs = runDirs.map((d) => resolve(d));
+  // a folder of runs (eqa demo's) is each of its runs
+  const folders = runDirs.flatMap((d) => runFolders(d));
+  const dirs = folders.map((f) => f.dir);
   // a run is read again when its records change (a run in progress, a new rating), never on every request
-  const cached = new Map<string, { stamp: string; run: Promise<ViewerRun> }>();
+  const cached = new Map<string, { stamp: string; run: Promise<LoadedRun> }>();
   const stamps = (): string[] => dirs.map((d) => runStamp(d));
-  const runs = (): Promise<ViewerRun[]> =>
+  const runs = (): Promise<LoadedRun[]> =>
     Promise.all(
-      dirs.map((d) => {
-        const stamp = runStamp(d);
-        let entry = cached.get(d);
+      folders.map(({ dir, label }) => {
+        const stamp = runStamp(dir);
+        let entry = cached.get(dir);
         if (!entry || entry.stamp !== stamp) {
-          entry = { stamp, run: Promise.all([loadRun(d), exploreRows(d)]).then(([run, explore]) => (explore ? { ...run, explore } : run)) };
-          cached.set(d, entry);
+          entry = { stamp, run: loadRun(dir, label) };
+          cached.set(dir, entry);
         }
         return entry.run;
       }),
@@ -219,7 +232,7 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     return c.html(html, 200, { "content-security-policy": `default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src ${scriptHash(REPORT_SCRIPT)}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'` });
   });
 
-  const runAt = async (c: Context): Promise<ViewerRun | undefined> => {
+  const runAt = async (c: Context): Promise<LoadedRun | undefined> => {
     const index = Number(c.req.param("run"));
     const all = await runs();
     return Number.isInteger(index) ? all[index] : undefined;
@@ -234,14 +247,16 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
           index,
           label: r.label,
           kind: r.kind,
-          agent: typeof r.answer?.config.agent === "string" ? `${r.answer.config.agent} (${String(r.answer.config.model ?? "")})` : (r.explore && exploreAgent(r.dir)) || null,
-          judge: r.score ? String((r.score.config.judge as { name?: string } | undefined)?.name ?? "") : tag ? configName(tag.config.judge) ?? `no judge (${configName(tag.config.similarity) ?? "?"})` : null,
+          agent: agentOf(r),
+          judge: r.score ? configName(r.score.config.judge) : tag ? configName(tag.config.judge) ?? `no judge (${configName(tag.config.similarity) ?? "?"})` : r.explore?.judged ? r.explore.judged.judge : null,
           questions: viewerQuestions(r).length,
           rated: new Set(currentRatings(r.dir).map((x) => x.questionId)).size,
           // a run writes its summary when it ends: without one it is still going (or was stopped)
-          inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))),
+          inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))) && !["generate-tag", "memory-build", "answer-tag"].includes(r.kind),
           // LLM-Match in points (0-100); a structured-judge run's grounded score (1-5)
-          overall: r.tag ? tag?.scores.grounded.mean ?? null : r.score?.llmMatch.overall.mean ?? (r.explore ? r.otherMetrics.find(([path]) => path === "judged.llmMatch.correctness")?.[1] ?? null : null),
+          overall: r.tag ? tag?.scores.grounded.mean ?? null : r.score?.llmMatch.overall.mean ?? r.explore?.judged?.llmMatch.correctness ?? null,
+          // the kind's own headline figures (C, C*, E_path…; accuracy and RMSE; …)
+          metrics: r.metrics.filter((m) => m.name !== "LLM-Match").slice(0, 6).map((m) => ({ name: m.name, value: m.value, unit: m.unit, about: m.about })),
           ci: r.tag ? tag?.scores.grounded.ci ?? null : r.score?.llmMatch.overall.ci ?? null,
           scale: r.tag ? "1-5" : "0-100",
         };
@@ -254,7 +269,7 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const questions = viewerQuestions(run);
     const categories = [...new Set(questions.map((q) => q.category).filter((x): x is string => typeof x === "string"))];
     const ratings = ratingsById(run.dir);
-    return c.json({ label: run.label, kind: run.kind, notes: run.notes, info: runInfo(run), categories, questions: questions.map((q) => ({ ...q, ratings: ratings[q.questionId as string] ?? [] })) });
+    return c.json({ label: run.label, kind: run.kind, notes: run.notes, metrics: run.metrics, info: runInfo(run), categories, questions: questions.map((q) => ({ ...q, ratings: ratings[q.questionId as string] ?? [] })) });
   });
   // the watched files' stamp: the page reloads what it shows when it changes
   app.get("/api/status", (c) => c.json({ stamp: stamps().join(";") }, 200, { "cache-control": "no-store" }));
@@ -264,13 +279,14 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const id = c.req.param("id");
     const index = Number(c.req.param("run"));
     const ratings = run ? ratingsById(run.dir)[id] ?? [] : [];
-    if (run && tagQuestion) return c.json({ ...tagQuestionDetail(tagQuestion), runLabel: run.label, ratings, transcript: await tagTranscript(index, run.tag?.summary?.config, id) });
-    const explored = run?.questions.length === 0 ? run.explore?.find((x) => x.questionId === id) : undefined;
-    if (run && explored) {
-      return c.json({ ...explored, frames: [], calls: [], judgeReplies: [], runLabel: run.label, ratings, transcript: exploreTranscript(index, run.dir, id) });
+    if (run && tagQuestion) {
+      const recording = await tagTranscript(index, run.tag?.questionsPath, id);
+      const transcript = run.tracesDir ? withAnswerCalls(recording, answerTranscript(run.tracesDir, id, { of: () => undefined })) : recording;
+      return c.json({ ...tagQuestionDetail(tagQuestion), runLabel: run.label, ratings, transcript });
     }
     const q = run?.questions.find((x) => x.questionId === id);
     if (!run || !q) return c.json({ error: "no such question" }, 404);
+    if (run.kind === "explore") return c.json({ ...q, runLabel: run.label, ratings, transcript: exploreTranscript(index, run.dir, id) });
     const usable = run.framesRoot !== undefined && q.episode !== undefined;
     const frames: FrameAddresses = {
       of(frame) {
@@ -279,13 +295,13 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
         return { thumb: `${base}?size=thumb`, full: `${base}?size=full` };
       },
     };
-    return c.json({ ...q, runLabel: run.label, ratings, framesServed: usable, transcript: answerTranscript(run.dir, id, frames) });
+    return c.json({ ...q, runLabel: run.label, ratings, framesServed: usable, transcript: answerTranscript(run.tracesDir ?? run.dir, id, frames) });
   });
   // a TAG question's recording: its plan with the agent's path (never a file named by the request)
   app.get("/api/runs/:run/plans/:id", async (c) => {
     const run = await runAt(c);
     const id = c.req.param("id");
-    const dir = run?.tag?.questions.some((q) => q.questionId === id) ? await tagRecordingDir(run.tag.summary?.config, id) : undefined;
+    const dir = run?.tag?.questions.some((q) => q.questionId === id) ? await tagRecordingDir(run.tag.questionsPath, id) : undefined;
     if (!dir) return c.text("no plan for this question", 404);
     try {
       return c.body(new Uint8Array(await tagPlanPicture(dir)), 200, { "content-type": "image/png", "cache-control": "max-age=3600" });
@@ -417,7 +433,8 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
     throw new UserError(`the token has ${token.length} characters, fewer than ${MIN_TOKEN_LENGTH}`, { field: "--token" }, `choose a longer secret, e.g. --token "$(openssl rand -hex 16)"`);
   }
-  for (const dir of options.runDirs) await loadRun(dir); // a bad path is a UserError now, not a 500 later
+  // a bad path or an unreadable file is a UserError now, not a 500 later
+  for (const dir of options.runDirs) for (const run of runFolders(dir)) await loadRun(run.dir, run.label);
   const app = createViewerApp(options.runDirs, host, token);
   const server: ServerType = await new Promise((resolveServer, reject) => {
     const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, () => resolveServer(s));

@@ -20,9 +20,12 @@ export function cliEnv(home: string, extra: Record<string, string> = {}): NodeJS
   return { ...env, ...extra };
 }
 
-/** Starts `eqa ARGS` from the sources (as the built `bin/eqa.js` would run it). */
+/** tsx's loader by its own address, so that a command run from any folder finds it. */
+const TSX_LOADER = import.meta.resolve("tsx");
+
+/** Starts `eqa ARGS` from the sources (as the built `bin/eqa.js` would run it), in `cwd`. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd = projectRoot): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src", "cli", "main.ts"), ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(process.execPath, ["--import", TSX_LOADER, join(projectRoot, "src", "cli", "main.ts"), ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
 }
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd = projectRoot): Promise<CliResult> {

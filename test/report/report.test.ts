@@ -75,7 +75,9 @@ before(async () => {
   for (const r of [b, c, d]) assert.equal(r.code, 0, r.stderr);
   mkdirSync(runE);
   // a kind of run the report has no special view for (a reward-model benchmark writes bench.json and its own curves)
-  writeFileSync(join(runE, "bench.json"), JSON.stringify({ kind: "rm-bench", accuracy: 0.625, counts: { pairs: 8 }, usage: { evaluations: { calls: 16, cacheHits: 2, promptTokens: 900, completionTokens: 300, images: 0, retries: 1 } } }));
+  const group = (accuracy: number, n: number) => ({ n, accuracy: { value: accuracy, ci: [accuracy - 10, accuracy + 10] }, rmse: { value: 1.5, ci: [1, 2] } });
+  const metrics = (accuracy: number) => ({ tolerance: 2, confidence: 0.95, resamples: 100, environments: { hm3d: group(accuracy, 8) }, overall: group(accuracy, 8), pooled: group(accuracy, 8), categories: {}, failed: 0 });
+  writeFileSync(join(runE, "bench.json"), JSON.stringify({ kind: "rm-bench", eqakitVersion: "0.1.0", createdAt: "2026-11-28T10:00:00.000Z", wallTimeMs: 1200, config: { ks: [1, 2], plotted: "vote", tolerance: 2 }, counts: { instances: 8, withGroundTruth: 8, samples: 16, failedSamples: 0, reused: 0 }, scaling: { vote: { "1": metrics(50), "2": metrics(62.5) }, mean: { "1": metrics(50), "2": metrics(62.5) } }, usage: { evaluations: { calls: 16, cacheHits: 2, promptTokens: 900, completionTokens: 300, images: 0, retries: 1 } } }));
   await sharp({ create: { width: 120, height: 80, channels: 3, background: { r: 20, g: 120, b: 200 } } }).png().toFile(join(runE, "scaling-curves.png"));
   mkdirSync(runF);
   browser = await launchBrowser();
@@ -123,10 +125,10 @@ describe("eqa report in Chromium", () => {
     const abstention = await page.locator("#abstention").textContent();
     assert.match(abstention ?? "", /vlm-run\s*61/);
     assert.match(await page.locator("#abstention tbody tr").first().textContent() ?? "", /16\.7%/);
-    assert.match(await page.locator("#other-metrics").textContent() ?? "", /accuracy\s*0\.6250/);
+    assert.match(await page.locator('#metrics tr[data-metric="accuracy (K=2, vote)"]').textContent() ?? "", /62\.5 %/);
     assert.match(await page.locator("#cost").textContent() ?? "", /judge/);
     assert.match(await page.locator("#cost").textContent() ?? "", /other-kind\s*evaluations\s*16\s*2\s*900\s*300/);
-    assert.ok(await page.locator("#other-metrics img.figure").evaluate((img) => (img as HTMLImageElement).naturalWidth === 120));
+    assert.ok(await page.locator("#metrics img.figure").evaluate((img) => (img as HTMLImageElement).naturalWidth === 120));
     assert.match(await page.locator("#notes").textContent() ?? "", /no summary\.json/);
     assert.match(await hostileRow.textContent() ?? "", /a table/, "the blind run's answer beside it");
     assert.equal(await hostileRow.locator(".answer").nth(1).textContent(), HOSTILE, "a score run shows the answers it judged");

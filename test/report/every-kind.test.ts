@@ -1,0 +1,213 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Browser, Page } from "playwright-core";
+import { buildHtmlReport, loadRun, startViewer, type Viewer } from "../../src/report/index.js";
+import { launchBrowser } from "../helpers/browser.js";
+import { cliEnv, runCli } from "../helpers/cli.js";
+import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+
+/**
+ * Runs of several kinds made offline (an exploration judged on the built-in simulator, a score
+ * of predictions made in another folder, the demo's folder of runs), then their report and
+ * viewer opened from yet another working directory at a laptop's, a tablet's and a phone's width.
+ */
+const home = temporaryDir("eqakit-every-kind-");
+const workA = join(home, "work-a");
+const workB = join(home, "elsewhere");
+const exploreRun = join(workA, "runs", "explore");
+const scoreRun = join(workA, "runs", "my-model");
+const demo = join(workA, "eqakit-demo");
+const WIDTHS = [1366, 760, 390];
+let server: ModelServer;
+let browser: Browser;
+let stopChecks = 0;
+let benchmark: { question_id: string; question: string; answer: string; category: string }[] = [];
+
+function script(req: ReceivedRequest) {
+  const body = JSON.stringify(req.body);
+  if (body.includes("Give two marks.")) return openAiReply("1, 4");
+  if (body.includes("Your mark")) return openAiReply("Your mark: 4");
+  if (body.includes("You are given a QUESTION about a home and the IMAGE")) return openAiReply(stopChecks++ >= 1 ? "yes" : "no");
+  if (body.includes("Look at the picture and answer the question")) return openAiReply("A: Grey.");
+  return openAiReply("living room");
+}
+
+/** The page's own sideways overflow, cells narrower than their words, and chart text smaller than 11 px. */
+async function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth) problems.push(`the page is ${root.scrollWidth} px wide in a ${root.clientWidth} px window`);
+    for (const cell of document.querySelectorAll<HTMLElement>("td, th")) {
+      if (cell.offsetParent === null) continue;
+      if (cell.scrollWidth > cell.clientWidth + 1) problems.push(`a cell overflows (${cell.scrollWidth} > ${cell.clientWidth}): ${(cell.textContent ?? "").slice(0, 60)}`);
+    }
+    for (const text of document.querySelectorAll<SVGTextElement>("svg text")) {
+      const height = text.getBoundingClientRect().height;
+      const size = parseFloat(getComputedStyle(text).fontSize);
+      if (text.getBoundingClientRect().width > 0 && (size < 11 || height < 11)) problems.push(`chart text "${text.textContent}" is ${size} px (${height.toFixed(1)} px high)`);
+    }
+    return problems.slice(0, 8);
+  });
+}
+
+async function shown(page: Page): Promise<void> {
+  await page.waitForFunction(() => {
+    const app = document.getElementById("app")!;
+    return app.getAttribute("aria-busy") === "false" && app.getAttribute("data-shown") === location.hash;
+  });
+}
+
+before(async () => {
+  mkdirSync(workA, { recursive: true });
+  mkdirSync(workB, { recursive: true });
+  server = await startModelServer(script);
+  const env = cliEnv(home, { OPENAI_API_KEY: "sk-test" });
+  // an exploration judged by LLM-Match and EAC, its episodes file named relative to work-a
+  writeFileSync(join(workA, "episodes.json"), JSON.stringify([{ question_id: "home1-kitchen", question: "What colour is the sofa?", answer: "Grey", scene: "home-1" }]));
+  const explored = await runCli(["explore", "--episodes", "episodes.json", "--agent", "fine-eqa", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", "runs/explore", "--width", "64", "--height", "48", "--image-size", "64", "--no-cache"], env, workA);
+  assert.equal(explored.code, 0, explored.stderr);
+  // a score of predictions made elsewhere, typed relative to work-a
+  benchmark = readRawBenchmark().slice(0, 4).map((q) => ({ ...q, question_id: `home-1-heat-${q.question_id}` }));
+  writeFileSync(join(workA, "benchmark.json"), JSON.stringify(benchmark));
+  writeFileSync(join(workA, "my-agent-predictions.json"), JSON.stringify(benchmark.map((q, i) => ({ question_id: q.question_id, answer: `answer ${i}` }))));
+  const scored = await runCli(["score", "--predictions", "my-agent-predictions.json", "--benchmark", "benchmark.json", "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--no-cache", "--out", "runs/my-model"], env, workA);
+  assert.equal(scored.code, 0, scored.stderr);
+  const made = await runCli(["demo", "--out", "eqakit-demo", "--seeds", "1", "--per-trajectory", "4"], env, workA);
+  assert.equal(made.code, 0, made.stderr);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe("one run loader for the report and the viewer", () => {
+  test("an exploration judged by eqa explore --judge loads whole: every line of its judgements, its questions with ground truth, EXPRESS-Bench's figures", async () => {
+    const run = await loadRun(exploreRun);
+    assert.equal(run.kind, "explore");
+    assert.deepEqual(run.notes.filter((n) => /unreadable|could not/.test(n)), []);
+    const [q] = run.questions;
+    assert.equal(q?.questionId, "home1-kitchen");
+    assert.equal(q?.groundTruth, "Grey");
+    assert.equal(q?.question, "What colour is the sofa?");
+    assert.equal(q?.score, 4, "the LLM-Match mark of judgements.jsonl");
+    assert.ok(q?.eac && !("error" in q.eac), "the EAC judgement");
+    const names = run.metrics.map((m) => m.name);
+    for (const name of ["LLM-Match", "C", "C*", "E_path", "d_T", "path length", "episodes finished"]) assert.ok(names.includes(name), `${name} among ${names.join(", ")}`);
+    const summary = JSON.parse(readFileSync(join(exploreRun, "summary.json"), "utf8")) as { judged: { express: { cStar: number | null } } };
+    assert.equal(run.metrics.find((m) => m.name === "C*")?.value, summary.judged.express.cStar);
+  });
+
+  test("a line of eqakit's own file that cannot be read is an error naming the file and line, not a skip", async () => {
+    const copy = join(home, "torn-explore");
+    mkdirSync(copy);
+    for (const name of ["summary.json", "episodes.jsonl", "judgements.jsonl", "commands.jsonl"]) writeFileSync(join(copy, name), readFileSync(join(exploreRun, name)));
+    appendFileSync(join(copy, "judgements.jsonl"), `${JSON.stringify({ questionId: "home1-kitchen", llmMatch: "four" })}\n`);
+    await assert.rejects(loadRun(copy), (error: Error) => error.name === "UserError" && /judgements\.jsonl:2/.test(error.message));
+    const cli = await runCli(["report", copy, "--out", join(home, "torn.html")], cliEnv(home), workB);
+    assert.equal(cli.code, 2);
+    assert.match(cli.stderr, /judgements\.jsonl:2/);
+  });
+
+  test("a folder of runs (eqa demo's) is each of its runs, for eqa report and eqa view alike", async () => {
+    const cli = await runCli(["report", demo, "--out", join(home, "demo.html")], cliEnv(home), workB);
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(cli.stdout, /\(2 run\(s\)/);
+    const html = readFileSync(join(home, "demo.html"), "utf8");
+    assert.ok(html.includes('id="tag-table"'), "the program agent's structured scores");
+    assert.ok(html.includes("generate-tag"), "the generated dataset with its questions");
+    assert.ok(!html.includes(">unknown<"));
+  });
+
+  for (const width of WIDTHS) {
+    test(`at ${width} px, the report and the viewer opened from another folder show answers, ground truth and each kind's headline, and no page scrolls sideways`, async () => {
+      const out = join(workB, `report-${width}.html`);
+      const cli = await runCli(["report", "../work-a/runs/my-model", exploreRun, demo, "--out", out], cliEnv(home), workB);
+      assert.equal(cli.code, 0, cli.stderr);
+      assert.doesNotMatch(cli.stdout, /unreadable|could not be read|not there any more/, "every file read, every input found");
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      try {
+        await page.goto(pathToFileURL(out).href);
+        const headline = (await page.locator("#headline").textContent()) ?? "";
+        assert.match(headline, /C\* \d/, "EXPRESS-Bench's C* in the headline");
+        assert.doesNotMatch(headline, /Other metrics/);
+        assert.doesNotMatch((await page.locator("body").textContent()) ?? "", /No scored run/);
+        const metrics = (await page.locator("#metrics").textContent()) ?? "";
+        for (const name of ["E_path", "d_T", "structured score (grounded)", "questions"]) assert.ok(metrics.includes(name), name);
+        const explored = page.locator('#question-table tr[data-id="home1-kitchen"]');
+        assert.match((await explored.textContent()) ?? "", /Grey/, "the exploration's ground truth");
+        const scoredRow = page.locator(`#question-table tr[data-id="${benchmark[0]!.question_id}"]`);
+        assert.match((await scoredRow.textContent()) ?? "", /answer 0/, "the score run's answer, from predictions named relative to where it ran");
+        assert.match((await scoredRow.textContent()) ?? "", new RegExp(benchmark[0]!.answer.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")), "its ground truth");
+        assert.match((await page.locator("#q-count").textContent()) ?? "", /^\d+ of \d+ questions/);
+        assert.doesNotMatch((await page.locator("#q-count").textContent()) ?? "", /^0 of 0/);
+        await page.screenshot({ path: join(home, `report-${width}.png`), fullPage: true });
+        assert.deepEqual(await layoutProblems(page), []);
+      } finally {
+        await page.close();
+      }
+
+      const viewer: Viewer = await startViewer({ runDirs: ["../work-a/runs/my-model", exploreRun, demo].map((d) => (d.startsWith("..") ? join(workB, d) : d)), port: 0 });
+      const view = await browser.newPage({ viewport: { width, height: 900 } });
+      try {
+        await view.goto(`${viewer.url}/`);
+        await shown(view);
+        assert.equal(await view.locator("#runs tbody tr").count(), 4, "my-model, explore, and the demo's program run and dataset");
+        assert.doesNotMatch((await view.locator("#runs tbody").textContent()) ?? "", /unknown/);
+        assert.deepEqual(await layoutProblems(view), [], "the runs page");
+        await view.goto(`${viewer.url}/#/run/1`);
+        await shown(view);
+        assert.match((await view.locator(".pagehead").textContent()) ?? "", /1 questions/);
+        assert.deepEqual(await layoutProblems(view), [], "the exploration's page");
+        const cell = await view.locator('tr[data-id="home1-kitchen"] td.qtext').evaluate((td) => td.getBoundingClientRect().width);
+        assert.ok(cell >= 120, `the question column is ${cell} px wide`);
+        await view.screenshot({ path: join(home, `view-explore-${width}.png`), fullPage: true });
+        await view.goto(`${viewer.url}/#/run/1/q/home1-kitchen`);
+        await shown(view);
+        assert.match((await view.locator("#question-detail").textContent()) ?? "", /ground truth\s*Grey/);
+        assert.deepEqual(await layoutProblems(view), [], "the exploration's question page");
+        await view.goto(`${viewer.url}/#/run/0`);
+        await shown(view);
+        const id = benchmark[0]!.question_id;
+        assert.equal(await view.locator(`tr[data-id="${id}"] code.qid`).textContent(), id, "the id whole");
+        const idBox = await view.locator(`tr[data-id="${id}"] code.qid`).evaluate((c) => c.scrollWidth <= c.clientWidth + 1);
+        assert.ok(idBox, "the id is not cut");
+        assert.deepEqual(await layoutProblems(view), [], "the score run's page");
+        await view.goto(`${viewer.url}/#/compare`);
+        await shown(view);
+        assert.ok((await view.locator("#compare tbody tr").count()) > 0, "Compare opens on the first two runs' table");
+        assert.deepEqual(await layoutProblems(view), [], "the compare page");
+        await view.screenshot({ path: join(home, `view-compare-${width}.png`), fullPage: true });
+      } finally {
+        await view.close();
+        await viewer.close();
+      }
+    });
+  }
+
+  test("with one run, Compare says there is nothing to compare rather than a run against itself", async () => {
+    const viewer = await startViewer({ runDirs: [scoreRun], port: 0 });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${viewer.url}/#/compare`);
+      await shown(page);
+      assert.match((await page.locator("#app").textContent()) ?? "", /needs two runs/);
+      assert.equal(await page.locator("#cmp-a").count(), 0);
+    } finally {
+      await page.close();
+      await viewer.close();
+    }
+  });
+
+  test("buildHtmlReport takes run folders as paths, read by the same loader", async () => {
+    const { html } = await buildHtmlReport([exploreRun]);
+    assert.ok(html.includes('data-id="home1-kitchen"'));
+    assert.ok(html.includes('data-metric="C*"'));
+  });
+});
