@@ -7,13 +7,20 @@
  * the template; otherwise the template text stays. A model call that failed is a failed item:
  * the template text stays for now, and a run in the same directory tries it again. Each rewrite
  * is appended to `rewrites.jsonl` as it finishes, and a run in the same directory reuses the
- * ones whose call succeeded.
+ * ones whose call succeeded; the failed records of earlier runs are dropped from the file when a
+ * run starts (their items are asked again), so that every item is recorded once.
+ *
+ * The other texts are written with the examples in their prompts, so they wait for them: when an
+ * example's call failed, no other text is asked in that run (each is a failed item, "waiting for
+ * its examples"), and the next run asks them with every example, as a run without failures
+ * would. Asking them with the examples that happened to succeed made their prompts, and so their
+ * records, differ from run to run: each was asked and recorded again once the examples were whole.
  */
 import { z } from "zod";
 import { canonicalJson, loadPromptFile, renderPromptFile, sha256Hex } from "../core/index.js";
 import type { StructuredAnswer, TagQuestion, TagQueryType } from "../data/index.js";
 import { runModelBatch, type ChatModel, type ModelSpec } from "../models/index.js";
-import type { RunDirectory } from "../store/index.js";
+import { writeRecords, type RunDirectory } from "../store/index.js";
 
 export const REWRITE_PROMPT = "tag-rewrite";
 export const REWRITE_EXAMPLE_PROMPT = "tag-rewrite-example";
@@ -77,11 +84,15 @@ export async function rewriteQuestions(questions: TagQuestion[], options: Rewrit
   const summary: RewriteSummary = { jobs: jobs.length, rewritten: 0, keptTemplate: 0, failed: 0, failures: [], reused: 0, prompts: { [REWRITE_PROMPT]: loadPromptFile(REWRITE_PROMPT).sha256, [REWRITE_EXAMPLE_PROMPT]: loadPromptFile(REWRITE_EXAMPLE_PROMPT).sha256 } };
   let done = 0;
   const examples: { job: RewriteJob; text: { question: string; answer: string } }[] = [];
+  const readRecords = (): RewriteRecord[] => options.run.readRecords(REWRITES_FILE, (v) => rewriteRecordSchema.safeParse(v).data).records;
+  // an earlier run's failed items are asked again: their records go, so that each item is recorded once
+  const earlier = readRecords();
+  if (earlier.some((r) => r.failed === true)) await writeRecords(options.run, REWRITES_FILE, earlier.filter((r) => r.failed !== true));
   const phase = async (list: RewriteJob[], withExamples: boolean): Promise<void> => {
     const prompts = new Map(list.map((job) => [job.id, rewritePrompt(job, withExamples ? examplesFor(job, examples) : [])]));
     const keys = new Map(list.map((job) => [job.id, sha256Hex(canonicalJson({ model: options.spec.name, params: REWRITE_PARAMS, prompt: prompts.get(job.id) }))]));
     const reusable = new Map<string, RewriteRecord>();
-    for (const record of options.run.readRecords(REWRITES_FILE, (v) => rewriteRecordSchema.safeParse(v).data).records) {
+    for (const record of readRecords()) {
       if (keys.get(record.questionId) === record.inputKey && record.failed !== true) reusable.set(record.questionId, record);
     }
     const appender = options.run.appender(REWRITES_FILE);
@@ -128,7 +139,18 @@ export async function rewriteQuestions(questions: TagQuestion[], options: Rewrit
   };
   await phase(jobs.filter((j) => exampleIds.has(j.id)), false);
   examples.sort((a, b) => a.job.id.localeCompare(b.job.id));
-  await phase(jobs.filter((j) => !exampleIds.has(j.id)), true);
+  const others = jobs.filter((j) => !exampleIds.has(j.id));
+  const examplesFailed = summary.failed;
+  if (examplesFailed > 0) {
+    // asked with some examples missing, their prompts would differ from a run whose examples all succeeded
+    for (const job of others) {
+      summary.failed++;
+      if (summary.failures.length < 5) summary.failures.push({ id: job.id, error: `not asked: ${examplesFailed} of the example rewrites failed, and this text is written with the examples` });
+      options.onProgress?.(++done, jobs.length);
+    }
+    return summary;
+  }
+  await phase(others, true);
   return summary;
 }
 

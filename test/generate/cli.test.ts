@@ -129,6 +129,33 @@ describe("eqa generate tag", () => {
     );
   });
 
+  test("rewrites that failed, examples among them, run again: each text recorded once, the dataset byte for byte that of a run without failures", async () => {
+    const source = recordings(true);
+    const home = temporaryDir();
+    const args = (out: string, url: string) => ["generate", "tag", "--source", `sim:${source}`, "--out", join(home, out), "--per-trajectory", "6", "--renderer", "openai/gemma-2-27b-it", "--renderer-base-url", `${url}/v1`, "--no-cache", "--max-retries", "0"];
+    const rewrite = (request: { body: unknown }): ReturnType<typeof openAiReply> => {
+      const last = (request.body as { messages: { content: string }[] }).messages[0]!.content.split("Structured question: ").at(-1)!;
+      return openAiReply(JSON.stringify({ question: `So, ${/^Question: (.*)$/m.exec(last)![1]!}`, answer: /^Answer: (.*)$/m.exec(last)![1]! }));
+    };
+    const env = cliEnv(home, { OPENAI_API_KEY: "sk-test" });
+    await withModelServer(rewrite, async (server) => assert.equal((await runCli(args("whole", server.url), env)).code, 0));
+    // every third call answered 500 (not retried): examples fail, and the texts written with them wait
+    await withModelServer(
+      (request, index) => (index % 3 === 0 ? { status: 500, body: { error: { message: "overloaded" } } } : rewrite(request)),
+      async (server) => {
+        const result = await runCli(args("resumed", server.url), env);
+        assert.equal(result.code, 1, result.stderr);
+        assert.match(result.stderr, /rewriting \S+ failed: (.*overloaded|not asked: \d+ of the example rewrites failed)/);
+      },
+    );
+    await withModelServer(rewrite, async (server) => assert.equal((await runCli(args("resumed", server.url), env)).code, 0));
+    const records = (out: string): { questionId: string }[] => readFileSync(join(home, out, "rewrites.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { questionId: string });
+    const ids = records("resumed").map((r) => r.questionId);
+    assert.equal(ids.length, new Set(ids).size, "no text recorded twice");
+    assert.deepEqual([...ids].sort(), records("whole").map((r) => r.questionId).sort());
+    assert.equal(readFileSync(join(home, "resumed", "questions.json"), "utf8"), readFileSync(join(home, "whole", "questions.json"), "utf8"));
+  });
+
   test("reads real ALFRED trajectories through the replayer", async () => {
     const source = temporaryDir();
     const seen = join(alfredDir, "valid_seen");
