@@ -7,7 +7,7 @@ import type { Browser, Page } from "playwright-core";
 import { buildHtmlReport, loadRun, startViewer, type Viewer } from "../../src/report/index.js";
 import { launchBrowser } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { lastUserText, openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
 /**
@@ -23,6 +23,7 @@ const scoreRun = join(workA, "runs", "my-model");
 const demo = join(workA, "eqakit-demo");
 const WIDTHS = [1366, 760, 390];
 let server: ModelServer;
+let demoServer: ModelServer;
 let browser: Browser;
 let stopChecks = 0;
 let benchmark: { question_id: string; question: string; answer: string; category: string }[] = [];
@@ -62,10 +63,17 @@ async function shown(page: Page): Promise<void> {
   });
 }
 
+/** The demo's language-model agent says one red mug; the judge's extraction reads it as a structure. */
+function demoScript(req: ReceivedRequest) {
+  if (lastUserText(req).startsWith("You read an answer to a question about a home")) return openAiReply(JSON.stringify([{ predicate: "", objects: [{ type: "mug", caption: "red", position: null }], value: 1 }]));
+  return openAiReply("A: There is one red mug.");
+}
+
 before(async () => {
   mkdirSync(workA, { recursive: true });
   mkdirSync(workB, { recursive: true });
   server = await startModelServer(script);
+  demoServer = await startModelServer(demoScript);
   const env = cliEnv(home, { OPENAI_API_KEY: "sk-test" });
   // an exploration judged by LLM-Match and EAC, its episodes file named relative to work-a
   writeFileSync(join(workA, "episodes.json"), JSON.stringify([{ question_id: "home1-kitchen", question: "What colour is the sofa?", answer: "Grey", scene: "home-1" }]));
@@ -77,7 +85,7 @@ before(async () => {
   writeFileSync(join(workA, "my-agent-predictions.json"), JSON.stringify(benchmark.map((q, i) => ({ question_id: q.question_id, answer: `answer ${i}` }))));
   const scored = await runCli(["score", "--predictions", "my-agent-predictions.json", "--benchmark", "benchmark.json", "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--no-cache", "--out", "runs/my-model"], env, workA);
   assert.equal(scored.code, 0, scored.stderr);
-  const made = await runCli(["demo", "--out", "eqakit-demo", "--seeds", "1", "--per-trajectory", "4"], env, workA);
+  const made = await runCli(["demo", "--out", "eqakit-demo", "--seeds", "1", "--per-trajectory", "4", "--model", "openai/test-vlm", "--model-base-url", `${demoServer.url}/v1`, "--agents", "vlm", "--no-cache"], env, workA);
   assert.equal(made.code, 0, made.stderr);
   browser = await launchBrowser();
 });
@@ -85,6 +93,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.close();
+  await demoServer?.close();
 });
 
 describe("one run loader for the report and the viewer", () => {
@@ -118,7 +127,7 @@ describe("one run loader for the report and the viewer", () => {
   test("a folder of runs (eqa demo's) is each of its runs, for eqa report and eqa view alike", async () => {
     const cli = await runCli(["report", demo, "--out", join(home, "demo.html")], cliEnv(home), workB);
     assert.equal(cli.code, 0, cli.stderr);
-    assert.match(cli.stdout, /\(2 run\(s\)/);
+    assert.match(cli.stdout, /\(3 run\(s\)/, "the program agent, the vlm agent and the dataset");
     const html = readFileSync(join(home, "demo.html"), "utf8");
     assert.ok(html.includes('id="tag-table"'), "the program agent's structured scores");
     assert.ok(html.includes("generate-tag"), "the generated dataset with its questions");
@@ -147,7 +156,7 @@ describe("one run loader for the report and the viewer", () => {
         assert.match((await scoredRow.textContent()) ?? "", new RegExp(benchmark[0]!.answer.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")), "its ground truth");
         assert.match((await page.locator("#q-count").textContent()) ?? "", /^\d+ of \d+ questions/);
         assert.doesNotMatch((await page.locator("#q-count").textContent()) ?? "", /^0 of 0/);
-        await page.screenshot({ path: join(home, `report-${width}.png`), fullPage: true });
+        await page.screenshot({ path: join(home, `report-${width}.png`)});
         assert.deepEqual(await layoutProblems(page), []);
       } finally {
         await page.close();
@@ -158,7 +167,7 @@ describe("one run loader for the report and the viewer", () => {
       try {
         await view.goto(`${viewer.url}/`);
         await shown(view);
-        assert.equal(await view.locator("#runs tbody tr").count(), 4, "my-model, explore, and the demo's program run and dataset");
+        assert.equal(await view.locator("#runs tbody tr").count(), 5, "my-model, explore, and the demo's program and vlm runs and dataset");
         assert.doesNotMatch((await view.locator("#runs tbody").textContent()) ?? "", /unknown/);
         assert.deepEqual(await layoutProblems(view), [], "the runs page");
         await view.goto(`${viewer.url}/#/run/1`);
@@ -167,7 +176,7 @@ describe("one run loader for the report and the viewer", () => {
         assert.deepEqual(await layoutProblems(view), [], "the exploration's page");
         const cell = await view.locator('tr[data-id="home1-kitchen"] td.qtext').evaluate((td) => td.getBoundingClientRect().width);
         assert.ok(cell >= 120, `the question column is ${cell} px wide`);
-        await view.screenshot({ path: join(home, `view-explore-${width}.png`), fullPage: true });
+        await view.screenshot({ path: join(home, `view-explore-${width}.png`)});
         await view.goto(`${viewer.url}/#/run/1/q/home1-kitchen`);
         await shown(view);
         assert.match((await view.locator("#question-detail").textContent()) ?? "", /ground truth\s*Grey/);
@@ -179,11 +188,19 @@ describe("one run loader for the report and the viewer", () => {
         const idBox = await view.locator(`tr[data-id="${id}"] code.qid`).evaluate((c) => c.scrollWidth <= c.clientWidth + 1);
         assert.ok(idBox, "the id is not cut");
         assert.deepEqual(await layoutProblems(view), [], "the score run's page");
+        // the demo's vlm agent answered in runs/vlm/answers/: its calls are the question's transcript
+        const tagDataset = JSON.parse(readFileSync(join(demo, "dataset", "questions.json"), "utf8")) as { question_id: string }[];
+        await view.goto(`${viewer.url}/#/run/3/q/${encodeURIComponent(tagDataset[0]!.question_id)}`);
+        await shown(view);
+        assert.match((await view.locator(".pagehead, h2").first().textContent()) ?? "", /./);
+        assert.ok((await view.locator("#trace li.call").count()) > 0, "the vlm agent's model calls");
+        assert.match((await view.locator("#trace").textContent()) ?? "", /one red mug/);
+        assert.deepEqual(await layoutProblems(view), [], "the TAG question's page");
         await view.goto(`${viewer.url}/#/compare`);
         await shown(view);
         assert.ok((await view.locator("#compare tbody tr").count()) > 0, "Compare opens on the first two runs' table");
         assert.deepEqual(await layoutProblems(view), [], "the compare page");
-        await view.screenshot({ path: join(home, `view-compare-${width}.png`), fullPage: true });
+        await view.screenshot({ path: join(home, `view-compare-${width}.png`)});
       } finally {
         await view.close();
         await viewer.close();
