@@ -1,0 +1,120 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Browser } from "playwright-core";
+import { loadRun } from "../../src/report/index.js";
+import { launchBrowser } from "../helpers/browser.js";
+import { cliEnv, runCli } from "../helpers/cli.js";
+import { writeRgbEpisode } from "../helpers/frames.js";
+import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { temporaryDir } from "../helpers/paths.js";
+import { writeSceneEpisode } from "../agents/scene-fixture.js";
+
+/** Reward-model runs, a memory build, a generated TAG-EQA dataset and an answer-tag run, each made by its command, read by the one loader. */
+const home = temporaryDir("eqakit-more-kinds-");
+const runs = { rmScore: join(home, "rm-score"), rmBench: join(home, "rm-bench"), memory: join(home, "memory"), dataset: join(home, "dataset"), answers: join(home, "answer-tag") };
+let server: ModelServer;
+let browser: Browser;
+
+/** The reward model gives every instance 7 with a critique. */
+function rewardModel(_request: ReceivedRequest) {
+  return openAiReply("<critique>\nThe trace matches the frames.\n</critique>\n<score>7</score>");
+}
+
+before(async () => {
+  server = await startModelServer(rewardModel);
+  const env = cliEnv(home, { OPENAI_API_KEY: "sk-test" });
+  const frames = join(home, "frames");
+  await writeRgbEpisode(join(frames, "hm3d-v0", "000-a"), 6, 64, 48);
+  const instances = join(home, "instances.jsonl");
+  writeFileSync(instances, ["i-1", "i-2"].map((id, i) => JSON.stringify({ id, question: `Question ${i}?`, predicted_answer: "An answer.", reasoning_trace: ["I look around."], episode_history: "hm3d-v0/000-a", ground_truth_score: 6 + 3 * i, category: "object recognition" })).join("\n") + "\n");
+  const model = ["--instances", instances, "--frames", frames, "--model", "openai/judge-vl", "--model-base-url", `${server.url}/v1`, "--no-cache"];
+  const scored = await runCli(["rm", "score", ...model, "--out", runs.rmScore], env);
+  assert.equal(scored.code, 0, scored.stderr);
+  const benched = await runCli(["rm", "bench", ...model, "--max-k", "2", "--resamples", "100", "--out", runs.rmBench], env);
+  assert.equal(benched.code, 0, benched.stderr);
+
+  const scenes = join(home, "scenes");
+  await writeSceneEpisode(join(scenes, "hm3d-v0", "scene"), { layout: "hm3d", views: 6 });
+  const benchmark = join(home, "benchmark.json");
+  writeFileSync(benchmark, JSON.stringify([{ question_id: "q1", question: "What is on the table?", answer: "a cup", category: "object recognition", episode_history: "hm3d-v0/scene" }]));
+  const built = await runCli(["memory", "build", "--benchmark", benchmark, "--frames", scenes, "--out", runs.memory, "--no-detector", "--sampling", "every:3"], env);
+  assert.equal(built.code, 0, built.stderr);
+
+  const recorded = await runCli(["sim", "record", "--seed", "3", "--task", "pick_and_place", "--out", join(home, "recordings", "home-3"), "--width", "64", "--height", "48"], env);
+  assert.equal(recorded.code, 0, recorded.stderr);
+  const generated = await runCli(["generate", "tag", "--source", `sim:${join(home, "recordings")}`, "--out", runs.dataset, "--per-trajectory", "3"], env);
+  assert.equal(generated.code, 0, generated.stderr);
+  const agent = join(home, "agent.mjs");
+  writeFileSync(agent, `export function initialize(params) { return { name: "two", version: "1", supports: [params.task] }; }\nexport function answer() { return { answer: "two" }; }\n`);
+  const answered = await runCli(["answer-tag", "--questions", join(runs.dataset, "questions.json"), "--agent", agent, "--out", runs.answers], env);
+  assert.equal(answered.code, 0, answered.stderr);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe("loadRun on every other kind eqakit writes", () => {
+  test("eqa rm score: EQA-RM's accuracy and RMSE with their intervals, each instance's score beside its ground truth", async () => {
+    const run = await loadRun(runs.rmScore);
+    assert.equal(run.kind, "rm-score");
+    const summary = JSON.parse(readFileSync(join(runs.rmScore, "summary.json"), "utf8")) as { metrics: { overall: { accuracy: { value: number }; rmse: { value: number } } } };
+    assert.equal(run.metrics.find((m) => m.name === "accuracy")?.value, summary.metrics.overall.accuracy.value);
+    assert.equal(run.metrics.find((m) => m.name === "RMSE")?.value, summary.metrics.overall.rmse.value);
+    assert.deepEqual(run.questions.map((q) => [q.questionId, q.answer, q.groundTruth]), [["i-1", "score 7", "score 6"], ["i-2", "score 7", "score 9"]]);
+    assert.match(run.questions[0]!.judgeReplies[0] ?? "", /<score>7<\/score>/);
+  });
+
+  test("eqa rm bench: accuracy and RMSE at each K, its curves as a figure", async () => {
+    const run = await loadRun(runs.rmBench);
+    assert.equal(run.kind, "rm-bench");
+    const names = run.metrics.map((m) => m.name);
+    for (const name of ["accuracy (K=1, vote)", "accuracy (K=2, vote)", "RMSE (K=2, vote)"]) assert.ok(names.includes(name), `${name} in ${names.join(", ")}`);
+    assert.ok(run.figures.some((f) => f.endsWith("scaling-curves.png")));
+  });
+
+  test("eqa memory build: the episodes built, each with its object instances", async () => {
+    const run = await loadRun(runs.memory);
+    assert.equal(run.kind, "memory-build");
+    assert.equal(run.metrics.find((m) => m.name === "episodes built")?.value, 1);
+    assert.equal(run.questions[0]?.questionId, "hm3d-v0/scene");
+    assert.match(run.questions[0]?.answer ?? "", /object instance/);
+  });
+
+  test("eqa generate tag: the dataset's questions with their answers, counted by query type", async () => {
+    const run = await loadRun(runs.dataset);
+    assert.equal(run.kind, "generate-tag");
+    const questions = JSON.parse(readFileSync(join(runs.dataset, "questions.json"), "utf8")) as { question_id: string; answer: string }[];
+    assert.deepEqual(run.questions.map((q) => [q.questionId, q.groundTruth]), questions.map((q) => [q.question_id, q.answer]));
+    assert.equal(run.metrics.find((m) => m.name === "questions")?.value, questions.length);
+  });
+
+  test("eqa answer-tag: every answer the agent gave, before it is scored", async () => {
+    const run = await loadRun(runs.answers);
+    assert.equal(run.kind, "answer-tag");
+    assert.ok(run.questions.length > 0 && run.questions.every((q) => q.answer === "two"));
+    assert.equal(run.metrics.find((m) => m.name === "answered")?.value, run.questions.length);
+  });
+
+  test("their report, opened from another folder at 390 px, shows each kind's figures and never scrolls sideways", async () => {
+    const out = join(home, "elsewhere", "report.html");
+    const made = await runCli(["report", ...Object.values(runs), "--out", out], cliEnv(home), temporaryDir("eqakit-more-kinds-cwd-"));
+    assert.equal(made.code, 0, made.stderr);
+    const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
+    try {
+      await page.goto(pathToFileURL(out).href);
+      const kinds = (await page.locator("#headline").textContent()) ?? "";
+      for (const kind of ["rm-score", "rm-bench", "memory-build", "generate-tag", "answer-tag"]) assert.ok(kinds.includes(kind), kind);
+      assert.ok(!kinds.includes("unknown"));
+      for (const metric of ["accuracy", "RMSE (K=2, vote)", "episodes built", "answered"]) assert.equal(await page.locator(`#metrics tr[data-metric="${metric}"]`).count() > 0, true, metric);
+      assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), true);
+    } finally {
+      await page.close();
+    }
+  });
+});
