@@ -3,7 +3,7 @@
  * refuse (HTTP 400 with the provider's error shape) and thinking where they think, so that a
  * request eqakit gets wrong fails here as it would against the hosted model.
  */
-import type { ReceivedRequest, Script, ScriptedReply } from "./model-server.js";
+import { anthropicReply, openAiReply, type ReceivedRequest, type Script, type ScriptedReply } from "./model-server.js";
 
 export type EmulatedFamily = "openai-reasoning" | "claude-opus-4-7" | "claude-sonnet-4-5" | "gemini-2.5-flash" | "gemini-3";
 
@@ -133,4 +133,175 @@ export function geminiQuotaExceeded(kind: "per-minute" | "no-allowance", retryDe
     ...(kind === "per-minute" ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay }] : []),
   ];
   return { status: 429, body: { error: { code: 429, message, status: "RESOURCE_EXHAUSTED", details } } };
+}
+
+/** What becomes of one request of a batch: answered, failed with an HTTP error, or left undone when the batch expired. */
+export type BatchFate = "ok" | "expired" | { status: number; type: string; message: string };
+
+export interface BatchEmulatorOptions {
+  /** The reply text of a request (its body as the batch holds it, the same as a live request's). */
+  answer: (body: Body) => string;
+  /** What becomes of a request in a batch (default: answered). Live requests are always answered. */
+  fate?: (body: Body) => BatchFate;
+  /** The provider's limits of one batch, enforced as its API does (default: the documented ones). */
+  limits?: { maxRequests: number; maxBytes: number };
+  /** While false, every batch stays in progress; once true, a batch ends at its second poll. */
+  release?: boolean;
+}
+
+export interface BatchEmulator {
+  script: Script;
+  /** Batches created, in order: their requests' custom_ids and the bytes submitted. */
+  batches: Map<string, { customIds: string[]; bytes: number }>;
+  release: { value: boolean };
+  /** Live requests answered (requests the run did not get from a batch). */
+  live: number;
+}
+
+interface HeldRequest {
+  customId: string;
+  body: Body;
+}
+
+/**
+ * OpenAI's Batch API as its API reference describes it: a JSONL input file uploaded to
+ * `/v1/files` (purpose `batch`, at most `maxBytes`), a batch over `/v1/chat/completions` from
+ * it (at most `maxRequests` lines, else the batch fails validation), polled at
+ * `/v1/batches/{id}`; once ended, answered requests are lines of the output file and failed
+ * ones lines of the error file (`response.status_code` ≥ 400 with the error body; requests
+ * left when the batch expired: `error.code` `batch_expired`), the batch `expired` when any was.
+ */
+export function openAiBatchEmulator(options: BatchEmulatorOptions): BatchEmulator {
+  const limits = options.limits ?? { maxRequests: 50_000, maxBytes: 200_000_000 };
+  const files = new Map<string, string>();
+  const held = new Map<string, HeldRequest[]>();
+  const polls = new Map<string, number>();
+  const emulator: BatchEmulator = { script: () => ({}), batches: new Map(), release: { value: options.release ?? true }, live: 0 };
+  const fate = (body: Body): BatchFate => options.fate?.(body) ?? "ok";
+  emulator.script = (request) => {
+    const { method, path } = request;
+    if (method === "POST" && path === "/v1/files") {
+      const start = request.rawBody.indexOf("\r\n\r\n", request.rawBody.indexOf('name="file"'));
+      const content = request.rawBody.slice(start + 4, request.rawBody.lastIndexOf("\r\n--"));
+      const bytes = Buffer.byteLength(content);
+      if (bytes > limits.maxBytes) return { status: 400, body: { error: { message: `File is too large: ${bytes} bytes, the limit of a batch input file is ${limits.maxBytes}`, type: "invalid_request_error", param: "file", code: null } } };
+      const id = `file-${files.size + 1}`;
+      files.set(id, content);
+      return { body: { id, object: "file", purpose: "batch", bytes } };
+    }
+    if (method === "POST" && path === "/v1/batches") {
+      const body = request.body as { input_file_id: string };
+      const content = files.get(body.input_file_id) ?? "";
+      const lines = content.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { custom_id: string; body: Body });
+      const id = `batch_${emulator.batches.size + 1}`;
+      emulator.batches.set(id, { customIds: lines.map((l) => l.custom_id), bytes: Buffer.byteLength(content) });
+      held.set(id, lines.map((l) => ({ customId: l.custom_id, body: l.body })));
+      return { body: { id, object: "batch", status: "validating", input_file_id: body.input_file_id, output_file_id: null, error_file_id: null } };
+    }
+    const batch = /^\/v1\/batches\/([^/]+)$/.exec(path);
+    if (method === "GET" && batch) {
+      const id = batch[1]!;
+      const requests = held.get(id) ?? [];
+      const n = (polls.get(id) ?? 0) + 1;
+      polls.set(id, n);
+      if (requests.length > limits.maxRequests) {
+        return { body: { id, object: "batch", status: "failed", output_file_id: null, error_file_id: null, errors: { object: "list", data: [{ code: "too_many_requests", message: `The batch input file has ${requests.length} requests; at most ${limits.maxRequests} are allowed.`, line: null }] } } };
+      }
+      const done = emulator.release.value && n >= 2;
+      const fates = requests.map((r) => fate(r.body));
+      const failed = fates.filter((f) => f !== "ok").length;
+      const status = !done ? "in_progress" : fates.includes("expired") ? "expired" : "completed";
+      return {
+        body: {
+          id,
+          object: "batch",
+          status,
+          output_file_id: done && failed < requests.length ? `out-${id}` : null,
+          error_file_id: done && failed > 0 ? `err-${id}` : null,
+          request_counts: { total: requests.length, completed: done ? requests.length - failed : 0, failed: done ? failed : 0 },
+        },
+      };
+    }
+    const content = /^\/v1\/files\/(out|err)-([^/]+)\/content$/.exec(path);
+    if (method === "GET" && content) {
+      const lines = (held.get(content[2]!) ?? []).flatMap((r, i): Body[] => {
+        const f = fate(r.body);
+        const id = `batch_req_${i}`;
+        if (content[1] === "out") return f === "ok" ? [{ id, custom_id: r.customId, response: { status_code: 200, request_id: `req_${i}`, body: openAiReply(options.answer(r.body)).body }, error: null }] : [];
+        if (f === "ok") return [];
+        if (f === "expired") return [{ id, custom_id: r.customId, response: null, error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." } }];
+        return [{ id, custom_id: r.customId, response: { status_code: f.status, request_id: `req_${i}`, body: { error: { message: f.message, type: f.type, param: null, code: null } } }, error: null }];
+      });
+      return { body: lines.map((l) => JSON.stringify(l)).join("\n") + (lines.length > 0 ? "\n" : "") };
+    }
+    if (method === "POST" && path === "/v1/chat/completions") {
+      emulator.live++;
+      return openAiReply(options.answer(request.body as Body));
+    }
+    return { status: 404, body: { error: { message: `no route ${method} ${path}` } } };
+  };
+  return emulator;
+}
+
+/**
+ * Anthropic's Message Batches as its API reference describes them: the requests in one POST
+ * (at most `maxRequests` requests and `maxBytes` bytes, else 413 `request_too_large`), polled
+ * at `/v1/messages/batches/{id}`, results as JSONL at `results_url`, each `succeeded`,
+ * `errored` (with the request's error), or `expired` (the batch's 24 hours ran out first).
+ */
+export function anthropicBatchEmulator(options: BatchEmulatorOptions): BatchEmulator {
+  const limits = options.limits ?? { maxRequests: 100_000, maxBytes: 256_000_000 };
+  const held = new Map<string, HeldRequest[]>();
+  const polls = new Map<string, number>();
+  const emulator: BatchEmulator = { script: () => ({}), batches: new Map(), release: { value: options.release ?? true }, live: 0 };
+  const fate = (body: Body): BatchFate => options.fate?.(body) ?? "ok";
+  emulator.script = (request) => {
+    const { method, path } = request;
+    if (method === "POST" && path === "/v1/messages/batches") {
+      const requests = (request.body as { requests: { custom_id: string; params: Body }[] }).requests;
+      const bytes = Buffer.byteLength(request.rawBody);
+      if (requests.length > limits.maxRequests || bytes > limits.maxBytes) {
+        return { status: 413, body: { type: "error", error: { type: "request_too_large", message: `Request exceeds the maximum allowed number of bytes or requests (${bytes} bytes, ${requests.length} requests).` } } };
+      }
+      const id = `msgbatch_${emulator.batches.size + 1}`;
+      emulator.batches.set(id, { customIds: requests.map((r) => r.custom_id), bytes });
+      held.set(id, requests.map((r) => ({ customId: r.custom_id, body: r.params })));
+      return { body: { id, type: "message_batch", processing_status: "in_progress", request_counts: { processing: requests.length, succeeded: 0, errored: 0, canceled: 0, expired: 0 }, results_url: null } };
+    }
+    const batch = /^\/v1\/messages\/batches\/([^/]+)$/.exec(path);
+    if (method === "GET" && batch) {
+      const id = batch[1]!;
+      const requests = held.get(id) ?? [];
+      const n = (polls.get(id) ?? 0) + 1;
+      polls.set(id, n);
+      const ended = emulator.release.value && n >= 2;
+      const fates = requests.map((r) => fate(r.body));
+      const count = (kind: "ok" | "expired" | "errored"): number => (ended ? fates.filter((f) => (kind === "errored" ? typeof f === "object" : f === kind)).length : 0);
+      return {
+        body: {
+          id,
+          type: "message_batch",
+          processing_status: ended ? "ended" : "in_progress",
+          request_counts: { processing: ended ? 0 : requests.length, succeeded: count("ok"), errored: count("errored"), canceled: 0, expired: count("expired") },
+          results_url: ended ? `http://${request.headers.host}/v1/messages/batches/${id}/results` : null,
+        },
+      };
+    }
+    const results = /^\/v1\/messages\/batches\/([^/]+)\/results$/.exec(path);
+    if (method === "GET" && results) {
+      const lines = (held.get(results[1]!) ?? []).map((r) => {
+        const f = fate(r.body);
+        if (f === "ok") return { custom_id: r.customId, result: { type: "succeeded", message: anthropicReply(options.answer(r.body)).body } };
+        if (f === "expired") return { custom_id: r.customId, result: { type: "expired" } };
+        return { custom_id: r.customId, result: { type: "errored", error: { type: "error", error: { type: f.type, message: f.message } } } };
+      });
+      return { body: lines.map((l) => JSON.stringify(l)).join("\n") };
+    }
+    if (method === "POST" && path === "/v1/messages") {
+      emulator.live++;
+      return anthropicReply(options.answer(request.body as Body));
+    }
+    return { status: 404, body: { type: "error", error: { type: "not_found_error", message: `no route ${method} ${path}` } } };
+  };
+  return emulator;
 }
