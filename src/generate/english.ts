@@ -9,9 +9,13 @@
  *   food", "What food objects"), not as the object of a use ("used for holding food").
  * - `tense`: a question about the past (a moment, "did you") that describes its objects in the
  *   present ("that is open", "are there"), or one in the present that refers to a moment.
+ * - `answer-tense`: an answer whose tense is not its question's ("How many laptops were there …
+ *   right after you picked up the basketball?" → "There is 1: …").
+ * - `split-compound`: a type name cut where English writes one word ("basket ball", "arm chair",
+ *   "counter top"), or an initialism in lower case ("cds", "tv").
  */
 
-export const ENGLISH_ISSUES = ["plural", "doubled-word", "food-material", "tense"] as const;
+export const ENGLISH_ISSUES = ["plural", "doubled-word", "food-material", "tense", "answer-tense", "split-compound"] as const;
 export type EnglishIssue = (typeof ENGLISH_ISSUES)[number];
 
 const BAD_PLURALS = [
@@ -28,13 +32,24 @@ const MOMENT = /\b(?:before|after|between the moment|right before|right after) y
 const PAST_FRAME = /\bdid you\b|^(?:was|were)\b|\b(?:was|were) (?:there|the)\b/i;
 const PRESENT = /\b(?:that|which) (?:is|are)\b|\b(?:is|are) there\b|^(?:is|are)\b|\b(?:what|where|how) (?:is|are)\b|\bwhat colour (?:is|are)\b/i;
 
-/** The issues of one text (a question or an answer); `question` enables the tense check. */
-export function checkEnglish(text: string, options: { question?: boolean } = {}): EnglishIssue[] {
+const SPLIT_COMPOUND = /\b(?:basket ball|arm chair|counter top)s?\b|\b(?:cds?|tvs?)\b/;
+
+function isPastQuestion(question: string): boolean {
+  return MOMENT.test(question) || PAST_FRAME.test(question);
+}
+
+/**
+ * The issues of one text (a question or an answer); `question` enables the tense check of a
+ * question, `answerTo` (the question it answers) that of an answer.
+ */
+export function checkEnglish(text: string, options: { question?: boolean; answerTo?: string } = {}): EnglishIssue[] {
   const issues: EnglishIssue[] = [];
   if (BAD_PLURALS.some((r) => r.test(text))) issues.push("plural");
   if (/\b([a-z]+)\s+\1\b/i.test(text.replace(/\([^)]*\)/g, " "))) issues.push("doubled-word");
   if (foodAsMaterial(text)) issues.push("food-material");
-  if (options.question && ((MOMENT.test(text) || PAST_FRAME.test(text)) && PRESENT.test(text))) issues.push("tense");
+  if (options.question && isPastQuestion(text) && PRESENT.test(text)) issues.push("tense");
+  if (options.answerTo !== undefined && (isPastQuestion(options.answerTo) ? /\bthere (?:is|are)\b/i : /\bthere (?:was|were)\b/i).test(text)) issues.push("answer-tense");
+  if (SPLIT_COMPOUND.test(text)) issues.push("split-compound");
   return issues;
 }
 
@@ -61,19 +76,19 @@ export function checkEnglishSet(items: readonly { question: string; answer: stri
   const counts = Object.fromEntries(ENGLISH_ISSUES.map((k) => [k, 0])) as Record<EnglishIssue, number>;
   const examples = Object.fromEntries(ENGLISH_ISSUES.map((k) => [k, [] as string[]])) as Record<EnglishIssue, string[]>;
   let texts = 0;
-  const check = (text: string, question: boolean): void => {
+  const check = (text: string, question: boolean, answerTo?: string): void => {
     texts++;
-    for (const issue of checkEnglish(text, { question })) {
+    for (const issue of checkEnglish(text, { question, ...(answerTo !== undefined ? { answerTo } : {}) })) {
       counts[issue]++;
       if (examples[issue].length < 5) examples[issue].push(text);
     }
   };
   for (const item of items) {
     check(item.question, true);
-    check(item.answer, false);
+    check(item.answer, false, item.question);
     if (item.grounded) {
       check(item.grounded.question, true);
-      check(item.grounded.answer, false);
+      check(item.grounded.answer, false, item.grounded.question);
     }
   }
   return { texts, counts, examples };

@@ -6,7 +6,7 @@
  * grounded form whose references are named by coordinates, effective as well.
  */
 import { canonicalJson, randomInt, seededRandom, sha256Hex, type Random } from "../core/index.js";
-import { ai2thorCatalogue, type StructuredAnswer, type TagCondition, type TagPredicateType, type TagProgram, type TagQueryType, type TrajectoryLog, type TrajectoryObject, type TrajectoryStateName } from "../data/index.js";
+import { ai2thorCatalogue, type AnswerGroup, type StructuredAnswer, type TagCondition, type TagPredicateType, type TagProgram, type TagQueryType, type TrajectoryLog, type TrajectoryObject, type TrajectoryStateName } from "../data/index.js";
 import { objectCatalogue } from "../sim/index.js";
 import { executeProgramDetailed, momentWindow, positionKeysAt, worldOf, type ExecutionResult } from "./execute.js";
 import type { TagSeenObject } from "../data/index.js";
@@ -180,9 +180,10 @@ export function isAnsweredByType(program: TagProgram, source: string): boolean {
 
 /**
  * The question names its own answer: a value asked for (a property, a location) appears in the
- * question's words ("what is the soap bar made of?": soap), or every type a list answers with
- * is one the question's conditions name ("what objects were there right before you picked up
- * the bowl?": bowls).
+ * question's words ("what is the soap bar made of?": soap), a location's receptacle is an
+ * object the question names ("where is the laptop in front of the desk?": on the desk), or every
+ * type a list answers with is one the question's conditions name ("what objects were there
+ * right before you picked up the bowl?": bowls).
  */
 export function containsItsAnswer(program: TagProgram, answer: StructuredAnswer): boolean {
   const type = program.query.type;
@@ -191,7 +192,11 @@ export function containsItsAnswer(program: TagProgram, answer: StructuredAnswer)
     const values = answer.flatMap((g) => (Array.isArray(g.value) ? g.value : [g.value])).filter((v): v is string => typeof v === "string");
     return values.some((v) => {
       const value = v.toLowerCase().replace(/\(x=.*?\)/g, " ").replace(/[^a-z0-9]+/g, " ").trim();
-      return value !== "" && question.includes(` ${value} `);
+      if (value === "") return false;
+      if (question.includes(` ${value} `)) return true;
+      // "on the desk", "inside the fridge": the receptacle named anywhere in the question
+      const receptacle = type === "getLocation" ? /^(?:on|inside|in|under|above) the (.+)$/.exec(value)?.[1] : undefined;
+      return receptacle !== undefined && question.includes(` the ${receptacle} `);
     });
   }
   if (type === "listObjects") {
@@ -239,16 +244,24 @@ function hasContent(answer: StructuredAnswer): boolean {
 }
 
 /**
- * What an answer says, whatever its grouping and whenever its objects were seen: the
- * non-empty groups' objects (by the log's ids) and values.
+ * What an answer says, whatever its grouping, the order of its objects (they are listed by
+ * where they are, which changes when one moves) and whenever they were seen: the non-empty
+ * groups' objects (by the log's ids) and values, each object with its own value.
  */
 export function answerSignature(result: ExecutionResult): string {
   const groups = result.answer
-    .map((g, i) => ({ ids: result.ids[i] ?? [], value: g.value }))
+    .map((g, i) => byId(result.ids[i] ?? [], g.value))
     .filter((g) => g.ids.length > 0 || (typeof g.value === "number" && g.value > 0))
     .map((g) => canonicalJson(g))
     .sort();
   return canonicalJson(groups);
+}
+
+/** A group's ids in order, with its per-object values (a list as long as the ids) in the same order. */
+function byId(ids: readonly string[], value: AnswerGroup["value"]): { ids: string[]; value: AnswerGroup["value"] } {
+  const order = ids.map((id, k) => [id, k] as const).sort((a, b) => a[0].localeCompare(b[0]));
+  const perObject = Array.isArray(value) && value.length === ids.length;
+  return { ids: order.map(([id]) => id), value: perObject ? order.map(([, k]) => value[k]!) : value };
 }
 
 /**
@@ -256,7 +269,10 @@ export function answerSignature(result: ExecutionResult): string {
  * without a moment asks about the present (or, counting events, the whole trajectory), so
  * dropping a moment compares the moment with the present; a moment must also differ from the
  * whole trajectory, else it narrows nothing (objects that were on the counter "before you
- * opened the fridge" are all those that ever were).
+ * opened the fridge" are all those that ever were). Answers are compared by what they say
+ * (`answerSignature`), not by the order their objects are listed in, which follows where they
+ * are: else a moment that changes nothing ("How many CDs were there right before you picked up
+ * the CD?": the same 3 at every step, one of them moved) passed for one that changes the order.
  */
 export function isEffective(program: TagProgram, result: ExecutionResult, log: TrajectoryLog): boolean {
   const signature = answerSignature(result);

@@ -9,10 +9,29 @@ export function coordinates(p: readonly number[] | null | undefined): string {
 /** Type names whose words are not marked by case ("Glassbottle"). */
 const SPLIT_WORDS: Record<string, string> = { glassbottle: "glass bottle" };
 
+/**
+ * Type names whose case marks words that English writes as one (AI2-THOR's "BasketBall",
+ * "ArmChair", "CounterTop"): checked against every type of the AI2-THOR catalogue; "cell
+ * phone", "key chain", "butter knife" and the others are written apart.
+ */
+const CLOSED_COMPOUNDS: Record<string, string> = { "basket ball": "basketball", "arm chair": "armchair", "counter top": "countertop" };
+const CLOSED_COMPOUND = new RegExp(`\\b(?:${Object.keys(CLOSED_COMPOUNDS).join("|")})\\b`, "g");
+
+/**
+ * A type's words as English writes them: "ButterKnife" → "butter knife", "BasketBall" →
+ * "basketball", "TVStand" → "TV stand", "CD" → "CD" (an initialism keeps its capitals).
+ */
 export function words(type: string): string {
-  const w = type.replace(/[_-]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+  const split = type
+    .replace(/[_-]+/g, " ")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .split(" ")
+    .filter((x) => x !== "")
+    .map((x) => (/^[A-Z]{2,}$/.test(x) ? x : x.toLowerCase()));
   // AI2-THOR's "PotatoSliced" is a slice of potato
-  return w.split(" ").map((x) => SPLIT_WORDS[x] ?? x).join(" ").replace(/ sliced$/, " slice");
+  const w = split.map((x) => SPLIT_WORDS[x] ?? x).join(" ").replace(/ sliced$/, " slice");
+  return w.replace(CLOSED_COMPOUND, (m) => CLOSED_COMPOUNDS[m]!);
 }
 
 /** Nouns whose plural no rule gives (the last word of a type is its head noun). */
@@ -43,6 +62,7 @@ export function plural(type: string): string {
   const before = w.slice(0, space + 1);
   const irregular = IRREGULAR_PLURALS[head];
   if (irregular) return before + irregular;
+  if (/^[A-Z]+$/.test(head)) return `${before}${head}s`;
   if (/(s|x|z|ch|sh)$/.test(head)) return `${before}${head}es`;
   if (/[^aeiou]y$/.test(head)) return `${before}${head.slice(0, -1)}ies`;
   if (/[^aeiou]o$/.test(head)) return `${before}${head}es`;

@@ -30,8 +30,7 @@ function nounPhrase(program: TagProgram, totals: EventTotals, plural: boolean): 
   const moments: string[] = [];
   let fromView = false;
   const be = (past: boolean): string => (plural ? (past ? "were" : "are") : past ? "was" : "is");
-  // a moment, or counting what was done, puts the whole question in the past
-  const past = program.filters.some((c) => c.type === "moment") || program.query.type === "countTimes";
+  const past = isPast(program);
   const said = new Set(words(program.target).split(" "));
   for (const c of program.filters) {
     switch (c.type) {
@@ -60,6 +59,11 @@ function nounPhrase(program: TagProgram, totals: EventTotals, plural: boolean): 
     moment: moments.length > 0 ? ` ${moments.join(" and ")}` : "",
     past,
   };
+}
+
+/** A moment, or counting what was done, puts the whole question (and its answer) in the past. */
+function isPast(program: TagProgram): boolean {
+  return program.filters.some((c) => c.type === "moment") || program.query.type === "countTimes";
 }
 
 function usePhrase(value: string): string {
@@ -93,13 +97,16 @@ export function renderQuestion(program: TagProgram, totals: EventTotals = () => 
   }
 }
 
-/** The template answer: one sentence per group, the group named by its predicate. */
+/**
+ * The template answer: one sentence per group, the group named by its predicate, in the tense of
+ * the question ("How many cups were there … before you …?" → "There were 2: …").
+ */
 export function renderAnswer(program: TagProgram, answer: StructuredAnswer): string {
   return answer.map((group) => groupSentence(program, group)).join(" ");
 }
 
 function groupSentence(program: TagProgram, group: AnswerGroup): string {
-  const text = valueText(program, group);
+  const text = valueText(program, group, isPast(program));
   if (group.predicate === "") return `${capitalize(text)}.`;
   return `${capitalize(group.predicate.replace(/(^|, )(location|position): /g, "$1"))}: ${text}.`;
 }
@@ -108,12 +115,14 @@ function objectName(o: StructuredObject): string {
   return `${o.caption ? `${o.caption} ` : ""}${words(o.type)}${coordinates(o.position)}`;
 }
 
-function valueText(program: TagProgram, group: AnswerGroup): string {
+function valueText(program: TagProgram, group: AnswerGroup, past: boolean): string {
   const list = group.objects.map((o) => withArticle(objectName(o))).join(", ");
+  const are = past ? "were" : "are";
+  const is = past ? "was" : "is";
   switch (program.query.type) {
     case "countObjects": {
       const n = group.objects.length;
-      return n === 0 ? "there are none" : `there ${n === 1 ? "is" : "are"} ${n}: ${list}`;
+      return n === 0 ? `there ${are} none` : `there ${n === 1 ? is : are} ${n}: ${list}`;
     }
     case "listObjects":
       return group.objects.length === 0 ? "nothing" : list;
@@ -122,7 +131,7 @@ function valueText(program: TagProgram, group: AnswerGroup): string {
       return n === 0 ? "never" : n === 1 ? "once" : `${n} times`;
     }
     default: {
-      if (group.objects.length === 0) return "there is no such object";
+      if (group.objects.length === 0) return `there ${is} no such object`;
       const values = Array.isArray(group.value) ? group.value : [String(group.value)];
       if (group.objects.length === 1) return `${values[0]} (the ${objectName(group.objects[0]!)})`;
       return group.objects.map((o, i) => `the ${objectName(o)}: ${values[i] ?? "unknown"}`).join("; ");

@@ -1,9 +1,10 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { seededRandom } from "../../src/core/index.js";
-import { parseTagQuestions, parseTrajectoryLog, type TagCondition, type TagProgram } from "../../src/data/index.js";
+import { parseTagQuestions, parseTrajectoryLog, type StructuredAnswer, type TagCondition, type TagProgram } from "../../src/data/index.js";
 import {
   acceptProgram,
+  answerSignature,
   assignSplits,
   buildTagDataset,
   executeProgram,
@@ -17,10 +18,11 @@ import {
   renderAnswer,
   renderQuestion,
   structuredQuestion,
+  type ExecutionResult,
   type TrajectoryInput,
 } from "../../src/generate/index.js";
 import { kitchenLog, kitchenRaw } from "./fixtures.js";
-import { caption, plural } from "../../src/generate/phrases.js";
+import { caption, plural, words } from "../../src/generate/phrases.js";
 import { canonicalProgramKey, checkEnglish, checkEnglishSet, containsItsAnswer, FUNNEL_RULES, isAnsweredByType, propertyOf } from "../../src/generate/index.js";
 
 const log = kitchenLog();
@@ -87,6 +89,33 @@ describe("filters of section 3", () => {
     // right after you picked up a cup for the second time, cup 1 was in your hand: the moment narrows
     const narrow: TagProgram = { ...p, filters: [p.filters[0]!, { type: "moment", key: "right_after", args: ["pickup", "cup", 2] }] };
     assert.equal(isEffective(narrow, executeProgramDetailed(narrow, log), log), true);
+  });
+
+  test("a moment that changes nothing is ineffective, though its objects are listed in another order than at the end", () => {
+    // the same three cups at every step; cup 1, in your hand right after you picked up a cup for the second time, is listed after cup 2 then, before it at the end
+    const p: TagProgram = { target: "cup", filters: [{ type: "moment", key: "right_after", args: ["pickup", "cup", 2] }], query: { type: "countObjects", modifier: null } };
+    const atMoment = executeProgramDetailed(p, log);
+    const atEnd = executeProgramDetailed({ ...p, filters: [] }, log);
+    assert.deepEqual([...atMoment.ids[0]!].sort(), [...atEnd.ids[0]!].sort());
+    assert.notDeepEqual(atMoment.ids[0], atEnd.ids[0], "listed in another order");
+    assert.equal(answerSignature(atMoment), answerSignature(atEnd));
+    assert.equal(isEffective(p, atMoment, log), false);
+    // each object keeps its own value when the order changes
+    const states = (ids: string[], value: string[]): ExecutionResult => ({ answer: [{ predicate: "", objects: [], value }], unknown: false, grouped: [], ids: [ids], referenced: [] });
+    assert.equal(answerSignature(states(["cup-1", "cup-2"], ["open", "closed"])), answerSignature(states(["cup-2", "cup-1"], ["closed", "open"])));
+    assert.notEqual(answerSignature(states(["cup-1", "cup-2"], ["open", "closed"])), answerSignature(states(["cup-2", "cup-1"], ["open", "closed"])));
+  });
+
+  test("a location question whose receptacle the question names gives its answer away", () => {
+    const laptop: TagProgram = { target: "Laptop", filters: [{ type: "position", key: "in_front_of", args: ["Desk"] }], query: { type: "getLocation", modifier: null } };
+    assert.equal(renderQuestion(laptop), "Where is the laptop in front of the desk from your view?");
+    const on = (value: string): StructuredAnswer => [{ predicate: "", objects: [{ type: "Laptop", caption: null, position: [0, 0, 0] }], value }];
+    assert.equal(containsItsAnswer(laptop, on("on the desk (x=0.57, y=-1.58, z=-1.85)")), true);
+    assert.equal(containsItsAnswer(laptop, on("on the sofa (x=0.57, y=-1.58, z=-1.85)")), false);
+    assert.equal(containsItsAnswer(laptop, on("in your hand")), false);
+    const cup: TagProgram = { target: "cup", filters: [{ type: "moment", key: "right_after", args: ["open", "fridge", 1] }], query: { type: "getLocation", modifier: null } };
+    assert.equal(containsItsAnswer(cup, on("inside the fridge (x=3, y=-0.6, z=-1)")), true);
+    assert.equal(containsItsAnswer({ ...laptop, target: "CD", filters: [{ type: "position", key: "left_of", args: ["CounterTop"] }] }, on("on the countertop (x=1, y=0, z=1)")), true);
   });
 
   test("questions that give their answer away: answered by the type, or naming the answer", () => {
@@ -210,11 +239,42 @@ describe("template renderer", () => {
     };
     assert.equal(structuredQuestion(p), "countObjects(cup)? (location:on = countertop) AND (moment:before = pickup cup #1)");
     assert.equal(renderQuestion(p, () => 1), "How many cups were there on the countertop before you picked up the cup?");
-    assert.equal(renderAnswer(p, executeProgram(p, log)).split(". ")[0], "On the countertop (x=-1, y=-1.05, z=-2): there are 2: a green plastic cup (x=-1.2, y=-0.55, z=-2), a red ceramic cup (x=-0.8, y=-0.55, z=-2)");
+    assert.equal(renderAnswer(p, executeProgram(p, log)).split(". ")[0], "On the countertop (x=-1, y=-1.05, z=-2): there were 2: a green plastic cup (x=-1.2, y=-0.55, z=-2), a red ceramic cup (x=-0.8, y=-0.55, z=-2)");
     const grounded: TagProgram = { ...p, filters: [{ ...p.filters[0]!, at: [0.46, 0.15, -0.83] }, p.filters[1]!] };
     assert.equal(renderQuestion({ ...grounded, filters: [grounded.filters[0]!] }), "How many cups are there on the countertop (x=0.46, y=0.15, z=-0.83)?");
     assert.equal(renderQuestion({ target: "fridge", filters: [{ type: "moment", key: "right_after", args: ["pickup", "cup", 2] }], query: { type: "getState", modifier: "open" } }), "Was the fridge open or closed right after you picked up the cup for the second time?");
     assert.equal(renderQuestion({ target: "fridge", filters: [], query: { type: "countTimes", modifier: "open" } }), "How many times did you open the fridge?");
+  });
+
+  test("an answer takes the tense of its question's moment", () => {
+    const cups = (filters: TagCondition[]): TagProgram => ({ target: "cup", filters, query: { type: "countObjects", modifier: null } });
+    const onCounter: TagCondition = { type: "location", key: "on", args: ["countertop"], at: [-1, -1.05, -2] };
+    const present = cups([onCounter]);
+    assert.match(renderQuestion(present), /^How many cups are there/);
+    assert.equal(renderAnswer(present, executeProgram(present, log)), "There are 2: a green plastic cup (x=-1.2, y=-0.55, z=-2), a red ceramic cup (x=-0.8, y=-0.55, z=-2).");
+    const past = cups([onCounter, { type: "moment", key: "right_after", args: ["pickup", "cup", 2] }]);
+    assert.match(renderQuestion(past, () => 2), /^How many cups were there on the countertop .* right after you picked up the cup for the second time\?$/);
+    assert.equal(renderAnswer(past, executeProgram(past, log)), "There was 1: a red ceramic cup (x=-0.8, y=-0.55, z=-2).");
+    assert.equal(renderAnswer(past, [{ predicate: "", objects: [], value: 0 }]), "There were none.");
+    const where: TagProgram = { target: "cup", filters: [{ type: "moment", key: "before", args: ["open", "fridge", 1] }], query: { type: "getLocation", modifier: null } };
+    assert.equal(renderAnswer(where, [{ predicate: "", objects: [], value: null }]), "There was no such object.");
+    for (const program of [present, past]) {
+      const question = renderQuestion(program, () => 2);
+      assert.deepEqual(checkEnglish(renderAnswer(program, executeProgram(program, log)), { answerTo: question }), [], question);
+    }
+  });
+
+  test("type names as English writes them: closed compounds in one word, initialisms in capitals", () => {
+    // AI2-THOR's types (src/data/ai2thor-catalogue.json)
+    assert.equal(words("BasketBall"), "basketball");
+    assert.equal(words("ArmChair"), "armchair");
+    assert.equal(words("CounterTop"), "countertop");
+    assert.equal(words("CD"), "CD");
+    assert.equal(plural("CD"), "CDs");
+    assert.equal(words("TVStand"), "TV stand");
+    assert.equal(words("CellPhone"), "cell phone");
+    assert.equal(plural("BasketBall"), "basketballs");
+    assert.equal(renderQuestion({ target: "Laptop", filters: [{ type: "position", key: "left_of", args: ["BasketBall"] }, { type: "moment", key: "right_after", args: ["pickup", "CD", 1] }], query: { type: "countObjects", modifier: null } }, () => 1), "How many laptops were there to the left of the basketball from your view right after you picked up the CD?");
   });
 });
 
@@ -300,11 +360,17 @@ describe("English", () => {
     assert.deepEqual(checkEnglish("What objects are there used for holding food before you opened the fridge?", { question: true }), ["tense"]);
     assert.deepEqual(checkEnglish("What objects were there used for holding food before you opened the fridge?", { question: true }), []);
     assert.deepEqual(checkEnglish("How many knives are there on the countertop (x=1, y=1, z=1)?", { question: true }), []);
+    assert.deepEqual(checkEnglish("There is 1: a plastic laptop (x=-3.41, y=-0.79, z=-0.17).", { answerTo: "How many laptops were there right after you picked up the basketball?" }), ["answer-tense"]);
+    assert.deepEqual(checkEnglish("There was 1: a plastic laptop (x=-3.41, y=-0.79, z=-0.17).", { answerTo: "How many laptops were there right after you picked up the basketball?" }), []);
+    assert.deepEqual(checkEnglish("There were none.", { answerTo: "How many laptops are there on the desk?" }), ["answer-tense"]);
+    assert.deepEqual(checkEnglish("How many laptops are there to the left of the basket ball?"), ["split-compound"]);
+    assert.deepEqual(checkEnglish("On the desk (the plastic cd (x=0.4, y=-0.72, z=-1.16))."), ["split-compound"]);
+    assert.deepEqual(checkEnglish("On the desk (the plastic CD (x=0.4, y=-0.72, z=-1.16))."), []);
   });
 
   test("a generated set has no English issue, and its stats report the checker's counts", () => {
     const dataset = buildTagDataset(inputs(), { perTrajectory: 12, seed: 3 });
-    assert.deepEqual(dataset.stats.english.counts, { plural: 0, "doubled-word": 0, "food-material": 0, tense: 0 });
+    assert.deepEqual(dataset.stats.english.counts, { plural: 0, "doubled-word": 0, "food-material": 0, tense: 0, "answer-tense": 0, "split-compound": 0 });
     assert.equal(dataset.stats.english.texts, checkEnglishSet(dataset.questions).texts);
     const splitOf = new Map<string, Set<string>>();
     for (const q of dataset.questions) splitOf.set(q.trajectory, new Set([...(splitOf.get(q.trajectory) ?? []), q.split]));
