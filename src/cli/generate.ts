@@ -1,6 +1,7 @@
+import { resolve } from "node:path";
 import { Command } from "commander";
 import { buildTagDataset, checkEnglishSet, loadTrajectorySource, rewriteQuestions, writeTagDataset } from "../generate/index.js";
-import { RunDirectory } from "../store/index.js";
+import { openRun } from "../store/index.js";
 import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
@@ -26,7 +27,14 @@ export function generateCommand(): Command {
   addModelCallOptions(tag);
   tag.action(async (flags: GenerateTagFlags) => {
     const spec = flags.renderer === "template" ? null : resolveRoleModel(flags, "renderer");
-    const run = new RunDirectory(flags.out);
+    // kind generate-tag: the source, questions per trajectory, seed and renderer decide the dataset; a rerun with them resumes the rewrites
+    const source = /^(\w+):(.*)$/.exec(flags.source);
+    const run = await openRun({
+      dir: flags.out,
+      kind: "generate-tag",
+      settings: { source: source ? `${source[1]}:${resolve(source[2]!)}` : flags.source, perTrajectory: flags.perTrajectory, seed: flags.seed, renderer: flags.renderer },
+      inputs: source ? [{ name: "source", path: source[2]! }] : [],
+    });
     const { inputs, skipped } = await loadTrajectorySource(flags.source, run.path);
     for (const s of skipped) process.stderr.write(`eqa: skipped ${s.file}${s.step !== undefined ? ` (step ${s.step})` : ""}: ${s.error}\n`);
     const dataset = buildTagDataset(inputs, { perTrajectory: flags.perTrajectory, seed: flags.seed }, skipped);

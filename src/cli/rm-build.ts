@@ -1,8 +1,9 @@
+import { resolve } from "node:path";
 import { Command } from "commander";
 import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, writeRewardInstances } from "../data/index.js";
 import { applyReview, buildRewardBench, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
-import { RunDirectory, defaultRunPath } from "../store/index.js";
+import { defaultRunPath, openRun } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, finiteNumber, type FrameFlags, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
@@ -68,7 +69,7 @@ export function rmBuildCommand(): Command {
       const s = result.split;
       console.log(`${result.instances.length} instances (${result.failedResponses} responses unusable, ${result.failedScores} without a ground-truth score)`);
       console.log(`benchmark: ${s.benchmark.length} instances from ${s.benchmarkEpisodes} episodes; fine-tuning: ${s.finetune.length} from ${s.finetuneEpisodes} episodes (no episode in both)`);
-      console.log(`\nwrote ${new RunDirectory(outDir).path}/{responses.jsonl,ground-truth-scores.jsonl,instances.jsonl,review.csv,benchmark.jsonl,finetune.jsonl}`);
+      console.log(`\nwrote ${resolve(outDir)}/{responses.jsonl,ground-truth-scores.jsonl,instances.jsonl,review.csv,benchmark.jsonl,finetune.jsonl}`);
       console.log("review: fill decision (accept/reject) or corrected_score in review.csv, then `eqa rm review --instances instances.jsonl --import review.csv --out DIR`");
     } finally {
       progress.stop();
@@ -105,7 +106,7 @@ export function rmReviewCommand(): Command {
       }
       if (!flags.out) throw new UserError("--import needs --out DIR", { field: "--out" });
       const outcome = await applyReview(file.instances, flags.import!);
-      const run = new RunDirectory(flags.out);
+      const run = await openRun({ dir: flags.out, kind: "rm-review", settings: { finetuneFraction: flags.finetuneFraction, seed: flags.seed }, inputs: [{ name: "instances", path: flags.instances, copy: true }, { name: "review", path: flags.import!, copy: true }] });
       await writeRewardInstances(run.file("reviewed.jsonl"), outcome.instances);
       const split = splitByEpisode(outcome.instances, { finetuneFraction: flags.finetuneFraction, seed: flags.seed });
       await writeSplit(run, split);

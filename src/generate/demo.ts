@@ -14,10 +14,10 @@ import { dirname, join, relative, resolve } from "node:path";
 import { resolveInside, type Question } from "../core/index.js";
 import { loadTagQuestions, type TagQuestion } from "../data/index.js";
 import type { ModelRuntime, ModelSpec } from "../models/index.js";
-import { RunDirectory } from "../store/index.js";
+import { openRun, readRunManifest, type RunDirectory } from "../store/index.js";
 import { catalogueType, recordTask, type TaskType } from "../sim/index.js";
 import { answerQuestions, createAgent, describeExternalAgent, ExternalAgent, type AgentName, type ExternalAgentSpec } from "../agents/index.js";
-import { loadTagPredictions, scoreTagRun, type TagPrediction, type TagScoreSummary } from "../eval/index.js";
+import { defaultTextSimilarity, loadTagPredictions, scoreTagRun, tagScoreRunContract, type SimilaritySource, type TagPrediction, type TagScoreOptions, type TagScoreSummary } from "../eval/index.js";
 import { buildTagDataset, writeTagDataset } from "./dataset.js";
 import { loadSimRecordings, RECORDING_FILE } from "./sources.js";
 import { answerWithPrograms, type ProgramAgentEpisode } from "./program-agent.js";
@@ -85,7 +85,8 @@ async function recordHomes(options: DemoOptions, dir: string): Promise<void> {
 async function generateQuestions(options: DemoOptions, recordings: string, dir: string): Promise<TagQuestion[]> {
   const file = join(dir, "questions.json");
   if (existsSync(file)) return loadTagQuestions(file);
-  const run = new RunDirectory(dir);
+  // the dataset is a generate-tag run, with the settings eqa generate tag --source sim:RECORDINGS would record
+  const run = await openRun({ dir, kind: "generate-tag", settings: { source: `sim:${resolve(recordings)}`, perTrajectory: options.perTrajectory ?? 16, seed: 0, renderer: "template" }, inputs: [{ name: "source", path: recordings }] });
   const { inputs, skipped } = await loadSimRecordings(recordings, run.path, { sightings: true });
   const dataset = buildTagDataset(inputs, { perTrajectory: options.perTrajectory ?? 16, seed: 0 }, skipped);
   await writeTagDataset(run, dataset, skipped);
@@ -100,6 +101,8 @@ async function programRun(questions: TagQuestion[], questionsPath: string, recor
     if (file && log.frames) episodes.set(log.id, { frames: resolveInside(dirname(file), log.frames, { file, field: "frames" }), environment: log.environment, cameraHeight: log.cameraHeight, actions: actionHistory(log) });
   }
   const predictionsFile = join(dir, "predictions.json");
+  const scoring = { questions, questionsPath, predictionsPath: predictionsFile, outDir: dir, settings: { agent: "program", memory: "instance masks, every second frame", actions: "the recording's action history" } };
+  const { run, similarity } = await openTagRun(scoring);
   let answers: TagPrediction[];
   if (existsSync(predictionsFile)) answers = await loadTagPredictions(predictionsFile);
   else {
@@ -108,12 +111,18 @@ async function programRun(questions: TagQuestion[], questionsPath: string, recor
     const failures = predicted.filter((p) => p.error !== undefined);
     for (const failure of failures) options.onStage?.(`program agent: ${failure.question_id} not answered: ${failure.error}`);
     answers = predicted.map((p) => ({ question_id: p.question_id, answer: p.answer }));
-    const run = new RunDirectory(dir);
     await run.writeJson("program-failures.json", failures);
     await run.writeJson("predictions.json", answers);
   }
-  const result = await scoreTagRun({ questions, questionsPath, predictions: answers, predictionsPath: predictionsFile, outDir: dir, settings: { agent: "program", memory: "instance masks, every second frame", actions: "the recording's action history" } });
+  const result = await scoreTagRun({ ...scoring, predictions: answers, run, match: { similarity } });
   return { agent: "program", dir, summary: result.summary };
+}
+
+/** Opens the folder of one of the demo's agents as a tag-structured run, checked before anything is written in it. */
+async function openTagRun(scoring: Omit<TagScoreOptions, "predictions">): Promise<{ run: RunDirectory; similarity: SimilaritySource }> {
+  const similarity = await defaultTextSimilarity();
+  const run = await openRun(tagScoreRunContract({ ...scoring, predictions: [], match: { similarity } }, similarity.name));
+  return { run, similarity };
 }
 
 /** A TAG question as an OpenEQA one; its frame folder (relative to the dataset) made relative to `framesRoot`, which holds it. */
@@ -124,14 +133,16 @@ function asOpenEqaQuestion(q: TagQuestion, datasetDir: string, framesRoot: strin
 
 async function modelRun(agentName: AgentName, questions: TagQuestion[], questionsPath: string, framesRoot: string, dir: string, options: Required<Pick<DemoOptions, "model" | "runtime">>): Promise<DemoRun> {
   const { agent, models } = createAgent({ agent: agentName, model: options.model }, options.runtime);
+  // one tag-structured run: the agent's answers (answers/, an answer run of its own) are a stage of it
+  const scoring = { questions, questionsPath, predictionsPath: join(dir, "predictions.json"), judgeSpec: options.model, outDir: dir, settings: { agent: agentName, model: options.model.name } };
+  const { run, similarity } = await openTagRun(scoring);
   const datasetDir = dirname(questionsPath);
   const answered = await answerQuestions({ questions: questions.map((q) => asOpenEqaQuestion(q, datasetDir, framesRoot)), agent, framesRoot, outDir: join(dir, "answers"), models, usage: options.runtime.usage });
   const byId = new Map(answered.records.map((r) => [r.questionId, r.answer]));
   const predictions = questions.map((q) => ({ question_id: q.question_id, answer: byId.get(q.question_id) ?? null }));
-  const predictionsPath = join(dir, "predictions.json");
-  await new RunDirectory(dir).writeJson("predictions.json", predictions);
+  await run.writeJson("predictions.json", predictions);
   const judge = options.runtime.model(options.model);
-  const result = await scoreTagRun({ questions, questionsPath, predictions, predictionsPath, judge, judgeSpec: options.model, outDir: dir, settings: { agent: agentName, model: options.model.name } });
+  const result = await scoreTagRun({ ...scoring, predictions, judge, run, match: { similarity } });
   return { agent: `${agentName} (${options.model.name})`, dir, summary: result.summary };
 }
 
@@ -143,11 +154,14 @@ async function externalRun(spec: ExternalAgentSpec, questions: TagQuestion[], qu
     if (file && log.frames) episodes.set(log.id, { frames: resolveInside(dirname(file), log.frames, { file, field: "frames" }), log });
   }
   const predictionsFile = join(dir, "predictions.json");
+  // one tag-structured run: the agent's answers (answers.jsonl) are a stage of it
+  const scoring = { questions, questionsPath, predictionsPath: predictionsFile, ...(options.model && options.runtime ? { judgeSpec: options.model } : {}), outDir: dir, settings: { agent: describeExternalAgent(spec), task: "tag" } };
+  const { run, similarity } = await openTagRun(scoring);
   const model = options.model && options.runtime ? options.runtime.model(options.model) : undefined;
   const agent = new ExternalAgent(spec, { task: "tag", episodes: true, ...(model ? { model } : {}), ...(options.agentTimeoutMs !== undefined ? { timeoutMs: options.agentTimeoutMs } : {}) });
   let answered;
   try {
-    answered = await runTagAnswers(questions, episodes, agent, dir);
+    answered = await runTagAnswers(questions, episodes, agent, run);
   } finally {
     await agent.close();
   }
@@ -161,12 +175,25 @@ async function externalRun(spec: ExternalAgentSpec, questions: TagQuestion[], qu
     ...(model && options.model ? { judge: model, judgeSpec: options.model } : {}),
     outDir: dir,
     settings: { agent: describeExternalAgent(spec), task: "tag" },
+    run,
+    match: { similarity },
   });
   return { agent: describeExternalAgent(spec), dir, summary: result.summary };
 }
 
 /** Runs the demo into `options.out`: recordings/, dataset/, runs/<agent>/. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  // the demo's folder: kind demo, its settings those of the stages every agent shares (homes, tasks, questions, frames);
+  // each run under runs/ and the dataset carry their own manifest (parts), checked as they are opened
+  const agents = options.model && options.runtime ? (options.agents ?? DEMO_AGENTS) : [];
+  const parts = ["dataset", "runs/program", ...(options.agent ? ["runs/agent"] : []), ...agents.map((a) => `runs/${a}`)];
+  const earlier = existsSync(options.out) ? readRunManifest(options.out)?.parts ?? [] : [];
+  await openRun({
+    dir: options.out,
+    kind: "demo",
+    settings: { seeds: options.seeds ?? DEMO_SEEDS, tasksPerHome: options.tasksPerHome ?? 2, perTrajectory: options.perTrajectory ?? 16, width: options.width ?? 160, height: options.height ?? 120 },
+    parts: [...new Set([...earlier, ...parts])],
+  });
   const recordings = join(options.out, "recordings");
   const datasetDir = join(options.out, "dataset");
   await recordHomes(options, recordings);

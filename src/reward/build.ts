@@ -1,8 +1,8 @@
 import { canonicalJson, seededRandom, sha256Hex, UserError, writeFileAtomically, type Question } from "../core/index.js";
 import { environmentOf, readTextFile, writeRewardInstances, type RewardInstance } from "../data/index.js";
 import { linspaceRoundIndices, openEpisode, resolveEpisodePath, type Episode, type ImageOptions } from "../episodes/index.js";
-import { runModelBatch, type ChatModel, type GenerationParams, type ModelSpec } from "../models/index.js";
-import { RunDirectory } from "../store/index.js";
+import { describeModel, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec } from "../models/index.js";
+import { RunDirectory, openRun, resultSettings } from "../store/index.js";
 import { parseCsv, toCsv } from "./csv.js";
 import { imageParts } from "./evaluate.js";
 import { parseAgentResponse, parseEvaluation } from "./parse.js";
@@ -82,7 +82,13 @@ export async function buildRewardBench(options: BuildOptions): Promise<BuildResu
   };
   // every episode is there and inside --frames before any work
   for (const q of options.questions) if (resolveEpisodePath(options.framesRoot, q.episodeHistory, { id: q.questionId, field: "episode_history" }) === undefined) await episodeOf(q);
-  const run = new RunDirectory(options.outDir);
+  // kind rm-build: the responder, the scorer, responses per question, keyframes, images, the split's fraction and seed decide the instances
+  const run = await openRun({
+    dir: options.outDir,
+    kind: "rm-build",
+    settings: resultSettings({ responder: describeModel(options.responderSpec), scorer: describeModel(options.scorerSpec), responsesPerQuestion: options.responsesPerQuestion, keyframes: options.keyframes, image: options.image ?? {}, finetuneFraction: options.finetuneFraction, seed: options.seed }),
+    inputs: [{ name: "frames", path: options.framesRoot }],
+  });
 
   // step 1: responses
   const jobs = options.questions.flatMap((q) => Array.from({ length: options.responsesPerQuestion }, (_, i) => ({ question: q, sampleIndex: i })));
