@@ -28,8 +28,9 @@ export interface MemoryFolderResult {
 /**
  * Builds every episode's memory into a memory folder (see memory-store.ts), resumably: an
  * episode already built with the same settings is kept. An episode that fails (its frames
- * unreadable, a model call that fails for good) is recorded with its reason and the build goes
- * on; a file that cannot be written stops it (OutputError).
+ * unreadable, a model call that fails for good: its reason names the call and the frame) is
+ * recorded with its reason and the build goes on; the next run builds it again. A file that
+ * cannot be written stops it (OutputError).
  */
 export async function buildMemoryFolder(build: MemoryFolderBuild): Promise<MemoryFolderResult> {
   // a memory folder keeps the builds of several settings side by side (each under its settings key): only its kind is checked

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { MEMORY_RECORDS_FILE, buildEpisodeMemory, buildMemoryFolder, importMemory, parseConceptGraphsJson, writeMemory, type MemorySourceOptions } from "../agents/index.js";
+import { MEMORY_RECORDS_FILE, MemoryCallError, buildEpisodeMemory, buildMemoryFolder, importMemory, parseConceptGraphsJson, writeMemory, type MemorySourceOptions } from "../agents/index.js";
 import { UserError, formatShard, selectShard } from "../core/index.js";
 import { loadQuestionSelection, readJsonFile } from "../data/index.js";
 import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/index.js";
@@ -75,7 +75,18 @@ export function memoryCommand(): Command {
       }
       const episode = await openEpisode(path, flags.episode);
       const started = Date.now();
-      const { graph, mapPoints } = await buildEpisodeMemory(episode, options, { onFrame: (done, total) => progress.update(done, total, "") });
+      let built: Awaited<ReturnType<typeof buildEpisodeMemory>>;
+      try {
+        built = await buildEpisodeMemory(episode, options, { onFrame: (done, total) => progress.update(done, total, "") });
+      } catch (error) {
+        // a model call that failed for good fails the build, named; nothing is written, so running again asks every call again
+        if (!(error instanceof MemoryCallError)) throw error;
+        progress.stop();
+        process.stderr.write(`eqa: the memory of ${path} was not built: ${error.message} (${error.endpoint}, after ${error.retries} retries)\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const { graph, mapPoints } = built;
       progress.stop();
       const files = await writeMemory(flags.out, graph, mapPoints, episode);
       const seconds = (Date.now() - started) / 1000;

@@ -2,7 +2,7 @@ import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { lastUserText, openAiReply, withModelServer } from "../helpers/model-server.js";
+import { lastUserText, openAiReply, withModelServer, type ScriptedReply } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { runCli, cliEnv } from "../helpers/cli.js";
 import { writeSceneEpisode } from "./scene-fixture.js";
@@ -78,6 +78,32 @@ describe("eqa memory build --benchmark and eqa answer --memory", () => {
       const empty = await runCli(["answer", "--benchmark", benchmark, "--memory", join(home, "nothing"), "--agent", "svm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--out", join(home, "run3"), "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
       assert.equal(empty.code, 2, empty.stderr);
       assert.match(empty.stderr, /holds no memories/);
+    });
+  });
+
+  test("model calls that fail (500, a body that is not JSON, no choices, a reset connection; --max-retries 0): each failure named by its call and frame, no stack trace, exit 1; a run again asks them again", async () => {
+    const home = temporaryDir("eqakit-memory-folder-faults-");
+    const faults: ScriptedReply[] = [{ status: 500, body: { error: { message: "overloaded" } } }, { body: "{ not json" }, { body: { id: "x", object: "chat.completion", created: 0, model: "m" } }, { reset: true }];
+    const args = (url: string, out: string, single = false) => ["memory", "build", ...(single ? ["--frames", join(framesRoot, "hm3d-v0", "scene")] : ["--benchmark", benchmark, "--frames", framesRoot]), "--out", join(home, out), "--no-detector", "--sampling", "every:4", "--captioner", "openai/gpt-4o", "--captioner-base-url", `${url}/v1`, "--max-retries", "0", "--no-cache"];
+    const env = cliEnv(home, { OPENAI_API_KEY: "sk-test" });
+    for (const [k, fault] of faults.entries()) {
+      await withModelServer((_request, index) => (index % 3 === 1 ? fault : openAiReply("a red cup")), async (server) => {
+        const single = await runCli(args(server.url, `single-${k}`, true), env);
+        assert.equal(single.code, 1, single.stderr);
+        assert.match(single.stderr, /eqa: the memory of \S+ was not built: the call for the caption of object \d+ \(a crop of frame \d+\) failed: .*\(http:\/\/127\.0\.0\.1:\d+\/v1, after 0 retries\)/);
+        assert.doesNotMatch(single.stderr, /\n\s+at /, "no stack trace");
+        const folder = await runCli(args(server.url, `folder-${k}`), env);
+        assert.equal(folder.code, 1, folder.stderr);
+        assert.doesNotMatch(folder.stderr + folder.stdout, /\n\s+at /);
+        assert.match(folder.stdout, /failed: hm3d-v0\/\w+: the call for the caption of object \d+ \(a crop of frame \d+\) failed: /);
+      });
+    }
+    // the same command with a model that answers: the failed episodes are built now
+    await withModelServer(() => openAiReply("a red cup"), async (server) => {
+      const again = await runCli(args(server.url, "folder-0"), env);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /2 episodes: 2 built, 0 kept from an earlier build, 0 failed/);
+      assert.equal((await runCli(args(server.url, "single-0", true), env)).code, 0);
     });
   });
 

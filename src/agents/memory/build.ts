@@ -4,7 +4,7 @@ import { forEachConcurrent, loadPromptFile, renderPromptFile, sha256Hex } from "
 import { loadSharp, sampleFrameIndices, type Episode, type SamplingSpec } from "../../episodes/index.js";
 import { aabbCenter, backProject, cameraPosition, concatPoints, groundingTransform, voxelDownsample } from "../../geometry/index.js";
 import { z } from "zod";
-import { readRgbImage, type ChatModel, type ChatResponse, type Detection, type ObjectDetector, type SentenceEncoder } from "../../models/index.js";
+import { ModelCallError, readRgbImage, type ChatModel, type ChatRequest, type ChatResponse, type Detection, type ObjectDetector, type SentenceEncoder } from "../../models/index.js";
 import { minAreaOrientedBox } from "./boxes.js";
 import { embeddingSimilarity, mainLabel, mergeViews, type DraftInstance } from "./merge.js";
 import { inferRelations } from "./relations.js";
@@ -218,11 +218,41 @@ export async function instanceCrop(episode: Episode, instance: MemoryInstance, m
   return { data, frame: view.frame };
 }
 
+/**
+ * A model call of a memory build that failed for good: which call (a caption of an object, or the
+ * objects of a frame), on which frame, and the model's error. The build of the episode fails with
+ * it; the episode is built again, every call asked again, by the next run.
+ */
+export class MemoryCallError extends ModelCallError {
+  constructor(
+    readonly call: "caption" | "detect",
+    readonly frame: number,
+    cause: ModelCallError,
+    /** The object captioned (its instance id), for a caption call. */
+    readonly instance?: number,
+  ) {
+    const what = call === "caption" ? `the caption of object ${instance} (a crop of frame ${frame})` : `the objects of frame ${frame}`;
+    super(cause.kind, `the call for ${what} failed: ${cause.message}`, cause.endpoint, cause.status, cause.retryAfterMs, cause.reply);
+    this.retries = cause.retries;
+    this.name = "MemoryCallError";
+  }
+}
+
+/** `model.complete(request)`, a failed call named by what it was for. */
+async function memoryCall(model: ChatModel, request: ChatRequest, call: MemoryCallError["call"], frame: number, instance?: number): Promise<ChatResponse> {
+  try {
+    return await model.complete(request);
+  } catch (error) {
+    if (error instanceof ModelCallError) throw new MemoryCallError(call, frame, error, instance);
+    throw error;
+  }
+}
+
 async function captionInstances(episode: Episode, instances: MemoryInstance[], captioner: ChatModel, onCall: MemoryOptions["onCall"]): Promise<void> {
   await forEachConcurrent(instances, 4, async (instance) => {
     const crop = await instanceCrop(episode, instance);
     const text = renderPromptFile(OBJECT_CAPTION_PROMPT, { label: instance.label });
-    const response = await captioner.complete({ messages: [{ role: "user", content: [{ type: "text", text }, { type: "image", data: crop.data, mediaType: "image/png" }] }], ...CAPTION_PARAMS });
+    const response = await memoryCall(captioner, { messages: [{ role: "user", content: [{ type: "text", text }, { type: "image", data: crop.data, mediaType: "image/png" }] }], ...CAPTION_PARAMS }, "caption", crop.frame, instance.id);
     onCall?.({ role: "caption", model: captioner.name, prompt: OBJECT_CAPTION_PROMPT, promptSha256: sha256Hex(`${text}\n<image ${sha256Hex(crop.data)}>`), frames: [crop.frame], reply: response.text, cached: response.usage.cached, usage: callTokens(response) });
     const caption = (response.text ?? "").replace(/\s+/g, " ").trim();
     if (caption.length > 0) {
@@ -260,7 +290,7 @@ function jsonInReply(reply: string | null): unknown {
 export async function detectWithVlm(episode: Episode, index: number, model: ChatModel, onCall: MemoryOptions["onCall"]): Promise<(Detection & { fraction: [number, number, number, number] })[]> {
   const [image] = await episode.images([index], { maxSide: DETECT_SIDE, format: "png" });
   const text = loadPromptFile(DETECT_OBJECTS_PROMPT).text.trim();
-  const response = await model.complete({ messages: [{ role: "user", content: [{ type: "text", text }, { type: "image", data: image!.data, mediaType: image!.mediaType }] }], ...DETECT_PARAMS });
+  const response = await memoryCall(model, { messages: [{ role: "user", content: [{ type: "text", text }, { type: "image", data: image!.data, mediaType: image!.mediaType }] }], ...DETECT_PARAMS }, "detect", index);
   onCall?.({ role: "detect", model: model.name, prompt: DETECT_OBJECTS_PROMPT, promptSha256: sha256Hex(`${text}\n<image ${image!.sha256}>`), frames: [index], reply: response.text, cached: response.usage.cached, usage: callTokens(response) });
   const parsed = vlmDetectionsSchema.safeParse(jsonInReply(response.text));
   if (!parsed.success) return [];
