@@ -1,12 +1,11 @@
 import { OutputError, UserError, judgeUnreadable, type JudgeUnreadable, eqakitVersion, isUserError, sha256Hex, canonicalJson, selectShard, type InputLocation, type Question, type Shard } from "../core/index.js";
 import { z } from "zod";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
-import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, runCost, type CallPlan, type RunCost } from "../models/index.js";
+import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, JUDGE_ROLE, ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type CallPlan, type RunCost } from "../models/index.js";
 import { RunDirectory, mergeOutput, mergedRecords, openRun, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
 import { peekReusableRecords } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
 import { traceOfFailure } from "./calls.js";
-import { traceRoleUsage } from "./run-cost.js";
 import type { Agent, AgentTrace } from "./types.js";
 
 export const TRACES_FILE = "traces.jsonl";
@@ -77,7 +76,7 @@ export interface AnswerSummary {
   replyStatuses: Partial<Record<FailedReplyStatus, number>>;
   failures: { questionId: string; error: string; status?: FailedReplyStatus }[];
   usage: { answers: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
-  /** Tokens and dollars per role (agent, captioner), from each question's latest attempt in the run directory, failed ones included (their calls were paid for). */
+  /** Calls, tokens and dollars per role (agent, captioner…), from the run's ledger of model calls (calls.jsonl): every call of every process that worked in the folder, failed answers' included (their calls were paid for). */
   cost: RunCost;
 }
 
@@ -102,6 +101,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
   }
   if (options.agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
   const run = options.run ?? (await openRun(answerRunContract(options)));
+  options.usage?.attach(run.path);
   const keyOf = answerKey(options.agent);
   const wanted = new Map(questions.map((q) => [q.questionId, keyOf(q)]));
   const earlier = reusableRecords(run, TRACES_FILE, asAnswerRecord, wanted, (r) => r.error === null);
@@ -157,6 +157,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
         options.onProgress?.({ ...progress });
       },
       models: options.models,
+      itemId: (question) => question.questionId,
     });
   } finally {
     appender.close();
@@ -172,7 +173,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
     reused: earlier.size,
     wallTimeMs: performance.now() - started,
     usage: options.usage?.snapshot() ?? null,
-    ...context,
+    calls: readCallLedger(run.path),
   });
   if (options.shard) {
     await writeShardManifest(run, { kind: "answer", ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context });
@@ -208,7 +209,8 @@ export function answerRunContract(options: Pick<AnswerOptions, "outDir" | "agent
  */
 export async function mergeAnswerRuns(dirs: readonly string[], outDir: string): Promise<AnswerResult> {
   const set = await readShardSet(dirs, "answer");
-  const context = shardContext(set.shards[0]!, set.kind, z.object({ agentModel: z.string() }));
+  // the shards' context is checked, though the merged summary needs nothing of it
+  shardContext(set.shards[0]!, set.kind, z.object({ agentModel: z.string() }));
   const records = mergedRecords(set, TRACES_FILE, asAnswerRecord);
   const run = mergeOutput(outDir, set);
   await writeRecords(run, TRACES_FILE, records);
@@ -218,7 +220,7 @@ export async function mergeAnswerRuns(dirs: readonly string[], outDir: string): 
     reused: sumShardCounts(set, "reused"),
     wallTimeMs: shardWallTime(set),
     usage: null,
-    agentModel: context.agentModel,
+    calls: await mergeCallLedgers(dirs, run.path),
   });
   await writeMergeNote(run, set);
   await run.writeJson("summary.json", summary);
@@ -336,8 +338,8 @@ interface AnswerSummaryInputs {
   reused: number;
   wallTimeMs: number;
   usage: ReturnType<UsageLedger["snapshot"]> | null;
-  /** The agent's model, to which the cost of the agent role is counted. */
-  agentModel: string;
+  /** The run's ledger of model calls. */
+  calls: readonly CallEntry[];
 }
 
 /** An answer run's summary from its records (those of one run, or of merged shards). */
@@ -375,6 +377,7 @@ function answerSummary(records: AnswerRecord[], inputs: AnswerSummaryInputs): An
     replyStatuses: countReplyStatuses(records),
     failures: records.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "", ...(r.status ? { status: r.status } : {}) })),
     usage: { answers: usage, thisProcess: inputs.usage },
-    cost: runCost(traceRoleUsage(traces, inputs.agentModel)),
+    // every role's calls but a judge's (in `eqa run`'s folder the judge's are its scores' cost)
+    cost: ledgerCost(inputs.calls.filter((call) => call.role !== JUDGE_ROLE)),
   };
 }

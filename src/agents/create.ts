@@ -58,7 +58,7 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
   const frameOptions = { ...(sampling ? { sampling } : {}), ...(setup.image ? { image: setup.image } : {}), forceGuess: setup.forceGuess ?? true };
   if (typeof setup.agent === "object") {
     const external = new ExternalAgent(setup.agent, {
-      ...(setup.model ? { model: runtime.model(setup.model) } : {}),
+      ...(setup.model ? { model: runtime.model(setup.model, { role: "agent" }) } : {}),
       ...(setup.agentTimeoutMs !== undefined ? { timeoutMs: setup.agentTimeoutMs } : {}),
       episodes: setup.episodes ?? false,
       ...(setup.image ? { image: setup.image } : {}),
@@ -67,7 +67,7 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
     return { agent: external, models: setup.model ? [setup.model] : [] };
   }
   const modelSpec = setup.model ?? resolveModel(undefined, { flag: "--model" });
-  const model = runtime.model(modelSpec);
+  const model = runtime.model(modelSpec, { role: "agent" });
   switch (setup.agent) {
     case "blind":
       if (setup.captioner) throw new UserError("the blind agent uses no captioner", { field: "--captioner" });
@@ -76,7 +76,7 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
       return { agent: new VlmAgent(model, modelSpec, frameOptions), models: [modelSpec] };
     case "socratic": {
       const captioner = setup.captioner ?? modelSpec;
-      return { agent: new SocraticAgent(model, runtime.model(captioner), frameOptions), models: [modelSpec, captioner] };
+      return { agent: new SocraticAgent(model, runtime.model(captioner, { role: "captioner" }), frameOptions), models: [modelSpec, captioner] };
     }
     case "svm":
     case "conceptgraph":
@@ -103,7 +103,7 @@ function memorySourceOptions(setup: AgentSetup, sampling: SamplingSpec | undefin
   const memory = setup.memory ?? {};
   return {
     ...(sampling ? { sampling } : {}),
-    ...(setup.captioner ? { captioner: runtime.model(setup.captioner) } : {}),
+    ...(setup.captioner ? { captioner: runtime.model(setup.captioner, { role: "captioner" }) } : {}),
     ...(memory.detector !== undefined ? { detector: memory.detector } : {}),
     ...(memory.vlmDetect ? { vlmDetect: true } : {}),
     ...(memory.ignoreLabels ? { ignoreLabels: memory.ignoreLabels } : {}),

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { ExternalAgent, describeExternalAgent, type ExternalAgentSpec } from "../agents/index.js";
 import { loadTagQuestions } from "../data/index.js";
 import { runTagAnswers, tagSetEpisodes } from "../generate/index.js";
+import { formatRunCost } from "../report/index.js";
 import { externalAgentArgument } from "./agent-options.js";
 import { addModelCallOptions, openModelRuntime, outputDirectory, positiveSeconds, resolveRoleModel, type ModelCallFlags } from "./options.js";
 import { createProgress } from "./progress.js";
@@ -31,12 +32,13 @@ export function answerTagCommand(): Command {
     const episodes = await tagSetEpisodes(questions, flags.questions);
     const spec = flags.model ? resolveRoleModel(flags, "model") : undefined;
     const opened = spec ? await openModelRuntime(flags) : undefined;
-    const agent = new ExternalAgent(flags.agent, { task: "tag", episodes: true, ...(spec && opened ? { model: opened.runtime.model(spec) } : {}), ...(flags.agentTimeout !== undefined ? { timeoutMs: flags.agentTimeout * 1000 } : {}) });
+    const agent = new ExternalAgent(flags.agent, { task: "tag", episodes: true, ...(spec && opened ? { model: opened.runtime.model(spec, { role: "agent" }) } : {}), ...(flags.agentTimeout !== undefined ? { timeoutMs: flags.agentTimeout * 1000 } : {}) });
     const progress = createProgress("answering");
     try {
-      const { predictions, failures } = await runTagAnswers(questions, episodes, agent, flags.out, {
+      const { predictions, failures, cost } = await runTagAnswers(questions, episodes, agent, flags.out, {
         concurrency: flags.concurrency,
         questionsPath: flags.questions,
+        ...(opened ? { usage: opened.runtime.usage } : {}),
         onResume: (reused, toAsk) => console.log(`resuming in ${flags.out}: ${reused} of ${questions.length} questions already answered, ${toAsk} to ask`),
         onAnswer: (_, done, total) => progress.update(done, total, ""),
       });
@@ -47,6 +49,7 @@ export function answerTagCommand(): Command {
       console.log(`${describeExternalAgent(flags.agent)}: ${withAnswer} of ${predictions.length} questions answered, ${predictions.length - withAnswer - failures.length} without an answer, ${failures.length} failed`);
       console.log(`wrote ${predictionsFile}; score it with eqa score-tag --questions ${flags.questions} --predictions ${predictionsFile} --out DIR`);
       if (failures.length > 0) console.log("run the same command again to ask the failed questions again");
+      console.log(`\n${formatRunCost(cost)}`);
       process.exitCode = failures.length > 0 ? 1 : 0;
     } finally {
       progress.stop();

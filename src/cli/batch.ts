@@ -32,17 +32,20 @@ export function addBatchOptions(command: Command): Command {
 /**
  * The runtime of a `--batch` run, after its batch: the model-call cache (the run directory's
  * own under `--no-cache`) holds every reply the batch gave, so the run that follows reads
- * them as cache hits. `collect` runs the command's planning function with the collector.
+ * them as cache hits. Each reply of the batch is a call of `role` in the run's ledger, billed
+ * at the batch price. `collect` runs the command's planning function with the collector.
  */
 export async function runBatch(
   flags: ModelCallFlags & BatchFlags,
   spec: ModelSpec,
+  role: string,
   outDir: string,
   collect: (collector: BatchCollector) => Promise<unknown>,
 ): Promise<{ opened: OpenedRuntime; report: BatchRunReport }> {
   checkBatchSupport(spec);
   const run = new RunDirectory(outDir);
   const opened = await openModelRuntime(flags.cache === false ? { ...flags, cache: join(run.path, RUN_BATCH_CACHE) } : flags);
+  opened.runtime.usage.attach(run.path);
   try {
     const report = await fillCacheByBatch({
       spec,
@@ -55,6 +58,7 @@ export async function runBatch(
         ...(flags.batchMaxMb !== undefined ? { maxBytes: Math.floor(flags.batchMaxMb * 1e6) } : {}),
       },
       log: (line) => console.error(line),
+      onCall: (call) => opened.runtime.usage.record({ ...call, role }),
     });
     return { opened, report };
   } catch (error) {

@@ -15,13 +15,14 @@ export function addDryRunOption(command: Command): Command {
 
 /**
  * A call plan whose requests are looked up in the model-call cache the run would use. The
- * cache is opened only when its file exists, so that a dry run makes nothing.
+ * cache is opened only when its file exists, so that a dry run makes nothing. Under `--batch`
+ * the calls are priced at the batch price.
  */
-export async function openCallPlan(flags: ModelCallFlags): Promise<{ plan: CallPlan; close(): void }> {
+export async function openCallPlan(flags: ModelCallFlags & { batch?: boolean }): Promise<{ plan: CallPlan; close(): void }> {
   checkPriceFile();
   const path = flags.cache === false ? null : typeof flags.cache === "string" ? flags.cache : defaultCachePath();
   const cache = path && existsSync(path) ? await ModelCallCache.open(path) : undefined;
-  return { plan: new CallPlan(cache), close: () => cache?.close() };
+  return { plan: new CallPlan(cache, { batch: flags.batch === true }), close: () => cache?.close() };
 }
 
 /** What a dry run of the answers says beside its table: records to resume, questions that would fail. */

@@ -2,7 +2,7 @@ import { Command, Option } from "commander";
 import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
 import { UserError, formatJudgeUnreadable, type Shard } from "../core/index.js";
 import { scoreExploration, useExpressOriginalPrompts, writeExploreReliability, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
-import { checkPriceFile, describeModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, checkPriceFile, describeModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { HouseholdEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
@@ -94,7 +94,7 @@ export function exploreCommand(): Command {
     const activeAgent = (runtime?: ModelRuntime): ExternalActiveAgent | undefined =>
       own
         ? new ExternalActiveAgent(own, {
-            ...(spec && runtime ? { model: runtime.model(spec) } : {}),
+            ...(spec && runtime ? { model: runtime.model(spec, { role: "agent" }) } : {}),
             ...(flags.agentTimeout !== undefined ? { timeoutMs: flags.agentTimeout * 1000 } : {}),
             image,
             settings: { maxSteps: flags.maxSteps ?? 500, episodeTimeMs: flags.episodeTime !== undefined ? flags.episodeTime * 1000 : null },
@@ -113,7 +113,7 @@ export function exploreCommand(): Command {
         explorer,
         openScene,
         outDir: flags.out ?? defaultRunPath("explore"),
-        ...(spec && isFineEqa(explorer) ? { vlm: { model: opened.runtime.model(spec), spec } } : {}),
+        ...(spec && isFineEqa(explorer) ? { vlm: { model: opened.runtime.model(spec, { role: "explorer" }), spec } } : {}),
         ...(active ? { activeAgent: active, concurrency: flags.concurrency, ...(flags.episodeTime !== undefined ? { episodeTimeMs: flags.episodeTime * 1000 } : {}) } : {}),
         ...(answerer ? { answerer } : {}),
         ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
@@ -126,7 +126,7 @@ export function exploreCommand(): Command {
       progress.stop();
       const judging = createProgress("judging");
       const scores = judgeSpec
-        ? await scoreExploration({ runDir: result.runDir, episodes, records: result.records, judge: opened.runtime.model(judgeSpec), judgeSpec, mode: flags.mode, image, onProgress: (done, total, failed) => judging.update(done, total, failed > 0 ? `(${failed} failed)` : "") })
+        ? await scoreExploration({ runDir: result.runDir, episodes, records: result.records, judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }), judgeSpec, mode: flags.mode, image, onProgress: (done, total, failed) => judging.update(done, total, failed > 0 ? `(${failed} failed)` : "") })
         : undefined;
       judging.stop();
       const withReliability = await writeExploreReliability(result.runDir, result.summary, result.records);

@@ -45,7 +45,7 @@ export function generateCommand(): Command {
       const progress = createProgress("rewriting");
       try {
         const summary = await rewriteQuestions(dataset.questions, {
-          model: opened.runtime.model(spec),
+          model: opened.runtime.model(spec, { role: "rewriter" }),
           spec,
           run,
           concurrency: flags.concurrency,

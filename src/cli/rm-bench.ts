@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
 import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, type Aggregation } from "../reward/index.js";
-import { checkPriceFile } from "../models/index.js";
+import { REWARD_MODEL_ROLE, checkPriceFile } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, oneOf, openModelRuntime, outputDirectory, positiveInteger, powerOfTwo, resolveRoleModel } from "./options.js";
@@ -44,7 +44,7 @@ export function rmBenchCommand(): Command {
     try {
       const result = await benchRewardModel({
         file,
-        model: opened.runtime.model(spec),
+        model: opened.runtime.model(spec, { role: REWARD_MODEL_ROLE }),
         spec,
         ks,
         aggregate: flags.aggregate,

@@ -52,9 +52,9 @@ export function rmBuildCommand(): Command {
       const result = await buildRewardBench({
         questions: chosen,
         framesRoot: flags.frames,
-        responder: opened.runtime.model(responderSpec),
+        responder: opened.runtime.model(responderSpec, { role: "responder" }),
         responderSpec,
-        scorer: opened.runtime.model(scorerSpec),
+        scorer: opened.runtime.model(scorerSpec, { role: "scorer" }),
         scorerSpec,
         responsesPerQuestion: flags.responses,
         keyframes: flags.keyframes,

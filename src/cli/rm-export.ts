@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
+import { REWARD_MODEL_ROLE } from "../models/index.js";
 import { TTS_PARAMS, VARIANTS, exportGrpo, exportRft, type Variant } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, choiceList, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
@@ -43,7 +44,7 @@ export function rmExportCommand(): Command {
     try {
       const summary = await exportRft({
         file,
-        model: opened.runtime.model(spec),
+        model: opened.runtime.model(spec, { role: REWARD_MODEL_ROLE }),
         spec,
         candidates: flags.candidates,
         tolerance: flags.tolerance,

@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
 import { AGGREGATIONS, TTS_PARAMS, formatRewardMetrics, planRewardScores, rmRunContract, scoreRewardInstances, type Aggregation } from "../reward/index.js";
-import { checkPriceFile } from "../models/index.js";
+import { REWARD_MODEL_ROLE, checkPriceFile } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { checkRun, defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
@@ -53,13 +53,13 @@ export function rmScoreCommand(): Command {
     // --batch: the reward model's requests answered through the batch API first, then read from the cache;
     // the folder is checked before the batch writes in it
     if (flags.batch) checkRun(rmRunContract(run));
-    const batched = flags.batch ? await runBatch(flags, spec, run.outDir, (collector) => planRewardScores(run, collector)) : undefined;
+    const batched = flags.batch ? await runBatch(flags, spec, REWARD_MODEL_ROLE, run.outDir, (collector) => planRewardScores(run, collector)) : undefined;
     const opened = batched?.opened ?? (await openModelRuntime(flags));
     const progress = createProgress("scoring");
     try {
       const result = await scoreRewardInstances({
         ...run,
-        model: opened.runtime.model(spec),
+        model: opened.runtime.model(spec, { role: REWARD_MODEL_ROLE }),
         usage: opened.runtime.usage,
         settings: { ...modelCallSettings(flags, opened.cachePath), ...(batched ? { batch: batched.report } : {}) },
         onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),

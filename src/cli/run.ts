@@ -3,8 +3,8 @@ import { Command, Option } from "commander";
 import { PREDICTIONS_FILE, createAgent, planAnswers } from "../agents/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
 import { answerAndScore, planScore, type LlmMatchMode } from "../eval/index.js";
-import { checkPriceFile } from "../models/index.js";
-import { formatAnswerSummary, formatCallPlan, formatScoreSummary } from "../report/index.js";
+import { JUDGE_ROLE, checkPriceFile } from "../models/index.js";
+import { formatAnswerSummary, formatCallPlan, formatRunCost, formatScoreSummary } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addAgentOptions, agentSetupFromFlags, type AgentFlags } from "./agent-options.js";
 import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, type ModelCallFlags, resolveRoleModel } from "./options.js";
@@ -76,7 +76,7 @@ export function runCommand(): Command {
         usage: opened.runtime.usage,
         settings: { benchmark: { path: selection.benchmark.path, sha256: selection.benchmark.sha256 }, subset: flags.subset ?? null, ...modelCallSettings(flags, opened.cachePath) },
         onProgress: (p) => answering.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
-        judge: opened.runtime.model(judgeSpec),
+        judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }),
         judgeSpec,
         mode: flags.mode,
         bootstrap: { seed: flags.bootstrapSeed },
@@ -87,9 +87,10 @@ export function runCommand(): Command {
       });
       answering.stop();
       judging.stop();
-      console.log(formatAnswerSummary(summary.answer));
+      console.log(formatAnswerSummary(summary.answer, { cost: false }));
       console.log("");
-      console.log(formatScoreSummary(summary.score));
+      console.log(formatScoreSummary(summary.score, { cost: false }));
+      console.log(`\n${formatRunCost(summary.cost)}`);
       console.log(`\nwrote ${outDir}/{traces.jsonl,predictions.json,judgements.jsonl,metrics.json,summary.json}`);
       const judgeUnreadable = summary.score.judgeUnreadable.overLimit || summary.answer.judgeUnreadable.overLimit;
       process.exitCode = summary.answer.counts.failed + summary.score.counts.failed > 0 || judgeUnreadable ? 1 : 0;

@@ -15,7 +15,7 @@ import {
 } from "../eval/index.js";
 import { renderAnswer } from "../generate/index.js";
 import { JUDGE_ROLE, type ModelSpec } from "../models/index.js";
-import { formatTable } from "../report/index.js";
+import { formatRunCost, formatTable } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
@@ -94,6 +94,7 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
       concurrency: flags.concurrency,
       bootstrap: { seed: flags.bootstrapSeed },
       settings: modelCallSettings(flags, opened.cachePath),
+      usage: opened.runtime.usage,
       onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
     });
     progress.stop();
@@ -105,6 +106,7 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
     }
     const unreadable = formatJudgeUnreadable(result.summary.judgeUnreadable);
     if (unreadable) console.log(`\n${unreadable}; left out of the scores`);
+    if (result.summary.cost.roles.length > 0) console.log(`\n${formatRunCost(result.summary.cost)}`);
     console.log(`\nwrote ${result.runDir}/{judgements.jsonl,metrics.json,summary.json}`);
     return result.summary.counts.failed > 0 || result.summary.judgeUnreadable.overLimit ? 1 : 0;
   } finally {

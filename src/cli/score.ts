@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { defaultOpenEqaBenchmarkPath, loadPredictions, loadQuestionSelection } from "../data/index.js";
 import { LLM_MATCH_VARIANTS, loadPredictionsWithoutGuess, parseLlmMatchVariant, planScore, scorePredictions, scoreRunContract, type LlmMatchJudgeOptions, type LlmMatchMode, type LlmMatchVariant } from "../eval/index.js";
-import { checkPriceFile } from "../models/index.js";
+import { JUDGE_ROLE, checkPriceFile } from "../models/index.js";
 import { formatCallPlan, formatScoreSummary } from "../report/index.js";
 import { checkRun, defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, addShardOption, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, resolveRoleModel, shardFromFlags, type ShardFlags } from "./options.js";
@@ -89,13 +89,13 @@ async function runScore(flags: ScoreFlags): Promise<number> {
   // --batch: the judge's requests answered through the batch API first, then read from the cache;
   // the folder is checked before the batch writes in it, with the settings the run records
   if (flags.batch) checkRun(scoreRunContract({ ...run, bootstrap: { seed: flags.bootstrapSeed }, ...(flags.withoutGuess ? { settings: { withoutGuess: true } } : {}) }));
-  const batched = flags.batch ? await runBatch(flags, judgeSpec, outDir, (collector) => planScore(run, collector)) : undefined;
+  const batched = flags.batch ? await runBatch(flags, judgeSpec, JUDGE_ROLE, outDir, (collector) => planScore(run, collector)) : undefined;
   const opened = batched?.opened ?? (await openModelRuntime(flags));
   const progress = createProgress("judging");
   try {
     const result = await scorePredictions({
       ...run,
-      judge: opened.runtime.model(judgeSpec),
+      judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }),
       usage: opened.runtime.usage,
       concurrency: flags.concurrency,
       bootstrap: { seed: flags.bootstrapSeed },

@@ -13,7 +13,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { resolveInside, type Question } from "../core/index.js";
 import { loadTagQuestions, type TagQuestion } from "../data/index.js";
-import type { ModelRuntime, ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { openRun, readRunManifest, type RunDirectory } from "../store/index.js";
 import { catalogueType, recordTask, type TaskType } from "../sim/index.js";
 import { answerQuestions, createAgent, describeExternalAgent, ExternalAgent, type AgentName, type ExternalAgentSpec } from "../agents/index.js";
@@ -141,8 +141,8 @@ async function modelRun(agentName: AgentName, questions: TagQuestion[], question
   const byId = new Map(answered.records.map((r) => [r.questionId, r.answer]));
   const predictions = questions.map((q) => ({ question_id: q.question_id, answer: byId.get(q.question_id) ?? null }));
   await run.writeJson("predictions.json", predictions);
-  const judge = options.runtime.model(options.model);
-  const result = await scoreTagRun({ ...scoring, predictions, judge, run, match: { similarity } });
+  const judge = options.runtime.model(options.model, { role: JUDGE_ROLE });
+  const result = await scoreTagRun({ ...scoring, predictions, judge, usage: options.runtime.usage, run, match: { similarity } });
   return { agent: `${agentName} (${options.model.name})`, dir, summary: result.summary };
 }
 
@@ -157,11 +157,11 @@ async function externalRun(spec: ExternalAgentSpec, questions: TagQuestion[], qu
   // one tag-structured run: the agent's answers (answers.jsonl) are a stage of it
   const scoring = { questions, questionsPath, predictionsPath: predictionsFile, ...(options.model && options.runtime ? { judgeSpec: options.model } : {}), outDir: dir, settings: { agent: describeExternalAgent(spec), task: "tag" } };
   const { run, similarity } = await openTagRun(scoring);
-  const model = options.model && options.runtime ? options.runtime.model(options.model) : undefined;
+  const model = options.model && options.runtime ? options.runtime.model(options.model, { role: "agent" }) : undefined;
   const agent = new ExternalAgent(spec, { task: "tag", episodes: true, ...(model ? { model } : {}), ...(options.agentTimeoutMs !== undefined ? { timeoutMs: options.agentTimeoutMs } : {}) });
   let answered;
   try {
-    answered = await runTagAnswers(questions, episodes, agent, run);
+    answered = await runTagAnswers(questions, episodes, agent, run, options.runtime ? { usage: options.runtime.usage } : {});
   } finally {
     await agent.close();
   }
@@ -172,7 +172,7 @@ async function externalRun(spec: ExternalAgentSpec, questions: TagQuestion[], qu
     questionsPath,
     predictions,
     predictionsPath: predictionsFile,
-    ...(model && options.model ? { judge: model, judgeSpec: options.model } : {}),
+    ...(model && options.model && options.runtime ? { judge: options.runtime.model(options.model, { role: JUDGE_ROLE }), judgeSpec: options.model, usage: options.runtime.usage } : {}),
     outDir: dir,
     settings: { agent: describeExternalAgent(spec), task: "tag" },
     run,

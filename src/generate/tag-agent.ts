@@ -12,12 +12,13 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import { dirname, join, resolve } from "node:path";
-import { describeError, forEachConcurrent, UserError, type OpenEqaCategory } from "../core/index.js";
+import { describeError, eqakitVersion, forEachConcurrent, UserError, type OpenEqaCategory } from "../core/index.js";
 import { loadTrajectoryLog, type TagQueryType, type TagQuestion, type TrajectoryLog } from "../data/index.js";
 import { openEpisode, type Episode } from "../episodes/index.js";
 import type { ExternalAgent } from "../agents/index.js";
 import { tagAnswerContext, type TagAnswerContext } from "./history.js";
 import { RunDirectory, openRun, resultSettings } from "../store/index.js";
+import { ledgerCost, readCallLedger, withCallContext, type RunCost, type UsageLedger } from "../models/index.js";
 import { RECORDING_FILE } from "./sources.js";
 
 /** A trajectory's recording: its frame folder and its log (for the grounding frame and the action history). */
@@ -79,7 +80,7 @@ export async function answerTagQuestions(
     try {
       const { episode, tag } = await contextOf(q.trajectory);
       const question = { questionId: q.question_id, question: q.question, answer: q.answer, category: CATEGORY_OF_QUERY[q.tags.query_type], episodeHistory: q.episode_history ?? "" };
-      const reply = await agent.answer(question, episode, { tag });
+      const reply = await withCallContext({ item: q.question_id }, () => agent.answer(question, episode, { tag }));
       prediction = { question_id: q.question_id, answer: reply.answer };
     } catch (error) {
       prediction = { question_id: q.question_id, answer: null, error: describeError(error) };
@@ -101,6 +102,8 @@ export interface TagAnswerRun {
   failures: TagAgentPrediction[];
   /** Answers kept from an earlier run in the folder. */
   reused: number;
+  /** The agent's model/complete calls, from the folder's ledger of model calls (every process's). */
+  cost: RunCost;
 }
 
 /**
@@ -114,10 +117,11 @@ export async function runTagAnswers(
   episodes: ReadonlyMap<string, TagAgentEpisode>,
   agent: ExternalAgent,
   dir: string | RunDirectory,
-  options: AnswerTagOptions & { onResume?: (reused: number, toAsk: number) => void } = {},
+  options: AnswerTagOptions & { onResume?: (reused: number, toAsk: number) => void; usage?: UsageLedger } = {},
 ): Promise<TagAnswerRun> {
   // a folder of its own is an answer-tag run (its settings: the agent's configuration); `eqa demo` opens the folder of its agent's run itself
   const run = typeof dir === "string" ? await openRun({ dir, kind: "answer-tag", settings: resultSettings(agent.configuration), inputs: options.questionsPath ? [{ name: "questions", path: options.questionsPath, copy: true }] : [] }) : dir;
+  options.usage?.attach(run.path);
   const kept = keptAnswers(run, questions);
   const asked = questions.filter((q) => !kept.has(q.question_id));
   if (kept.size > 0) options.onResume?.(kept.size, asked.length);
@@ -139,7 +143,9 @@ export async function runTagAnswers(
   const failures = predictions.filter((p) => p.error !== undefined);
   await run.writeJson("predictions.json", predictions.map((p) => ({ question_id: p.question_id, answer: p.answer })));
   await run.writeJson("agent-failures.json", failures);
-  return { predictions, failures, reused };
+  const cost = ledgerCost(readCallLedger(run.path));
+  await run.writeJson("summary.json", { kind: "answer-tag", eqakitVersion, createdAt: new Date().toISOString(), counts: { questions: predictions.length, answered: predictions.filter((p) => p.answer !== null).length, failed: failures.length, reused }, usage: { thisProcess: options.usage?.snapshot() ?? null }, cost });
+  return { predictions, failures, reused, cost };
 }
 
 /** The latest answer of each question in the folder, less the failed ones. */

@@ -32,6 +32,7 @@ import { UserError, writeFileAtomically } from "../core/index.js";
 import type { ModelCallCache } from "../store/index.js";
 import { CallPlan } from "./dry-run.js";
 import { ModelCallError } from "./errors.js";
+import type { CallRecord } from "./ledger.js";
 import { adaptRequest } from "./families.js";
 import { getJson, getText, postFile, postJson } from "./http.js";
 import { jsonBody } from "./inline-images.js";
@@ -467,7 +468,12 @@ export interface BatchRunOptions {
   limits?: Partial<BatchLimits>;
   /** Progress lines (submitted, status, loaded). */
   log?: (line: string) => void;
+  /** Each reply of a batch as it is loaded, a call for the run's ledger (billed at the batch price). */
+  onCall?: (call: BatchCall) => void;
 }
+
+/** A batch's reply as a call of the run's ledger: its role is the caller's to name. */
+export type BatchCall = Omit<CallRecord, "role">;
 
 /** What the run's summary records of its batches. */
 export interface BatchRunReport {
@@ -558,6 +564,21 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
         usage.promptTokens += reply.promptTokens;
         usage.completionTokens += reply.completionTokens;
         usage.thinkingTokens += reply.thinkingTokens ?? 0;
+        const status = reply.status ?? "ok";
+        options.onCall?.({
+          model: options.spec.name,
+          endpoint: options.spec.baseURL,
+          mode: "batch",
+          cached: false,
+          status,
+          ...(status !== "ok" ? { reason: reply.statusReason ?? status } : {}),
+          promptTokens: reply.promptTokens,
+          completionTokens: reply.completionTokens,
+          thinkingTokens: reply.thinkingTokens ?? 0,
+          images: 0,
+          retries: 0,
+          latencyMs: 0,
+        });
       }
       if (reply && (reply.status ?? "ok") === "ok") {
         await options.cache.put(result.customId, options.spec.provider, options.spec.model, reply);

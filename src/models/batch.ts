@@ -1,5 +1,6 @@
 import { UserError, forEachConcurrent } from "../core/index.js";
 import { ModelCallError } from "./errors.js";
+import { withCallContext } from "./ledger.js";
 import type { ModelSpec } from "./names.js";
 
 export interface ModelBatchOptions<T, R> {
@@ -13,6 +14,8 @@ export interface ModelBatchOptions<T, R> {
   finished: (item: T, result: R) => void;
   /** Named in the error when a call shows the configuration is wrong. */
   models: readonly ModelSpec[];
+  /** The item's id (question, episode), recorded with each of its model calls in the run's ledger. */
+  itemId?: (item: T) => string;
 }
 
 /**
@@ -28,7 +31,8 @@ export async function runModelBatch<T, R>(options: ModelBatchOptions<T, R>): Pro
     async (item) => {
       let result: R;
       try {
-        result = await options.work(item);
+        const itemId = options.itemId;
+        result = itemId ? await withCallContext({ item: itemId(item) }, () => options.work(item)) : await options.work(item);
       } catch (error) {
         if (!(error instanceof ModelCallError)) throw error;
         if (error.fatalForRun) {

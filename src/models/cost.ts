@@ -1,22 +1,28 @@
 /**
- * What model calls cost, in US dollars. Prices per million tokens come from `prices.json`
- * (dated, with its sources) and, before them, from a file named by the `EQA_PRICES`
- * environment variable (the same shape; its entries win). Prompt tokens are billed at the
- * input price, completion tokens (thinking included, as every provider bills them) at the
- * output price; a reply taken from eqakit's model-call cache costs nothing, since no call was
- * made. A model without a price costs `null`, never a guess. Self-hosted servers (`vllm/`,
- * `ollama/`) cost 0.
+ * What model calls cost, in US dollars, computed from a run's ledger of model calls
+ * (`ledger.ts`, `calls.jsonl`) by one function, `ledgerCost`: the CLI's cost table, the
+ * summary's `cost`, the report and the viewer (through the summary), `eqa run`'s total and a
+ * merged run's all come from it, and `--dry-run` prices its estimates with the same rates.
+ *
+ * Prices per million tokens come from `prices.json` (dated, with its sources) and, before
+ * them, from a file named by the `EQA_PRICES` environment variable (the same shape; its
+ * entries win). Prompt tokens are billed at the input price, completion tokens (thinking
+ * included, as every provider bills them) at the output price. Calls sent through a provider's
+ * batch API (`--batch`) are billed at half those prices (`BATCH_PRICE_FACTOR`), as OpenAI's
+ * Batch API and Anthropic's Message Batches charge. A reply taken from eqakit's model-call cache
+ * costs nothing, since no call was made: it is counted as a cache hit, not as a call. A model
+ * without a price costs `null`, never a guess. Self-hosted servers (`vllm/`, `ollama/`) cost 0.
  *
  * Left out: providers' own prompt caching (replies do not say which input tokens it served,
- * so its discount is not applied), batch discounts, and the higher rates some models charge
- * for prompts over 200k tokens.
+ * so its discount is not applied) and the higher rates some models charge for prompts over
+ * 200k tokens.
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { UserError, describeError } from "../core/index.js";
 import pricesJson from "./prices.json" with { type: "json" };
-import { emptyUsage, type UsageTotals } from "./usage.js";
+import type { UsageTotals } from "./usage.js";
 
 /** A price for one model named exactly (`model`: `provider/model`) or for a family (`match`: a regular expression). */
 const priceEntrySchema = z
@@ -133,10 +139,6 @@ export function priceOf(modelName: string, env: NodeJS.ProcessEnv = process.env)
 /** The token counts a cost is computed from; totals written by older versions may lack the cached ones. */
 export type BilledTokens = Pick<UsageTotals, "promptTokens" | "completionTokens"> & Partial<Pick<UsageTotals, "cachedPromptTokens" | "cachedCompletionTokens">>;
 
-function scaled(dollars: number | null, factor: number): number | null {
-  return dollars === null ? null : roundDollars(dollars * factor);
-}
-
 /** Dollars to the nano-dollar, so that sums do not show floating-point dust. */
 function roundDollars(value: number): number {
   return Math.round(value * 1e9) / 1e9;
@@ -148,22 +150,26 @@ function roundDollars(value: number): number {
  * model-call cache free. Null when the model has no price.
  */
 export function costOf(modelName: string, usage: BilledTokens, env: NodeJS.ProcessEnv = process.env): number | null {
-  const price = priceOf(modelName, env);
-  if (!price) return null;
-  const prompt = usage.promptTokens - (usage.cachedPromptTokens ?? 0);
-  const completion = usage.completionTokens - (usage.cachedCompletionTokens ?? 0);
-  return roundDollars((prompt * price.input + completion * price.output) / 1e6);
+  return billedDollars(modelName, { promptTokens: usage.promptTokens - (usage.cachedPromptTokens ?? 0), completionTokens: usage.completionTokens - (usage.cachedCompletionTokens ?? 0) }, "live", env);
 }
 
-/** One role's calls in a run (agent, captioner, judge, reward model…) and what they cost. */
+/** One role's calls on one model, live or batch, in a run, and what they cost. */
 export interface RoleCost {
+  /** The role, with " (batch)" for its calls sent through a batch API. */
   role: string;
   model: string;
+  /** Calls sent to the endpoint (the failed ones included): the calls billed. */
   calls: number;
+  /** Replies read from the model-call cache: no call made, nothing billed. */
   cacheHits: number;
+  /** Of `calls`, those that got no reply after their retries (nothing billed); absent in summaries written before the ledger. */
+  failed?: number;
+  /** Tokens of the calls sent (cache hits' not included). */
   promptTokens: number;
   completionTokens: number;
   thinkingTokens: number;
+  /** Images sent; absent in summaries written before the ledger. */
+  images?: number;
   /** Null when the model has no price. */
   dollars: number | null;
 }
@@ -178,73 +184,86 @@ export interface RunCost {
   prices: string[];
 }
 
-/** A role's usage, as a run recorded it (all its records, reused ones included). */
-export interface RoleUsage {
-  role: string;
-  model: string;
-  usage: UsageTotals;
-  /** What share of the listed price is billed (batch APIs bill half); 1 when absent. */
-  priceFactor?: number;
-}
-
 /** OpenAI's Batch API and Anthropic's Message Batches bill half the listed price. */
 export const BATCH_PRICE_FACTOR = 0.5;
 
+/** How a call was sent: one at a time, or in a batch (billed at `BATCH_PRICE_FACTOR`). */
+export type CallMode = "live" | "batch";
+
 /**
- * The usage of a `--batch` run's batches, as its configuration records them (`config.batch`,
- * written by the batch client), as a role billed at the batch price: the run's own records
- * read those replies from the cache, so they cost nothing there.
+ * The dollars of tokens sent to `modelName` (none of them from the model-call cache): prompt
+ * tokens at the input price, completion tokens at the output price, times the batch factor for
+ * batch calls. Null when the model has no price. Every cost figure, estimates included, is
+ * priced by this function.
  */
-export function batchRoleUsage(role: string, model: string, config: Record<string, unknown>): RoleUsage[] {
-  const usage = (config.batch as { usage?: Partial<UsageTotals> } | undefined)?.usage;
-  if (!usage || typeof usage.promptTokens !== "number") return [];
-  return [{ role: `${role} (batch)`, model, usage: { ...emptyUsage(), ...usage }, priceFactor: BATCH_PRICE_FACTOR }];
+export function billedDollars(modelName: string, tokens: { promptTokens: number; completionTokens: number }, mode: CallMode = "live", env: NodeJS.ProcessEnv = process.env): number | null {
+  const price = priceOf(modelName, env);
+  if (!price) return null;
+  const factor = mode === "batch" ? BATCH_PRICE_FACTOR : 1;
+  return roundDollars(((tokens.promptTokens * price.input + tokens.completionTokens * price.output) / 1e6) * factor);
 }
 
-/** The cost section of a run from what each role used; parts of the same role and model are added. */
-export function runCost(parts: readonly RoleUsage[], env: NodeJS.ProcessEnv = process.env): RunCost {
-  const merged = new Map<string, RoleUsage>();
-  for (const part of parts) {
-    const key = `${part.role}\u0000${part.model}\u0000${part.priceFactor ?? 1}`;
-    const known = merged.get(key);
-    if (!known) merged.set(key, { ...part, usage: { ...part.usage } });
-    else for (const field of Object.keys(known.usage) as (keyof UsageTotals)[]) known.usage[field] += part.usage[field] ?? 0;
+/** The calls a cost is computed from: a ledger's entries (ledger.ts). */
+export interface CostedCall {
+  role: string;
+  model: string;
+  mode: CallMode;
+  cached: boolean;
+  status: string;
+  promptTokens: number;
+  completionTokens: number;
+  thinkingTokens: number;
+  images: number;
+}
+
+/**
+ * The cost section of a run from its ledger of model calls: per role, model and mode (in the
+ * order first seen), the calls sent and their tokens and dollars, the cache hits apart (they
+ * cost nothing), and the total. Every call of the ledger is counted once.
+ */
+export function ledgerCost(calls: readonly CostedCall[], env: NodeJS.ProcessEnv = process.env): RunCost {
+  const rows = new Map<string, Required<RoleCost> & { mode: CallMode }>();
+  for (const call of calls) {
+    const key = `${call.role}\u0000${call.model}\u0000${call.mode}`;
+    let row = rows.get(key);
+    if (!row) {
+      row = { role: call.mode === "batch" ? `${call.role} (batch)` : call.role, model: call.model, mode: call.mode, calls: 0, cacheHits: 0, failed: 0, promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, dollars: 0 };
+      rows.set(key, row);
+    }
+    if (call.cached) {
+      row.cacheHits++;
+      continue;
+    }
+    row.calls++;
+    if (call.status === "failed") row.failed++;
+    row.promptTokens += call.promptTokens;
+    row.completionTokens += call.completionTokens;
+    row.thinkingTokens += call.thinkingTokens;
+    row.images += call.images;
   }
-  const roles = [...merged.values()].map(({ role, model, usage, priceFactor }): RoleCost => ({
-    role,
-    model,
-    calls: usage.calls,
-    cacheHits: usage.cacheHits,
-    promptTokens: usage.promptTokens,
-    completionTokens: usage.completionTokens,
-    thinkingTokens: usage.thinkingTokens ?? 0,
-    dollars: scaled(costOf(model, usage, env), priceFactor ?? 1),
-  }));
+  const roles = [...rows.values()].map(({ mode, ...row }): RoleCost => ({ ...row, dollars: billedDollars(row.model, row, mode, env) }));
   return costSection(roles, priceSources(env));
 }
 
 /** The cost section of `roles`: their total, and the models without a price (the total's dollars are then null). */
 function costSection(roles: RoleCost[], prices: string[]): RunCost {
   const unpriced = [...new Set(roles.filter((r) => r.dollars === null).map((r) => r.model))];
-  const sum = (field: "calls" | "cacheHits" | "promptTokens" | "completionTokens" | "thinkingTokens"): number => roles.reduce((total, r) => total + r[field], 0);
+  const sum = (field: "calls" | "cacheHits" | "failed" | "promptTokens" | "completionTokens" | "thinkingTokens" | "images"): number => roles.reduce((total, r) => total + (r[field] ?? 0), 0);
   return {
     roles,
     total: {
       calls: sum("calls"),
       cacheHits: sum("cacheHits"),
+      failed: sum("failed"),
       promptTokens: sum("promptTokens"),
       completionTokens: sum("completionTokens"),
       thinkingTokens: sum("thinkingTokens"),
+      images: sum("images"),
       dollars: unpriced.length > 0 ? null : roundDollars(roles.reduce((total, r) => total + (r.dollars ?? 0), 0)),
     },
     unpriced,
     prices,
   };
-}
-
-/** Two cost sections as one (a run's stages written apart, e.g. an exploration and its judging). */
-export function joinRunCosts(a: RunCost, b: RunCost): RunCost {
-  return costSection([...a.roles, ...b.roles], [...new Set([...a.prices, ...b.prices])]);
 }
 
 /** Dollars for people: `$0.000468`, `$0.0123`, `$123.46`, or `n/a` without a price. */

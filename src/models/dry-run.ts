@@ -11,16 +11,18 @@
  * - completion tokens: the request's max tokens (after the model family's adaptation, which
  *   adds thinking) times its choices; unknown without a limit.
  * - cached: the model-call cache already holds the request's key (the key the runtime uses).
+ * - dollars: the calls not cached, priced by `billedDollars` as a run's ledger is (cost.ts); under
+ *   `--batch` at the batch price.
  * The recording model answers every request with a fixed reply, so calls that depend on what a
  * model says (re-asks, tool rounds, force-a-guess's blind guess) are counted as when each reply
  * is read at the first try.
  */
 import type { ModelCallCache } from "../store/index.js";
-import { priceOf } from "./cost.js";
+import { billedDollars, type CallMode } from "./cost.js";
 import { adaptRequest } from "./families.js";
 import { imageSize } from "./images.js";
 import type { ModelSpec, Protocol } from "./names.js";
-import { ModelRuntime, requestCacheKey } from "./runtime.js";
+import { ModelRuntime, requestCacheKey, type ModelRoleOptions } from "./runtime.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
 
 /** An image's tokens as its provider documents them. */
@@ -78,6 +80,8 @@ export interface PlannedCall {
   cached: boolean;
   /** Counted as a most (an exploration's steps, up to its budget). */
   upperBound?: boolean;
+  /** Sent through a batch API (`--batch`): billed at the batch price. */
+  mode: CallMode;
 }
 
 /** A role's planned calls, summed. */
@@ -107,11 +111,15 @@ export class CallPlan {
   readonly calls: PlannedCall[] = [];
   private readonly extra: PlannedRole[] = [];
 
-  constructor(private readonly cache?: ModelCallCache) {}
+  /** `batch`: the run sends its calls through a batch API (`--batch`), so they are priced at the batch price. */
+  constructor(
+    private readonly cache?: ModelCallCache,
+    private readonly options: { batch?: boolean } = {},
+  ) {}
 
   /** A model that records each request under `role` and replies `reply` (empty by default). */
   model(spec: ModelSpec, role: string, reply = ""): ChatModel {
-    return new RecordingModel(spec, role, reply, this.cache, this.calls);
+    return new RecordingModel(spec, role, this.options.batch ? "batch" : "live", reply, this.cache, this.calls);
   }
 
   /** A runtime whose `model(spec)` records: `roleOf` names the role of the nth model asked for. */
@@ -134,11 +142,11 @@ export class CallPlan {
 
   /** Per role and model, in the order first seen. */
   roles(env: NodeJS.ProcessEnv = process.env): PlannedRole[] {
-    const byKey = new Map<string, PlannedRole & { billedPrompt: number; billedCompletion: number | null }>();
+    const byKey = new Map<string, PlannedRole & { mode: CallMode; billedPrompt: number; billedCompletion: number | null }>();
     for (const call of this.calls) {
-      const key = `${call.role}\u0000${call.model}`;
+      const key = `${call.role}\u0000${call.model}\u0000${call.mode}`;
       let role = byKey.get(key);
-      if (!role) byKey.set(key, (role = { role: call.role, model: call.model, calls: 0, cached: 0, promptTokens: 0, completionTokens: 0, dollars: null, upperBound: false, billedPrompt: 0, billedCompletion: 0 }));
+      if (!role) byKey.set(key, (role = { role: call.mode === "batch" ? `${call.role} (batch)` : call.role, model: call.model, mode: call.mode, calls: 0, cached: 0, promptTokens: 0, completionTokens: 0, dollars: null, upperBound: false, billedPrompt: 0, billedCompletion: 0 }));
       role.calls++;
       role.promptTokens = (role.promptTokens ?? 0) + call.promptTokens;
       if (call.upperBound) role.upperBound = true;
@@ -149,10 +157,9 @@ export class CallPlan {
         role.billedCompletion = role.billedCompletion === null || call.completionTokens === null ? null : role.billedCompletion + call.completionTokens;
       }
     }
-    const planned = [...byKey.values()].map(({ billedPrompt, billedCompletion, ...role }): PlannedRole => {
-      const price = priceOf(role.model, env);
-      if (!price) return { ...role, dollars: null };
-      const dollars = Math.round((billedPrompt * price.input + (billedCompletion ?? 0) * price.output) * 1e3) / 1e9;
+    const planned = [...byKey.values()].map(({ mode, billedPrompt, billedCompletion, ...role }): PlannedRole => {
+      const dollars = billedDollars(role.model, { promptTokens: billedPrompt, completionTokens: billedCompletion ?? 0 }, mode, env);
+      if (dollars === null) return { ...role, dollars: null };
       return { ...role, dollars, ...(billedCompletion === null ? { dollarsAtLeast: true } : {}) };
     });
     return [...planned, ...this.extra];
@@ -169,9 +176,10 @@ class PlanningRuntime extends ModelRuntime {
     super();
   }
 
-  override model(spec: ModelSpec): ChatModel {
+  /** The role the caller names, else `roleOf`'s; the reply `roleOf` gives. */
+  override model(spec: ModelSpec, options?: ModelRoleOptions): ChatModel {
     const { role, reply } = this.roleOf(spec, this.asked++);
-    return this.plan.model(spec, role, reply);
+    return this.plan.model(spec, options?.role ?? role, reply);
   }
 }
 
@@ -181,6 +189,7 @@ class RecordingModel implements ChatModel {
   constructor(
     private readonly spec: ModelSpec,
     private readonly role: string,
+    private readonly mode: CallMode,
     private readonly reply: string,
     private readonly cache: ModelCallCache | undefined,
     private readonly calls: PlannedCall[],
@@ -192,7 +201,7 @@ class RecordingModel implements ChatModel {
     // the request as the runtime would send it and key it
     const adapted = adaptRequest(this.spec.profile, request, 1);
     const cached = this.cache ? (await this.cache.get(requestCacheKey(this.spec, adapted.request, adapted.thinking))) !== undefined : false;
-    this.calls.push({ role: this.role, model: this.name, cached, ...estimateRequestTokens(this.spec.protocol, adapted.request) });
+    this.calls.push({ role: this.role, model: this.name, mode: this.mode, cached, ...estimateRequestTokens(this.spec.protocol, adapted.request) });
     const texts = Array.from({ length: request.n ?? 1 }, () => this.reply);
     return { text: this.reply, texts, finishReason: "stop", usage: { promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, latencyMs: 0, retries: 0, cached } };
   }

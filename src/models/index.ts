@@ -16,3 +16,4 @@ export * from "./inline-images.js";
 export * from "./cost.js";
 export * from "./dry-run.js";
 export * from "./batch-api.js";
+export * from "./ledger.js";

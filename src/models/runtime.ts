@@ -3,6 +3,7 @@ import { canonicalJson, sha256Hex } from "../core/index.js";
 import type { ModelCallCache } from "../store/index.js";
 import { EndpointScheduler } from "./scheduler.js";
 import { UsageLedger } from "./usage.js";
+import { currentCallContext, type CallStatus } from "./ledger.js";
 import type { ModelSpec } from "./names.js";
 import type { ChatModel, ChatRequest, ChatResponse, ProviderClient, ProviderReply } from "./types.js";
 import { ModelCallError } from "./errors.js";
@@ -24,6 +25,11 @@ export interface ModelRuntimeOptions {
   retryBaseMs?: number;
   /** The model-call cache; none means every call reaches the endpoint. */
   cache?: ModelCallCache;
+}
+
+/** What a model is for in a run: the role its calls are recorded and costed under. */
+export interface ModelRoleOptions {
+  role: string;
 }
 
 /** A reply as the model-call cache holds it. */
@@ -56,8 +62,13 @@ export class ModelRuntime {
     };
   }
 
-  model(spec: ModelSpec): ChatModel {
-    return new ScheduledModel(spec, this.clientFor(spec), this.schedulerFor(spec), this.usage, this.options.cache);
+  /**
+   * A model of `spec` whose calls go through this runtime; each is recorded in the usage
+   * ledger under `role` (the agent, captioner, judge, reward model…),
+   * unless the call is made in another role's context (`inRole`).
+   */
+  model(spec: ModelSpec, options: ModelRoleOptions): ChatModel {
+    return new ScheduledModel(spec, options.role, this.clientFor(spec), this.schedulerFor(spec), this.usage, this.options.cache);
   }
 
   private clientFor(spec: ModelSpec): ProviderClient {
@@ -93,6 +104,7 @@ class ScheduledModel implements ChatModel {
 
   constructor(
     private readonly spec: ModelSpec,
+    private readonly role: string,
     private readonly client: ProviderClient,
     private readonly scheduler: EndpointScheduler,
     private readonly usage: UsageLedger,
@@ -117,7 +129,7 @@ class ScheduledModel implements ChatModel {
         const hit = cachedReplySchema.safeParse(await this.lookUpCache(key));
         if (hit.success) return this.respond(hit.data, { images, latencyMs: 0, retries: 0, cached: true });
       }
-      const result = await this.send(adapted);
+      const result = await this.send(adapted, images);
       const reply = result.value;
       const status = reply.status ?? "ok";
       if (status === "ok") {
@@ -125,21 +137,35 @@ class ScheduledModel implements ChatModel {
         return this.respond(reply, { images, latencyMs: result.latencyMs, retries: result.retries, cached: false });
       }
       const response = this.respond(reply, { images, latencyMs: result.latencyMs, retries: result.retries, cached: false });
-      this.usage.recordStatus(this.name, status);
       if (status === "truncated" && retry < this.spec.profile.truncationRetries) continue;
       const reason = reply.statusReason ?? status;
       throw new ModelCallError(status, `${this.name}: ${reason}`, this.spec.baseURL, undefined, undefined, { text: response.text, finishReason: reply.finishReason, usage: response.usage });
     }
   }
 
-  private async send(adapted: AdaptedRequest): Promise<{ value: ProviderReply; latencyMs: number; retries: number }> {
+  private async send(adapted: AdaptedRequest, images: number): Promise<{ value: ProviderReply; latencyMs: number; retries: number }> {
     try {
       return await this.scheduler.run((signal) => this.client.send(adapted, signal));
     } catch (error) {
       const failure = error instanceof ModelCallError ? error : new ModelCallError("bad_response", String(error), this.spec.baseURL);
-      this.usage.recordFailure(this.name, failure.retries);
+      this.recordCall("failed", failure.message, { promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images, latencyMs: 0, retries: failure.retries, cached: false });
       throw failure;
     }
+  }
+
+  /** Appends the call to the usage ledger, with its role and item from where it was made. */
+  private recordCall(status: CallStatus, reason: string | undefined, usage: ChatResponse["usage"]): void {
+    const context = currentCallContext();
+    this.usage.record({
+      model: this.name,
+      role: context.role ?? this.role,
+      endpoint: this.spec.baseURL,
+      mode: "live",
+      status,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(context.item !== undefined ? { item: context.item } : {}),
+      ...usage,
+    });
   }
 
   /** A cache that cannot be read (a damaged file) is a miss, never a failed call. */
@@ -168,7 +194,8 @@ class ScheduledModel implements ChatModel {
 
   private respond(reply: ProviderReply, call: { images: number; latencyMs: number; retries: number; cached: boolean }): ChatResponse {
     const usage = { promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, thinkingTokens: reply.thinkingTokens ?? 0, ...call };
-    this.usage.record(this.name, usage);
+    const status = reply.status ?? "ok";
+    this.recordCall(status, status === "ok" ? undefined : (reply.statusReason ?? status), usage);
     const toolCalls = reply.toolCalls && reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {};
     const logprobs = reply.tokenLogprobs ? { tokenLogprobs: reply.tokenLogprobs } : {};
     return { text: reply.texts[0] ?? null, texts: reply.texts, finishReason: reply.finishReason, usage, ...toolCalls, ...logprobs };

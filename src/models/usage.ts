@@ -1,3 +1,5 @@
+import { resolve } from "node:path";
+import { CallLedgerWriter, type CallRecord } from "./ledger.js";
 import type { CallUsage, ReplyStatus } from "./types.js";
 
 /** Usage summed over calls, per model and overall, as written into summaries. */
@@ -61,11 +63,21 @@ export interface UsageSnapshot {
   replyStatuses?: Record<string, Partial<Record<ReplyStatus, number>>>;
 }
 
-/** Records every call's usage, by model name. */
+/**
+ * Records every call: appended to the ledger of the run it is attached to (`calls.jsonl`, the
+ * run's bill, from which its cost is computed), and summed by model name for this process.
+ */
 export class UsageLedger {
   private readonly byModel = new Map<string, UsageTotals>();
   private readonly deviations = new Map<string, Set<string>>();
   private readonly statuses = new Map<string, Partial<Record<ReplyStatus, number>>>();
+  private writer: CallLedgerWriter | undefined;
+
+  /** Appends every later call to the ledger of the run folder `runDir` (a run opens it before its first call). */
+  attach(runDir: string): void {
+    const path = resolve(runDir);
+    if (this.writer?.runDir !== path) this.writer = new CallLedgerWriter(path);
+  }
 
   /** Parameters a model was sent differently than asked (families.ts), each once. */
   noteDeviations(model: string, deviations: readonly string[]): void {
@@ -75,21 +87,22 @@ export class UsageLedger {
     for (const deviation of deviations) known.add(deviation);
   }
 
-  /** A reply that was not an answer (truncated, filtered, refused). */
-  recordStatus(model: string, status: ReplyStatus): void {
-    const counts = this.statuses.get(model) ?? {};
-    counts[status] = (counts[status] ?? 0) + 1;
-    this.statuses.set(model, counts);
-  }
-
-  record(model: string, call: CallUsage): void {
-    addUsage(this.totalsFor(model), call);
-  }
-
-  recordFailure(model: string, retries: number): void {
-    const totals = this.totalsFor(model);
-    totals.failures++;
-    totals.retries += retries;
+  /** One call as it completed: answered (from the endpoint or the cache), a reply that is not an answer, or failed. */
+  record(call: CallRecord): void {
+    this.writer?.append(call);
+    const totals = this.totalsFor(call.model);
+    if (call.status === "failed") {
+      totals.failures++;
+      totals.retries += call.retries;
+      return;
+    }
+    const usage: CallUsage = { promptTokens: call.promptTokens, completionTokens: call.completionTokens, thinkingTokens: call.thinkingTokens, images: call.images, latencyMs: call.latencyMs, retries: call.retries, cached: call.cached };
+    addUsage(totals, usage);
+    if (call.status !== "ok") {
+      const counts = this.statuses.get(call.model) ?? {};
+      counts[call.status] = (counts[call.status] ?? 0) + 1;
+      this.statuses.set(call.model, counts);
+    }
   }
 
   private totalsFor(model: string): UsageTotals {

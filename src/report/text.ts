@@ -33,7 +33,7 @@ function estimateRow(label: string, estimate: MeanEstimate): string[] {
 }
 
 /** The table `eqa score` prints: LLM-Match by category, by source and overall. */
-export function formatScoreSummary(summary: ScoreSummary): string {
+export function formatScoreSummary(summary: ScoreSummary, options: SummaryTextOptions = {}): string {
   const { llmMatch, counts, config } = summary;
   const judge = (config.judge as { name?: string } | undefined)?.name ?? "?";
   const ciLabel = `${Math.round(llmMatch.overall.confidence * 100)}% CI`;
@@ -59,7 +59,7 @@ export function formatScoreSummary(summary: ScoreSummary): string {
   notes.push(`${usage.calls} judge call(s), ${usage.cacheHits} from the cache, ${usage.promptTokens + usage.completionTokens} tokens, ${usage.retries} retries`);
   notes.push(...modelCallNotes(summary));
   lines.push("", ...notes.map((n) => `  ${n}`));
-  if (summary.cost) lines.push("", formatRunCost(summary.cost));
+  if (summary.cost && options.cost !== false) lines.push("", formatRunCost(summary.cost));
   const unreadable = formatJudgeUnreadable(summary.judgeUnreadable);
   if (unreadable) lines.push("", `${unreadable}; left out of the aggregates`);
   if (summary.failures.length > 0) {
@@ -71,7 +71,7 @@ export function formatScoreSummary(summary: ScoreSummary): string {
 }
 
 /** What `eqa answer` prints: counts, abstention, failures. */
-export function formatAnswerSummary(summary: AnswerSummary): string {
+export function formatAnswerSummary(summary: AnswerSummary, options: SummaryTextOptions = {}): string {
   const { counts, config } = summary;
   const lines = [`${String(config.agent)} agent (${String(config.model)}): ${counts.answered} of ${counts.questions} questions answered, ${counts.failed} failed`];
   if (counts.reused > 0) lines.push(`  ${counts.reused} answer(s) reused from the run directory`);
@@ -88,21 +88,27 @@ export function formatAnswerSummary(summary: AnswerSummary): string {
     for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);
     if (summary.failures.length > 20) lines.push(`  … and ${summary.failures.length - 20} more, listed in summary.json`);
   }
-  if (summary.cost) lines.push("", formatRunCost(summary.cost));
+  if (summary.cost && options.cost !== false) lines.push("", formatRunCost(summary.cost));
   return lines.join("\n");
 }
 
+/** How a stage's summary is printed: `cost: false` leaves its cost table out (`eqa run` prints one for both stages). */
+export interface SummaryTextOptions {
+  cost?: boolean;
+}
+
 /**
- * A run's cost per role: calls, tokens (thinking is part of completion) and dollars at the
- * prices named (replies from the model-call cache cost nothing).
+ * A run's cost per role, from its ledger of model calls: the calls sent (billed), the replies
+ * read from the model-call cache (not billed), tokens (thinking is part of completion), images
+ * and dollars at the prices named; a role's batch calls on their own row, at the batch price.
  */
 export function formatRunCost(cost: RunCost): string {
-  const rows = cost.roles.map((r) => [r.role, r.model, String(r.calls), String(r.cacheHits), String(r.promptTokens), String(r.completionTokens), String(r.thinkingTokens), formatDollars(r.dollars)]);
-  if (cost.roles.length > 1) {
-    const t = cost.total;
-    rows.push(["total", "", String(t.calls), String(t.cacheHits), String(t.promptTokens), String(t.completionTokens), String(t.thinkingTokens), formatDollars(t.dollars)]);
-  }
-  const lines = [`cost (${cost.prices.join(", then ")}):`, indent(formatTable(["role", "model", "calls", "cached", "prompt tokens", "completion tokens", "of which thinking", "dollars"], rows))];
+  const rows = cost.roles.map((r) => [r.role, r.model, String(r.calls), String(r.cacheHits), String(r.promptTokens), String(r.completionTokens), String(r.thinkingTokens), String(r.images ?? 0), formatDollars(r.dollars)]);
+  const t = cost.total;
+  if (cost.roles.length > 1) rows.push(["total", "", String(t.calls), String(t.cacheHits), String(t.promptTokens), String(t.completionTokens), String(t.thinkingTokens), String(t.images ?? 0), formatDollars(t.dollars)]);
+  const lines = [`cost (${cost.prices.join(", then ")}):`, indent(formatTable(["role", "model", "calls", "cache hits", "prompt tokens", "completion tokens", "of which thinking", "images", "dollars"], rows))];
+  lines.push("  calls: requests sent to a model, billed; cache hits: replies read from the model-call cache, not billed" + (cost.roles.some((r) => r.role.endsWith(" (batch)")) ? "; (batch): sent through the provider's batch API, at half the price" : ""));
+  if ((t.failed ?? 0) > 0) lines.push(`  ${t.failed} call(s) got no reply after their retries (nothing billed)`);
   if (cost.unpriced.length > 0) lines.push(`  no price for ${cost.unpriced.join(", ")}: add it to a file named by EQA_PRICES`);
   return lines.join("\n");
 }

@@ -1,6 +1,6 @@
 import { eqakitVersion, writeFileAtomically } from "../core/index.js";
 import { rewardModelMetrics, type RewardMetrics } from "./metrics.js";
-import { describeModel, runCost, sumUsage, type RunCost, type UsageLedger, type UsageTotals } from "../models/index.js";
+import { describeModel, ledgerCost, readCallLedger, sumUsage, type RunCost, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { AGGREGATIONS, type Aggregation } from "./aggregate.js";
 import { scalingCurvesSvg, seriesLabel, svgToPng, type CurveSeries } from "./curves.js";
 import { TTS_PARAMS } from "./evaluate.js";
@@ -79,7 +79,7 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
     },
     scaling,
     usage: { evaluations: usage, thisProcess: options.usage?.snapshot() ?? null },
-    cost: runCost([{ role: "reward model", model: options.spec.name, usage }]),
+    cost: ledgerCost(readCallLedger(result.run.path)),
   };
   const svg = scalingCurves(summary, aggregate, options.spec.name);
   await result.run.writeJson(BENCH_SUMMARY_FILE, summary);

@@ -3,7 +3,7 @@ import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
-import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, batchRoleUsage, runCost } from "../models/index.js";
+import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger } from "../models/index.js";
 import { RunDirectory, openRun, resultSettings, type RunContract } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
@@ -108,6 +108,7 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
   const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
   for (const instance of instances) loader.episodePath(instance); // every episode is found before any call
   const run = await openRun(rmRunContract(options));
+  options.usage?.attach(run.path);
   const earlier = new Map<string, RmEvaluationRecord>();
   for (const record of run.readRecords(EVALUATIONS_FILE, asRecord).records) earlier.set(record.id, record);
 
@@ -161,6 +162,7 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
         options.onProgress?.({ ...progress });
       },
       models: [options.spec],
+      itemId: (instance) => instance.id,
     });
   } finally {
     appender.close();
@@ -252,7 +254,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
       .filter((r) => r.aggregates[aggregate] === null)
       .map((r) => ({ id: r.id, errors: r.samples.map((s) => s.error ?? "no score"), replies: r.samples.map((s) => s.reply) })),
     usage: { evaluations: usage, thisProcess: options.usage?.snapshot() ?? null },
-    cost: runCost([{ role: "reward model", model: options.spec.name, usage }, ...batchRoleUsage("reward model", options.spec.name, options.settings ?? {})]),
+    cost: ledgerCost(readCallLedger(result.run.path)),
   };
   await result.run.writeJson(RM_SCORES_FILE, scores);
   await result.run.writeJson(RM_SUMMARY_FILE, summary);

@@ -159,7 +159,7 @@ describe("exploreFineEqaReference", () => {
   test("with no frontier left it turns to a random heading and goes on to the budget, never stopping (tsdf.py find_next_pose)", async () => {
     await withModelServer(neverSure, async (server) => {
       const spec = resolveModel("openai/gpt-4o-mini", { baseURL: `${server.url}/v1`, env: { OPENAI_API_KEY: "sk-test" } });
-      const vlm = new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 10_000 }).model(spec);
+      const vlm = new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 10_000 }).model(spec, { role: "explorer" });
       const env = new DepthlessEnvironment(generateHome(1), { width: 64, height: 64, masks: false });
       await env.reset();
       const result = await exploreFineEqaReference(env, vlm, { question: QUESTION, framesDir: join(temporaryDir(), "frames"), maxSteps: 5, initClearanceM: 0, image: { maxSide: 64 } });

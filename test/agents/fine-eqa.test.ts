@@ -67,7 +67,7 @@ function reference(file: string, tail: string): { system: string; user: string }
 
 function model(url: string) {
   const spec = resolveModel("openai/gpt-4o-mini", { baseURL: `${url}/v1`, env: ENV });
-  return new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 10_000 }).model(spec);
+  return new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 10_000 }).model(spec, { role: "explorer" });
 }
 
 describe("Fine-EQA reply parsing", () => {

@@ -106,7 +106,7 @@ describe("a vision-language model as open-vocabulary detector and captioner", ()
       const listing = JSON.stringify(request.body).includes("List the objects");
       return openAiReply(listing ? "```json\n" + JSON.stringify({ objects: [{ label: "Wooden table", box }, { label: "nothing", box: [5, 5, 1, 1] }] }) + "\n```" : "A low wooden table.");
     }, async (server) => {
-      const model = new ModelRuntime({ maxRetries: 0 }).model(resolveModel("openai/qwen-vl", { baseURL: `${server.url}/v1`, env: { OPENAI_API_KEY: "sk-test" } }));
+      const model = new ModelRuntime({ maxRetries: 0 }).model(resolveModel("openai/qwen-vl", { baseURL: `${server.url}/v1`, env: { OPENAI_API_KEY: "sk-test" } }), { role: "captioner" });
       const episode = await openEpisode(dir, "hm3d-v0/scene");
       const calls: string[] = [];
       const { graph } = await buildMemory(episode, { detector: null, useMasks: false, vlmDetector: model, captioner: model, onCall: (c) => calls.push(c.role) });

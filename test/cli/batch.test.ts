@@ -114,10 +114,12 @@ describe("eqa score --batch", () => {
       assert.equal(summary.llmMatch.overall.mean, 75);
       const usage = { calls: DISTINCT_REQUESTS, promptTokens: 10 * DISTINCT_REQUESTS, completionTokens: 3 * DISTINCT_REQUESTS, thinkingTokens: 0 };
       assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1"], requests: DISTINCT_REQUESTS, usage });
-      // the batch's replies are billed at half the listed price; the run's own reads of them cost nothing
+      // the batch's replies are billed at half the listed price, each once; the run's own reads of them are cache hits, not calls
       const full = costOf("openai/gpt-4o", { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens })!;
-      const roles = (summary as unknown as { cost: { roles: { role: string; dollars: number }[]; total: { dollars: number } } }).cost;
-      assert.deepEqual(roles.roles.map((r) => [r.role, r.dollars]), [["judge", 0], ["judge (batch)", Math.round(full * 0.5 * 1e9) / 1e9]]);
+      const roles = (summary as unknown as { cost: { roles: { role: string; calls: number; cacheHits: number; dollars: number }[]; total: { calls: number; promptTokens: number; dollars: number } } }).cost;
+      assert.deepEqual(roles.roles.map((r) => [r.role, r.calls, r.cacheHits, r.dollars]), [["judge (batch)", DISTINCT_REQUESTS, 0, Math.round(full * 0.5 * 1e9) / 1e9], ["judge", 0, 1636, 0]]);
+      assert.equal(roles.total.calls, DISTINCT_REQUESTS);
+      assert.equal(roles.total.promptTokens, usage.promptTokens);
       assert.equal(roles.total.dollars, Math.round(full * 0.5 * 1e9) / 1e9);
       assert.equal(readLines(join(out, "judgements.jsonl")).length, 1636);
       assert.equal(Object.keys(readJson(join(out, "metrics.json")) as object).length, 1636);

@@ -45,11 +45,11 @@ describe("eqa score: the summary's cost", () => {
       assert.equal(result.code, 0, result.stderr);
       const summary = readJson(join(out, "summary.json")) as { cost: CostSection };
       // gpt-4o: $2.50 in, $10 out per million tokens; 4 calls of 1000 + 20 tokens
-      assert.deepEqual(summary.cost.roles, [{ role: "judge", model: "openai/gpt-4o", calls: 4, cacheHits: 0, promptTokens: 4000, completionTokens: 80, thinkingTokens: 0, dollars: (4000 * 2.5 + 80 * 10) / 1e6 }]);
+      assert.deepEqual(summary.cost.roles, [{ role: "judge", model: "openai/gpt-4o", calls: 4, cacheHits: 0, failed: 0, promptTokens: 4000, completionTokens: 80, thinkingTokens: 0, images: 0, dollars: (4000 * 2.5 + 80 * 10) / 1e6 }]);
       assert.equal(summary.cost.total.dollars, 0.0108);
       assert.match(summary.cost.prices[0] ?? "", /^eqakit prices of \d{4}-\d{2}-\d{2}$/);
       assert.match(result.stdout, /cost \(eqakit prices of [\d-]+\):/);
-      assert.match(result.stdout, /judge\s+openai\/gpt-4o\s+4\s+0\s+4000\s+80\s+0\s+\$0\.0108/);
+      assert.match(result.stdout, /judge\s+openai\/gpt-4o\s+4\s+0\s+4000\s+80\s+0\s+0\s+\$0\.0108/);
     } finally {
       await server.close();
     }
@@ -66,14 +66,15 @@ describe("eqa score: the summary's cost", () => {
       assert.equal(again.code, 0, again.stderr);
       assert.equal(server.requests.length, 4);
       assert.equal((readJson(join(first, "summary.json")) as { cost: CostSection }).cost.total.dollars, 0.0108);
-      // another directory, answered from the model-call cache: no call, no dollars
+      // another directory, answered from the model-call cache: cache hits, no call, no tokens billed, no dollars
       const second = join(s.home, "second");
       const cached = await runCli(scoreArgs(s, server, second), cliEnv(s.home));
       assert.equal(cached.code, 0, cached.stderr);
       assert.equal(server.requests.length, 4);
       const cost = (readJson(join(second, "summary.json")) as { cost: CostSection }).cost;
       assert.equal(cost.roles[0]?.cacheHits, 4);
-      assert.equal(cost.roles[0]?.promptTokens, 4000);
+      assert.equal(cost.roles[0]?.calls, 0);
+      assert.equal(cost.roles[0]?.promptTokens, 0);
       assert.equal(cost.total.dollars, 0);
     } finally {
       await server.close();
@@ -206,10 +207,12 @@ describe("eqa answer --dry-run", () => {
       const other = await runCli([...args.slice(0, -1), join(s.home, "other"), "--dry-run"], cliEnv(s.home));
       assert.equal(other.code, 0, other.stderr);
       assert.deepEqual(planRow(other.stdout, "agent")?.slice(0, 2), ["4", "4"], "every request is in the cache");
+      const files = readdirSync(out).sort();
+      assert.ok(files.includes("calls.jsonl"), "the real run keeps its ledger of model calls");
       const resumed = await runCli([...args, "--dry-run"], cliEnv(s.home));
       assert.match(resumed.stdout, /4 question\(s\): 4 already answered in .*answers, 0 to answer/);
       assert.equal(server.requests.length, 4);
-      assert.deepEqual(readdirSync(out).sort(), ["commands.jsonl", "predictions.json", "summary.json", "traces.jsonl"], "the dry run added nothing, not even its command");
+      assert.deepEqual(readdirSync(out).sort(), files, "the dry run added nothing, not even its command");
       assert.equal(readFileSync(join(out, "commands.jsonl"), "utf8").trim().split("\n").length, 1, "the real run's command alone");
     } finally {
       await server.close();

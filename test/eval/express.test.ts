@@ -207,7 +207,7 @@ describe("EAC judge", () => {
       (_request, index) => openAiReply(replies[index] ?? null),
       async (server) => {
         const spec = resolveModel("openai/gpt-4o-mini", { baseURL: `${server.url}/v1`, env: { OPENAI_API_KEY: "sk-test" } });
-        const model = new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 10_000 }).model(spec);
+        const model = new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 10_000 }).model(spec, { role: "judge" });
 
         assert.deepEqual(await judgeEac(model, input), { status: "ok", grounding: 1, accuracy: 4.5, score: 4.5, raw: "Your mark: 1, 4.5", rule: "exact" });
         assert.deepEqual(await judgeEac(model, input), { status: "failed", raw: "The response looks plausible but I cannot tell.", error: "no numbers in the reply" });

@@ -35,7 +35,7 @@ const close = (a: number, b: number, message?: string): void => assert.ok(Math.a
 
 function judgeModel(url: string): ChatModel {
   const spec = resolveModel("openai/judge-test", { baseURL: `${url}/v1`, env: { OPENAI_API_KEY: "sk-test" } });
-  return new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 10_000 }).model(spec);
+  return new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 10_000 }).model(spec, { role: "judge" });
 }
 
 describe("structured matching: the proofs", () => {

@@ -39,7 +39,7 @@ describe("LLM renderer", () => {
       },
       async (server) => {
         const spec = resolveModel("openai/gemma-2-27b-it", { baseURL: `${server.url}/v1`, env: ENV });
-        const model = new ModelRuntime({ maxRetries: 0 }).model(spec);
+        const model = new ModelRuntime({ maxRetries: 0 }).model(spec, { role: "rewriter" });
         const summary = await rewriteQuestions(questions, { model, spec, run: new RunDirectory(runDir), concurrency: 2 });
         const jobs = questions.length + questions.filter((q) => q.grounded).length;
         assert.equal(summary.jobs, jobs);

@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { UserError } from "../../src/core/index.js";
-import { PRICES_CHECKED, costOf, emptyUsage, estimateImageTokens, estimateRequestTokens, priceOf, runCost, type UsageTotals } from "../../src/models/index.js";
+import { BATCH_PRICE_FACTOR, PRICES_CHECKED, billedDollars, costOf, emptyUsage, estimateImageTokens, estimateRequestTokens, ledgerCost, priceOf, type CostedCall, type UsageTotals } from "../../src/models/index.js";
 import { temporaryDir } from "../helpers/paths.js";
 
 function usage(fields: Partial<UsageTotals>): UsageTotals {
@@ -72,25 +72,56 @@ describe("costOf", () => {
   });
 });
 
-describe("runCost", () => {
-  test("gives tokens and dollars per role and their total; an unpriced model makes the total null and is named", () => {
-    const cost = runCost(
+describe("ledgerCost", () => {
+  const call = (fields: Partial<CostedCall> & Pick<CostedCall, "role" | "model">): CostedCall => ({ mode: "live", cached: false, status: "ok", promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, ...fields });
+
+  test("gives calls, tokens and dollars per role and model and their total; an unpriced model makes the total null and is named", () => {
+    const cost = ledgerCost(
       [
-        { role: "agent", model: "openai/gpt-4o", usage: usage({ calls: 2, promptTokens: 1000, completionTokens: 100, thinkingTokens: 0 }) },
-        { role: "agent", model: "openai/gpt-4o", usage: usage({ calls: 1, promptTokens: 1000, completionTokens: 100 }) },
-        { role: "judge", model: "openai/gpt-4o-mini", usage: usage({ calls: 3, promptTokens: 3000, completionTokens: 30, thinkingTokens: 0 }) },
+        call({ role: "agent", model: "openai/gpt-4o", promptTokens: 1000, completionTokens: 100, images: 2 }),
+        call({ role: "agent", model: "openai/gpt-4o", promptTokens: 1000, completionTokens: 100 }),
+        call({ role: "judge", model: "openai/gpt-4o-mini", promptTokens: 3000, completionTokens: 30 }),
       ],
       NO_OVERRIDE,
     );
-    assert.deepEqual(cost.roles.map((r) => [r.role, r.model, r.calls, r.promptTokens, r.completionTokens, r.dollars]), [
-      ["agent", "openai/gpt-4o", 3, 2000, 200, 0.007],
-      ["judge", "openai/gpt-4o-mini", 3, 3000, 30, 0.000468],
+    assert.deepEqual(cost.roles.map((r) => [r.role, r.model, r.calls, r.promptTokens, r.completionTokens, r.images, r.dollars]), [
+      ["agent", "openai/gpt-4o", 2, 2000, 200, 2, 0.007],
+      ["judge", "openai/gpt-4o-mini", 1, 3000, 30, 0, 0.000468],
     ]);
     assert.equal(cost.total.dollars, 0.007468);
+    assert.equal(cost.total.calls, 3);
     assert.deepEqual(cost.unpriced, []);
-    const unknown = runCost([{ role: "judge", model: "openai/house-model", usage: usage({ calls: 1, promptTokens: 10, completionTokens: 1 }) }], NO_OVERRIDE);
+    const unknown = ledgerCost([call({ role: "judge", model: "openai/house-model", promptTokens: 10, completionTokens: 1 })], NO_OVERRIDE);
     assert.equal(unknown.total.dollars, null);
     assert.deepEqual(unknown.unpriced, ["openai/house-model"]);
+  });
+
+  test("a cache hit is counted as a hit, not as a call, and costs nothing; a failed call is a call that costs nothing", () => {
+    const cost = ledgerCost(
+      [
+        call({ role: "judge", model: "openai/gpt-4o", promptTokens: 1000, completionTokens: 100 }),
+        call({ role: "judge", model: "openai/gpt-4o", cached: true, promptTokens: 1000, completionTokens: 100 }),
+        call({ role: "judge", model: "openai/gpt-4o", status: "failed" }),
+      ],
+      NO_OVERRIDE,
+    );
+    assert.deepEqual(cost.roles.map((r) => [r.role, r.calls, r.cacheHits, r.failed, r.promptTokens, r.completionTokens, r.dollars]), [["judge", 2, 1, 1, 1000, 100, (1000 * 2.5 + 100 * 10) / 1e6]]);
+  });
+
+  test("batch calls are a row of their own at the batch price", () => {
+    const cost = ledgerCost(
+      [
+        call({ role: "judge", model: "openai/gpt-4o", mode: "batch", promptTokens: 1_000_000, completionTokens: 100_000 }),
+        call({ role: "judge", model: "openai/gpt-4o", promptTokens: 1_000_000, completionTokens: 100_000 }),
+      ],
+      NO_OVERRIDE,
+    );
+    assert.deepEqual(cost.roles.map((r) => [r.role, r.calls, r.dollars]), [
+      ["judge (batch)", 1, 3.5 * BATCH_PRICE_FACTOR],
+      ["judge", 1, 3.5],
+    ]);
+    assert.equal(cost.total.dollars, 3.5 * (1 + BATCH_PRICE_FACTOR));
+    assert.equal(billedDollars("openai/gpt-4o", { promptTokens: 1_000_000, completionTokens: 100_000 }, "batch", NO_OVERRIDE), 1.75);
   });
 });
 

@@ -119,7 +119,7 @@ describe("image limits", () => {
     const big = await sharp({ create: { width: 2100, height: 50, channels: 3, background: "#000" } }).png().toBuffer();
     const request: ChatRequest = { messages: [{ role: "user", content: Array.from({ length: 21 }, () => ({ type: "image" as const, data: big, mediaType: "image/png" })) }] };
     await withModelServer(() => ({ body: {} }), async (server) => {
-      const model = new ModelRuntime({ maxRetries: 0 }).model(resolveModel("anthropic/claude-sonnet-4-5", { baseURL: server.url, env: { ANTHROPIC_API_KEY: "k" } }));
+      const model = new ModelRuntime({ maxRetries: 0 }).model(resolveModel("anthropic/claude-sonnet-4-5", { baseURL: server.url, env: { ANTHROPIC_API_KEY: "k" } }), { role: "agent" });
       await assert.rejects(model.complete(request), (e: unknown) => e instanceof ModelCallError && e.kind === "bad_request" && /image 1 is 2100x50 px, more than 2000 px a side when a request holds more than 20 images/.test(e.message));
       const many = { messages: [{ role: "user" as const, content: Array.from({ length: 101 }, () => ({ type: "image" as const, data: new Uint8Array(10), mediaType: "image/png" })) }] };
       await assert.rejects(model.complete(many), (e: unknown) => e instanceof ModelCallError && /101 images, more than 100/.test(e.message));
@@ -147,7 +147,7 @@ describe("asking again", () => {
       const text = asked++ === 0 ? "" : "Your mark: 5";
       return { body: { id: "m", type: "message", role: "assistant", model: "m", content: text ? [{ type: "text", text }] : [], stop_reason: "end_turn", usage: { input_tokens: 5, output_tokens: 1 } } };
     }, async (server) => {
-      const judge = new ModelRuntime({ maxRetries: 0 }).model(resolveModel("anthropic/claude-sonnet-4-5", { baseURL: server.url, env: { ANTHROPIC_API_KEY: "k" } }));
+      const judge = new ModelRuntime({ maxRetries: 0 }).model(resolveModel("anthropic/claude-sonnet-4-5", { baseURL: server.url, env: { ANTHROPIC_API_KEY: "k" } }), { role: "agent" });
       const judgement = await judgeLlmMatch(prepareLlmMatchTask(question, "blue", "robust", judge.name), judge, "robust");
       assert.equal(judgement.score, 5);
       assert.equal(server.requests.length, 2);

@@ -52,7 +52,7 @@ describe("requests carry each image's base64 kept beside its bytes", async () =>
     test(`${provider.protocol}: the bytes sent are those of the body with every image inline, byte for byte, on the first request and on the next with the same frames; content-length is their length`, async () => {
       await withModelServer(() => provider.reply, async (server) => {
         const spec = resolveModel(provider.name, { baseURL: provider.base(server.url), env: provider.env });
-        const model = new ModelRuntime({ maxRetries: 0, timeoutMs: 10_000 }).model(spec);
+        const model = new ModelRuntime({ maxRetries: 0, timeoutMs: 10_000 }).model(spec, { role: "agent" });
         // three frames, the first sent twice in one request, then the same frames again in another order
         await model.complete(requestWith([data[0]!, data[1]!, data[0]!, data[2]!]));
         await model.complete(requestWith([data[2]!, data[0]!]));

@@ -48,7 +48,7 @@ describe("log-probabilities", () => {
       const script = (request: ReceivedRequest) => ({ body: body(request).logprobs ? OPENAI_NO : { ...OPENAI_NO, choices: [{ ...OPENAI_NO.choices[0], logprobs: null }] } });
       await withModelServer(script, async (server) => {
         const r = runtime(cache);
-        const model = r.model(resolveModel("openai/gpt-4o-mini", { baseURL: `${server.url}/v1`, env: ENV }));
+        const model = r.model(resolveModel("openai/gpt-4o-mini", { baseURL: `${server.url}/v1`, env: ENV }), { role: "agent" });
         const first = await model.complete(ASK);
         const sent = body(server.requests[0] as ReceivedRequest);
         assert.equal(sent.logprobs, true);
@@ -77,7 +77,7 @@ describe("log-probabilities", () => {
     for (const [name, family] of [["openai/o3-mini", "openai-reasoning"], ["anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"], ["anthropic/claude-opus-4-7", "claude-opus-4-7"]] as const) {
       await withModelServer(emulate(family, () => "Yes"), async (server) => {
         const r = runtime();
-        const model = r.model(resolveModel(name, { baseURL: name.startsWith("openai") ? `${server.url}/v1` : server.url, env: ENV }));
+        const model = r.model(resolveModel(name, { baseURL: name.startsWith("openai") ? `${server.url}/v1` : server.url, env: ENV }), { role: "agent" });
         const reply = await model.complete(ASK);
         assert.equal(reply.text, "Yes", name);
         assert.equal(reply.tokenLogprobs, undefined);
@@ -108,7 +108,7 @@ describe("log-probabilities", () => {
         },
       }),
       async (server) => {
-        const model = runtime().model(resolveModel("google/gemini-2.0-flash", { baseURL: server.url, env: ENV }));
+        const model = runtime().model(resolveModel("google/gemini-2.0-flash", { baseURL: server.url, env: ENV }), { role: "agent" });
         const reply = await model.complete(ASK);
         const config = body(server.requests[0] as ReceivedRequest).generationConfig as Record<string, unknown>;
         assert.equal(config.responseLogprobs, true);

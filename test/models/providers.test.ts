@@ -46,7 +46,7 @@ interface GeminiBody {
 
 /** A model built the way the CLI builds one, from a name, a base URL and an environment of our own. */
 function modelFor(name: string, baseURL: string | undefined, env: NodeJS.ProcessEnv, runtime = new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 5000 })): ChatModel {
-  return runtime.model(resolveModel(name, { ...(baseURL !== undefined ? { baseURL } : {}), env }));
+  return runtime.model(resolveModel(name, { ...(baseURL !== undefined ? { baseURL } : {}), env }), { role: "agent" });
 }
 
 function only(server: ModelServer): ReceivedRequest {

@@ -47,7 +47,7 @@ const PROVIDERS: ProviderCase[] = [
 const OPENAI = PROVIDERS[0]!;
 
 function modelOn(runtime: ModelRuntime, provider: ProviderCase, url: string, name = provider.name): ChatModel {
-  return runtime.model(resolveModel(name, { baseURL: provider.baseURL(url), env: ENV }));
+  return runtime.model(resolveModel(name, { baseURL: provider.baseURL(url), env: ENV }), { role: "agent" });
 }
 
 /** Runs `promise`, expects a ModelCallError and returns it. */

@@ -25,7 +25,7 @@ describe("tool calling", () => {
     try {
       await withModelServer(() => ({ body: reply }), async (server) => {
         const runtime = new ModelRuntime({ maxRetries: 0, cache });
-        const model = runtime.model(resolveModel("openai/gpt-4o", { baseURL: `${server.url}/v1`, env: ENV }));
+        const model = runtime.model(resolveModel("openai/gpt-4o", { baseURL: `${server.url}/v1`, env: ENV }), { role: "agent" });
         const request: ChatRequest = { messages: [{ role: "user", content: "go" }], tools: [{ name: "f", description: "d", parameters: { type: "object" } }] };
         const first = await model.complete(request);
         assert.equal(first.text, null);

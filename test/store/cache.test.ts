@@ -59,7 +59,7 @@ async function withCache(script: Script, body: (fixture: Fixture) => Promise<voi
       server,
       cache,
       cachePath,
-      modelOf: (runtime, name = "openai/gpt-4o", baseURL = `${server.url}/v1`) => runtime.model(resolveModel(name, { baseURL, env: ENV })),
+      modelOf: (runtime, name = "openai/gpt-4o", baseURL = `${server.url}/v1`) => runtime.model(resolveModel(name, { baseURL, env: ENV }), { role: "agent" }),
     });
   } finally {
     cache.close();
@@ -114,7 +114,7 @@ describe("model-call cache", () => {
     cache.close(); // every read and write now fails
     try {
       const runtime = new ModelRuntime({ ...FAST, cache });
-      const model = runtime.model(resolveModel("openai/gpt-4o", { baseURL: `${server.url}/v1`, env: ENV }));
+      const model = runtime.model(resolveModel("openai/gpt-4o", { baseURL: `${server.url}/v1`, env: ENV }), { role: "agent" });
       assert.equal((await model.complete(JUDGE_REQUEST)).text, "reply 0");
       assert.equal((await model.complete(JUDGE_REQUEST)).text, "reply 1");
       assert.equal(server.requests.length, 2);

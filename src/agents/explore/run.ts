@@ -35,7 +35,7 @@ import { z } from "zod";
 import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, selectShard, sha256Hex, writeFileAtomically, type Shard } from "../../core/index.js";
 import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
 import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type ImageOptions } from "../../episodes/index.js";
-import { ModelCallError, runCost, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { ModelCallError, ledgerCost, mergeCallLedgers, readCallLedger, runModelBatch, type CallEntry, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
 import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import type { Agent } from "../types.js";
@@ -230,7 +230,7 @@ export interface ExploreSummary {
   };
   failures: { questionId: string; error: string }[];
   usage: { episodes: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
-  /** Tokens and dollars of the explorer's VLM (fine-eqa) or the answering agent (frontier), from every episode the run directory holds. */
+  /** Calls, tokens and dollars per role (the explorer's VLM, the answering agent, an agent's own model/complete calls, the judge), from the run's ledger of model calls (calls.jsonl). */
   cost: RunCost;
 }
 
@@ -478,6 +478,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
     settings: resultSettings({ ...explored.configuration, ...options.settings }),
     inputs: typeof episodesFile === "string" ? [{ name: "episodes", path: episodesFile, copy: true }] : [],
   });
+  options.usage?.attach(run.path);
   const { configuration, keyOf } = exploreKey({ ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
   const episodes = selectShard(options.episodes, (e) => e.questionId, options.shard);
   const wanted = new Map(episodes.map((e) => [e.questionId, keyOf(e)]));
@@ -526,6 +527,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
       items: pending,
       concurrency: options.explorer === "external" ? (options.concurrency ?? 1) : 1,
       models: [...(options.vlm ? [options.vlm.spec] : []), ...(options.answerer?.models ?? [])],
+      itemId: (e) => e.questionId,
       failed: (e, error): ExploreRecord => ({ ...base(e), error: `model call failed: ${error.message}` }),
       finished: (e, record) => {
         appender.append(record);
@@ -594,7 +596,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
   const ordered = episodes.map((e) => records.get(e.questionId) as ExploreRecord);
   await writeExplorePredictions(run, ordered);
   const context = { model: options.vlm?.spec.name ?? options.answerer?.models[0]?.name ?? null, role: options.vlm ? "explorer" : "agent" };
-  const summary = exploreSummary(ordered, { config: { ...configuration, ...options.settings, ...shardSetting(options.shard) }, reused: earlier.size, wallTimeMs: performance.now() - started, usage: options.usage?.snapshot() ?? null, ...context });
+  const summary = exploreSummary(ordered, { config: { ...configuration, ...options.settings, ...shardSetting(options.shard) }, reused: earlier.size, wallTimeMs: performance.now() - started, usage: options.usage?.snapshot() ?? null, calls: readCallLedger(run.path), ...context });
   if (options.shard) {
     await writeShardManifest(run, { kind: "explore", ...options.shard, items: options.episodes.map((e) => e.questionId), keys: Object.fromEntries(wanted), context });
   }
@@ -617,6 +619,8 @@ interface ExploreSummaryInputs extends z.infer<typeof exploreContextSchema> {
   reused: number;
   wallTimeMs: number;
   usage: ReturnType<UsageLedger["snapshot"]> | null;
+  /** The run's ledger of model calls. */
+  calls: readonly CallEntry[];
 }
 
 /**
@@ -641,7 +645,7 @@ export async function mergeExploreRuns(dirs: readonly string[], outDir: string):
   }
   await writeRecords(run, EXPLORE_RECORDS_FILE, records);
   await writeExplorePredictions(run, records);
-  const summary = exploreSummary(records, { config: set.config, reused: sumShardCounts(set, "reused"), wallTimeMs: shardWallTime(set), usage: null, ...context });
+  const summary = exploreSummary(records, { config: set.config, reused: sumShardCounts(set, "reused"), wallTimeMs: shardWallTime(set), usage: null, calls: await mergeCallLedgers(dirs, run.path), ...context });
   await writeMergeNote(run, set);
   await run.writeJson("summary.json", summary);
   return { summary, records, runDir: run.path };
@@ -680,7 +684,7 @@ function exploreSummary(ordered: readonly ExploreRecord[], inputs: ExploreSummar
     },
     failures: ordered.filter((r) => r.error !== null).map((r) => ({ questionId: r.questionId, error: r.error ?? "" })),
     usage: { episodes, thisProcess: inputs.usage },
-    cost: runCost(inputs.model ? [{ role: inputs.role, model: inputs.model, usage: episodes }] : []),
+    cost: ledgerCost(inputs.calls),
   };
 }
 

@@ -20,8 +20,8 @@
 import { canonicalJson, judgeUnreadable, loadPromptFile, sha256Hex, type JudgeUnreadable, type Question, type UnreadableReply } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
-import { joinRunCosts, runCost, runModelBatch, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
-import { RunDirectory, reusableRecords } from "../../store/index.js";
+import { ledgerCost, readCallLedger, runModelBatch, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
+import { reopenRun, reusableRecords } from "../../store/index.js";
 import { EAC_PROMPT, judgeEac, type EacJudgement } from "./eac.js";
 import { expressMetrics, reliabilityMetrics, type ExpressMetrics, type ReliabilityItem, type ReliabilityMetrics } from "./express-metrics.js";
 import { judgeLlmMatch, llmMatchPoints, openEqaEfficiency, prepareLlmMatchTask, type EfficiencySummary, type LlmMatchMode } from "../openeqa/index.js";
@@ -33,7 +33,7 @@ export interface ExploreJudgement {
   inputKey: string;
   llmMatch: number | null;
   eac: EacJudgement | null;
-  /** The LLM-Match calls' usage (the EAC call's is in the run's ledger only). */
+  /** The LLM-Match calls' usage (every judge call, EAC's included, is in the run's ledger and its cost). */
   usage: UsageTotals;
   error: string | null;
   /** The judges whose replies could not be read (LLM-Match after its re-asks, EAC), with why. */
@@ -80,7 +80,7 @@ function asJudgement(value: unknown): ExploreJudgement | undefined {
 /** Judges every finished episode with a reference answer and computes E, C, C*, E_path, d_T (see the module comment). */
 export async function scoreExploration(options: ExploreScoreOptions): Promise<ExploreScores> {
   const mode = options.mode ?? "robust";
-  const run = new RunDirectory(options.runDir);
+  const run = reopenRun(options.runDir, "explore");
   const episodes = new Map(options.episodes.map((e) => [e.questionId, e]));
   const items = options.records.filter((r) => r.error === null && episodes.get(r.questionId)?.answer !== undefined);
   // the EAC prompt's hash: judgements made with eqakit's prompt and with the benchmark's are not mixed
@@ -99,6 +99,7 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
       items: pending,
       concurrency: 4,
       models: [options.judgeSpec],
+      itemId: (r) => r.questionId,
       failed: (r, error) => ({ ...base(r), error: `judge call failed: ${error.message}` }),
       finished: (r, j) => {
         appender.append(j);
@@ -205,15 +206,14 @@ export function exploreReliability(records: readonly ExploreRecord[]): ExploreRe
 /** Adds the reliability figures to the run's `summary.json` (under `reliability`) and returns the summary written. */
 export async function writeExploreReliability<T extends object>(runDir: string, summary: T, records: readonly ExploreRecord[]): Promise<T & { reliability: ExploreReliability }> {
   const withReliability = { ...summary, reliability: exploreReliability(records) };
-  await new RunDirectory(runDir).writeJson("summary.json", withReliability);
+  await reopenRun(runDir, "explore").writeJson("summary.json", withReliability);
   return withReliability;
 }
 
 /** Adds the scores to the run's `summary.json` (under `judged`) and returns the summary written. */
 export async function writeExploreScores<T extends { cost?: RunCost }>(runDir: string, summary: T, scores: ExploreScores): Promise<T & { judged: ExploreScores }> {
-  // the judge's LLM-Match calls join the run's cost (its EAC calls are in the run's ledger only)
-  const judgeCost = runCost([{ role: "judge", model: scores.judge, usage: scores.usage }]);
-  const withScores = { ...summary, judged: scores, cost: summary.cost ? joinRunCosts(summary.cost, judgeCost) : judgeCost };
-  await new RunDirectory(runDir).writeJson("summary.json", withScores);
+  // the run's cost, from its ledger: the exploration's calls and the judge's (LLM-Match and EAC)
+  const withScores = { ...summary, judged: scores, cost: ledgerCost(readCallLedger(runDir)) };
+  await reopenRun(runDir, "explore").writeJson("summary.json", withScores);
   return withScores;
 }

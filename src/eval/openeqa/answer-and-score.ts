@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { eqakitVersion } from "../../core/index.js";
 import type { QuestionSelection } from "../../data/index.js";
 import { PREDICTIONS_FILE, answerQuestions, answerRunContract, type AnswerOptions, type AnswerSummary } from "../../agents/index.js";
-import type { ChatModel, ModelSpec } from "../../models/index.js";
+import { ledgerCost, readCallLedger, type ChatModel, type ModelSpec, type RunCost } from "../../models/index.js";
 import { openRun } from "../../store/index.js";
 import type { LlmMatchMode } from "./llm-match.js";
 import { SUMMARY_FILE, scorePredictions, scoreRunContract, type ScoreSummary } from "./score-run.js";
@@ -23,6 +23,8 @@ export interface RunSummary {
   createdAt: string;
   answer: AnswerSummary;
   score: ScoreSummary;
+  /** Both stages' calls (the agent's, the captioner's, the judge's), from the run's ledger: the stages' own costs add up to it. */
+  cost: RunCost;
 }
 
 /**
@@ -68,7 +70,7 @@ export async function answerAndScore(options: AnswerAndScoreOptions): Promise<Ru
     run,
     ...(onScoreProgress ? { onProgress: (p) => onScoreProgress(p.done, p.total, p.failed) } : {}),
   });
-  const summary: RunSummary = { kind: "run", eqakitVersion, createdAt: new Date().toISOString(), answer: answered.summary, score: scored.summary };
+  const summary: RunSummary = { kind: "run", eqakitVersion, createdAt: new Date().toISOString(), answer: answered.summary, score: scored.summary, cost: ledgerCost(readCallLedger(run.path)) };
   await run.writeJson(SUMMARY_FILE, summary);
   return summary;
 }

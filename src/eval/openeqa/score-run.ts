@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, batchRoleUsage, runCost, type CallPlan, type RunCost } from "../../models/index.js";
+import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE } from "../../models/index.js";
 import { RunDirectory, mergeOutput, mergedRecords, openRun, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
@@ -100,7 +100,7 @@ export interface ScoreSummary {
   /** The questions whose judge reply held no readable mark, left out of the aggregates. */
   judgeUnreadable: JudgeUnreadable;
   usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
-  /** Tokens and dollars of the judge, from every judgement the run directory holds. */
+  /** Calls, tokens and dollars of the judge, from the run's ledger of model calls (calls.jsonl). */
   cost: RunCost;
 }
 
@@ -121,6 +121,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   const mode = options.mode ?? "robust";
   const { pairs, outsideSubset, tasks, wanted } = judgeTasks(options, mode);
   const run = options.run ?? (await openRun(scoreRunContract(options)));
+  options.usage?.attach(run.path);
   const earlier = reusableRecords(run, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
   const judgements = new Map<string, LlmMatchJudgement>(earlier);
   const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
@@ -142,6 +143,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
         options.onProgress?.({ ...progress });
       },
       models: [options.judgeSpec],
+      itemId: (task) => task.question.questionId,
     });
   } finally {
     appender.close();
@@ -155,6 +157,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
     reused: earlier.size,
     wallTimeMs: performance.now() - started,
     usage: options.usage?.snapshot() ?? null,
+    calls: readCallLedger(run.path),
   });
   if (options.shard) {
     await writeShardManifest(run, { kind: "llm-match", ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context: { ...context } });
@@ -195,6 +198,7 @@ export async function mergeScoreRuns(dirs: readonly string[], outDir: string): P
   const judgements = mergedRecords(set, JUDGEMENTS_FILE, asJudgement);
   const run = mergeOutput(outDir, set);
   await writeRecords(run, JUDGEMENTS_FILE, judgements);
+  const calls = await mergeCallLedgers(dirs, run.path);
   const summary = scoreSummary(
     judgements.map((judgement) => ({ question: questions.get(judgement.questionId)!, judgement })),
     {
@@ -206,6 +210,7 @@ export async function mergeScoreRuns(dirs: readonly string[], outDir: string): P
       reused: sumShardCounts(set, "reused"),
       wallTimeMs: shardWallTime(set),
       usage: null,
+      calls,
     },
   );
   await writeMergeNote(run, set);
@@ -320,6 +325,8 @@ interface ScoreSummaryInputs extends Omit<ScoreContext, "questions"> {
   reused: number;
   wallTimeMs: number;
   usage: ReturnType<UsageLedger["snapshot"]> | null;
+  /** The run's ledger of model calls. */
+  calls: readonly CallEntry[];
 }
 
 /** A score run's summary from its judgements (those of one run, or of merged shards), each with its question. */
@@ -354,6 +361,7 @@ function scoreSummary(entries: readonly { question: Question; judgement: LlmMatc
       judgements.length,
     ),
     usage: { judgements: judgementUsage, thisProcess: inputs.usage },
-    cost: runCost([{ role: "judge", model: inputs.judgeModel, usage: judgementUsage }, ...batchRoleUsage("judge", inputs.judgeModel, inputs.config)]),
+    // the judge's calls (in `eqa run`'s folder the agent's are its answers' cost)
+    cost: ledgerCost(inputs.calls.filter((call) => call.role === JUDGE_ROLE)),
   };
 }

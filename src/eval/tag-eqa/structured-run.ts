@@ -16,7 +16,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
-import { describeModel, emptyUsage, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type UsageTotals } from "../../models/index.js";
+import { describeModel, emptyUsage, ledgerCost, readCallLedger, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { RunDirectory, openRun, resultSettings, reusableRecords, type RunContract } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
@@ -124,6 +124,8 @@ export interface TagScoreOptions {
   concurrency?: number;
   bootstrap?: BootstrapOptions;
   settings?: Record<string, unknown>;
+  /** The runtime's usage ledger: the judge's calls are appended to the run's ledger of model calls. */
+  usage?: UsageLedger;
   onProgress?: (progress: { done: number; total: number; failed: number; reused: number }) => void;
 }
 
@@ -167,6 +169,8 @@ export interface TagScoreSummary {
   /** Answers whose structure the judge's replies did not give (left out of every mean). */
   judgeUnreadable: JudgeUnreadable;
   usage: UsageTotals;
+  /** The judge's calls, tokens and dollars, from the run's ledger of model calls (calls.jsonl). */
+  cost: RunCost;
 }
 
 export interface TagScoreResult {
@@ -298,6 +302,7 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
   const similarity = options.match?.similarity ?? (await defaultTextSimilarity());
   const { tasks, missing, unknown } = prepareTasks(options, similarity.name);
   const run = options.run ?? (await openRun(tagScoreRunContract(options, similarity.name)));
+  options.usage?.attach(run.path);
   const earlier = reusableRecords(run, JUDGEMENTS_FILE, asTagJudgement, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (j) => j.status === "scored");
   const judgements = new Map<string, TagJudgement>(earlier);
   const pending = tasks.filter((t) => !earlier.has(t.question.question_id));
@@ -318,6 +323,7 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
         options.onProgress?.({ ...progress });
       },
       models: options.judgeSpec ? [options.judgeSpec] : [],
+      itemId: (task) => task.question.question_id,
     });
   } finally {
     appender.close();
@@ -325,7 +331,7 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
   const ordered = tasks.map((t) => judgements.get(t.question.question_id)!);
   const metrics: Record<string, number> = {};
   for (const j of ordered) if (j.score !== null) metrics[j.questionId] = j.score;
-  const summary = summariseTagRun(options, tasks, ordered, { missing, unknown, reused: earlier.size, wallTimeMs: performance.now() - started, similarity: similarity.name });
+  const summary = summariseTagRun(options, tasks, ordered, { missing, unknown, reused: earlier.size, wallTimeMs: performance.now() - started, similarity: similarity.name, cost: ledgerCost(readCallLedger(run.path)) });
   await run.writeJson(METRICS_FILE, metrics);
   await run.writeJson(SUMMARY_FILE, summary);
   return { summary, judgements: ordered, runDir: run.path, metrics };
@@ -409,7 +415,7 @@ function summariseTagRun(
   options: TagScoreOptions,
   tasks: readonly TagTask[],
   judgements: readonly TagJudgement[],
-  extra: { missing: number; unknown: string[]; reused: number; wallTimeMs: number; similarity: string },
+  extra: { missing: number; unknown: string[]; reused: number; wallTimeMs: number; similarity: string; cost: RunCost },
 ): TagScoreSummary {
   const bootstrap = { ...DEFAULT_BOOTSTRAP, ...options.bootstrap };
   const scoredItems = tasks.map((task, i) => ({ task, judgement: judgements[i]! })).filter((x) => x.judgement.status === "scored");
@@ -455,5 +461,6 @@ function summariseTagRun(
       judgements.length,
     ),
     usage: sumUsage(judgements.map((j) => j.usage)),
+    cost: extra.cost,
   };
 }
