@@ -15,7 +15,7 @@ import { z } from "zod";
 import { UserError, type Question } from "../core/index.js";
 import { loadOpenEqaBenchmark, loadPredictions } from "../data/index.js";
 import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate } from "../eval/index.js";
-import { COMMANDS_FILE, runInputPath } from "../store/index.js";
+import { COMMANDS_FILE, inferRunKind, runInputPath } from "../store/index.js";
 import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
 import { exploreHeadline, exploreSummarySchema, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
 import { loadTagPart, tagSummarySchema, type TagRunPart } from "./tag-runs.js";
@@ -75,7 +75,7 @@ const withUsage = z.looseObject({ usage: z.record(z.string(), z.unknown()).optio
 export interface LoadedRun {
   dir: string;
   label: string;
-  /** "llm-match", "answer", "run", "explore", "tag-structured", "rm-score", "rm-bench", "memory-build", "generate-tag", "answer-tag", or "unknown". */
+  /** "llm-match", "answer", "run", "explore", "tag-structured", "rm-score", "rm-bench", "memory", "generate-tag", "answer-tag", "rm-build", "rm-review", or "unknown". */
   kind: string;
   score?: ScoreRunSummary;
   answer?: AnswerRunSummary;
@@ -207,41 +207,26 @@ function namedPath(value: unknown): string | undefined {
 const commandRecord = z.looseObject({ command: z.string().max(100_000), cwd: z.string().optional() });
 
 /**
- * Where an input a run's configuration names is now: an absolute path as it is; a relative one
- * (as typed on the command line) against each folder the run's commands ran in, latest first,
- * then the working directory. Undefined when it is nowhere.
+ * Where an input of a run is now (store's `runInputPath`): the run's own copy, else the path its
+ * manifest names, else the path its configuration names (`recorded`, a string or `{ path }`, as
+ * typed), read relative to the folder the command ran in. Undefined when it is nowhere.
  */
-export function resolveRunInput(named: unknown, cwds: readonly string[]): string | undefined {
-  const path = namedPath(named);
-  if (path === undefined) return undefined;
-  if (isAbsolute(path)) return existsSync(path) ? path : undefined;
-  return [...cwds].reverse().concat(process.cwd()).map((cwd) => resolve(cwd, path)).find((p) => existsSync(p));
+export function locateRunInput(dir: string, name: string, recorded: unknown): string | undefined {
+  return runInputPath(dir, name, namedPath(recorded));
 }
 
-/** What marks a folder as a run folder, and the kind its files show before a summary is written. */
-const RUN_FILES: [string, string][] = [
-  ["summary.json", "unknown"],
-  ["bench.json", "rm-bench"],
-  ["manifest.json", "unknown"],
-  ["summary.answer.json", "run"],
-  ["summary.score.json", "run"],
-  ["episodes.jsonl", "explore"],
-  ["evaluations.jsonl", "rm-score"],
-  ["memories.jsonl", "memory-build"],
-  ["answers.jsonl", "answer-tag"],
-  ["traces.jsonl", "answer"],
-  ["judgements.jsonl", "unknown"],
-];
-
-/** Whether a folder is a run folder (holds a file one of eqakit's run-writing commands writes). */
+/** Whether a folder is one run's folder (not a folder of runs such as the demo's, not an empty one). */
 export function isRunFolder(dir: string): boolean {
-  return RUN_FILES.some(([name]) => existsSync(join(dir, name))) || (existsSync(join(dir, "questions.json")) && existsSync(join(dir, "stats.json")));
+  const kind = inferRunKind(dir);
+  return kind !== undefined && kind !== "demo";
 }
 
 /**
  * The run folders a path names: itself when it is a run folder, else the run folders inside it
- * (a folder of runs, as `eqa demo` writes: `runs/program`, `runs/vlm`, `dataset`), searched
- * three levels deep, never inside a run folder. Each is labelled by its path under the folder.
+ * (a folder of runs: `eqa demo`'s `runs/program`, `runs/vlm`, `dataset`, or any folder holding
+ * runs), searched three levels deep, never inside a run folder. Each is labelled by its folder's
+ * name (its path under the given folder where two share a name). A folder with no run in it
+ * (a run just started) is itself.
  */
 export function runFolders(path: string): { dir: string; label: string }[] {
   const root = resolve(path);
@@ -260,7 +245,7 @@ export function runFolders(path: string): { dir: string; label: string }[] {
   // nothing written yet (a run just started): the folder is shown as a run with nothing to show
   if (found.length === 0) return [{ dir: root, label: basename(root) }];
   // runs of answers first, datasets after: the first two are what Compare opens on
-  const datasets = found.filter((d) => !RUN_FILES.some(([name]) => existsSync(join(d, name))));
+  const datasets = found.filter((d) => inferRunKind(d) === "generate-tag");
   const ordered = [...found.filter((d) => !datasets.includes(d)), ...datasets];
   const names = ordered.map((d) => basename(d));
   return ordered.map((dir, i) => ({ dir, label: names.filter((n) => n === names[i]).length > 1 ? relative(root, dir) : names[i]! }));
@@ -289,6 +274,9 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, file: stri
   throw new UserError(`the summary does not have the shape eqakit writes: ${issue?.message ?? "invalid"}`, { file, field: `${prefix}${issue?.path.join(".") ?? ""}` }, "run the command that wrote it again, or restore the file");
 }
 
+/** Kinds whose folders have no summary when they are done. */
+const KINDS_WITHOUT_SUMMARY = ["generate-tag", "memory", "answer-tag", "rm-build", "rm-review"];
+
 /** Reads one run directory (not a folder of runs: see `loadRuns`). */
 export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   const path = resolve(dir);
@@ -298,12 +286,11 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   const commandsFile = join(path, COMMANDS_FILE);
   const commands = existsSync(commandsFile) ? readRecords(commandsFile, commandRecord) : [];
   run.commands = commands.map((c) => c.command);
-  const cwds = commands.flatMap((c) => (c.cwd ? [c.cwd] : []));
   const summaryName = ["summary.json", "bench.json"].find((name) => existsSync(join(path, name)));
   const summaryFile = join(path, summaryName ?? "summary.json");
   const summary = summaryName ? readJsonFile(summaryFile, kindSchema) : undefined;
-  run.kind = summary?.kind ?? RUN_FILES.find(([name, kind]) => kind !== "unknown" && existsSync(join(path, name)))?.[1] ?? (existsSync(join(path, "stats.json")) ? "generate-tag" : "unknown");
-  if (!summary && run.kind !== "generate-tag" && run.kind !== "memory-build" && run.kind !== "answer-tag") notes.push("no summary.json yet: the run may still be going, or was stopped; shown from its records");
+  run.kind = summary?.kind ?? inferRunKind(path) ?? "unknown";
+  if (!summary && !KINDS_WITHOUT_SUMMARY.includes(run.kind)) notes.push("no summary.json yet: the run may still be going, or was stopped; shown from its records");
 
   switch (summary?.kind) {
     case "llm-match":
@@ -319,7 +306,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
       break;
     }
     case "tag-structured":
-      run.tag = await loadTagPart(path, parseOrThrow(tagSummarySchema, summary, summaryFile), (named) => resolveRunInput(named, cwds), notes);
+      run.tag = await loadTagPart(path, parseOrThrow(tagSummarySchema, summary, summaryFile), (name, named) => locateRunInput(path, name, named), notes);
       break;
     case "explore":
       run.explore = parseOrThrow(exploreSummarySchema, summary, summaryFile);
@@ -353,8 +340,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     notes.push(...modelCallNotes(part).map((n) => `${stage}: ${n}`));
   }
   // a TAG run still scoring has judgements but no summary yet
-  if (run.kind === "unknown" && existsSync(join(path, "judgements.jsonl")) && looksLikeTagJudgements(join(path, "judgements.jsonl"))) run.kind = "tag-structured";
-  if (run.kind === "tag-structured" && !run.tag) run.tag = await loadTagPart(path, undefined, (named) => resolveRunInput(named, cwds), notes);
+  if (run.kind === "tag-structured" && !run.tag) run.tag = await loadTagPart(path, undefined, (name, named) => locateRunInput(path, name, named), notes);
   if (run.tag) {
     // the language-model agents of `eqa demo --model` answered in `answers/`: their transcripts
     if (existsSync(join(path, "answers", "traces.jsonl"))) {
@@ -366,7 +352,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
         const cost = costOf(answerSummary, join(answers, "summary.json"));
         if (cost) run.costs.push({ stage: "answer", cost });
       }
-      const framesRoot = resolveRunInput(answerSummary?.config.framesRoot, cwds);
+      const framesRoot = locateRunInput(answers, "frames", answerSummary?.config.framesRoot);
       if (framesRoot) run.framesRoot = framesRoot;
       const byId = new Map(run.tag.questions.map((q) => [q.questionId, q]));
       for (const record of readRecords(join(answers, "traces.jsonl"), answerLine)) {
@@ -379,11 +365,11 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   }
 
   if (run.kind === "explore") {
-    run.questions = (await loadExploreQuestions(path, run.explore, (named) => resolveRunInput(named, cwds), notes)).map((q) => ({ ...q, judgeReplies: [], frames: [], calls: [] }));
+    run.questions = (await loadExploreQuestions(path, run.explore, (named) => locateRunInput(path, "episodes", named), notes)).map((q) => ({ ...q, judgeReplies: [], frames: [], calls: [] }));
     if (run.explore) run.metrics = exploreHeadline(run.explore);
   } else if (run.kind === "rm-score" || run.kind === "rm-bench") {
     run.questions = loadRewardInstances(path).map((q) => ({ ...q, judgeReplies: q.replies, frames: [], calls: [] }));
-  } else if (run.kind === "memory-build") {
+  } else if (run.kind === "memory") {
     const built = loadMemoryBuild(path);
     run.metrics = built.headline;
     run.questions = built.episodes.map((e) => ({ questionId: e.questionId, answer: e.answer, ...(e.error !== undefined ? { error: e.error } : {}), judgeReplies: [], frames: [], calls: [] }));
@@ -396,7 +382,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     run.metrics = answered.headline;
     run.questions = answered.answers.map((a) => ({ ...a, ...(a.error !== undefined ? { failedStage: "answer" as const } : {}), judgeReplies: [], frames: [], calls: [] }));
   } else {
-    await loadOpenEqaQuestions(run, cwds);
+    await loadOpenEqaQuestions(run);
   }
   if (run.score) run.metrics.unshift(llmMatchHeadline(run.score.llmMatch.overall, judgeName(run.score.config.judge)));
   if (run.answer && run.answer.abstentionRate !== null) run.metrics.push({ name: "abstained", value: 100 * run.answer.abstentionRate, unit: "%", n: run.answer.counts.forceGuessChecked, about: "force-a-guess: answers the agent abstained on (OpenEQA Table III)" });
@@ -420,13 +406,8 @@ function tagHeadline(tag: TagRunPart): HeadlineMetric[] {
   ];
 }
 
-function looksLikeTagJudgements(path: string): boolean {
-  const first = readRecords(path, z.looseObject({}))[0];
-  return first !== undefined && "groundedScore" in first && "inputKey" in first;
-}
-
 /** The questions of an LLM-Match, answer or `eqa run` folder, from its traces, judgements, predictions and benchmark. */
-async function loadOpenEqaQuestions(run: LoadedRun, cwds: string[]): Promise<void> {
+async function loadOpenEqaQuestions(run: LoadedRun): Promise<void> {
   const path = run.dir;
   const notes = run.notes;
   const byId = new Map<string, RunQuestion>();
@@ -476,7 +457,7 @@ async function loadOpenEqaQuestions(run: LoadedRun, cwds: string[]): Promise<voi
 
   // a score run of predictions made elsewhere: the answers it judged, from its predictions file
   // the run's copy of its predictions first (store's runInputPath), else the file its summary names
-  const predictionsPath = runInputPath(run.dir, "predictions", namedPath(run.score?.config.predictions)) ?? resolveRunInput(run.score?.config.predictions, cwds);
+  const predictionsPath = locateRunInput(run.dir, "predictions", run.score?.config.predictions);
   if (!existsSync(traces) && run.score) {
     if (predictionsPath) {
       try {
@@ -491,10 +472,10 @@ async function loadOpenEqaQuestions(run: LoadedRun, cwds: string[]): Promise<voi
     } else if (namedPath(run.score.config.predictions)) notes.push(`the predictions ${namedPath(run.score.config.predictions)} are not there any more: answers are not shown`);
   }
 
-  const framesRoot = resolveRunInput(run.answer?.config.framesRoot, cwds);
+  const framesRoot = locateRunInput(run.dir, "frames", run.answer?.config.framesRoot);
   if (framesRoot) run.framesRoot = framesRoot;
   const named = run.answer?.config.benchmark ?? run.score?.config.benchmark;
-  const questions = await benchmarkQuestions(resolveRunInput(named, cwds), namedPath(named), notes);
+  const questions = await benchmarkQuestions(locateRunInput(run.dir, "benchmark", named), namedPath(named), notes);
   for (const q of byId.values()) {
     const known = questions?.get(q.questionId);
     if (!known) continue;

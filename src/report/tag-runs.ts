@@ -136,7 +136,7 @@ function fromJudgement(j: z.infer<typeof tagJudgementLine>): TagRunQuestion {
 }
 
 /** The TAG part of a run directory whose summary (if any) is of kind "tag-structured"; `locate` finds an input the configuration names. */
-export async function loadTagPart(dir: string, summary: TagRunSummary | undefined, locate: (named: unknown) => string | undefined, notes: string[]): Promise<TagRunPart> {
+export async function loadTagPart(dir: string, summary: TagRunSummary | undefined, locate: (name: string, named: unknown) => string | undefined, notes: string[]): Promise<TagRunPart> {
   const grounded = summary?.config.grounded === true;
   // later lines win: a resumed run appends the judgements it retried
   const byId = new Map<string, TagRunQuestion>();
@@ -145,9 +145,10 @@ export async function loadTagPart(dir: string, summary: TagRunSummary | undefine
     for (const j of readRecords(judgements, tagJudgementLine)) byId.set(j.questionId, fromJudgement(j));
   } else notes.push("no judgements.jsonl: per-question scores are not shown");
 
-  const questionsPath = locate(summary?.config.questions);
+  // the run's copies, or the files its summary names (store's runInputPath)
+  const questionsPath = locate("questions", summary?.config.questions);
   const questions = await tagQuestions(questionsPath, summary?.config.questions, notes);
-  const predictions = await tagPredictions(locate(summary?.config.predictions), notes);
+  const predictions = await tagPredictions(locate("predictions", summary?.config.predictions), notes);
   const order = questions ? questions.map((q) => q.question_id).filter((id) => byId.has(id)) : [];
   for (const id of byId.keys()) if (!order.includes(id)) order.push(id);
   const known = new Map((questions ?? []).map((q) => [q.question_id, q]));

@@ -252,7 +252,7 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
           questions: viewerQuestions(r).length,
           rated: new Set(currentRatings(r.dir).map((x) => x.questionId)).size,
           // a run writes its summary when it ends: without one it is still going (or was stopped)
-          inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))) && !["generate-tag", "memory-build", "answer-tag"].includes(r.kind),
+          inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))) && !["generate-tag", "memory", "answer-tag", "rm-build", "rm-review"].includes(r.kind),
           // LLM-Match in points (0-100); a structured-judge run's grounded score (1-5)
           overall: r.tag ? tag?.scores.grounded.mean ?? null : r.score?.llmMatch.overall.mean ?? r.explore?.judged?.llmMatch.correctness ?? null,
           // the kind's own headline figures (C, C*, E_path…; accuracy and RMSE; …)

@@ -80,7 +80,7 @@ describe("loadRun on every other kind eqakit writes", () => {
 
   test("eqa memory build: the episodes built, each with its object instances", async () => {
     const run = await loadRun(runs.memory);
-    assert.equal(run.kind, "memory-build");
+    assert.equal(run.kind, "memory");
     assert.equal(run.metrics.find((m) => m.name === "episodes built")?.value, 1);
     assert.equal(run.questions[0]?.questionId, "hm3d-v0/scene");
     assert.match(run.questions[0]?.answer ?? "", /object instance/);
@@ -109,7 +109,7 @@ describe("loadRun on every other kind eqakit writes", () => {
     try {
       await page.goto(pathToFileURL(out).href);
       const kinds = (await page.locator("#headline").textContent()) ?? "";
-      for (const kind of ["rm-score", "rm-bench", "memory-build", "generate-tag", "answer-tag"]) assert.ok(kinds.includes(kind), kind);
+      for (const kind of ["rm-score", "rm-bench", "memory", "generate-tag", "answer-tag"]) assert.ok(kinds.includes(kind), kind);
       assert.ok(!kinds.includes("unknown"));
       for (const metric of ["accuracy", "RMSE (K=2, vote)", "episodes built", "answered"]) assert.equal(await page.locator(`#metrics tr[data-metric="${metric}"]`).count() > 0, true, metric);
       assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), true);
