@@ -17,9 +17,12 @@ const SPLIT_WORDS: Record<string, string> = { glassbottle: "glass bottle" };
 const CLOSED_COMPOUNDS: Record<string, string> = { "basket ball": "basketball", "arm chair": "armchair", "counter top": "countertop" };
 const CLOSED_COMPOUND = new RegExp(`\\b(?:${Object.keys(CLOSED_COMPOUNDS).join("|")})\\b`, "g");
 
+/** Initialisms a type may spell in lower case (the simulator's "tv stand"). */
+const INITIALISMS = new Set(["tv", "cd", "dvd", "pc"]);
+
 /**
  * A type's words as English writes them: "ButterKnife" → "butter knife", "BasketBall" →
- * "basketball", "TVStand" → "TV stand", "CD" → "CD" (an initialism keeps its capitals).
+ * "basketball", "TVStand" and "tv stand" → "TV stand", "CD" → "CD" (an initialism in capitals).
  */
 export function words(type: string): string {
   const split = type
@@ -28,7 +31,7 @@ export function words(type: string): string {
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
     .split(" ")
     .filter((x) => x !== "")
-    .map((x) => (/^[A-Z]{2,}$/.test(x) ? x : x.toLowerCase()));
+    .map((x) => (/^[A-Z]{2,}$/.test(x) ? x : INITIALISMS.has(x.toLowerCase()) ? x.toUpperCase() : x.toLowerCase()));
   // AI2-THOR's "PotatoSliced" is a slice of potato
   const w = split.map((x) => SPLIT_WORDS[x] ?? x).join(" ").replace(/ sliced$/, " slice");
   return w.replace(CLOSED_COMPOUND, (m) => CLOSED_COMPOUNDS[m]!);

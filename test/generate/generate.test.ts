@@ -272,6 +272,10 @@ describe("template renderer", () => {
     assert.equal(words("CD"), "CD");
     assert.equal(plural("CD"), "CDs");
     assert.equal(words("TVStand"), "TV stand");
+    // the simulator's types
+    assert.equal(words("tv stand"), "TV stand");
+    assert.equal(plural("tv stand"), "TV stands");
+    assert.equal(words("coffee table"), "coffee table");
     assert.equal(words("CellPhone"), "cell phone");
     assert.equal(plural("BasketBall"), "basketballs");
     assert.equal(renderQuestion({ target: "Laptop", filters: [{ type: "position", key: "left_of", args: ["BasketBall"] }, { type: "moment", key: "right_after", args: ["pickup", "CD", 1] }], query: { type: "countObjects", modifier: null } }, () => 1), "How many laptops were there to the left of the basketball from your view right after you picked up the CD?");
