@@ -6,15 +6,17 @@
  *   node --import tsx bench/generate.ts [--source alfred:DIR|sim:DIR] [--per-trajectory 10] [--seed 0]
  *
  * It also measures what only the whole set shows: the English checker's counts per class
- * (src/generate/english.ts), the never-seen check (src/generate/sightings.ts), trajectories with
- * questions in more than one split, and the generation funnel (programs made, dropped by each
- * rule, kept).
+ * (src/generate/english.ts: answers in another tense than their question, type names cut where
+ * English writes one word, …), the never-seen check (src/generate/sightings.ts), trajectories
+ * with questions in more than one split, the generation funnel (programs made, dropped by each
+ * rule, kept), questions that name their answer, and questions whose moment changes nothing:
+ * asked without it at any single step of the trajectory, the answer would be the same.
  *
  * Prints one JSON line of figures.
  */
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { buildTagDataset, loadTrajectorySource } from "../src/generate/index.js";
+import { answerSignature, buildTagDataset, containsItsAnswer, executeProgramDetailed, loadTrajectorySource, worldOf } from "../src/generate/index.js";
 import { textFlag as flag } from "./flags.js";
 
 const source = flag("source", `alfred:${join(import.meta.dirname, "..", "..", "shared", "data", "alfred")}`);
@@ -29,6 +31,24 @@ const dataset = buildTagDataset(inputs, { perTrajectory, seed }, skipped);
 const t2 = performance.now();
 const generateSeconds = (t2 - t1) / 1000;
 const steps = inputs.reduce((s, i) => s + i.log.steps.length, 0);
+const logs = new Map(inputs.map((i) => [i.log.id, i.log]));
+let namingTheirAnswer = 0;
+let momentQuestions = 0;
+let momentChangingNothing = 0;
+for (const q of dataset.questions) {
+  if (containsItsAnswer(q.program, q.structured_answer)) namingTheirAnswer++;
+  if (!q.program.filters.some((c) => c.type === "moment")) continue;
+  momentQuestions++;
+  const log = logs.get(q.trajectory)!;
+  const signature = answerSignature(executeProgramDetailed(q.program, log));
+  const without = { ...q.program, filters: q.program.filters.filter((c) => c.type !== "moment") };
+  let changes = false;
+  for (let step = 0; step <= worldOf(log).lastStep && !changes; step++) {
+    const at = executeProgramDetailed(without, log, [step, step]);
+    changes = !at.unknown && answerSignature(at) !== signature;
+  }
+  if (!changes) momentChangingNothing++;
+}
 const splitsOf = new Map<string, Set<string>>();
 for (const q of dataset.questions) splitsOf.set(q.trajectory, new Set([...(splitsOf.get(q.trajectory) ?? []), q.split]));
 console.log(
@@ -47,6 +67,9 @@ console.log(
     seen: dataset.stats.seen,
     queryTypes: dataset.stats.queryTypes,
     funnel: dataset.stats.funnel,
+    namingTheirAnswer,
+    momentQuestions,
+    momentChangingNothing,
     loadSeconds: Math.round(t1 - t0) / 1000,
     generateSeconds: Math.round(generateSeconds * 1000) / 1000,
     pairsPerSecond: Math.round((dataset.stats.questions / generateSeconds) * 10) / 10,
