@@ -3,8 +3,8 @@
  * (`eqakit-run-manifest/1`) by every command that writes a run folder, through {@link openRun}.
  *
  * - `kind`: the kind of run (`llm-match`, `answer`, `run`, `explore`, `answer-tag`,
- *   `tag-structured`, `rm-score`, `rm-bench`, `rm-build`, `rm-review`, `memory`,
- *   `generate-tag`, `demo`), the kind its summary names where it has one.
+ *   `tag-structured`, `tag-validate`, `rm-score`, `rm-bench`, `rm-build`, `rm-review`,
+ *   `memory`, `generate-tag`, `demo`), the kind its summary names where it has one.
  * - `command`, `cwd`, `eqakitVersion`: the command line that last opened the folder (secrets
  *   hidden), where it ran, and with which eqakit.
  * - `settings` and `settingsHash`: what decides the results (models, judge, mode, prompt
@@ -189,6 +189,7 @@ export function inferRunKind(dir: string): string | undefined {
   if (has("evaluations.jsonl")) return "rm-score";
   if (has("responses.jsonl") || has("instances.jsonl")) return "rm-build";
   if (has("reviewed.jsonl")) return "rm-review";
+  if (has("validation.jsonl")) return "tag-validate";
   if (has("answers.jsonl")) return "answer-tag";
   if (has("questions.json") && has("stats.json")) return "generate-tag";
   if (has("judgements.jsonl")) {

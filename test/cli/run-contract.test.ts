@@ -8,6 +8,8 @@ import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest }
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { assertRefusedUnchanged } from "../helpers/tree.js";
+import { writeRgbEpisode } from "../helpers/frames.js";
+import { writeSceneEpisode } from "../agents/scene-fixture.js";
 
 const questions = readRawBenchmark().slice(0, 3);
 const isJudgeCall = (request: ReceivedRequest): boolean => JSON.stringify(request.body).includes("Your mark");
@@ -111,5 +113,93 @@ describe("eqa score, answer and run keep their run folders", () => {
     assert.equal((await answer(answers)).code, 0);
     assert.equal(server.requests.length, calls);
     assert.equal(readRunManifest(answers)?.kind, "answer");
+  });
+});
+
+describe("every other command that writes a run folder keeps it", () => {
+  const dir = temporaryDir("eqakit-contract-");
+  const runs = {
+    rmScore: join(dir, "rm-score"),
+    rmBench: join(dir, "rm-bench"),
+    memory: join(dir, "memory"),
+    dataset: join(dir, "dataset"),
+    answers: join(dir, "answer-tag"),
+    tagScore: join(dir, "score-tag"),
+    explore: join(dir, "explore"),
+  };
+  let rm: ModelServer;
+  let env: NodeJS.ProcessEnv;
+  /** Each command with the flags that made its run in `runs`, and other result-deciding settings. */
+  let commands: Record<keyof typeof runs, { args: (out: string) => string[]; other: (out: string) => string[]; kind: string }>;
+
+  before(async () => {
+    rm = await startModelServer(() => openAiReply("<critique>\nThe trace matches the frames.\n</critique>\n<score>7</score>"));
+    env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
+    const frames = join(dir, "frames");
+    await writeRgbEpisode(join(frames, "hm3d-v0", "000-a"), 6, 64, 48);
+    const instances = join(dir, "instances.jsonl");
+    writeFileSync(instances, ["i-1", "i-2"].map((id, i) => JSON.stringify({ id, question: `Question ${i}?`, predicted_answer: "An answer.", reasoning_trace: ["I look around."], episode_history: "hm3d-v0/000-a", ground_truth_score: 6 + 3 * i, category: "object recognition" })).join("\n") + "\n");
+    const rmModel = (name = "openai/judge-vl") => ["--instances", instances, "--frames", frames, "--model", name, "--model-base-url", `${rm.url}/v1`, "--no-cache"];
+    const scenes = join(dir, "scenes");
+    await writeSceneEpisode(join(scenes, "hm3d-v0", "scene"), { layout: "hm3d", views: 4 });
+    const benchmark = join(dir, "benchmark.json");
+    writeFileSync(benchmark, JSON.stringify([{ question_id: "q1", question: "What is on the table?", answer: "a cup", category: "object recognition", episode_history: "hm3d-v0/scene" }]));
+    const recorded = await runCli(["sim", "record", "--seed", "3", "--task", "pick_and_place", "--out", join(dir, "recordings", "home-3"), "--width", "64", "--height", "48"], env);
+    assert.equal(recorded.code, 0, recorded.stderr);
+    const agent = (answer: string): string => {
+      const path = join(dir, `agent-${answer}.mjs`);
+      writeFileSync(path, `export function initialize(params) { return { name: "${answer}", version: "1", supports: [params.task] }; }\nexport function answer() { return { answer: "${answer}" }; }\n`);
+      return path;
+    };
+    const episodes = join(dir, "episodes.json");
+    writeFileSync(episodes, JSON.stringify([{ question_id: "e1", question: "What is in the kitchen?", scene: "home-0" }]));
+    const explore = (steps: string) => ["explore", "--episodes", episodes, "--env", "builtin", "--agent", "frontier", "--width", "64", "--height", "48", "--max-steps", steps, "--no-cache"];
+    commands = {
+      rmScore: { kind: "rm-score", args: (out) => ["rm", "score", ...rmModel(), "--out", out], other: (out) => ["rm", "score", ...rmModel("openai/other-vl"), "--out", out] },
+      rmBench: { kind: "rm-bench", args: (out) => ["rm", "bench", ...rmModel(), "--max-k", "2", "--resamples", "100", "--out", out], other: (out) => ["rm", "bench", ...rmModel(), "--max-k", "2", "--resamples", "100", "--tolerance", "1", "--out", out] },
+      memory: { kind: "memory", args: (out) => ["memory", "build", "--benchmark", benchmark, "--frames", scenes, "--no-detector", "--sampling", "every:2", "--out", out], other: (out) => ["memory", "build", "--benchmark", benchmark, "--frames", scenes, "--no-detector", "--sampling", "every:2", "--out", out] },
+      dataset: { kind: "generate-tag", args: (out) => ["generate", "tag", "--source", `sim:${join(dir, "recordings")}`, "--per-trajectory", "3", "--out", out], other: (out) => ["generate", "tag", "--source", `sim:${join(dir, "recordings")}`, "--per-trajectory", "3", "--seed", "5", "--out", out] },
+      answers: { kind: "answer-tag", args: (out) => ["answer-tag", "--questions", join(runs.dataset, "questions.json"), "--agent", agent("two"), "--out", out], other: (out) => ["answer-tag", "--questions", join(runs.dataset, "questions.json"), "--agent", agent("three"), "--out", out] },
+      tagScore: { kind: "tag-structured", args: (out) => ["score-tag", "--questions", join(runs.dataset, "questions.json"), "--predictions", join(runs.answers, "predictions.json"), "--similarity", "exact", "--out", out], other: (out) => ["score-tag", "--questions", join(runs.dataset, "questions.json"), "--predictions", join(runs.answers, "predictions.json"), "--similarity", "exact", "--grounded", "--out", out] },
+      explore: { kind: "explore", args: (out) => [...explore("20"), "--out", out], other: (out) => [...explore("25"), "--out", out] },
+    };
+    for (const name of Object.keys(runs) as (keyof typeof runs)[]) {
+      const result = await runCli(commands[name].args(runs[name]), env);
+      assert.notEqual(result.code, 2, `${name}: ${result.stderr}`);
+      assert.equal(readRunManifest(runs[name])?.kind, commands[name].kind, name);
+    }
+  });
+  after(() => rm.close());
+
+  test("each command refuses the folder of every other kind with exit 2 and changes nothing", async () => {
+    const names = Object.keys(runs) as (keyof typeof runs)[];
+    for (const [i, name] of names.entries()) {
+      const target = names[(i + 1) % names.length]!;
+      await assertRefusedUnchanged(runs[target], () => runCli(commands[name].args(runs[target]), env), new RegExp(`kind ${commands[target].kind}, not ${commands[name].kind}`));
+    }
+  });
+
+  test("each command refuses its own kind's folder made with other settings, and resumes it with the same settings", async () => {
+    const differs: Partial<Record<keyof typeof runs, RegExp>> = { rmScore: /model\.model is "judge-vl" there, "other-vl" now/, rmBench: /tolerance is 2 there, 1 now/, dataset: /seed is 0 there, 5 now/, answers: /made with other settings/, tagScore: /grounded is false there, true now/, explore: /maxSteps is 20 there, 25 now/ };
+    for (const [name, message] of Object.entries(differs) as [keyof typeof runs, RegExp][]) {
+      await assertRefusedUnchanged(runs[name], () => runCli(commands[name].other(runs[name]), env), message);
+    }
+    const calls = rm.requests.length;
+    for (const name of Object.keys(runs) as (keyof typeof runs)[]) {
+      const again = await runCli(commands[name].args(runs[name]), env);
+      assert.notEqual(again.code, 2, `${name}: ${again.stderr}`);
+    }
+    assert.equal(rm.requests.length, calls, "the reward model's evaluations were all reused");
+  });
+
+  test("eqa explore --judge judges the exploration in its own folder; eqa demo refuses another kind's folder, and eqa score a demo's", async () => {
+    const judged = await runCli([...commands.explore.args(runs.explore), "--judge", "openai/judge-vl", "--judge-base-url", `${rm.url}/v1`], env);
+    assert.notEqual(judged.code, 2, judged.stderr);
+    assert.equal(readRunManifest(runs.explore)?.kind, "explore");
+    await assertRefusedUnchanged(runs.tagScore, () => runCli(["demo", "--out", runs.tagScore, "--seeds", "2", "--per-trajectory", "4"], env), /kind tag-structured, not demo/);
+    // a demo folder written before manifests: its recordings, dataset and runs
+    const demo = join(dir, "old-demo");
+    for (const sub of ["recordings", "dataset", "runs"]) mkdirSync(join(demo, sub), { recursive: true });
+    await assertRefusedUnchanged(demo, () => runCli(commands.rmScore.args(demo), env), /kind demo, not rm-score/);
   });
 });
