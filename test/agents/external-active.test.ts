@@ -2,7 +2,8 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
+import { cliEnv, runCli } from "../helpers/cli.js";
+import { killMidway } from "../helpers/kill.js";
 import { openAiReply, withModelServer } from "../helpers/model-server.js";
 import { projectRoot, temporaryDir } from "../helpers/paths.js";
 
@@ -279,11 +280,7 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
     const out = join(home, "run");
     const resets = join(home, "resets.txt");
     const args = ["explore", "--episodes", episodes, "--agent", `exec:python3 ${scriptedAgent(home)}`, "--out", out, ...SMALL];
-    const child = startCli(args, cliEnv(home, { RESETS: resets }));
-    const finished = collect(child);
-    while (lines(join(out, "episodes.jsonl")).length < 2) await new Promise((r) => setTimeout(r, 10));
-    child.kill("SIGKILL");
-    await finished;
+    await killMidway(args, cliEnv(home, { RESETS: resets }), () => lines(join(out, "episodes.jsonl")).length >= 2);
     const done = new Set(records(out).keys());
     writeFileSync(resets, "");
     const resumed = await runCli(args, cliEnv(home, { RESETS: resets }));

@@ -4,7 +4,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
-import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
+import { cliEnv, runCli } from "../helpers/cli.js";
+import { killMidway } from "../helpers/kill.js";
 import { openEqaBenchmarkFile, openEqaDir, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
 const demoQuestions = join(openEqaDir, "open-eqa-demo-data.json");
@@ -55,11 +56,7 @@ describe("eqa answer", () => {
     try {
       const out = join(home, "answers");
       const args = ["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", "blind", "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", out, "--concurrency", "2", "--no-cache"];
-      const child = startCli(args, cliEnv(home));
-      const finished = collect(child);
-      while (lines(join(out, "traces.jsonl")).length < 6) await new Promise((r) => setTimeout(r, 20));
-      child.kill("SIGKILL");
-      await finished;
+      await killMidway(args, cliEnv(home), () => lines(join(out, "traces.jsonl")).length >= 6);
       const done = lines(join(out, "traces.jsonl")).length;
       const before = server.requests.length;
       const resumed = await runCli(args, cliEnv(home));

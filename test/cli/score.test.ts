@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { anthropicReply, geminiReply, lastUserText, openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
-import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
+import { cliEnv, runCli } from "../helpers/cli.js";
+import { killMidway } from "../helpers/kill.js";
 import { openEqaBenchmarkFile, pr15Dir, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
 const benchmark = readRawBenchmark();
@@ -226,12 +227,7 @@ describe("eqa score: resume and cache", () => {
   test("killed with SIGKILL and run again, it judges only what is missing", async () => {
     const out = join(home, "killed");
     const judgements = join(out, "judgements.jsonl");
-    const child = startCli(args("killed", ["--no-cache"]), cliEnv(home));
-    const finished = collect(child);
-    while (readLines(judgements).length < 10) await new Promise((r) => setTimeout(r, 20));
-    child.kill("SIGKILL");
-    const killed = await finished;
-    assert.equal(killed.signal, "SIGKILL");
+    await killMidway(args("killed", ["--no-cache"]), cliEnv(home), () => readLines(judgements).length >= 10);
     const doneBeforeKill = readLines(judgements).length;
     const requestsBefore = server.requests.length;
     assert.ok(doneBeforeKill < questions.length);
