@@ -92,8 +92,7 @@ export function runCommand(): Command {
       console.log(formatScoreSummary(summary.score, { cost: false }));
       console.log(`\n${formatRunCost(summary.cost)}`);
       console.log(`\nwrote ${outDir}/{traces.jsonl,predictions.json,judgements.jsonl,metrics.json,summary.json}`);
-      const judgeUnreadable = summary.score.judgeUnreadable.overLimit || summary.answer.judgeUnreadable.overLimit;
-      process.exitCode = summary.answer.counts.failed + summary.score.counts.failed > 0 || judgeUnreadable ? 1 : 0;
+      process.exitCode = summary.answer.counts.failed + summary.score.counts.failed > 0 || summary.score.judgeUnreadable.overLimit ? 1 : 0;
     } finally {
       answering.stop();
       judging.stop();

@@ -78,7 +78,7 @@ export function formatAnswerSummary(summary: AnswerSummary, options: SummaryText
   if (summary.abstentionRate !== null) {
     lines.push(`  force-a-guess: ${counts.abstained} of ${counts.forceGuessChecked} answers abstained (${(100 * summary.abstentionRate).toFixed(1)}%), replaced by the blind LLM's guess`);
   }
-  const unreadable = formatJudgeUnreadable(summary.judgeUnreadable, "force-a-guess: the verdicts");
+  const unreadable = formatJudgeUnreadable(summary.judgeUnreadable, "force-a-guess: the verdicts", false);
   if (unreadable) lines.push(`  ${unreadable}; those answers were kept`);
   const usage = summary.usage.answers;
   lines.push(`  ${usage.calls} model call(s), ${usage.cacheHits} from the cache, ${usage.images} image(s), ${usage.promptTokens + usage.completionTokens} tokens, ${usage.retries} retries`);
