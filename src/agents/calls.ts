@@ -50,6 +50,34 @@ export async function tracedCall(
 /** The trace of the question a failed call belonged to, by the error it threw. */
 const tracesOfFailures = new WeakMap<object, AgentTrace>();
 
+/** Keeps `trace` as what was done before `error` failed its question (an external agent's calls, log lines and stderr). */
+export function keepTraceOfFailure(error: object, trace: AgentTrace): void {
+  tracesOfFailures.set(error, trace);
+}
+
+/**
+ * A call that failed, as a trace keeps it: the one `tracedCall` recorded for a paid reply that
+ * was not an answer (now with its error), else a new one without reply or tokens.
+ */
+export function recordFailedCall(trace: AgentTrace, callsBefore: number, model: ChatModel, role: string, prompt: string, request: ChatRequest, frames: number[] | undefined, error: ModelCallError): void {
+  if (trace.calls.length > callsBefore) {
+    trace.calls[trace.calls.length - 1]!.error = error.message;
+    return;
+  }
+  trace.calls.push({
+    role,
+    model: model.name,
+    prompt,
+    promptSha256: sha256Hex(requestText(request)),
+    ...(frames ? { frames } : {}),
+    reply: null,
+    cached: false,
+    usage: { promptTokens: 0, completionTokens: 0, thinkingTokens: 0 },
+    messages: tracedMessages(request, frames),
+    error: error.message,
+  });
+}
+
 /**
  * What an agent did before the call that failed its question (the calls made, the failed reply's
  * tokens): a failed record keeps it, so that a run's cost counts what failed answers spent.

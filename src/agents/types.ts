@@ -20,6 +20,8 @@ export interface TracedCall {
   latencyMs?: number;
   /** The messages sent, images by content hash and frame index (absent in older traces): what a transcript shows. */
   messages?: TracedMessage[];
+  /** Why the call failed (no reply, or a reply that was not an answer), when it did: an external agent may answer without it. */
+  error?: string;
 }
 
 /** A message of a traced call: its text as sent, each image by its hash (and the frame it shows, when known). */
@@ -85,6 +87,8 @@ export interface AgentAnswer {
   /** The final answer (after force-a-guess). */
   answer: string | null;
   trace: AgentTrace;
+  /** The agent's confidence in its answer, 0 to 1, when it gives one (an external agent's `confidence`). */
+  confidence?: number;
 }
 
 /** An EM-EQA agent: a question (and its episode history) in, an answer and its trace out. */

@@ -86,6 +86,56 @@ describe("eqa answer --agent exec:COMMAND (the agent protocol)", () => {
     });
   });
 
+  test("an agent that answers after its model call failed keeps its answer; one that fails is named, with its log lines and stderr", async () => {
+    const home = temporaryDir();
+    const fallback = join(home, "fallback.py");
+    writeFileSync(
+      fallback,
+      `import sys
+sys.path.insert(0, ${JSON.stringify(client)})
+from eqakit_agent import Agent, ProtocolError, serve
+
+class Fallback(Agent):
+    name = "fallback"
+    def answer(self, question, episode):
+        sys.stderr.write("asking the model about " + question["id"] + "\\n")
+        sys.stderr.flush()
+        try:
+            return self.complete([{"role": "user", "content": question["text"]}])["text"]
+        except ProtocolError as error:
+            self.log("the model failed: " + str(error), "warning")
+            if question["id"] == ${JSON.stringify(demoIds[0])}:
+                raise RuntimeError("no fallback for this one")
+            return "a guess"
+
+serve(Fallback())
+`,
+    );
+    await withModelServer(() => ({ status: 400, body: { error: { message: "the prompt is too long", type: "invalid_request_error" } } }), async (server) => {
+      const out = join(home, "run");
+      const result = await runCli(["answer", "--benchmark", demoQuestions, "--agent", `exec:python3 ${fallback}`, "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", out], cliEnv(home));
+      assert.equal(result.code, 1, result.stdout + result.stderr);
+      type Traced = { questionId: string; answer: string | null; error: string | null; trace: { calls: { reply: string | null; error?: string }[]; log?: { level: string; message: string }[]; stderr?: string } | null };
+      const records = lines(join(out, "traces.jsonl")).map((l) => JSON.parse(l) as Traced);
+      assert.equal(records.length, 3);
+      for (const r of records) {
+        assert.ok(r.trace, `${r.questionId} keeps its trace`);
+        assert.equal(r.trace.calls.length, 1);
+        assert.equal(r.trace.calls[0]!.reply, null);
+        assert.match(r.trace.calls[0]!.error ?? "", /prompt is too long/, "the failed call is in the trace");
+        assert.match(r.trace.log?.[0]?.message ?? "", /the model failed: /);
+        assert.ok(r.trace.stderr?.startsWith(`asking the model about ${r.questionId}\n`), r.trace.stderr);
+        if (r.questionId === demoIds[0]) {
+          assert.equal(r.answer, null);
+          assert.match(r.error ?? "", new RegExp(`^agent fallback failed on question ${demoIds[0]}: answer failed in the agent: .*no fallback for this one`));
+        } else {
+          assert.equal(r.error, null, r.error ?? "");
+          assert.equal(r.answer, "a guess", "the agent's answer stands");
+        }
+      }
+    });
+  });
+
   test("a module agent is loaded in-process and asks for frames of the demo video by index", async () => {
     const home = temporaryDir();
     await withModelServer(() => openAiReply("eight chairs"), async (server) => {
@@ -199,6 +249,98 @@ describe("eqa agent check", () => {
     const module = await runCli(["agent", "check", "--agent", moduleAgent], cliEnv(home));
     assert.equal(module.code, 0, module.stdout + module.stderr);
     assert.match(module.stdout, /answered "A: a sofa" in \d+ ms, 1 model call\(s\), frames 0, 1, 2, 3/);
+  });
+
+  test("checks a TAG agent with a TAG suite: the example that counts its action history passes every check", async () => {
+    const home = temporaryDir();
+    const result = await runCli(["agent", "check", "--agent", `exec:python3 ${join(projectRoot, "examples", "agents", "tag_history.py")}`], cliEnv(home));
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /\(tag\)\n/);
+    assert.match(result.stdout, /pass {2}tag: initialize: tag-history 1\.0 \(protocol 1; supports tag\)/);
+    // "How many times did you pick up the mug?" over a history that picks it up twice
+    assert.match(result.stdout, /pass {2}tag: answer with frames and the action history \(4 frames, 3 actions\): answered "\[\{\\"predicate\\": .*\\"value\\": 2\}\]".*a structured answer of 1 group\(s\)/);
+    assert.match(result.stdout, /pass {2}tag: invalid params: refused/);
+    assert.match(result.stdout, /pass {2}tag: shutdown: replied null and exited/);
+    assert.match(result.stdout, /all 6 checks passed/);
+  });
+
+  test("checks every kind an agent names in supports, and fails a TAG agent whose answer breaks the protocol", async () => {
+    const home = temporaryDir();
+    const every = join(home, "every.mjs");
+    writeFileSync(
+      every,
+      `export function initialize() { return { name: "every", version: "1", supports: ["em-eqa", "active", "tag"] }; }
+export function answer(params) { return { answer: params.tag ? JSON.stringify([{ predicate: "", objects: [], value: params.tag.actions.length }]) : "a sofa" }; }
+export function step() { return { answer: "a sofa" }; }
+`,
+    );
+    const result = await runCli(["agent", "check", "--agent", every], cliEnv(home));
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /\(em-eqa, active, tag\)\n/);
+    assert.match(result.stdout, /pass {2}answer with an episode \(4 frames\)/);
+    assert.match(result.stdout, /pass {2}active: step budget \(2 actions\)/);
+    assert.match(result.stdout, /pass {2}tag: answer with frames and the action history \(4 frames, 3 actions\): answered .*value\\":3/);
+
+    const broken = join(home, "broken-tag.mjs");
+    writeFileSync(broken, `export function initialize() { return { name: "broken-tag", version: "0", supports: ["tag", "dance"] }; }\nexport function answer() { return { answer: 5 }; }\n`);
+    const failed = await runCli(["agent", "check", "--agent", broken], cliEnv(home));
+    assert.equal(failed.code, 1, failed.stdout + failed.stderr);
+    assert.match(failed.stdout, /FAIL {2}supports: names "dance", which the protocol does not have/);
+    assert.match(failed.stdout, /FAIL {2}tag: answer with frames and the action history .*: agent broken-tag failed on question eqakit-check-tag-1: the answer does not match the protocol/);
+    assert.match(failed.stdout, /2 of 3 checks failed/);
+  });
+
+  test("sends each process initialize once, with the settings a run sends (model, timeoutMs, eqakitVersion)", async () => {
+    const home = temporaryDir();
+    const strict = join(home, "strict.py");
+    writeFileSync(
+      strict,
+      `import json, sys
+initialized = False
+def reply(id, result=None, error=None, code=-32000):
+    message = {"jsonrpc": "2.0", "id": id}
+    if error is None:
+        message["result"] = result
+    else:
+        message["error"] = {"code": code, "message": error}
+    sys.stdout.write(json.dumps(message) + "\\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        reply(None, error="parse error", code=-32700)
+        continue
+    if "id" not in m:
+        continue
+    method, params = m["method"], m.get("params")
+    if method == "initialize":
+        s = params["settings"]
+        if initialized:
+            reply(m["id"], error="initialize was sent twice to this process")
+        elif s.get("model") != "eqakit/check" or not isinstance(s.get("timeoutMs"), (int, float)) or not s.get("eqakitVersion"):
+            reply(m["id"], error="settings lack the model, timeoutMs or eqakitVersion: " + json.dumps(s))
+        else:
+            initialized = True
+            reply(m["id"], {"name": "strict", "version": "1", "supports": ["em-eqa", "tag"]})
+    elif method == "answer":
+        if not isinstance(params.get("question"), dict):
+            reply(m["id"], error="invalid params", code=-32602)
+        else:
+            reply(m["id"], {"answer": "two"})
+    elif method == "shutdown":
+        reply(m["id"], None)
+        sys.exit(0)
+    else:
+        reply(m["id"], error="unknown method", code=-32601)
+`,
+    );
+    const result = await runCli(["agent", "check", "--agent", `exec:python3 ${strict}`], cliEnv(home));
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /\(em-eqa, tag\)\n/);
+    assert.match(result.stdout, /pass {2}malformed input: refused with error -32700/);
+    assert.match(result.stdout, /pass {2}tag: invalid params: refused \(invalid params \(code -32602\)\) and kept working/);
+    assert.match(result.stdout, /all 13 checks passed/);
   });
 
   test("fails a broken agent with the reasons: a malformed answer, death on a line that is not JSON, a reply to an unknown method", async () => {

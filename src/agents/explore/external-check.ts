@@ -3,29 +3,34 @@
  * and, for active agents, two episodes in the built-in simulator (home-0, 64×48 observations)
  * against the stand-in model: one the agent ends itself (within 60 actions), one of a
  * two-action budget after which it must answer or stop; the slowest reply against half the
- * timeout; then, for a process, malformed input,
- * an unknown method, a `step` with invalid params and shutdown.
+ * timeout; then, for a process, malformed input, an unknown method, a `step` with invalid
+ * params and shutdown. Every process is sent `initialize` once, with a run's settings.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HouseholdEnvironment } from "../../sim/index.js";
-import { ExternalActiveAgent, checkAgent, checkModel, describeFailure, handshake, probeAgent, robustness, type AgentCheck, type AgentCheckOptions, type AgentTaskKind, type ExternalAgentSpec } from "../external/index.js";
+import { AGENT_TASK_KINDS, ExternalActiveAgent, checkAgent, checkModel, checkTagAgent, describeFailure, handshake, probeAgent, robustness, type AgentCheck, type AgentCheckOptions, type AgentTaskKind, type ExternalAgentSpec } from "../external/index.js";
 import { exploreExternal, type ExternalExplorationResult } from "./external.js";
-
-/** The kinds `eqa agent check` can run: an agent is checked for each it supports. */
-const CHECKED_KINDS: readonly AgentTaskKind[] = ["em-eqa", "active"];
 
 /** Most actions of the check's first active episode. */
 const CHECK_STEPS = 60;
 
-/** Checks the agent for each kind it says it supports (em-eqa when it says nothing or cannot start). */
+const isTaskKind = (kind: string): kind is AgentTaskKind => (AGENT_TASK_KINDS as readonly string[]).includes(kind);
+
+/**
+ * Checks the agent for every kind it says it supports (em-eqa when it says nothing or cannot
+ * start); a kind the protocol does not have is a failed check naming it.
+ */
 export async function checkAgentKinds(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<{ kinds: AgentTaskKind[]; checks: AgentCheck[] }> {
   const identity = await probeAgent(spec, options);
-  const supported = typeof identity === "string" ? [] : CHECKED_KINDS.filter((k) => (identity.supports ?? ["em-eqa"]).includes(k));
+  const named = typeof identity === "string" ? [] : (identity.supports ?? ["em-eqa"]);
+  const supported = AGENT_TASK_KINDS.filter((k) => named.includes(k));
   const kinds = supported.length > 0 ? supported : (["em-eqa"] as AgentTaskKind[]);
   const checks: AgentCheck[] = [];
-  for (const kind of kinds) checks.push(...(kind === "active" ? await checkActiveAgent(spec, options) : await checkAgent(spec, options)));
+  const unknown = named.filter((k) => !isTaskKind(k));
+  if (unknown.length > 0) checks.push({ name: "supports", passed: false, detail: `names ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which the protocol does not have (its task kinds: ${AGENT_TASK_KINDS.join(", ")})` });
+  for (const kind of kinds) checks.push(...(kind === "active" ? await checkActiveAgent(spec, options) : kind === "tag" ? await checkTagAgent(spec, options) : await checkAgent(spec, options)));
   return { kinds, checks };
 }
 
@@ -73,6 +78,6 @@ export async function checkActiveAgent(spec: ExternalAgentSpec, options: AgentCh
     const ok = slowest < timeoutMs / 2;
     checks.push({ name: "active: reply time", passed: ok, detail: `the slowest reply took ${Math.round(slowest)} ms of the ${timeoutMs} ms allowed (--agent-timeout)${ok ? "" : ": more than half; give a longer --agent-timeout or a faster agent"}` });
   }
-  if (spec.kind === "exec") checks.push(...(await robustness(spec.command, spec.args, timeoutMs, "active")).map((c) => ({ ...c, name: `active: ${c.name}` })));
+  if (spec.kind === "exec") checks.push(...(await robustness(spec.command, spec.args, timeoutMs, agent.initializeParams())).map((c) => ({ ...c, name: `active: ${c.name}` })));
   return checks;
 }

@@ -9,13 +9,13 @@
 import { eqakitVersion } from "../../core/index.js";
 import type { ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, type ChatModel } from "../../models/index.js";
-import { newTrace } from "../calls.js";
+import { keepTraceOfFailure, newTrace } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import { externalConfiguration } from "./agent.js";
 import { completeCallback, keepLogLine, type CallbackFrames } from "./callbacks.js";
 import { NO_MEMORY } from "./memory.js";
 import { SessionPool, type ExternalAgentSpec } from "./pool.js";
-import { ACTIVE_ACTIONS, activeDecision, describeIssues, type ActiveDecision, type InitializeResult, type ResetParams, type StepParams } from "./protocol.js";
+import { ACTIVE_ACTIONS, activeDecision, describeIssues, type ActiveDecision, type InitializeParams, type InitializeResult, type ResetParams, type StepParams } from "./protocol.js";
 import { RpcError, RpcFailure } from "./rpc.js";
 import type { AgentSession, CallContext } from "./session.js";
 
@@ -53,6 +53,11 @@ export class ExternalActiveAgent {
   /** The agent's own name and version, once a session has been initialized. */
   get agentIdentity(): InitializeResult | undefined {
     return this.pool.identity;
+  }
+
+  /** What `initialize` sends each of its processes (`eqa agent check` sends the same). */
+  initializeParams(): InitializeParams {
+    return this.pool.initializeParams();
   }
 
   /** A session for one episode; `frames` are the episode's frames so far (for `frame` parts of model/complete). */
@@ -142,23 +147,34 @@ export class ActiveEpisodeSession {
       raw = await this.session.call(method, params, this.pool.timeoutMs, this.context);
     } catch (error) {
       this.fail();
-      if (this.modelError) throw this.modelError;
-      throw this.pool.failure(error, where);
+      throw this.failure(error, where);
     } finally {
       const waited = performance.now() - started;
       this.agentMs += waited - (this.callbackMs - callbacks);
       this.slowestReplyMs = Math.max(this.slowestReplyMs, waited);
     }
-    if (this.modelError) {
+    // a model the run cannot use stops the run; any other failed call was the agent's to handle, and its decision stands
+    if (this.modelError?.fatalForRun) {
       this.fail();
-      throw this.modelError;
+      throw this.failure(this.modelError, where);
+    }
+    if (this.modelError) {
+      this.trace.notes.push(`a model/complete call failed at step ${this.step} (${this.modelError.message}); the agent decided without it`);
+      this.modelError = undefined;
     }
     const decision = checkDecision(raw);
     if (typeof decision === "string") {
       this.fail();
-      throw this.pool.failure(new RpcFailure("malformed", `the reply to ${method} ${decision}`), where);
+      throw this.failure(new RpcFailure("malformed", `the reply to ${method} ${decision}`), where);
     }
     return decision;
+  }
+
+  /** The error that ends the episode, naming the agent (a model the run cannot use: the model's error), its trace kept with it. */
+  private failure(error: unknown, where: string): Error {
+    const failure = this.modelError?.fatalForRun ? this.modelError : this.pool.failure(error, where, this.modelError);
+    keepTraceOfFailure(failure, this.trace);
+    return failure;
   }
 
   private fail(): void {

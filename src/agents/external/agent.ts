@@ -13,13 +13,13 @@ import { UserError, eqakitVersion, isUserError, sha256Hex, type Question } from 
 import type { Episode, ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, type ChatModel } from "../../models/index.js";
 import { parseCommandLine } from "../../sim/index.js";
-import { newTrace } from "../calls.js";
+import { keepTraceOfFailure, newTrace } from "../calls.js";
 import type { Agent, AgentAnswer, AgentTrace } from "../types.js";
 import type { MemorySource } from "../memory-source.js";
 import { completeCallback, keepLogLine } from "./callbacks.js";
 import { NO_MEMORY, queryMemory } from "./memory.js";
 import { ExternalAgentError, SessionPool, describeExternalAgent, type ExternalAgentSpec } from "./pool.js";
-import { AGENT_PROTOCOL_VERSION, answerResult, describeIssues, type AnswerParams, type InitializeResult } from "./protocol.js";
+import { AGENT_PROTOCOL_VERSION, answerResult, describeIssues, type AnswerParams, type InitializeParams, type InitializeResult } from "./protocol.js";
 import { RpcError, RpcFailure } from "./rpc.js";
 import type { CallContext } from "./session.js";
 
@@ -83,6 +83,11 @@ export class ExternalAgent implements Agent {
     return this.pool.identity;
   }
 
+  /** What `initialize` sends each of its processes (`eqa agent check` sends the same). */
+  initializeParams(): InitializeParams {
+    return this.pool.initializeParams();
+  }
+
   /** `extra.tag`: for a TAG-EQA question, the grounding frame and the action history (`tagAnswerContext` in src/generate). */
   async answer(question: Question, episode: Episode | undefined, extra: { tag?: AnswerParams["tag"] } = {}): Promise<AgentAnswer> {
     // the episode is read before a session is taken: an unreadable one fails the question, not the process
@@ -120,28 +125,45 @@ export class ExternalAgent implements Agent {
         if (method === "log") keepLogLine(params, log);
       },
     };
+    if (identity) trace.notes.push(`${identity.name} version ${identity.version}`);
+    // the agent's log lines and stderr stay in the trace, whether it answers or fails
+    const keepOutput = (): void => {
+      if (log.length > 0) trace.log = log;
+      const stderr = session.takeStderr();
+      if (stderr !== "") trace.stderr = stderr;
+    };
     let raw: unknown;
     try {
       raw = await session.call("answer", params, this.timeoutMs, context);
     } catch (error) {
+      keepOutput();
       this.pool.discard(session);
-      if (modelError) throw modelError;
-      throw this.pool.failure(error, where);
+      throw this.failedAnswer(error, where, modelError, trace);
     }
-    const stderr = session.takeStderr();
+    keepOutput();
     const parsed = answerResult.safeParse(raw);
     if (!parsed.success) {
       this.pool.discard(session);
-      throw this.pool.failure(new RpcFailure("malformed", `the answer does not match the protocol: ${describeIssues(parsed.error)}`), where);
+      throw this.failedAnswer(new RpcFailure("malformed", `the answer does not match the protocol: ${describeIssues(parsed.error)}`), where, modelError, trace);
     }
     this.pool.give(session);
-    if (modelError) throw modelError;
+    // a model the run cannot use stops the run; any other failed call was the agent's to handle, and its answer stands
+    if (modelError?.fatalForRun) throw this.failedAnswer(modelError, where, modelError, trace);
+    if (modelError) trace.notes.push(`a model/complete call failed (${modelError.message}); the agent answered without it`);
     trace.agentAnswer = parsed.data.answer;
-    if (identity) trace.notes.push(`${identity.name} version ${identity.version}`);
-    if (log.length > 0) trace.log = log;
-    if (stderr !== "") trace.stderr = stderr;
     if (parsed.data.confidence !== undefined) trace.notes.push(`confidence ${parsed.data.confidence}`);
-    return { answer: parsed.data.answer, trace };
+    return { answer: parsed.data.answer, trace, ...(parsed.data.confidence !== undefined ? { confidence: parsed.data.confidence } : {}) };
+  }
+
+  /**
+   * The error that fails a question the agent did not answer, its trace kept with it: the
+   * agent's failure, naming it, with the model call that failed before (when one did); a model
+   * the run cannot use (no credits, a wrong key) is the model's error, which stops the run.
+   */
+  private failedAnswer(error: unknown, where: string, modelError: ModelCallError | undefined, trace: AgentTrace): Error {
+    const failure = modelError?.fatalForRun ? modelError : this.pool.failure(error, where, modelError);
+    keepTraceOfFailure(failure, trace);
+    return failure;
   }
 
   private async queryMemory(params: unknown, question: Question, episode: Episode | undefined, trace: AgentTrace): Promise<unknown> {

@@ -4,8 +4,8 @@
  * (kept in the trace).
  */
 import type { Episode, ImageOptions } from "../../episodes/index.js";
-import type { ChatMessage, ChatModel, ContentPart } from "../../models/index.js";
-import { imagePart, tracedCall } from "../calls.js";
+import { ModelCallError, type ChatMessage, type ChatModel, type ContentPart } from "../../models/index.js";
+import { imagePart, recordFailedCall, tracedCall } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import { completeParams, describeIssues, logParams, type CompleteParams, type CompleteResult } from "./protocol.js";
 import { RpcError } from "./rpc.js";
@@ -49,7 +49,17 @@ export async function completeCallback(raw: unknown, trace: AgentTrace, model: C
     messages.push({ role: message.role, content: parts });
   }
   const { messages: _, purpose, ...generation } = params;
-  const response = await tracedCall(trace, model, purpose ?? "answer", `agent:${trace.agent}`, { messages, ...generation }, sent.length > 0 ? sent : undefined);
+  const request = { messages, ...generation };
+  const frameList = sent.length > 0 ? sent : undefined;
+  const callsBefore = trace.calls.length;
+  let response;
+  try {
+    response = await tracedCall(trace, model, purpose ?? "answer", `agent:${trace.agent}`, request, frameList);
+  } catch (error) {
+    // the agent is told and may answer without it: the failed call stays in its trace
+    if (error instanceof ModelCallError) recordFailedCall(trace, callsBefore, model, purpose ?? "answer", `agent:${trace.agent}`, request, frameList, error);
+    throw error;
+  }
   if (sent.length > 0) trace.frames.push(...sent);
   return { text: response.text, finishReason: response.finishReason, cached: response.usage.cached, usage: { promptTokens: response.usage.promptTokens, completionTokens: response.usage.completionTokens } };
 }

@@ -1,11 +1,13 @@
 /**
  * `eqa agent check`: a conformance suite for an agent of the user's own, run before a long
- * benchmark run. It starts the agent, checks the handshake, asks a question without an episode
- * and one with a small synthetic episode (four solid-colour frames, with poses and
- * intrinsics), answering its model calls with a stand-in model that calls nothing, then (for a
- * process) sends a line that is not JSON, an unknown method and an answer with invalid params,
- * each of which a conforming agent refuses with an error reply and survives, and ends with
- * shutdown, after which the process must exit. Every check reports what it saw.
+ * benchmark run. EM-EQA: it starts the agent, checks the handshake, asks a question without an
+ * episode and one with a small synthetic episode (four solid-colour frames, with poses and
+ * intrinsics), answering its model calls with a stand-in model that calls nothing. TAG: one
+ * question about the same episode with its grounding frame and an action history. Then (for a
+ * process) it sends a line that is not JSON, an unknown method and a request with invalid
+ * params, each of which a conforming agent refuses with an error reply and survives, and ends
+ * with shutdown, after which the process must exit. Every process is sent `initialize` once,
+ * with the settings a run sends. Every check reports what it saw.
  */
 import sharp from "sharp";
 import { sha256Hex, type Question } from "../../core/index.js";
@@ -13,7 +15,7 @@ import type { Episode, EpisodeFrameImage } from "../../episodes/index.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "../../models/index.js";
 import type { AgentTrace } from "../types.js";
 import { ExternalAgent, type ExternalAgentSpec } from "./agent.js";
-import { AGENT_PROTOCOL_VERSION, describeIssues, initializeResult, type AgentTaskKind, type InitializeResult } from "./protocol.js";
+import { AGENT_PROTOCOL_VERSION, describeIssues, initializeResult, type AnswerParams, type InitializeParams, type InitializeResult } from "./protocol.js";
 import { RpcFailure } from "./rpc.js";
 import { ModuleSession, ProcessSession, loadModuleAgent, type AgentSession } from "./session.js";
 
@@ -85,7 +87,7 @@ function answerDetail(answer: string | null, trace: AgentTrace, ms: number): str
   return `answered ${JSON.stringify(answer)} in ${Math.round(ms)} ms, ${calls} model call(s)${frames}${trace.log ? `, ${trace.log.length} log line(s)` : ""}`;
 }
 
-/** Runs the conformance suite against the agent of `spec`. */
+/** Runs the EM-EQA suite against the agent of `spec`: answers without and with an episode, then (for a process) robustness. */
 export async function checkAgent(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<AgentCheck[]> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const checks: AgentCheck[] = [];
@@ -108,12 +110,73 @@ export async function checkAgent(spec: ExternalAgentSpec, options: AgentCheckOpt
   } finally {
     await agent.close();
   }
-  if (spec.kind === "exec") checks.push(...(await robustness(spec.command, spec.args, timeoutMs)));
+  if (spec.kind === "exec") checks.push(...(await robustness(spec.command, spec.args, timeoutMs, agent.initializeParams())));
   return checks;
 }
 
-/** Starts the agent, asks `initialize` and shuts it down: its identity (what it supports), or why it failed. */
+const TAG_QUESTION: Question = { questionId: "eqakit-check-tag-1", question: "How many times did you pick up the mug?", answer: "2", category: "spatial understanding", episodeHistory: "eqakit-check" };
+
+/**
+ * The check episode's TAG-EQA context: the first camera is the grounding frame's origin (each
+ * frame one metre further along −z), and the history picks up a mug, puts it on the table and
+ * picks it up again: "How many times did you pick up the mug?" is answered 2.
+ */
+function checkTagContext(): NonNullable<AnswerParams["tag"]> {
+  const translation = (y: number, z: number): number[] => [1, 0, 0, 0, 0, 1, 0, y, 0, 0, 1, z, 0, 0, 0, 1];
+  const mug = (position: [number, number, number]) => ({ type: "mug", position });
+  const table = { type: "table", position: [0, -0.75, -2] as [number, number, number], relation: "on" as const };
+  return {
+    toGrounding: translation(-1.5, 0),
+    poses: FRAME_COLOURS.map((_, index) => translation(0, -index)),
+    actions: [
+      { step: 1, frame: 1, action: "pickup", object: mug([0.2, -0.7, -1.5]), index: 1, from: table },
+      { step: 2, frame: 2, action: "put", object: mug([0, -0.7, -2]), index: 1, target: table },
+      { step: 3, frame: 3, action: "pickup", object: mug([0, -0.7, -2]), index: 2, from: table },
+    ],
+  };
+}
+
+/** How a TAG-EQA reply will be scored: a structured answer (a JSON array of groups) as it is, text through the judge's extraction. */
+function tagAnswerKind(answer: string | null): string {
+  if (answer === null) return "no answer";
+  try {
+    const parsed: unknown = JSON.parse(answer);
+    if (Array.isArray(parsed)) return `a structured answer of ${parsed.length} group(s), scored as it is`;
+  } catch {
+    /* text */
+  }
+  return "text, read by the judge's extraction";
+}
+
+/** Runs the TAG suite against the agent of `spec`: a question with frames and `tag` (grounding frame, action history), then (for a process) robustness. Every check's name starts with "tag:". */
+export async function checkTagAgent(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<AgentCheck[]> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const checks: AgentCheck[] = [];
+  const agent = new ExternalAgent(spec, { model: checkModel(), timeoutMs, episodes: true, task: "tag" });
+  const name = "tag: answer with frames and the action history (4 frames, 3 actions)";
+  try {
+    const started = performance.now();
+    try {
+      const result = await agent.answer(TAG_QUESTION, checkEpisode(), { tag: checkTagContext() });
+      checks.push({ ...handshake(agent), name: "tag: initialize" });
+      checks.push({ name, passed: true, detail: `${answerDetail(result.answer, result.trace, performance.now() - started)}; ${tagAnswerKind(result.answer)}` });
+    } catch (error) {
+      checks.push({ ...handshake(agent, error), name: "tag: initialize" });
+      checks.push({ name, passed: false, detail: describeFailure(error) });
+    }
+  } finally {
+    await agent.close();
+  }
+  if (spec.kind === "exec") checks.push(...(await robustness(spec.command, spec.args, timeoutMs, agent.initializeParams())).map((c) => ({ ...c, name: `tag: ${c.name}` })));
+  return checks;
+}
+
+/**
+ * Starts the agent, sends `initialize` once (as an em-eqa run sends it: the check's model, the
+ * timeout, eqakit's version) and shuts it down: its identity (what it supports), or why it failed.
+ */
 export async function probeAgent(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<InitializeResult | string> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
   let session: AgentSession;
   if (spec.kind === "exec") session = new ProcessSession(spec.command, spec.args);
   else {
@@ -122,7 +185,8 @@ export async function probeAgent(spec: ExternalAgentSpec, options: AgentCheckOpt
     session = new ModuleSession(loaded);
   }
   try {
-    const raw = await session.call("initialize", { protocolVersion: AGENT_PROTOCOL_VERSION, task: "em-eqa", settings: {} }, options.timeoutMs ?? 30_000, { request: () => Promise.resolve(null), notify: () => {} });
+    const params = new ExternalAgent(spec, { model: checkModel(), timeoutMs, episodes: true }).initializeParams();
+    const raw = await session.call("initialize", params, timeoutMs, { request: () => Promise.resolve(null), notify: () => {} });
     const parsed = initializeResult.safeParse(raw);
     return parsed.success ? parsed.data : `initialize: the reply does not match the protocol: ${describeIssues(parsed.error)}`;
   } catch (error) {
@@ -139,24 +203,32 @@ export function handshake(agent: { agentIdentity: InitializeResult | undefined }
   return { name: "initialize", passed: false, detail: describeFailure(error) };
 }
 
+/** One input of the robustness checks and what came back: a reply (its result or error), or the failure that ended the connection. */
+interface Sent {
+  name: string;
+  /** What was sent, for messages: "a line that is not JSON", "eqakit/no-such-method with {}". */
+  what: string;
+  /** Whether the agent replied to it (an error reply counts). */
+  replied: boolean;
+  /** The check when the agent turns out to have survived it. */
+  passed: () => AgentCheck;
+}
+
 /**
- * Malformed input, an unknown method, invalid params (to `answer` for em-eqa, `step` for active)
- * and shutdown, on a fresh process.
+ * Malformed input, an unknown method, invalid params (to `answer` for em-eqa and tag, `step` for
+ * active) and shutdown, on a fresh process sent `initialize` once, as a run sends it. There is
+ * no liveness probe: the reply to each request shows that the agent survived the input before
+ * it, and shutdown's reply that it survived the last.
  */
-export async function robustness(command: string, args: readonly string[], timeoutMs: number, task: AgentTaskKind = "em-eqa"): Promise<AgentCheck[]> {
-  const checks: AgentCheck[] = [];
+export async function robustness(command: string, args: readonly string[], timeoutMs: number, initialize: InitializeParams): Promise<AgentCheck[]> {
   const session = new ProcessSession(command, args);
   const noCallbacks = { request: () => Promise.resolve(null), notify: () => {} };
-  const alive = async (): Promise<string | undefined> => {
-    try {
-      await session.call("initialize", { protocolVersion: AGENT_PROTOCOL_VERSION, task, settings: {} }, timeoutMs, noCallbacks);
-      return undefined;
-    } catch (error) {
-      return describeFailure(error);
-    }
-  };
+  const names = ["malformed input", "unknown method", "invalid params", "shutdown"];
+  const checks: AgentCheck[] = [];
+  // after the agent stopped, the checks left were not made
+  const notChecked = (dead: string): AgentCheck[] => names.slice(checks.length).map((name) => ({ name, passed: false, detail: `not checked: the agent had stopped (${dead.split("\n")[0]})` }));
   try {
-    const first = await session.call("initialize", { protocolVersion: AGENT_PROTOCOL_VERSION, task, settings: {} }, timeoutMs, noCallbacks).catch((error: unknown) => error);
+    const first = await session.call("initialize", initialize, timeoutMs, noCallbacks).catch((error: unknown) => error);
     if (first instanceof Error || !initializeResult.safeParse(first).success) {
       return [{ name: "malformed input", passed: false, detail: `the agent did not start: ${describeFailure(first)}` }];
     }
@@ -164,50 +236,68 @@ export async function robustness(command: string, args: readonly string[], timeo
     let parseError: { code: number; message: string } | undefined;
     session.rpc.onStrayError = (error) => (parseError ??= error);
     session.rpc.sendLine("this line is not JSON");
-    const dead = await alive();
-    checks.push(
-      dead
-        ? { name: "malformed input", passed: false, detail: `after a line that is not JSON: ${dead}` }
-        : { name: "malformed input", passed: true, detail: parseError ? `refused with error ${parseError.code} (${parseError.message}) and kept working` : "ignored it and kept working (a JSON-RPC parse error reply, code -32700, is expected)" },
-    );
+    let previous: Sent = {
+      name: "malformed input",
+      what: "a line that is not JSON",
+      get replied() {
+        return parseError !== undefined;
+      },
+      passed: () => ({
+        name: "malformed input",
+        passed: true,
+        detail: parseError ? `refused with error ${parseError.code} (${parseError.message}) and kept working` : "ignored it and kept working (a JSON-RPC parse error reply, code -32700, is expected)",
+      }),
+    };
 
-    checks.push(await refusal(session, "unknown method", "eqakit/no-such-method", {}, timeoutMs, noCallbacks, alive));
-    checks.push(task === "active" ? await refusal(session, "invalid params", "step", { observation: 42 }, timeoutMs, noCallbacks, alive) : await refusal(session, "invalid params", "answer", { question: 42 }, timeoutMs, noCallbacks, alive));
-
-    const started = performance.now();
-    try {
-      const result = await session.call("shutdown", {}, timeoutMs, noCallbacks);
-      const exited = await Promise.race([session.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 5000))]);
-      checks.push(
-        exited
-          ? { name: "shutdown", passed: result === null, detail: result === null ? `replied null and exited in ${Math.round(performance.now() - started)} ms` : `replied ${JSON.stringify(result)} (null expected)` }
-          : { name: "shutdown", passed: false, detail: "replied but did not exit within 5 s (it was killed)" },
+    const requests: { name: string; method: string; params: unknown }[] = [
+      { name: "unknown method", method: "eqakit/no-such-method", params: {} },
+      { name: "invalid params", method: initialize.task === "active" ? "step" : "answer", params: initialize.task === "active" ? { observation: 42 } : { question: 42 } },
+      { name: "shutdown", method: "shutdown", params: {} },
+    ];
+    for (const r of requests) {
+      const started = performance.now();
+      const outcome = await session.call(r.method, r.params, timeoutMs, noCallbacks).then(
+        (result) => ({ replied: true as const, result }),
+        (error: unknown) => ({ replied: error instanceof RpcFailure && error.kind === "remote", error }),
       );
-    } catch (error) {
-      checks.push({ name: "shutdown", passed: false, detail: describeFailure(error) });
+      if (!outcome.replied) {
+        const failure = describeFailure("error" in outcome ? outcome.error : undefined);
+        // a process that exited before replying is blamed on the input before, unless that one was answered
+        if ("error" in outcome && outcome.error instanceof RpcFailure && outcome.error.kind === "exited" && !previous.replied) {
+          checks.push({ name: previous.name, passed: false, detail: `after ${previous.what}: ${failure}` });
+        } else {
+          checks.push(previous.passed());
+          checks.push({ name: r.name, passed: false, detail: failure });
+        }
+        checks.push(...notChecked(failure));
+        return checks;
+      }
+      checks.push(previous.passed());
+      if (r.method === "shutdown") {
+        checks.push("result" in outcome ? await shutdownCheck(session, outcome.result, started) : { name: "shutdown", passed: false, detail: describeFailure(outcome.error) });
+        return checks;
+      }
+      previous = refused(r.name, r.method, r.params, outcome);
     }
+    return checks;
   } finally {
     session.kill();
   }
-  return checks;
 }
 
-async function refusal(
-  session: ProcessSession,
-  name: string,
-  method: string,
-  params: unknown,
-  timeoutMs: number,
-  callbacks: Parameters<ProcessSession["call"]>[3],
-  alive: () => Promise<string | undefined>,
-): Promise<AgentCheck> {
-  try {
-    const result = await session.call(method, params, timeoutMs, callbacks);
-    return { name, passed: false, detail: `${method} with ${JSON.stringify(params)} was answered ${JSON.stringify(result)}; an error reply is expected` };
-  } catch (error) {
-    if (!(error instanceof RpcFailure) || error.kind !== "remote") return { name, passed: false, detail: describeFailure(error) };
-    const dead = await alive();
-    if (dead) return { name, passed: false, detail: `refused, then: ${dead}` };
-    return { name, passed: true, detail: `refused (${error.message.replace(/^.*failed in the agent: /, "")}) and kept working` };
-  }
+/** A refusal check from the reply to a request that should have been refused. */
+function refused(name: string, method: string, params: unknown, outcome: { result: unknown } | { error: unknown }): Sent {
+  const what = `${method} with ${JSON.stringify(params)}`;
+  if ("result" in outcome) return { name, what, replied: true, passed: () => ({ name, passed: false, detail: `${what} was answered ${JSON.stringify(outcome.result)}; an error reply is expected` }) };
+  const message = describeFailure(outcome.error).replace(/^.*failed in the agent: /, "");
+  return { name, what, replied: true, passed: () => ({ name, passed: true, detail: `refused (${message}) and kept working` }) };
+}
+
+/** Shutdown replied `result`: it must be null, and the process must exit within 5 s. */
+async function shutdownCheck(session: ProcessSession, result: unknown, started: number): Promise<AgentCheck> {
+  const exited = await Promise.race([session.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 5000))]);
+  if (!exited) return { name: "shutdown", passed: false, detail: "replied but did not exit within 5 s (it was killed)" };
+  return result === null
+    ? { name: "shutdown", passed: true, detail: `replied null and exited in ${Math.round(performance.now() - started)} ms` }
+    : { name: "shutdown", passed: false, detail: `replied ${JSON.stringify(result)} (null expected)` };
 }

@@ -31,4 +31,4 @@ export {
   type MemoryQueryResult as AgentMemoryQueryResult,
 } from "./protocol.js";
 export type { ModuleAgent, ModuleContext } from "./session.js";
-export { checkAgent, checkModel, probeAgent, robustness, handshake, describeFailure, CHECK_MODEL_REPLY, type AgentCheck, type AgentCheckOptions } from "./check.js";
+export { checkAgent, checkTagAgent, checkModel, probeAgent, robustness, handshake, describeFailure, CHECK_MODEL_REPLY, type AgentCheck, type AgentCheckOptions } from "./check.js";

@@ -5,7 +5,7 @@
  * takes the next item. Failures become ExternalAgentErrors naming the agent and the item.
  */
 import { UserError } from "../../core/index.js";
-import { AGENT_PROTOCOL_VERSION, describeIssues, initializeResult, type AgentTaskKind, type InitializeResult } from "./protocol.js";
+import { AGENT_PROTOCOL_VERSION, describeIssues, initializeResult, type AgentTaskKind, type InitializeParams, type InitializeResult } from "./protocol.js";
 import { RpcError, RpcFailure, type AgentFailureKind } from "./rpc.js";
 import { ModuleSession, ProcessSession, loadModuleAgent, type AgentSession } from "./session.js";
 
@@ -58,11 +58,22 @@ export class SessionPool {
     return this.identityResult ? `agent ${this.identityResult.name}` : `agent ${describeExternalAgent(this.spec)}`;
   }
 
-  /** An RpcFailure as an ExternalAgentError naming the agent and `where` ("on question q1", "in episode e1 at step 3"); other errors pass through. */
-  failure(error: unknown, where: string): ExternalAgentError {
-    if (error instanceof RpcFailure) return new ExternalAgentError(error.kind, `${this.label()} failed ${where}: ${error.message}`, HINT);
+  /**
+   * An RpcFailure as an ExternalAgentError naming the agent and `where` ("on question q1", "in
+   * episode e1 at step 3"), and the model call that failed before it, if one did; other errors pass through.
+   */
+  failure(error: unknown, where: string, modelError?: Error): ExternalAgentError {
+    if (error instanceof RpcFailure) {
+      const model = modelError && !error.message.includes(modelError.message) ? ` (its model/complete call had failed: ${modelError.message})` : "";
+      return new ExternalAgentError(error.kind, `${this.label()} failed ${where}: ${error.message}${model}`, HINT);
+    }
     if (error instanceof ExternalAgentError) return error;
     throw error;
+  }
+
+  /** What `initialize` sends each new session: the task and the run's settings (its model, the timeout per reply, eqakit's version, …). */
+  initializeParams(): InitializeParams {
+    return { protocolVersion: AGENT_PROTOCOL_VERSION, task: this.task, settings: { ...this.settings, timeoutMs: this.timeoutMs } };
   }
 
   /** An idle session, or a new one, started and initialized. */
@@ -94,7 +105,7 @@ export class SessionPool {
     try {
       const raw = await session.call(
         "initialize",
-        { protocolVersion: AGENT_PROTOCOL_VERSION, task: this.task, settings: { ...this.settings, timeoutMs: this.timeoutMs } },
+        this.initializeParams(),
         // an agent loads its weights before it can answer `initialize`: that may take minutes
         Math.max(this.timeoutMs, AGENT_START_TIMEOUT_MS),
         { request: (m) => Promise.reject(new RpcError(-32601, `${m} is not available during initialize`)), notify: () => {} },
