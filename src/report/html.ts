@@ -221,13 +221,13 @@ function costTable(runs: LoadedRun[]): Html {
     run.costs.flatMap(({ stage, cost }) =>
       cost.roles.map(
         (r) =>
-          html`<tr><td>${run.label}</td><td>${stage}</td><td>${r.role}</td><td>${r.model}</td><td class="num">${r.calls}</td><td class="num">${r.cacheHits}</td><td class="num">${r.promptTokens}</td><td class="num">${r.completionTokens}</td><td class="num">${r.thinkingTokens}</td><td class="num" data-value="${r.dollars ?? ""}">${formatDollars(r.dollars)}</td></tr>`,
+          html`<tr><td>${run.label}</td><td>${stage}</td><td>${r.role}</td><td>${r.model}</td><td class="num">${r.calls}</td><td class="num">${r.failed ?? "–"}</td><td class="num">${r.cacheHits}</td><td class="num">${r.promptTokens}</td><td class="num">${r.completionTokens}</td><td class="num">${r.thinkingTokens}</td><td class="num">${r.images ?? "–"}</td><td class="num" data-value="${r.dollars ?? ""}">${formatDollars(r.dollars)}</td></tr>`,
       ),
     ),
   );
   if (roleRows.length === 0) return usage;
   const sources = [...new Set(runs.flatMap((run) => run.costs.flatMap((c) => c.cost.prices)))];
-  return html`${usage}<h3>By role</h3><table class="grid"><thead><tr><th>run</th><th>stage</th><th>role</th><th>model</th><th>calls</th><th>cache hits</th><th>prompt tokens</th><th>completion tokens</th><th>of which thinking</th><th>dollars</th></tr></thead><tbody>${roleRows}</tbody></table><p class="hint">Dollars at ${sources.join(", then ")}; replies from the model-call cache cost nothing; n/a: a model without a price (set one in a file named by EQA_PRICES).</p>`;
+  return html`${usage}<h3>By role</h3><table class="grid"><thead><tr><th>run</th><th>stage</th><th>role</th><th>model</th><th>calls</th><th>of which failed</th><th>cache hits</th><th>prompt tokens</th><th>completion tokens</th><th>of which thinking</th><th>images</th><th>dollars</th></tr></thead><tbody>${roleRows}</tbody></table><p class="hint">Dollars at ${sources.join(", then ")}; replies from the model-call cache cost nothing; n/a: a model without a price (set one in a file named by EQA_PRICES).</p>`;
 }
 
 function failuresSection(runs: LoadedRun[]): Html {

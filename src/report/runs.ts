@@ -15,7 +15,7 @@ import { z } from "zod";
 import { UserError, type Question } from "../core/index.js";
 import { loadOpenEqaBenchmark, loadPredictions } from "../data/index.js";
 import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate } from "../eval/index.js";
-import { COMMANDS_FILE, inferRunKind, runInputPath } from "../store/index.js";
+import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath } from "../store/index.js";
 import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
 import { exploreHeadline, exploreSummarySchema, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
 import { loadTagPart, tagSummarySchema, type TagRunPart } from "./tag-runs.js";
@@ -58,7 +58,7 @@ export type AnswerRunSummary = z.infer<typeof answerSummarySchema>;
 
 const kindSchema = z.looseObject({ kind: z.string() });
 const envelopeSchema = z.looseObject({ eqakitVersion: z.string().optional(), createdAt: z.string().optional(), wallTimeMs: z.number().optional(), config: z.record(z.string(), z.unknown()).optional(), failures: z.array(z.unknown()).optional() });
-const roleCostSchema = z.looseObject({ calls: z.number(), cacheHits: z.number(), promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number().default(0), dollars: z.number().nullable() });
+const roleCostSchema = z.looseObject({ calls: z.number(), cacheHits: z.number(), failed: z.number().optional(), promptTokens: z.number(), completionTokens: z.number(), thinkingTokens: z.number().default(0), images: z.number().optional(), dollars: z.number().nullable() });
 const runCostSchema = z.looseObject({
   roles: z.array(roleCostSchema.extend({ role: z.string(), model: z.string() })),
   total: roleCostSchema,
@@ -342,6 +342,9 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   // a TAG run still scoring has judgements but no summary yet
   if (run.kind === "tag-structured" && !run.tag) run.tag = await loadTagPart(path, undefined, (name, named) => locateRunInput(path, name, named), notes);
   if (run.tag) {
+    // the recordings a TAG question was generated from are beside the dataset itself, not the run's copy of its questions
+    const dataset = datasetQuestionsFile(path, run.tag.summary?.config.questions);
+    if (dataset) run.tag.questionsPath = dataset;
     // the language-model agents of `eqa demo --model` answered in `answers/`: their transcripts
     if (existsSync(join(path, "answers", "traces.jsonl"))) {
       const answers = join(path, "answers");
@@ -388,6 +391,20 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   if (run.answer && run.answer.abstentionRate !== null) run.metrics.push({ name: "abstained", value: 100 * run.answer.abstentionRate, unit: "%", n: run.answer.counts.forceGuessChecked, about: "force-a-guess: answers the agent abstained on (OpenEQA Table III)" });
   run.figures = readdirSync(path).filter((name) => /\.png$/i.test(name) && statSync(join(path, name)).size < 4_000_000).sort().slice(0, 6).map((name) => join(path, name));
   return run;
+}
+
+/** Where a TAG run's questions file is in its dataset (the manifest's path, else the summary's), when it is still there. */
+function datasetQuestionsFile(dir: string, recorded: unknown): string | undefined {
+  let manifest: ReturnType<typeof readRunManifest>;
+  try {
+    manifest = readRunManifest(dir);
+  } catch {
+    manifest = undefined;
+  }
+  const named = manifest?.inputs.find((i) => i.name === "questions")?.path ?? namedPath(recorded);
+  if (named === undefined) return undefined;
+  const path = isAbsolute(named) ? named : resolve(manifest?.cwd ?? dir, named);
+  return existsSync(path) ? path : undefined;
 }
 
 function judgeName(value: unknown): string | undefined {

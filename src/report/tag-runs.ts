@@ -87,7 +87,7 @@ export interface TagRunPart {
   summary?: TagRunSummary;
   /** Whether the run scored the grounded variants of the questions. */
   grounded: boolean;
-  /** Where the questions file the configuration names is now, when it was found. */
+  /** The questions file in its dataset (recordings beside it), else the run's copy, when found. */
   questionsPath?: string;
   questions: TagRunQuestion[];
 }

@@ -109,8 +109,10 @@ describe("one run loader for the report and the viewer", () => {
     assert.ok(q?.eac && !("error" in q.eac), "the EAC judgement");
     const names = run.metrics.map((m) => m.name);
     for (const name of ["LLM-Match", "C", "C*", "E_path", "d_T", "path length", "episodes finished"]) assert.ok(names.includes(name), `${name} among ${names.join(", ")}`);
-    const summary = JSON.parse(readFileSync(join(exploreRun, "summary.json"), "utf8")) as { judged: { express: { cStar: number | null } } };
+    const summary = JSON.parse(readFileSync(join(exploreRun, "summary.json"), "utf8")) as { judged: { express: { cStar: number | null } }; cost: { roles: { role: string; calls: number; dollars: number | null }[] } };
     assert.equal(run.metrics.find((m) => m.name === "C*")?.value, summary.judged.express.cStar);
+    // the cost is the summary's, as the command wrote it
+    assert.deepEqual(run.costs.find((c) => c.stage === "explore")?.cost.roles.map((r) => [r.role, r.calls, r.dollars]), summary.cost.roles.map((r) => [r.role, r.calls, r.dollars]));
   });
 
   test("a line of eqakit's own file that cannot be read is an error naming the file and line, not a skip", async () => {
