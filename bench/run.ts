@@ -47,6 +47,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   report: async () => jsonScript("./report.ts", quick ? ["--questions", "200", "--episodes", "20", "--rounds", "1"] : ["--width", "1296", "--height", "968", "--depth", "--rounds", "2"]),
   viewer: async () => jsonScript("./viewer.ts", quick ? ["--questions", "300", "--rounds", "2"] : []),
   "tag-demo": async () => jsonScript("./tag-demo.ts", ["--demo", demoRun()]),
+  "published-rows": async () => jsonScript("./published-rows.ts", []),
 };
 const named = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const unknown = named.filter((n) => !(n in benchmarks));

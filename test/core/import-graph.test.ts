@@ -13,7 +13,7 @@ import { projectRoot } from "../helpers/paths.js";
 const srcDir = join(projectRoot, "src");
 
 /** DESIGN.md's order: a folder imports only from folders before it. */
-const FOLDER_ORDER = ["core", "data", "store", "episodes", "geometry", "models", "sim", "agents", "eval", "generate", "reward", "report", "cli"] as const;
+const FOLDER_ORDER = ["core", "data", "store", "episodes", "geometry", "models", "sim", "agents", "eval", "generate", "reward", "reproduce", "report", "cli"] as const;
 
 /** Files of src/cli that assemble commands: the program, its entry point and command groups. */
 const CLI_ASSEMBLERS = new Set(["main.ts", "program.ts", "rm.ts", "data.ts"]);

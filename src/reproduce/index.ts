@@ -1,0 +1,6 @@
+/**
+ * Reproducing the seed papers' tables (`eqa reproduce`): the published rows, transcribed once
+ * from the seeds with their footnotes, and the runs that put a user's model in a table beside
+ * them, laid out as the paper lays it out.
+ */
+export * from "./published.js";
