@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
 import { portNumber } from "./options.js";
-import { startViewer } from "../report/index.js";
+import { runFolders, startViewer } from "../report/index.js";
 
 interface ViewFlags {
   port: number;
@@ -17,7 +17,9 @@ export function viewCommand(): Command {
     .addOption(new Option("--token <secret>", "a secret every request must carry (Authorization: Bearer, or the printed URL's ?token= once per browser); required beyond loopback").env("EQA_VIEW_TOKEN"))
     .action(async (dirs: string[], flags: ViewFlags) => {
       const viewer = await startViewer({ runDirs: dirs, port: flags.port, host: flags.host, ...(flags.token !== undefined ? { token: flags.token } : {}) });
-      console.log(`eqa view: serving ${dirs.length} run(s) at ${viewer.openUrl} (Ctrl-C to stop)`);
+      // a folder of runs (eqa demo's) counts as each of its runs
+      const runs = dirs.flatMap((d) => runFolders(d)).length;
+      console.log(`eqa view: serving ${runs} run(s) at ${viewer.openUrl} (Ctrl-C to stop)`);
       await new Promise<void>((done) => {
         const stop = (): void => {
           void viewer.close().then(done);
