@@ -7,7 +7,7 @@ import { cliEnv, runCli } from "../helpers/cli.js";
 import { assertSameRun, jsonLines, killAndResume } from "../helpers/kill.js";
 import { lastUserText, openAiReply, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
-import { tagDataset } from "../eval/structured-fixtures.js";
+import { tagDataset, tagQuestion } from "../eval/structured-fixtures.js";
 import { kitchenRaw } from "../generate/fixtures.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
@@ -51,10 +51,19 @@ describe("a command killed with SIGKILL midway and run again ends with the recor
     const predicted = (truth: StructuredAnswer, k: number): StructuredAnswer => {
       if (k === 0) return truth;
       if (k === 1) return truth.flatMap((g, i) => [{ ...g, predicate: `in the morning ${i}`, value: "kitchen" }, { ...g, predicate: `in the evening ${i}`, value: "hall" }]);
-      if (k === 2) return [{ predicate: "", objects: truth.flatMap((g) => g.objects), value: ["kitchen", "hall"] }];
+      if (k === 2) return [{ predicate: "", objects: truth.flatMap((g) => g.objects), value: ["pantry", "attic"] }];
       return truth.map((g) => ({ ...g, objects: g.objects.map((o) => ({ ...o, type: `small ${o.type}` })) }));
     };
-    const predictions = questions.map((q) => ({ question_id: q.question_id, answer: `I found: ${JSON.stringify(predicted(q.structured_answer, Number(q.question_id.at(-1))))}` }));
+    const answers = questions.map((q) => ({ question_id: q.question_id, answer: predicted(q.structured_answer, Number(q.question_id.at(-1))) }));
+    // the first answer's value is the text the last answer's values make when pooled ("kitchen, hall"):
+    // judged after the kill, the last must be scored as if the first had not been judged in its process
+    const mug = { type: "mug", caption: null, position: null };
+    const inKitchen: StructuredAnswer = [{ predicate: "", objects: [mug], value: "kitchen" }];
+    questions.unshift(tagQuestion("a-first", "Where was the mug?", inKitchen, { query_type: "getLocation" }));
+    questions.push(tagQuestion("z-last", "Where was the mug?", inKitchen, { query_type: "getLocation" }));
+    answers.unshift({ question_id: "a-first", answer: [{ predicate: "", objects: [mug], value: "kitchen, hall" }] });
+    answers.push({ question_id: "z-last", answer: [{ predicate: "in the morning", objects: [mug], value: "kitchen" }, { predicate: "in the evening", objects: [], value: "hall" }] });
+    const predictions = answers.map((a) => ({ question_id: a.question_id, answer: `I found: ${JSON.stringify(a.answer)}` }));
     const server = await loopback((request) => openAiReply(/I found: (.*)/.exec(lastUserText(request))?.[1] ?? "[]"));
     try {
       const questionsFile = writeJson(home, "questions.json", questions);
