@@ -127,7 +127,7 @@ export const commandLine: (value: string) => CommandLine = argumentParser(parseC
 
 /**
  * A library parser as a commander argument parser: the UserError it throws becomes commander's
- * InvalidArgumentError, less the `field "FLAG": ` prefix (commander names the flag itself).
+ * InvalidArgumentError, less the `option FLAG: ` prefix (commander names the flag itself).
  */
 export function argumentParser<T>(parse: (value: string) => T, flag?: string): (value: string) => T {
   return (value) => {
@@ -135,7 +135,7 @@ export function argumentParser<T>(parse: (value: string) => T, flag?: string): (
       return parse(value);
     } catch (error) {
       if (!isUserError(error)) throw error;
-      const prefix = flag ? `field "${flag}": ` : undefined;
+      const prefix = flag ? `option ${flag}: ` : undefined;
       throw new InvalidArgumentError(prefix && error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message);
     }
   };

@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command, type Option } from "commander";
 import { eqakitVersion } from "../core/index.js";
 import { recordCommand, setRunCommandLine } from "../store/index.js";
 import { cacheCommand } from "./cache.js";
@@ -48,6 +48,7 @@ export function buildProgram(): Command {
   program.addCommand(agentCommand());
   program.commands.forEach(addModelOptionFlags);
   program.commands.forEach(exitOverrideDeep);
+  program.commands.forEach(suggestMistypedRequiredOptions);
   program.exitOverride();
   // the manifests of the run folders a command opens name its command line
   program.hook("preAction", () => setRunCommandLine(process.argv.slice(2)));
@@ -68,6 +69,29 @@ function commandPath(command: Command): string {
   const names: string[] = [];
   for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
   return names.join(" ");
+}
+
+/** Commander's own methods behind its messages: public in its code, left out of its typings. */
+interface CommanderMessages {
+  missingMandatoryOptionValue(option: Option): void;
+  unknownOption(flag: string): void;
+}
+
+/**
+ * Commander checks required options before unknown ones, so a mistyped required option
+ * (`--prediction x.json`) was reported only as `--predictions` missing. An unknown option, when
+ * there is one, is reported first, with commander's "Did you mean --predictions?".
+ */
+function suggestMistypedRequiredOptions(command: Command): void {
+  // a cast at commander's boundary: these methods exist on every Command but are not in its typings
+  const messages = command as unknown as CommanderMessages;
+  const missing = messages.missingMandatoryOptionValue.bind(command);
+  messages.missingMandatoryOptionValue = (option) => {
+    const unknown = command.args.find((arg) => arg.startsWith("--") && arg !== "--");
+    if (unknown !== undefined) messages.unknownOption.call(command, unknown.split("=")[0]!);
+    missing(option);
+  };
+  command.commands.forEach(suggestMistypedRequiredOptions);
 }
 
 function exitOverrideDeep(command: Command): void {

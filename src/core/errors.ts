@@ -4,11 +4,13 @@
  */
 export interface InputLocation {
   file?: string;
-  /** 0-based index of the record inside the file. */
+  /** 0-based index of the record inside the file (messages count from 1: index 3 is "record 4"). */
   index?: number;
   /** The record's id, when it has one. */
   id?: string;
+  /** A field of the record, or a command-line option (`--judge`): messages call the latter an option. */
   field?: string;
+  /** 1-based line of the file. */
   line?: number;
   column?: number;
 }
@@ -32,9 +34,10 @@ function formatMessage(message: string, at: InputLocation, hint?: string): strin
     if (at.line !== undefined) where += `:${at.line}${at.column !== undefined ? `:${at.column}` : ""}`;
     parts.push(where);
   }
-  if (at.index !== undefined) parts.push(`record ${at.index}${at.id !== undefined ? ` (id ${at.id})` : ""}`);
+  // records count from 1 as a reader counts them; the line, when known, is named beside the file
+  if (at.index !== undefined) parts.push(`record ${at.index + 1}${at.id !== undefined ? ` (id ${at.id})` : ""}`);
   else if (at.id !== undefined) parts.push(`id ${at.id}`);
-  if (at.field !== undefined) parts.push(`field "${at.field}"`);
+  if (at.field !== undefined) parts.push(at.field.startsWith("-") ? `option ${at.field}` : `field "${at.field}"`);
   const prefix = parts.length > 0 ? `${parts.join(", ")}: ` : "";
   return `${prefix}${message}${hint ? `\n  ${hint}` : ""}`;
 }

@@ -158,13 +158,13 @@ describe("eqa on EXPRESS-Bench records with a field missing", () => {
   const records = (): Record<string, unknown>[] => JSON.parse(readFileSync(join(expressBenchDir, "express-bench.synthetic.json"), "utf8")) as Record<string, unknown>[];
 
   for (const at of [0, 1]) {
-    test(`eqa explore names record ${at} and its missing start_rotation instead of calling the file the wrong format`, async () => {
+    test(`eqa explore names record ${at + 1} (index ${at}) and its missing start_rotation instead of calling the file the wrong format`, async () => {
       const home = temporaryDir();
       const bench = records();
       delete bench[at]!.start_rotation;
       const file = write(join(home, "express-bench.json"), JSON.stringify(bench));
       const result = await runCli(["explore", "--episodes", file, "--agent", "frontier", "--out", join(home, "run")], cliEnv(home));
-      assertUserError(result, file, `record ${at}`, 'field "start_rotation"', "is missing");
+      assertUserError(result, file, `record ${at + 1}`, 'field "start_rotation"', "is missing");
       assert.doesNotMatch(result.stderr, /"question_id"|"scene"/);
     });
   }
@@ -175,7 +175,7 @@ describe("eqa on EXPRESS-Bench records with a field missing", () => {
     (bench[1]!.actions as Record<string, { position: unknown }>).step_2!.position = [1, "up", 3];
     const file = write(join(home, "express-bench.json"), JSON.stringify(bench));
     const result = await runCli(["explore", "--episodes", file, "--agent", "frontier", "--out", join(home, "run")], cliEnv(home));
-    assertUserError(result, file, "record 1", 'field "actions.step_2.position.1"', "expected number, found a string");
+    assertUserError(result, file, "record 2", 'field "actions.step_2.position.1"', "expected number, found a string");
   });
 
   test("eqa explore refuses an episodes file that holds no episodes", async () => {

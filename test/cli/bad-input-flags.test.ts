@@ -212,7 +212,7 @@ describe("eqa explore: episodes it cannot run", () => {
     ]));
     const result = await runCli(["explore", "--episodes", episodes, "--agent", "frontier", "--out", join(dir, "run"), "--no-cache"], cliEnv(dir));
     assert.equal(result.code, 2, result.stderr);
-    assert.match(result.stderr, new RegExp(`${escape(episodes)}, record 1 \\(id q2\\), field "scene": scene "kitchen" is not a built-in home \\(they are named home-<seed>, e\\.g\\. home-3\\)`));
+    assert.match(result.stderr, new RegExp(`${escape(episodes)}, record 2 \\(id q2\\), field "scene": scene "kitchen" is not a built-in home \\(they are named home-<seed>, e\\.g\\. home-3\\)`));
     assert.deepEqual(readdirSync(dir), ["episodes.json"]);
   });
 });
@@ -250,5 +250,27 @@ describe("eqa memory build: a broken episode", () => {
     assert.match(result.stderr, new RegExp(`${escape(broken)}: cannot read the image`));
     assert.match(result.stderr, /damaged, truncated or not an image/);
     assert.doesNotMatch(result.stderr, /\n\s+at /);
+  });
+});
+
+describe("options named in messages", () => {
+  test("a mistyped required option is named with the near match, as a mistyped optional one is", async () => {
+    const dir = temporaryDir();
+    const result = await runCli(["score", "--prediction", join(dir, "predictions.json"), "--out", join(dir, "run")], cliEnv(dir));
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /unknown option '--prediction'\n\(Did you mean --predictions\?\)/);
+    assert.doesNotMatch(result.stderr, /required option/);
+    const missing = await runCli(["score", "--out", join(dir, "run")], cliEnv(dir));
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /required option '--predictions <file>' not specified/);
+  });
+
+  test("a flag's error calls it an option, not a field", async () => {
+    const dir = temporaryDir();
+    const predictions = join(dir, "predictions.json");
+    writeFileSync(predictions, "[]");
+    const result = await runCli(["score", "--predictions", predictions, "--judge", "openai/gpt-4o", "--out", join(dir, "run")], cliEnv(dir));
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /^eqa: option --judge: OPENAI_API_KEY is not set/);
   });
 });

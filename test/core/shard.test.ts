@@ -36,7 +36,7 @@ describe("parseShard and shardFromEnvironment", () => {
     assert.deepEqual(parseShard("0/8"), { index: 0, count: 8 });
     assert.deepEqual(parseShard(" 7 / 8 "), { index: 7, count: 8 });
     for (const bad of ["8/8", "1/0", "-1/4", "a/b", "3", "1.5/4"]) {
-      assert.throws(() => parseShard(bad), (e: unknown) => e instanceof UserError && /field "--shard": expected i\/n/.test(e.message), bad);
+      assert.throws(() => parseShard(bad), (e: unknown) => e instanceof UserError && /option --shard: expected i\/n/.test(e.message), bad);
     }
   });
 

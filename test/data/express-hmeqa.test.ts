@@ -72,12 +72,12 @@ describe("EXPRESS-Bench loader", () => {
   test("broken records name the file, the record and the field", async () => {
     const dir = temporaryDir();
     const cases: [string, (r: Record<string, unknown>) => void, RegExp][] = [
-      ["missing.json", (r) => delete r.geodesic_distance, /record 1, field "geodesic_distance": is missing/],
-      ["pose.json", (r) => (r.start_position = [1, 2]), /record 1, field "start_position"/],
-      ["rotation.json", (r) => (r.goal_rotation = [1, 0, 0, "0"]), /record 1, field "goal_rotation.3"/],
+      ["missing.json", (r) => delete r.geodesic_distance, /record 2, field "geodesic_distance": is missing/],
+      ["pose.json", (r) => (r.start_position = [1, 2]), /record 2, field "start_position"/],
+      ["rotation.json", (r) => (r.goal_rotation = [1, 0, 0, "0"]), /record 2, field "goal_rotation.3"/],
       ["step.json", (r) => ((r.actions as Record<string, unknown>).step_3 = { action: "move_forward", position: [0, 0], rotation: [1, 0, 0, 0] }), /field "actions.step_3.position"/],
       ["key.json", (r) => ((r.actions as Record<string, unknown>).stepX = { action: "x", position: [0, 0, 0], rotation: [1, 0, 0, 0] }), /field "actions.stepX": unexpected step key/],
-      ["gap.json", (r) => delete (r.actions as Record<string, unknown>).step_7, /record 1, field "actions": .*step_7 is missing/],
+      ["gap.json", (r) => delete (r.actions as Record<string, unknown>).step_7, /record 2, field "actions": .*step_7 is missing/],
     ];
     for (const [name, breakIt, expected] of cases) {
       const raw = rawExpress();
@@ -190,10 +190,10 @@ describe("HM-EQA loaders", () => {
       return file;
     };
     const cases: [string, string, RegExp][] = [
-      ["choices.csv", `${header}\ns,0,Q?,"['a', 'b'",Q? A) a B) b,A,state\n`, /choices\.csv:2, record 0, field "choices": not a Python list of strings/],
-      ["answer.csv", `${header}\ns,0,Q?,"['a', 'b']",Q?,C,state\n`, /record 0, field "answer": "C" is not one of the letters A-B/],
-      ["floor.csv", `${header}\ns,0,Q?,"['a']",Q?,A,state\ns,one,Q?,"['a']",Q?,A,state\n`, /floor\.csv:3, record 1, field "floor": "one" is not a number/],
-      ["fields.csv", `${header}\ns,0,Q?\n`, /fields\.csv:2, record 0: has 3 fields, the header has 7/],
+      ["choices.csv", `${header}\ns,0,Q?,"['a', 'b'",Q? A) a B) b,A,state\n`, /choices\.csv:2, record 1, field "choices": not a Python list of strings/],
+      ["answer.csv", `${header}\ns,0,Q?,"['a', 'b']",Q?,C,state\n`, /record 1, field "answer": "C" is not one of the letters A-B/],
+      ["floor.csv", `${header}\ns,0,Q?,"['a']",Q?,A,state\ns,one,Q?,"['a']",Q?,A,state\n`, /floor\.csv:3, record 2, field "floor": "one" is not a number/],
+      ["fields.csv", `${header}\ns,0,Q?\n`, /fields\.csv:2, record 1: has 3 fields, the header has 7/],
       ["header.csv", `scene,floor,question\ns,0,Q?\n`, /missing column\(s\) choices, question_formatted, answer, label/],
       ["quote.csv", `${header}\ns,0,"Q?,x\n`, /quote\.csv:2: unterminated quoted field/],
     ];
@@ -207,7 +207,7 @@ describe("HM-EQA loaders", () => {
       });
     }
     const poses = write("poses.csv", "scene_floor,init_x,init_y,init_z,init_angle\n00001-x_0,1,2,3,0.5\nnofloor,1,2,3,0.5\n");
-    await assert.rejects(loadHmEqaInitPoses(poses), /record 1, field "scene_floor": "nofloor" is not SCENE_FLOOR/);
+    await assert.rejects(loadHmEqaInitPoses(poses), /record 2, field "scene_floor": "nofloor" is not SCENE_FLOOR/);
     await assert.rejects(loadHmEqaQuestions(join(dir, "absent.csv")), /absent\.csv: file not found/);
   });
 });

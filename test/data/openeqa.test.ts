@@ -68,7 +68,8 @@ async function assertUserError(action: () => Promise<unknown> | unknown, expecte
   }
   if (expected.index !== undefined) {
     assert.equal(error.location.index, expected.index);
-    const record = expected.id !== undefined ? `record ${expected.index} (id ${expected.id})` : `record ${expected.index}`;
+    // messages count records from 1
+    const record = expected.id !== undefined ? `record ${expected.index + 1} (id ${expected.id})` : `record ${expected.index + 1}`;
     assert.ok(message.includes(record), `message names ${record}: ${message}`);
   } else {
     assert.equal(error.location.index, undefined);
