@@ -183,7 +183,7 @@ describe("eqa generate tag", () => {
     assert.match(result.stdout, new RegExp(`${questions.length} of ${questions.length} questions have no observations \\(episode_history null\\): they are for judges only`));
     const answer = await runCli(["answer", "--benchmark", join(out, "questions.json"), "--agent", "blind", "--model", "openai/gpt-4o", "--model-base-url", "http://127.0.0.1:9/v1", "--out", join(home, "run")], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
     assert.equal(answer.code, 2, answer.stderr);
-    assert.match(answer.stderr, /questions\.json, record 0 .*field "episode_history": a TAG-EQA set whose questions have no observations .* is for judges only: no agent can answer it/);
+    assert.match(answer.stderr, /questions\.json, record 1 .*field "episode_history": a TAG-EQA set whose questions have no observations .* is for judges only: no agent can answer it/);
     assert.match(answer.stderr, /eqa score-tag/);
   });
 
