@@ -18,7 +18,9 @@ const MERGERS: Record<string, (dirs: string[], out: string) => Promise<{ text: s
   },
   "llm-match": async (dirs, out) => {
     const { summary } = await mergeScoreRuns(dirs, out);
-    return { text: formatScoreSummary(summary), files: "judgements.jsonl,metrics.json,summary.json,merge.json", failed: summary.counts.failed };
+    // a judge that could not be read for more than a tenth of the questions fails the merged run as it fails one run
+    const unreadable = summary.judgeUnreadable.overLimit ? summary.judgeUnreadable.count : 0;
+    return { text: formatScoreSummary(summary), files: "judgements.jsonl,metrics.json,summary.json,merge.json", failed: summary.counts.failed + unreadable };
   },
   explore: async (dirs, out) => {
     const merged = await mergeExploreRuns(dirs, out);
