@@ -50,6 +50,7 @@ pre.config{max-height:24em;background:var(--r-code);padding:.5em;border-radius:4
 table.comparison tr.significant td{font-weight:600}td.mark{text-align:center;color:var(--r-accent);font-weight:700}
 ol.structured{margin:0;padding-left:1.3em}ol.structured ul.objects{margin:0;padding-left:1.1em;font-size:.9em}
 .structured .predicate{color:var(--r-muted)}.structured .position{color:var(--r-muted);font-variant-numeric:tabular-nums}
+ol.choices{margin:.2em 0 0;padding-left:1.4em;font-size:.9em}
 .truth-text{margin-bottom:.2em}.invalid{color:var(--r-warn)}
 @media (max-width:900px){body{padding:1rem}table.questions td.text{max-width:16em}}
 `;

@@ -126,8 +126,8 @@ function episodesFile(path: string): Promise<Map<string, ActiveEpisode> | undefi
   return pending;
 }
 
-/** Reads an exploration's episodes and judgements; the episodes file (for questions and ground truth) is found by `locate`. */
-export async function loadExploreQuestions(dir: string, summary: ExploreRunSummary | undefined, locate: (named: unknown) => string | undefined, notes: string[]): Promise<ExploreQuestion[]> {
+/** Reads an exploration's episodes and judgements; the episodes file (for questions and ground truth) is the first of `locate`'s places that reads. */
+export async function loadExploreQuestions(dir: string, summary: ExploreRunSummary | undefined, locate: (named: unknown) => (string | undefined)[], notes: string[]): Promise<ExploreQuestion[]> {
   const byId = new Map<string, ExploreQuestion>();
   const records = join(dir, "episodes.jsonl");
   if (existsSync(records)) {
@@ -158,8 +158,8 @@ export async function loadExploreQuestions(dir: string, summary: ExploreRunSumma
       if (j.error !== null) q.error = `judge: ${j.error}`;
     }
   }
-  const path = locate(summary?.config.episodes);
-  const episodes = path ? await episodesFile(path) : undefined;
+  let episodes: Map<string, ActiveEpisode> | undefined;
+  for (const path of locate(summary?.config.episodes)) if (path && !episodes) episodes = await episodesFile(path);
   if (summary && !episodes) notes.push(`the episodes file ${String(summary.config.episodes ?? "(not named)")} could not be read: questions and ground truth are not shown`);
   for (const q of byId.values()) {
     const e = episodes?.get(q.questionId);

@@ -343,7 +343,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   if (run.kind === "tag-structured" && !run.tag) run.tag = await loadTagPart(path, undefined, (name, named) => locateRunInput(path, name, named), notes);
   if (run.tag) {
     // the recordings a TAG question was generated from are beside the dataset itself, not the run's copy of its questions
-    const dataset = datasetQuestionsFile(path, run.tag.summary?.config.questions);
+    const dataset = originalInputFile(path, "questions", run.tag.summary?.config.questions);
     if (dataset) run.tag.questionsPath = dataset;
     // the language-model agents of `eqa demo --model` answered in `answers/`: their transcripts
     if (existsSync(join(path, "answers", "traces.jsonl"))) {
@@ -368,7 +368,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   }
 
   if (run.kind === "explore") {
-    run.questions = (await loadExploreQuestions(path, run.explore, (named) => locateRunInput(path, "episodes", named), notes)).map((q) => ({ ...q, judgeReplies: [], frames: [], calls: [] }));
+    run.questions = (await loadExploreQuestions(path, run.explore, (named) => [originalInputFile(path, "episodes", named), locateRunInput(path, "episodes", named)], notes)).map((q) => ({ ...q, judgeReplies: [], frames: [], calls: [] }));
     if (run.explore) run.metrics = exploreHeadline(run.explore);
   } else if (run.kind === "rm-score" || run.kind === "rm-bench") {
     run.questions = loadRewardInstances(path).map((q) => ({ ...q, judgeReplies: q.replies, frames: [], calls: [] }));
@@ -393,15 +393,15 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   return run;
 }
 
-/** Where a TAG run's questions file is in its dataset (the manifest's path, else the summary's), when it is still there. */
-function datasetQuestionsFile(dir: string, recorded: unknown): string | undefined {
+/** Where an input was when the run read it (the manifest's path, else the summary's), when it is still there: files beside it (a dataset's recordings, HM-EQA's poses) are there too. */
+function originalInputFile(dir: string, name: string, recorded: unknown): string | undefined {
   let manifest: ReturnType<typeof readRunManifest>;
   try {
     manifest = readRunManifest(dir);
   } catch {
     manifest = undefined;
   }
-  const named = manifest?.inputs.find((i) => i.name === "questions")?.path ?? namedPath(recorded);
+  const named = manifest?.inputs.find((i) => i.name === name)?.path ?? namedPath(recorded);
   if (named === undefined) return undefined;
   const path = isAbsolute(named) ? named : resolve(manifest?.cwd ?? dir, named);
   return existsSync(path) ? path : undefined;

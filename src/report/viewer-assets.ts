@@ -410,6 +410,7 @@ function questionView(index,id,refreshing){
     var dl=el("dl",{id:"question-detail","class":"facts"});
     function row(k,v,cls){if(v===null||v===undefined)return;dl.appendChild(el("dt",{text:k}));dl.appendChild(el("dd",{"class":"text "+(cls||""),text:v}));}
     row("id",q.questionId);row("category",q.category||"–");
+    if(q.choices&&q.choices.length)row("choices",q.choices.map(function(c,i){return String.fromCharCode(65+i)+") "+c;}).join("\n"));
     row("ground truth",q.groundTruth===undefined?"–":q.groundTruth+(q.extraAnswers?" (also: "+q.extraAnswers.join("; ")+")":""));
     row("answer",q.answer===null?"(no answer)":q.answer===undefined?"–":String(q.answer),"answer");
     if(q.forceGuess==="guess")row("agent's own answer (replaced by force-a-guess)",q.agentAnswer===null?"(nothing)":q.agentAnswer);

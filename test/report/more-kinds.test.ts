@@ -11,15 +11,17 @@ import { writeRgbEpisode } from "../helpers/frames.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
+import { generateHome } from "../../src/sim/index.js";
 
 /** Reward-model runs, a memory build, a generated TAG-EQA dataset and an answer-tag run, each made by its command, read by the one loader. */
 const home = temporaryDir("eqakit-more-kinds-");
-const runs = { rmScore: join(home, "rm-score"), rmBench: join(home, "rm-bench"), memory: join(home, "memory"), dataset: join(home, "dataset"), answers: join(home, "answer-tag") };
+const runs = { rmScore: join(home, "rm-score"), rmBench: join(home, "rm-bench"), memory: join(home, "memory"), dataset: join(home, "dataset"), answers: join(home, "answer-tag"), hmEqa: join(home, "hm-eqa") };
 let server: ModelServer;
 let browser: Browser;
 
-/** The reward model gives every instance 7 with a critique. */
-function rewardModel(_request: ReceivedRequest) {
+/** The reward model gives every instance 7 with a critique; the blind agent of an HM-EQA exploration picks B. */
+function rewardModel(request: ReceivedRequest) {
+  if (JSON.stringify(request.body).includes("Answer with the letter of one option only")) return openAiReply("B");
   return openAiReply("<critique>\nThe trace matches the frames.\n</critique>\n<score>7</score>");
 }
 
@@ -51,6 +53,13 @@ before(async () => {
   writeFileSync(agent, `export function initialize(params) { return { name: "two", version: "1", supports: [params.task] }; }\nexport function answer() { return { answer: "two" }; }\n`);
   const answered = await runCli(["answer-tag", "--questions", join(runs.dataset, "questions.json"), "--agent", agent, "--out", runs.answers], env);
   assert.equal(answered.code, 0, answered.stderr);
+  // an HM-EQA question (multiple choice) explored in built-in home 0
+  const hmQuestions = join(home, "questions.csv");
+  writeFileSync(hmQuestions, ["scene,floor,question,choices,question_formatted,answer,label", `home-0,0,What colour is the sofa?,"['Grey', 'Blue', 'Red', 'Green']",What colour is the sofa? A) Grey B) Blue C) Red D) Green. Answer:,B,identification`].join("\r\n") + "\r\n");
+  const [x, y, z] = generateHome(0).start.position;
+  writeFileSync(join(home, "scene_init_poses.csv"), ["scene_floor,init_x,init_y,init_z,init_angle", `home-0_0,${x},${y},${z},0.5`].join("\r\n") + "\r\n");
+  const explored = await runCli(["explore", "--episodes", hmQuestions, "--env", "builtin", "--agent", "frontier", "--em-agent", "blind", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--out", runs.hmEqa, "--width", "64", "--height", "48", "--max-steps", "10", "--no-cache"], env);
+  assert.equal(explored.code, 0, explored.stderr);
   browser = await launchBrowser();
 });
 
@@ -101,6 +110,16 @@ describe("loadRun on every other kind eqakit writes", () => {
     assert.equal(run.metrics.find((m) => m.name === "answered")?.value, run.questions.length);
   });
 
+  test("an HM-EQA exploration: its multiple-choice accuracy, each question's choices and the letter read", async () => {
+    const run = await loadRun(runs.hmEqa);
+    assert.equal(run.kind, "explore");
+    assert.equal(run.metrics.find((m) => m.name === "accuracy (multiple choice)")?.value, 100);
+    const [q] = run.questions;
+    assert.deepEqual(q?.choices, ["Grey", "Blue", "Red", "Green"]);
+    assert.equal(q?.groundTruth, "B");
+    assert.deepEqual([q?.choice, q?.correct], ["B", true]);
+  });
+
   test("their report, opened from another folder at 390 px, shows each kind's figures and never scrolls sideways", async () => {
     const out = join(home, "elsewhere", "report.html");
     const made = await runCli(["report", ...Object.values(runs), "--out", out], cliEnv(home), temporaryDir("eqakit-more-kinds-cwd-"));
@@ -109,9 +128,10 @@ describe("loadRun on every other kind eqakit writes", () => {
     try {
       await page.goto(pathToFileURL(out).href);
       const kinds = (await page.locator("#headline").textContent()) ?? "";
-      for (const kind of ["rm-score", "rm-bench", "memory", "generate-tag", "answer-tag"]) assert.ok(kinds.includes(kind), kind);
+      for (const kind of ["rm-score", "rm-bench", "memory", "generate-tag", "answer-tag", "explore"]) assert.ok(kinds.includes(kind), kind);
+      assert.match((await page.locator('#question-table tr[data-id="hm-eqa-0"]').textContent()) ?? "", /GreyBlueRedGreen/, "the choices under the question");
       assert.ok(!kinds.includes("unknown"));
-      for (const metric of ["accuracy", "RMSE (K=2, vote)", "episodes built", "answered"]) assert.equal(await page.locator(`#metrics tr[data-metric="${metric}"]`).count() > 0, true, metric);
+      for (const metric of ["accuracy", "RMSE (K=2, vote)", "episodes built", "answered", "accuracy (multiple choice)"]) assert.equal(await page.locator(`#metrics tr[data-metric="${metric}"]`).count() > 0, true, metric);
       assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), true);
     } finally {
       await page.close();
