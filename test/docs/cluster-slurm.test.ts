@@ -16,7 +16,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileS
 import { createServer, type AddressInfo } from "node:net";
 import { availableParallelism, userInfo } from "node:os";
 import { delimiter, join } from "node:path";
-import { cliEnv, collect } from "../helpers/cli.js";
+import { canonicalJson } from "../../src/core/index.js";
+import { cliEnv, collect, type CliResult } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { lastUserText, openAiReply, withModelServer, type ReceivedRequest, type ScriptedReply } from "../helpers/model-server.js";
 import { projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
@@ -174,7 +175,7 @@ const readLines = (path: string): Record<string, unknown>[] =>
  * and how many records a resumed process found (the requeued task resumed its shard, the
  * unsharded run resumed all of it).
  */
-const UNCOMPARED = new Set(["finishedAt", "createdAt", "wallTimeMs", "latencyMs", "thisProcess", "cache", "shard", "reused"]);
+const UNCOMPARED = new Set(["at", "finishedAt", "createdAt", "updatedAt", "wallTimeMs", "latencyMs", "thisProcess", "cache", "shard", "reused"]);
 
 function comparable(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(comparable);
@@ -182,10 +183,23 @@ function comparable(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).filter(([k]) => !UNCOMPARED.has(k)).map(([k, v]) => [k, comparable(v)]));
 }
 
-/** A file of a run as comparable content: JSONL records by id, JSON without times. */
+/**
+ * A file of a run as comparable content: records by question id (the standing one), other JSONL
+ * (the ledger of model calls) as a sorted list, JSON without times; of the manifest, what the
+ * run computed with (its command line, folder and inputs say how it was made).
+ */
 function contentOf(path: string): unknown {
-  if (path.endsWith(".jsonl")) return new Map(readLines(path).map((r) => [String(r.questionId), comparable(r)]));
-  return comparable(readJson(path));
+  if (path.endsWith(".jsonl")) {
+    const records = readLines(path);
+    if (records.every((r) => typeof r.questionId === "string")) return new Map(records.map((r) => [String(r.questionId), comparable(r)]));
+    return records.map((r) => canonicalJson(comparable(r))).sort();
+  }
+  const value = comparable(readJson(path));
+  if (path.endsWith("manifest.json") && typeof value === "object" && value !== null) {
+    const { kind, settings, settingsHash } = value as Record<string, unknown>;
+    return { kind, settings, settingsHash };
+  }
+  return value;
 }
 
 /** The files of an unsharded run that a merged run writes too; the merged run adds merge.json. */
@@ -201,7 +215,7 @@ function assertSameRun(merged: string, whole: string): void {
 }
 
 describe("docs/cluster.md on a single-node Slurm", () => {
-  test("the job array and the merge job, as written: a failed item merged with exit 1, its task requeued, merged again equal to an unsharded run; an array of one task refused in a shard's folder", { skip, timeout: 115_000 }, async () => {
+  test("the job array and the merge job, as written: a failed item merged with exit 1, its task requeued, merged again equal to an unsharded run; an array of one task refused in a shard's folder", { skip, timeout: 170_000 }, async () => {
     const blocks = recipe();
     for (const name of ["answer.sh", "merge.sh", "submit", "requeue"]) assert.ok(blocks.has(name), `docs/cluster.md has the ${name} block`);
     const home = temporaryDir("eqakit-slurm-");
@@ -229,20 +243,20 @@ describe("docs/cluster.md on a single-node Slurm", () => {
     };
 
     await withModelServer(script, async (server) => {
-      const env = cliEnv(home, { PATH: `${bin}${delimiter}${process.env.PATH ?? ""}`, FRAMES: frames, MODEL: "openai/gpt-4o", VLM_URL: `${server.url}/v1`, OPENAI_API_KEY: "sk-test", TMPDIR: join(home, "tmp") });
-      mkdirSync(join(home, "tmp"));
+      const env = cliEnv(home, { PATH: `${bin}${delimiter}${process.env.PATH ?? ""}`, FRAMES: frames, MODEL: "openai/gpt-4o", VLM_URL: `${server.url}/v1`, OPENAI_API_KEY: "sk-test" });
       const cluster = await startCluster(join(home, "slurm"), env);
       try {
         for (const name of ["answer.sh", "merge.sh"]) writeFileSync(join(work, name), blocks.get(name)!, { mode: 0o755 });
+        // the unsharded run (beside the array, with the model still refusing the one question)
+        const unsharded = ["answer", "--benchmark", "open-eqa-v0.json", "--frames", frames, "--agent", "vlm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--no-cache", "--out", join(home, "whole")];
+        const runUnsharded = (): Promise<CliResult> => collect(spawn(join(bin, "eqa"), unsharded, { env, cwd: work, stdio: ["ignore", "pipe", "pipe"] }));
         const submitted = cluster.run("bash", ["-c", `${blocks.get("submit")!}\necho "array job $array"`], work);
         const array = /array job (\d+)/.exec(submitted)?.[1];
         const firstMerge = /Submitted batch job (\d+)/.exec(submitted)?.[1];
         assert.ok(array && firstMerge, submitted);
+        const wholeRun = runUnsharded();
         await cluster.waitForJobs("the array and the merge job");
-
-        // the unsharded run, with the model still refusing the one question
-        const unsharded = ["answer", "--benchmark", "open-eqa-v0.json", "--frames", frames, "--agent", "vlm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--no-cache", "--out", join(home, "whole")];
-        const whole = await collect(spawn(join(bin, "eqa"), unsharded, { env, cwd: work, stdio: ["ignore", "pipe", "pipe"] }));
+        const whole = await wholeRun;
         assert.equal(whole.code, 1, whole.stderr);
         assert.match(whole.stdout, /1 failed/);
 
@@ -259,21 +273,21 @@ describe("docs/cluster.md on a single-node Slurm", () => {
         assert.match(readFileSync(join(work, "logs", `merge-${firstMerge}.out`), "utf8"), /merged 8 shard\(s\)/);
         assertSameRun(join(work, "runs", "answer", `merged-${firstMerge}`), join(home, "whole"));
 
-        // the model is fixed: requeue the task as the page says, merge again
+        // the model is fixed: requeue the task as the page says, merge again (and resume the unsharded run)
         broken = false;
         const requeue = blocks.get("requeue")!.replaceAll("4242_3", `${array}_${task}`);
         cluster.run("bash", ["-c", requeue], work);
+        const againRun = runUnsharded();
         await cluster.waitForJobs("the requeued task");
         const secondMerge = cluster.run("sbatch", ["--parsable", "merge.sh"], work).trim();
-        await cluster.waitForJobs("the second merge job");
-        assert.match(cluster.run("scontrol", ["-o", "show", "job", secondMerge]), /JobState=COMPLETED .*ExitCode=0:0/);
-        const again = await collect(spawn(join(bin, "eqa"), unsharded, { env, cwd: work, stdio: ["ignore", "pipe", "pipe"] }));
+        // and sbatch --array=N to redo one shard: an array of one task (shard 0/1), refused in shard N's folder
+        const one = cluster.run("sbatch", ["--parsable", `--array=${task}`, "answer.sh"], work).trim();
+        await cluster.waitForJobs("the second merge job and the array of one task");
+        const again = await againRun;
         assert.equal(again.code, 0, again.stderr);
+        assert.match(cluster.run("scontrol", ["-o", "show", "job", secondMerge]), /JobState=COMPLETED .*ExitCode=0:0/);
         assertSameRun(join(work, "runs", "answer", `merged-${secondMerge}`), join(home, "whole"));
 
-        // sbatch --array=N to redo one shard is an array of one task (shard 0/1): refused in shard N's folder
-        const one = cluster.run("sbatch", ["--parsable", `--array=${task}`, "answer.sh"], work).trim();
-        await cluster.waitForJobs("the array of one task");
         const log = readFileSync(join(work, "logs", `answer-${one}_${task}.out`), "utf8");
         assert.match(log, /a job array of one task works on every item/);
         assert.match(log, new RegExp(`shard-${task}: holds shard ${task}/8 of a run, not shard 0/1`));
