@@ -12,10 +12,10 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import { dirname, join, resolve } from "node:path";
-import { describeError, eqakitVersion, forEachConcurrent, UserError, type OpenEqaCategory } from "../core/index.js";
+import { canonicalJson, describeError, eqakitVersion, forEachConcurrent, sha256Hex, UserError, type OpenEqaCategory } from "../core/index.js";
 import { loadTrajectoryLog, type TagQueryType, type TagQuestion, type TrajectoryLog } from "../data/index.js";
 import { openEpisode, type Episode } from "../episodes/index.js";
-import type { ExternalAgent } from "../agents/index.js";
+import { traceOfFailure, type AgentTrace, type ExternalAgent } from "../agents/index.js";
 import { tagAnswerContext, type TagAnswerContext } from "./history.js";
 import { RunDirectory, openRun, resultSettings } from "../store/index.js";
 import { ledgerCost, readCallLedger, withCallContext, type RunCost, type UsageLedger } from "../models/index.js";
@@ -31,6 +31,10 @@ export interface TagAgentPrediction {
   question_id: string;
   answer: string | null;
   error?: string;
+  /** The agent's confidence in its answer, when it gave one. */
+  confidence?: number;
+  /** What the agent did: its model calls (failed ones included), log lines, stderr and notes; null when it was never asked (no recording). */
+  trace?: AgentTrace | null;
 }
 
 /** OpenEQA's category nearest to each TAG-EQA query, for agents that read OpenEQA questions. */
@@ -81,9 +85,9 @@ export async function answerTagQuestions(
       const { episode, tag } = await contextOf(q.trajectory);
       const question = { questionId: q.question_id, question: q.question, answer: q.answer, category: CATEGORY_OF_QUERY[q.tags.query_type], episodeHistory: q.episode_history ?? "" };
       const reply = await withCallContext({ item: q.question_id }, () => agent.answer(question, episode, { tag }));
-      prediction = { question_id: q.question_id, answer: reply.answer };
+      prediction = { question_id: q.question_id, answer: reply.answer, ...(reply.confidence !== undefined ? { confidence: reply.confidence } : {}), trace: reply.trace };
     } catch (error) {
-      prediction = { question_id: q.question_id, answer: null, error: describeError(error) };
+      prediction = { question_id: q.question_id, answer: null, error: describeError(error), trace: traceOfFailure(error) };
     }
     predictions[index] = prediction;
     options.onAnswer?.(prediction, ++done, questions.length);
@@ -94,7 +98,17 @@ export async function answerTagQuestions(
 /** Where each answer is appended as it comes: a rerun in the same folder asks only what is not there. */
 export const TAG_ANSWERS_FILE = "answers.jsonl";
 
-const answerRecord = z.object({ question_id: z.string(), answer: z.string().nullable(), error: z.string().optional() });
+/**
+ * One line of `answers.jsonl`: the prediction with its trace, and the key of what was asked (the
+ * agent's configuration, the question): a rerun reuses only answers of the same agent and settings.
+ */
+const answerRecord = z.object({ question_id: z.string(), answer: z.string().nullable(), error: z.string().optional(), inputKey: z.string().optional() });
+
+/** What an answer was asked with: the agent's configuration (its command or module, model, image settings) and the question. */
+function tagAnswerKey(agent: ExternalAgent): (q: TagQuestion) => string {
+  const configKey = canonicalJson(agent.configuration);
+  return (q) => sha256Hex(`${configKey}\u0000${q.question_id}\u0000${q.question}`);
+}
 
 export interface TagAnswerRun {
   /** Every question's prediction, in the questions' order (null answers where the agent failed). */
@@ -122,7 +136,9 @@ export async function runTagAnswers(
   // a folder of its own is an answer-tag run (its settings: the agent's configuration); `eqa demo` opens the folder of its agent's run itself
   const run = typeof dir === "string" ? await openRun({ dir, kind: "answer-tag", settings: resultSettings(agent.configuration), inputs: options.questionsPath ? [{ name: "questions", path: options.questionsPath, copy: true }] : [] }) : dir;
   options.usage?.attach(run.path);
-  const kept = keptAnswers(run, questions);
+  const keyOf = tagAnswerKey(agent);
+  const keys = new Map(questions.map((q) => [q.question_id, keyOf(q)]));
+  const kept = keptAnswers(run, questions, keys);
   const asked = questions.filter((q) => !kept.has(q.question_id));
   if (kept.size > 0) options.onResume?.(kept.size, asked.length);
   const reused = kept.size;
@@ -131,7 +147,7 @@ export async function runTagAnswers(
     const answered = await answerTagQuestions(asked, episodes, agent, {
       ...options,
       onAnswer: (prediction, done, total) => {
-        records.append(prediction);
+        records.append({ ...prediction, inputKey: keys.get(prediction.question_id), finishedAt: new Date().toISOString() });
         options.onAnswer?.(prediction, done, total);
       },
     });
@@ -142,25 +158,25 @@ export async function runTagAnswers(
   const predictions = questions.map((q) => kept.get(q.question_id)!);
   const failures = predictions.filter((p) => p.error !== undefined);
   await run.writeJson("predictions.json", predictions.map((p) => ({ question_id: p.question_id, answer: p.answer })));
-  await run.writeJson("agent-failures.json", failures);
+  await run.writeJson("agent-failures.json", failures.map((f) => ({ question_id: f.question_id, answer: f.answer, error: f.error })));
   const cost = ledgerCost(readCallLedger(run.path));
   await run.writeJson("summary.json", { kind: "answer-tag", eqakitVersion, createdAt: new Date().toISOString(), counts: { questions: predictions.length, answered: predictions.filter((p) => p.answer !== null).length, failed: failures.length, reused }, usage: { thisProcess: options.usage?.snapshot() ?? null }, cost });
   return { predictions, failures, reused, cost };
 }
 
-/** The latest answer of each question in the folder, less the failed ones. */
-function keptAnswers(run: RunDirectory, questions: readonly TagQuestion[]): Map<string, TagAgentPrediction> {
+/** The latest answer of each question in the folder, less the failed ones and those asked of another agent or with other settings. */
+function keptAnswers(run: RunDirectory, questions: readonly TagQuestion[], keys: ReadonlyMap<string, string>): Map<string, TagAgentPrediction> {
   const ids = new Set(questions.map((q) => q.question_id));
   const { records } = run.readRecords(TAG_ANSWERS_FILE, (value) => {
     const parsed = answerRecord.safeParse(value);
-    return parsed.success ? (parsed.data as TagAgentPrediction) : undefined;
+    return parsed.success ? parsed.data : undefined;
   });
   const kept = new Map<string, TagAgentPrediction>();
   for (const [index, record] of records.entries()) {
     if (!ids.has(record.question_id)) {
       throw new UserError("the output folder holds answers to a question this set does not have", { file: run.file(TAG_ANSWERS_FILE), index, id: record.question_id }, "give --out a new folder, or the questions file the folder's answers came from");
     }
-    if (record.error === undefined) kept.set(record.question_id, record);
+    if (record.error === undefined && record.inputKey === keys.get(record.question_id)) kept.set(record.question_id, { question_id: record.question_id, answer: record.answer });
     else kept.delete(record.question_id);
   }
   return kept;

@@ -4,7 +4,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { loadTrajectoryLog, type TagQuestion, type TrajectoryLog } from "../../src/data/index.js";
 import { ExternalAgent, parseExternalAgent } from "../../src/agents/index.js";
-import { answerTagQuestions, buildTagDataset, maskSightings } from "../../src/generate/index.js";
+import { answerTagQuestions, buildTagDataset, maskSightings, runTagAnswers } from "../../src/generate/index.js";
+import { RunDirectory } from "../../src/store/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
@@ -136,5 +137,57 @@ export function answer(params) {
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /holds answers to a question this set does not have/);
     assert.match(refused.stderr, /answers\.jsonl/);
+  });
+});
+
+describe("runTagAnswers: answers keyed by the agent, with their traces", () => {
+  test("a second agent in the same folder is asked every question, not credited with the first one's answers; each answer keeps its trace and confidence", async () => {
+    const { dir, out, log, questions } = await recordedSet();
+    const episodes = new Map([[log.id, { frames: join(out, "frames"), log }]]);
+    const asked = join(dir, "asked.jsonl");
+    const agentFile = async (name: string, answer: string): Promise<string> => {
+      const file = join(dir, `${name}.mjs`);
+      await writeFile(
+        file,
+        `import { appendFileSync } from "node:fs";
+export function initialize(params) { return { name: ${JSON.stringify(name)}, version: "1", supports: [params.task] }; }
+export function answer(params, context) {
+  appendFileSync(${JSON.stringify(asked)}, ${JSON.stringify(name)} + " " + params.question.id + "\\n");
+  context.log("counted " + params.tag.actions.length + " actions", "debug");
+  return { answer: ${JSON.stringify(answer)}, confidence: 0.25 };
+}
+`,
+      );
+      return file;
+    };
+    const folder = join(dir, "run");
+    const askedBy = async (name: string): Promise<number> => (await readFile(asked, "utf8").catch(() => "")).split("\n").filter((l) => l.startsWith(`${name} `)).length;
+    const run = async (file: string) => {
+      const agent = new ExternalAgent(parseExternalAgent(file), { task: "tag", episodes: true });
+      try {
+        return await runTagAnswers(questions, episodes, agent, new RunDirectory(folder));
+      } finally {
+        await agent.close();
+      }
+    };
+
+    const first = await run(await agentFile("first", "one"));
+    assert.equal(first.reused, 0);
+    assert.ok(first.predictions.every((p) => p.answer === "one"));
+    const second = await run(await agentFile("second", "two"));
+    assert.equal(second.reused, 0, "the first agent's answers are not the second's");
+    assert.equal(await askedBy("second"), questions.length);
+    assert.ok(second.predictions.every((p) => p.answer === "two"));
+    const again = await run(join(dir, "second.mjs"));
+    assert.equal(again.reused, questions.length, "the same agent resumes");
+    assert.equal(await askedBy("second"), questions.length);
+
+    type Line = { question_id: string; answer: string; confidence?: number; trace?: { agent: string; log?: { level: string; message: string }[]; notes: string[] } };
+    const lines = (await readFile(join(folder, "answers.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const last = lines.at(-1)!;
+    assert.equal(last.answer, "two");
+    assert.equal(last.confidence, 0.25);
+    assert.equal(last.trace?.agent, "second");
+    assert.deepEqual(last.trace?.log, [{ level: "debug", message: `counted ${log.events.length} actions` }]);
   });
 });
