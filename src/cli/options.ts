@@ -212,7 +212,7 @@ export function modelCallSettings(flags: ModelCallFlags, cachePath: string | nul
 
 export function addModelCallOptions(command: Command): Command {
   return command
-    .option("--concurrency <n>", "most model calls in flight per endpoint", positiveInteger, 8)
+    .option("--concurrency <n>", "items worked on at once (questions, episodes, judgements; an agent of your own runs one process per item in flight) and the most model calls in flight per endpoint", positiveInteger, 8)
     .option("--max-retries <n>", "retries of a call on 429, 5xx, timeouts and resets", nonNegativeInteger, 5)
     .option("--timeout <seconds>", "timeout of one call", positiveSeconds, 60)
     .option("--cache <path>", "the model-call cache file (default: $XDG_CACHE_HOME/eqakit/model-calls.sqlite)")

@@ -204,7 +204,7 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
       const good = records(out).get("good2")!;
       assert.equal(good.answer, "seen 4 frames");
       assert.equal(good.confidence, 0.75);
-      assert.match(good.details.trace?.log?.[0]?.message ?? "", /memory: no memory: the run has no prebuilt scene graphs/);
+      assert.match(good.details.trace?.log?.[0]?.message ?? "", /memory: no memory: eqa explore has no prebuilt scene graphs \(memory\/query answers in eqa answer --memory DIR\)/);
       assert.deepEqual(lines(join(home, "resets.txt")), ["good1", "bad", "good2"]);
     });
   }

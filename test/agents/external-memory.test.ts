@@ -33,7 +33,9 @@ class Memory(Agent):
         except ProtocolError as error:
             return f"error {error.code}: {error}"
         o = found["objects"][0]
-        return f"{o['caption']} at {o['centre']} of {found['total']}/{found['episode']}; all: {len(self.memory()['objects'])}, relations {self.memory()['relations']}"
+        # null and a field left out mean the same
+        nulls = self._connection.request("memory/query", {"query": None, "limit": None})
+        return f"{o['caption']} at {o['centre']} of {found['total']}/{found['episode']}; all: {len(self.memory()['objects'])}, with nulls: {len(nulls['objects'])}, relations {self.memory()['relations']}"
 
 serve(Memory())
 `,
@@ -58,7 +60,7 @@ describe("memory/query (the agent protocol)", () => {
     const withMemory = await runCli(["answer", "--benchmark", benchmark, "--agent", agent, "--memory", memory, "--out", join(home, "with")], cliEnv(home));
     assert.equal(withMemory.code, 0, withMemory.stderr);
     const [answered] = readJson<{ answer: string }[]>(join(home, "with", "predictions.json"));
-    assert.equal(answered!.answer, "a red cushion at [1, 0.9, 2] of 1/hm3d-v0/scene; all: 2, relations [{'subject': 1, 'relation': 'on', 'object': 0}]");
+    assert.equal(answered!.answer, "a red cushion at [1, 0.9, 2] of 1/hm3d-v0/scene; all: 2, with nulls: 2, relations [{'subject': 1, 'relation': 'on', 'object': 0}]");
 
     const without = await runCli(["answer", "--benchmark", benchmark, "--agent", agent, "--out", join(home, "without")], cliEnv(home));
     assert.equal(without.code, 0, without.stderr);

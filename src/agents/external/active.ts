@@ -13,7 +13,7 @@ import { keepTraceOfFailure, newTrace } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import { externalConfiguration } from "./agent.js";
 import { completeCallback, keepLogLine, type CallbackFrames } from "./callbacks.js";
-import { NO_MEMORY } from "./memory.js";
+import { NO_EXPLORE_MEMORY } from "./memory.js";
 import { SessionPool, type ExternalAgentSpec } from "./pool.js";
 import { ACTIVE_ACTIONS, activeDecision, describeIssues, type ActiveDecision, type InitializeParams, type InitializeResult, type ResetParams, type StepParams } from "./protocol.js";
 import { RpcError, RpcFailure } from "./rpc.js";
@@ -26,8 +26,6 @@ export interface ExternalActiveAgentOptions {
   timeoutMs?: number;
   /** How frames asked for in model/complete are prepared (--image-size, --image-format). */
   image?: ImageOptions;
-  /** Answers `memory/query` for an episode (absent: the call is refused, saying the run has no memory). */
-  memory?: (episodeId: string, params: unknown) => Promise<unknown>;
   /** Sent with `initialize`: the episodes' step budget and the like. */
   settings?: Record<string, unknown>;
 }
@@ -104,10 +102,7 @@ export class ActiveEpisodeSession {
         }
         const started = performance.now();
         try {
-          if (method === "memory/query") {
-            if (!options.memory) throw new RpcError(-32003, NO_MEMORY);
-            return await options.memory(episodeId, params);
-          }
+          if (method === "memory/query") throw new RpcError(-32003, NO_EXPLORE_MEMORY);
           if (method !== "model/complete") throw new RpcError(-32601, `unknown method ${method}`);
           return await completeCallback(params, this.trace, options.model, frames, options.image);
         } catch (error) {

@@ -7,6 +7,9 @@ import type { SceneGraph } from "../memory/index.js";
 import { RpcError } from "./rpc.js";
 import { describeIssues, memoryQueryParams, type MemoryQueryResult } from "./protocol.js";
 
+/** Why eqa explore refuses memory/query (code -32003): its episodes are explored, not prebuilt. */
+export const NO_EXPLORE_MEMORY = "no memory: eqa explore has no prebuilt scene graphs (memory/query answers in eqa answer --memory DIR); an active agent builds its own from its observations";
+
 /** Why a run without a memory folder refuses memory/query (code -32003). */
 export const NO_MEMORY = "no memory: the run has no prebuilt scene graphs (give --memory DIR, a folder that eqa memory build --benchmark wrote)";
 
@@ -19,7 +22,8 @@ export function queryMemory(graph: SceneGraph, params: unknown): MemoryQueryResu
     const text = `${i.label} ${i.caption}`.toLowerCase();
     return words.every((w) => text.includes(w));
   });
-  const chosen = parsed.data.limit !== undefined ? matching.slice(0, parsed.data.limit) : matching;
+  // a field left out and a field given as null mean the same
+  const chosen = parsed.data.limit != null ? matching.slice(0, parsed.data.limit) : matching;
   const ids = new Set(chosen.map((i) => i.id));
   return {
     episode: graph.episode,

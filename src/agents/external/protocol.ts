@@ -208,7 +208,7 @@ export const resetParams = z
 
 export const stepParams = z
   .object({ episode: z.string().describe("the episode's id, as reset gave it"), observation: activeObservation })
-  .describe("eqakit → agent: the observation after the agent's last action; the agent may call back model/complete, memory/query and log before it replies");
+  .describe("eqakit → agent: the observation after the agent's last action; the agent may call back model/complete and log before it replies");
 
 export const activeDecision = z
   .union([
@@ -223,10 +223,10 @@ export const activeDecision = z
 
 export const memoryQueryParams = z
   .object({
-    query: z.string().optional().describe("words that objects' labels or captions must contain (case-insensitive; all objects when absent)"),
-    limit: z.number().int().positive().optional().describe("the most objects returned (default: all)"),
+    query: z.string().nullish().describe("words that objects' labels or captions must contain (case-insensitive; all objects when absent or null)"),
+    limit: z.number().int().positive().nullish().describe("the most objects returned (all when absent or null)"),
   })
-  .describe("agent → eqakit, during a request about an episode: the objects of the episode's prebuilt scene graph (eqa answer --memory DIR); an error when the run has none");
+  .describe("agent → eqakit, while it answers a question of eqa answer --memory DIR: the objects of the episode's prebuilt scene graph; an error (-32003) when the run has none, as eqa explore's episodes have none");
 
 export const memoryQueryResult = z
   .object({
