@@ -1,7 +1,7 @@
 import { readdirSync, statSync, type Stats } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
-import { UserError, resolveInside, type InputLocation } from "../core/index.js";
+import { UserError, resolveInside, type InputLocation, type PathLinks } from "../core/index.js";
 import { FolderEpisode } from "./folder.js";
 import type { Episode } from "./types.js";
 import { VIDEO_EXTENSIONS, VideoEpisode } from "./video.js";
@@ -37,12 +37,14 @@ export async function openEpisode(path: string, id?: string): Promise<Episode> {
  *    (.mp4 .mkv .mov .avi .webm);
  * 3. the same for the history's last segment alone (`framesRoot/<last>`…), so that the
  *    folder holding `open-eqa-hm3d-demo.mp4` serves `assets/open-eqa-hm3d-demo`.
- * Undefined when none exists. A history that is absolute, climbs out with `..`, or reaches
- * a file outside `framesRoot` through a symbolic link is a UserError at `at` (the record
- * it came from), whether or not such a file exists.
+ * Undefined when none exists. A history that is absolute or climbs out with `..` is a
+ * UserError at `at` (the record it came from), whether or not such a file exists. Symbolic
+ * links inside `framesRoot` are the user's (frames kept on another disk, linked into place)
+ * and are followed, unless `links.followLinks` is false: then a link that leads out is refused too.
  */
-export function resolveEpisodePath(framesRoot: string, episodeHistory: string, at: InputLocation = { field: "episode_history" }): string | undefined {
-  const inside = (relative: string): string => resolveInside(framesRoot, relative, at, EPISODE_PATH_HINT);
+export function resolveEpisodePath(framesRoot: string, episodeHistory: string, at: InputLocation = { field: "episode_history" }, links: PathLinks = { followLinks: true }): string | undefined {
+  const hint = links.followLinks ? EPISODE_PATH_HINT : `${EPISODE_PATH_HINT}, and without symbolic links that lead out of it`;
+  const inside = (relative: string): string => resolveInside(framesRoot, relative, at, hint, links);
   inside(episodeHistory);
   const root = statOrUndefined(framesRoot);
   if (!root) return undefined;
@@ -73,7 +75,7 @@ export function framesPathProblem(path: string): string | undefined {
   return statOrUndefined(path) ? undefined : `${path}: no such folder or video`;
 }
 
-const EPISODE_PATH_HINT = "an episode_history names a folder or video inside --frames: relative, without \"..\" that leaves it, and without symbolic links that lead out of it";
+const EPISODE_PATH_HINT = "an episode_history names a folder or video inside --frames: relative, without \"..\" that leaves it";
 
 function statOrUndefined(path: string): Stats | undefined {
   try {

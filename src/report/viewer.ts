@@ -360,7 +360,8 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     if (!run?.framesRoot || !q?.episode || !q.frames.includes(index)) return c.text("no such frame", 404);
     let path: string | undefined;
     try {
-      path = resolveEpisodePath(run.framesRoot, q.episode);
+      // the viewer serves nothing outside the folders it was given: not even through a link in the frames folder
+      path = resolveEpisodePath(run.framesRoot, q.episode, { field: "episode_history" }, { followLinks: false });
     } catch (error) {
       if (isUserError(error)) return c.text("refused: the episode's path leaves the frames folder", 403);
       throw error;

@@ -1,6 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { startViewer } from "../../src/report/index.js";
 import { join } from "node:path";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
@@ -53,14 +54,41 @@ describe("eqa answer and eqa run with episode paths that leave --frames", () => 
     assert.equal(result.calls, 0);
   });
 
-  test("an episode_history reaching a folder outside --frames through a symbolic link is a usage error", async () => {
+  test("a symbolic link the user made inside --frames is followed (frames kept on another disk, linked into place); the viewer serves nothing through it", async () => {
+    const { dir, frames, benchmark } = await setup((d) => {
+      mkdirSync(join(d, "frames"), { recursive: true });
+      symlinkSync(join(d, "outside", "ep"), join(d, "frames", "linked"));
+      return "linked";
+    });
+    const out = join(dir, "out");
+    await withModelServer(() => openAiReply("white"), async (server) => {
+      const result = await runCli(["answer", "--benchmark", benchmark, "--frames", frames, "--agent", "vlm", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--num-frames", "1", "--no-cache", "--out", out], cliEnv(dir));
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(server.requests.filter((r) => JSON.stringify(r.body).includes("image_url")).length, 2, "both episodes' frames went to the model, the linked one's too");
+    });
+    const traces = readFileSync(join(out, "traces.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { questionId: string; answer: string; trace: { frames: number[] } });
+    assert.deepEqual(traces.map((t) => [t.questionId, t.answer, t.trace.frames.length]).sort(), [["q-bad", "white", 1], ["q-good", "white", 1]]);
+
+    // the viewer serves the frames under the folder it was given, not those a link leads to
+    const viewer = await startViewer({ runDirs: [out], port: 0 });
+    try {
+      const inside = await fetch(`${viewer.url}/api/runs/0/frames/q-good/0`);
+      assert.equal(inside.status, 200);
+      const linked = await fetch(`${viewer.url}/api/runs/0/frames/q-bad/0`);
+      assert.equal(linked.status, 403);
+    } finally {
+      await viewer.close();
+    }
+  });
+
+  test("a `..` in an episode_history that climbs out is refused, even written through a link inside --frames", async () => {
     const result = await answer("answer", (dir) => {
       mkdirSync(join(dir, "frames"), { recursive: true });
       symlinkSync(join(dir, "outside"), join(dir, "frames", "linked"));
-      return "linked/ep";
+      return "linked/../../outside/ep";
     });
     assert.equal(result.code, 2, result.stderr);
-    assert.match(result.stderr, /id q-bad, field "episode_history": path "linked\/ep" leads through a symbolic link to .*outside\/ep, outside .*frames/);
+    assert.match(result.stderr, /id q-bad, field "episode_history": path "linked\/\.\.\/\.\.\/outside\/ep" climbs out of .*frames with "\.\."/);
     assert.equal(result.calls, 0);
   });
 

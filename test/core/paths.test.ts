@@ -51,6 +51,13 @@ describe("pathInside", () => {
     }
   });
 
+  test("with followLinks (a folder of the user's own), a link that leads out is followed, and the path as written must still stay inside", () => {
+    const { root } = layout();
+    assert.deepEqual(pathInside(root, "out/secret.png", { followLinks: true }), { path: join(root, "out", "secret.png") });
+    assert.ok("refused" in pathInside(root, "out/../../outside/secret.png", { followLinks: true }));
+    assert.deepEqual(pathInside(root, "/etc/passwd", { followLinks: true }), { refused: "is an absolute path" });
+  });
+
   test("a NUL byte is refused", () => {
     const { root } = layout();
     assert.deepEqual(pathInside(root, "inside/ep\0.png"), { refused: "holds a NUL byte" });
