@@ -2,6 +2,8 @@ import { resolve } from "node:path";
 import { Command } from "commander";
 import { buildTagDataset, checkEnglishSet, loadTrajectorySource, rewriteQuestions, writeTagDataset } from "../generate/index.js";
 import { openRun } from "../store/index.js";
+import { ledgerCost, readCallLedger } from "../models/index.js";
+import { formatRunCost } from "../report/index.js";
 import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
@@ -42,6 +44,7 @@ export function generateCommand(): Command {
     await writeTagDataset(run, dataset, skipped);
     if (spec) {
       const opened = await openModelRuntime(flags);
+      opened.runtime.usage.attach(run.path);
       const progress = createProgress("rewriting");
       try {
         const summary = await rewriteQuestions(dataset.questions, {
@@ -61,6 +64,7 @@ export function generateCommand(): Command {
           for (const f of summary.failures) process.stderr.write(`eqa: rewriting ${f.id} failed: ${f.error}\n`);
           console.log(`${summary.failed} rewrites failed (their template text stays): run the same command again to retry them`);
         }
+        console.log(`${formatRunCost(ledgerCost(readCallLedger(run.path)))}\n`);
       } finally {
         progress.stop();
         opened.close();

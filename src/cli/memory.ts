@@ -3,6 +3,8 @@ import { MEMORY_RECORDS_FILE, MemoryCallError, buildEpisodeMemory, buildMemoryFo
 import { UserError, formatShard, selectShard } from "../core/index.js";
 import { loadQuestionSelection, readJsonFile } from "../data/index.js";
 import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/index.js";
+import { ledgerCost, readCallLedger } from "../models/index.js";
+import { formatRunCost } from "../report/index.js";
 import { addMemorySourceOptions } from "./agent-options.js";
 import { addModelCallOptions, addShardOption, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger, shardFromFlags, type ShardFlags, unitInterval, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
@@ -51,10 +53,12 @@ export function memoryCommand(): Command {
     if (!path) throw new UserError(`no episode ${flags.episode} under ${flags.frames}`, { file: flags.frames }, "check --frames and --episode");
     const captionerSpec = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
     const opened = captionerSpec ? await openModelRuntime(flags) : undefined;
+    // the captioner's calls go to the memory folder's ledger of model calls
+    opened?.runtime.usage.attach(flags.out);
     const sampling = flags.sampling ? parseSamplingSpec(flags.sampling) : flags.numFrames !== undefined ? { kind: "uniform" as const, count: flags.numFrames } : undefined;
     const options: Omit<MemorySourceOptions, "memoryDir"> = {
       ...(sampling ? { sampling } : {}),
-      ...(captionerSpec && opened ? { captioner: opened.runtime.model(captionerSpec) } : {}),
+      ...(captionerSpec && opened ? { captioner: opened.runtime.model(captionerSpec, { role: "captioner" }) } : {}),
       ...(flags.vlmDetect ? { vlmDetect: true } : {}),
       ...(flags.detector !== undefined ? { detector: flags.detector } : {}),
       ...(flags.minScore !== undefined ? { minScore: flags.minScore } : {}),
@@ -69,6 +73,7 @@ export function memoryCommand(): Command {
         progress.stop();
         console.log(`${episodes.length} episodes${shard ? ` (shard ${formatShard(shard)})` : ""}: ${result.built} built, ${result.reused} kept from an earlier build, ${result.failed.length} failed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
         for (const failure of result.failed) console.log(`failed: ${failure.episode}: ${failure.error}`);
+        if (opened) console.log(`\n${formatRunCost(ledgerCost(readCallLedger(result.dir)))}\n`);
         console.log(`wrote ${result.dir}/{${MEMORY_RECORDS_FILE},${result.settingsKey}/<episode>/scene-graph.json}`);
         process.exitCode = result.failed.length > 0 ? 1 : 0;
         return;

@@ -2,6 +2,8 @@ import { resolve } from "node:path";
 import { Command } from "commander";
 import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, writeRewardInstances } from "../data/index.js";
+import { ledgerCost, readCallLedger } from "../models/index.js";
+import { formatRunCost } from "../report/index.js";
 import { applyReview, buildRewardBench, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
 import { defaultRunPath, openRun } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, finiteNumber, type FrameFlags, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
@@ -49,6 +51,8 @@ export function rmBuildCommand(): Command {
     const progress = createProgress("building");
     try {
       const outDir = flags.out ?? defaultRunPath("rm-build");
+      // the responder's and the scorer's calls go to the run folder's ledger of model calls
+      opened.runtime.usage.attach(outDir);
       const result = await buildRewardBench({
         questions: chosen,
         framesRoot: flags.frames,
@@ -69,6 +73,7 @@ export function rmBuildCommand(): Command {
       const s = result.split;
       console.log(`${result.instances.length} instances (${result.failedResponses} responses unusable, ${result.failedScores} without a ground-truth score)`);
       console.log(`benchmark: ${s.benchmark.length} instances from ${s.benchmarkEpisodes} episodes; fine-tuning: ${s.finetune.length} from ${s.finetuneEpisodes} episodes (no episode in both)`);
+      console.log(`\n${formatRunCost(ledgerCost(readCallLedger(outDir)))}`);
       console.log(`\nwrote ${resolve(outDir)}/{responses.jsonl,ground-truth-scores.jsonl,instances.jsonl,review.csv,benchmark.jsonl,finetune.jsonl}`);
       console.log("review: fill decision (accept/reject) or corrected_score in review.csv, then `eqa rm review --instances instances.jsonl --import review.csv --out DIR`");
     } finally {

@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
-import { REWARD_MODEL_ROLE } from "../models/index.js";
+import { REWARD_MODEL_ROLE, ledgerCost, readCallLedger } from "../models/index.js";
+import { formatRunCost } from "../report/index.js";
 import { TTS_PARAMS, VARIANTS, exportGrpo, exportRft, type Variant } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, choiceList, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
@@ -60,6 +61,7 @@ export function rmExportCommand(): Command {
       progress.stop();
       const c = summary.counts;
       console.log(`${c.kept} evaluations kept of ${c.candidates} candidates (${c.correct} correct; ${c.tooEasyInstances} instances too easy: all N correct)`);
+      console.log(`\n${formatRunCost(ledgerCost(readCallLedger(outDir)))}\n`);
       console.log(`wrote ${outDir}/{rft.trl.jsonl,rft.llamafactory.jsonl,dataset_info.json,images/,rft-summary.json}`);
     } finally {
       progress.stop();
