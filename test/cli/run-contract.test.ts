@@ -104,6 +104,23 @@ describe("eqa score, answer and run keep their run folders", () => {
     await assertRefusedUnchanged(out, () => answer(out), /kind run, not answer/);
   });
 
+  test("eqa merge gives the merged run a manifest with the shards' kind and settings", async () => {
+    const predictions = predictionsFile(join(home, "merge-inputs"));
+    const shards = [0, 1].map((i) => join(home, `shard-${i}`));
+    for (const [i, out] of shards.entries()) assert.equal((await score(out, predictions, ["--shard", `${i}/2`])).code, 0);
+    const merged = join(home, "merged");
+    const result = await runCli(["merge", ...shards, "--out", merged], cliEnv(home));
+    assert.equal(result.code, 0, result.stderr);
+    const manifest = readRunManifest(merged)!;
+    assert.equal(manifest.kind, "llm-match");
+    assert.equal(manifest.settingsHash, readRunManifest(shards[0]!)!.settingsHash);
+    assert.deepEqual(manifest.inputs.map((i) => [i.name, i.path]), [["shard 0/2", shards[0]], ["shard 1/2", shards[1]]]);
+    // the merged run resumes under the command that made its shards, less the shard
+    const calls = server.requests.length;
+    assert.equal((await score(merged, predictions)).code, 0);
+    assert.equal(server.requests.length, calls);
+  });
+
   test("a folder written before manifests is checked by the kind its summary names, and resumes when it matches", async () => {
     const answers = join(home, "answers-3");
     assert.equal((await answer(answers)).code, 0);
