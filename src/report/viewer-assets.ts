@@ -435,7 +435,8 @@ function questionView(index,id,refreshing){
       if(t.stderr)main.push(section("Agent's stderr",[el("pre",{"class":"block",id:"agent-stderr",text:t.stderr})]));
       if(t.notes.length)main.push(section("Notes",[el("ul",{"class":"notes"},t.notes.map(function(n){return el("li",{text:n});}))]));
     }
-    var side=[ratingCard(index,q)];
+    /* an answer the run does not hold (its predictions moved away: the notes say so) is not asked to be rated */
+    var side=[q.answer===undefined?section("Your rating",[el("p",{"class":"empty",id:"no-answer",text:"This run holds no answer to this question, so there is nothing to rate (the run's notes say why)."})]):ratingCard(index,q)];
     if(q.frames&&q.frames.length&&q.framesServed){
       var base="/api/runs/"+index+"/frames/"+encodeURIComponent(q.questionId)+"/";
       side.push(section("Frames the agent used",[thumbs(q.frames.map(function(f){return{frame:f,thumb:base+f+"?size=thumb",full:base+f+"?size=full"};}),"frames")],"frames-card"));

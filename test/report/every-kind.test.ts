@@ -224,6 +224,30 @@ describe("one run loader for the report and the viewer", () => {
     }
   });
 
+  test("a question the run holds no answer to is not offered for rating, and the notes say why the answers are missing", async () => {
+    const moved = join(home, "moved-score");
+    mkdirSync(moved);
+    for (const name of ["summary.json", "judgements.jsonl", "commands.jsonl"]) writeFileSync(join(moved, name), readFileSync(join(scoreRun, name)));
+    // no manifest, no copy: the predictions are only where the summary names them, relative to a folder that is gone
+    const summary = JSON.parse(readFileSync(join(moved, "summary.json"), "utf8")) as { config: { predictions: { path: string } } };
+    summary.config.predictions.path = "gone/my-agent-predictions.json";
+    writeFileSync(join(moved, "summary.json"), JSON.stringify(summary));
+    const run = await loadRun(moved);
+    assert.ok(run.questions.every((q) => q.answer === undefined));
+    assert.ok(run.notes.some((n) => /predictions gone\/my-agent-predictions\.json are not there any more: answers are not shown/.test(n)), run.notes.join("; "));
+    const viewer = await startViewer({ runDirs: [moved], port: 0 });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${viewer.url}/#/run/0/q/${encodeURIComponent(benchmark[0]!.question_id)}`);
+      await shown(page);
+      assert.equal(await page.locator("#no-answer").count(), 1);
+      assert.equal(await page.locator("#rating-save, .rating .scale").count(), 0);
+    } finally {
+      await page.close();
+      await viewer.close();
+    }
+  });
+
   test("buildHtmlReport takes run folders as paths, read by the same loader", async () => {
     const { html } = await buildHtmlReport([exploreRun]);
     assert.ok(html.includes('data-id="home1-kitchen"'));
