@@ -58,6 +58,7 @@ export function demoCommand(): Command {
         console.log(`${run.agent}: structured score ${mean(s.grounded.mean)} of 5 (ungrounded ${mean(s.ungrounded.mean)}), valid answers ${valid}, ${c.scored} of ${c.questions} scored, ${c.failed} failed, ${c.judgeUnreadable} unreadable by the judge`);
         const unreadable = formatJudgeUnreadable(run.summary.judgeUnreadable, `${run.agent}: the judge's replies`);
         if (unreadable) console.log(`${unreadable}; left out of the scores`);
+        for (const line of failureReasons(run.summary.failures, model !== undefined)) console.log(`  ${line}`);
       }
       console.log(`${result.questions} questions in ${result.dataset}; done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
       console.log(`report: ${report}`);
@@ -66,4 +67,17 @@ export function demoCommand(): Command {
       opened?.close();
     }
   });
+}
+
+/**
+ * Why a run's questions failed, each reason once with how many it failed. The judge that reads
+ * free-text answers is eqa demo's --model: a reason asking for --judge names --model here.
+ */
+function failureReasons(failures: readonly { questionId: string; error: string }[], withModel: boolean): string[] {
+  const reasons = new Map<string, number>();
+  for (const f of failures) {
+    const reason = withModel ? f.error : f.error.replace(/give --judge PROVIDER\/MODEL/, "give eqa demo --model PROVIDER/MODEL (its judge reads free-text answers)");
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  }
+  return [...reasons].map(([reason, n]) => `${n} failed: ${reason}`);
 }

@@ -106,3 +106,13 @@ test("eqa demo --model with a judge whose replies are not JSON: every such answe
     },
   );
 });
+
+test("eqa demo --agent without --model says why an agent's free-text answers failed: they need the judge of --model", async () => {
+  const home = temporaryDir();
+  const agent = join(home, "texter.mjs");
+  writeFileSync(agent, `export function initialize() { return { name: "texter", version: "1", supports: ["tag"] }; }\nexport function answer() { return { answer: "there are two mugs" }; }\n`);
+  const result = await runCli(["demo", "--out", join(home, "demo"), "--seeds", "1", "--per-trajectory", "2", "--agent", agent], cliEnv(home));
+  assert.equal(result.code, 1, result.stdout + result.stderr);
+  assert.match(result.stdout, /texter\.mjs: structured score n\/a of 5 .* (\d+) failed/);
+  assert.match(result.stdout, /\n {2}\d+ failed: this answer is free text: give eqa demo --model PROVIDER\/MODEL \(its judge reads free-text answers\) to extract its structure, or write the prediction as a structured answer/);
+});
