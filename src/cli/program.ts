@@ -21,6 +21,7 @@ import { exploreCommand } from "./explore.js";
 import { demoCommand } from "./demo.js";
 import { mergeCommand } from "./merge.js";
 import { agentCommand } from "./agent.js";
+import { reproduceCommand } from "./reproduce.js";
 import { addModelOptionFlags } from "./options.js";
 
 const EXIT_CODES = `
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), envCommand(), exploreCommand(), mergeCommand(), scoreTagCommand(), answerTagCommand()]) program.addCommand(command);
   program.addCommand(generateCommand());
   program.addCommand(agentCommand());
+  program.addCommand(reproduceCommand());
   program.commands.forEach(addModelOptionFlags);
   program.commands.forEach(exitOverrideDeep);
   program.commands.forEach(suggestMistypedRequiredOptions);

@@ -4,3 +4,5 @@
  * them, laid out as the paper lays it out.
  */
 export * from "./published.js";
+export * from "./table.js";
+export * from "./openeqa.js";

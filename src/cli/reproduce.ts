@@ -1,0 +1,156 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { Command, Option } from "commander";
+import { UserError, writeFileAtomically } from "../core/index.js";
+import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
+import type { LlmMatchMode } from "../eval/index.js";
+import { checkPriceFile } from "../models/index.js";
+import { formatCallPlan } from "../report/index.js";
+import {
+  OPENEQA_EM_TABLES,
+  OPENEQA_FAMILIES,
+  REPRODUCED_TABLE_FORMAT,
+  TABLE_FILES,
+  formatTableCsv,
+  formatTableLatex,
+  formatTableMarkdown,
+  planOpenEqaTable,
+  publishedTable,
+  publishedTableIds,
+  reproduceOpenEqaTable,
+  type OpenEqaFamily,
+  type PublishedTable,
+  type ReproducedTable,
+} from "../reproduce/index.js";
+import { defaultRunPath } from "../store/index.js";
+import { choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, resolveRoleModel, type ModelCallFlags } from "./options.js";
+import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
+import { createProgress } from "./progress.js";
+
+interface ReproduceFlags extends ModelCallFlags, DryRunFlags {
+  model?: string;
+  modelBaseUrl?: string;
+  captioner?: string;
+  captionerBaseUrl?: string;
+  judge?: string;
+  judgeBaseUrl?: string;
+  benchmark?: string;
+  subset?: string;
+  frames?: string;
+  rows?: OpenEqaFamily[];
+  mode: LlmMatchMode;
+  published?: boolean;
+  out?: string;
+}
+
+/**
+ * What each table that `eqa reproduce` does not run yet needs, and the commands that make its
+ * rows today: said before any model is called.
+ */
+const NOT_RUN: Record<string, { needs: string; hint: string }> = {
+  "openeqa-table-3": { needs: "its w/o-guess columns score each agent's own answers where force-a-guess replaced them", hint: "run the Table IV rows (eqa reproduce openeqa-table-4), then eqa score --without-guess --predictions ROW/predictions.json on each row's folder" },
+  "openeqa-table-5": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then run the rows with eqa explore --judge" },
+  "express-table-1": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then eqa explore --agent fine-eqa:reference --judge" },
+  "express-table-2": { needs: "HM-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then eqa explore --agent fine-eqa:reference on HM-EQA" },
+  "express-table-3": { needs: "EXPRESS-Bench explores HM3D scenes through the Habitat bridge", hint: "eqa data fetch express-bench and eqa env check --env habitat, then eqa explore --agent fine-eqa:reference --judge" },
+  "tag-eqa-table-2": { needs: "a TAG-EQA set with observations and the four baselines' answers", hint: "answer a set with eqa answer-tag, then score it with eqa score-tag" },
+  "eqa-rm-table-1": { needs: "EQARewardBench, which is not published", hint: "build an EQARewardBench-style set with eqa rm build, then eqa rm bench" },
+  "eqa-rm-table-2": { needs: "EQARewardBench, which is not published", hint: "build an EQARewardBench-style set with eqa rm build, then eqa rm bench" },
+};
+
+function tableArgument(value: string): PublishedTable {
+  return publishedTable(value);
+}
+
+export function reproduceCommand(): Command {
+  const command = new Command("reproduce")
+    .description(`put your model in a seed paper's table beside the published rows (resumable): ${publishedTableIds().join(", ")}`)
+    .argument("<table>", `the table: ${publishedTableIds().join(", ")}`, tableArgument)
+    .addOption(new Option("--model <provider/model>", "the model every row runs with, e.g. openai/gpt-4o").env("EQA_MODEL"))
+    .option("--model-base-url <url>", "the model's endpoint")
+    .option("--captioner <provider/model>", "the socratic row's captioner and the scene-graph rows' (default: --model for socratic; the episodes' instance labels for the scene graphs)")
+    .option("--captioner-base-url <url>", "the captioner's endpoint")
+    .addOption(new Option("--judge <provider/model>", "the LLM-Match judge (the paper's was GPT-4), e.g. openai/gpt-4o").env("EQA_JUDGE"))
+    .option("--judge-base-url <url>", "the judge's endpoint")
+    .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote)")
+    .option("--subset <file>", "a JSON list of question ids to run (the row is then not comparable with the published ones)")
+    .option("--frames <dir>", "OpenEQA's episode histories (frames/<episode_history> folders or videos); every row but blind needs them", framesPath)
+    .option("--rows <list>", `the rows to run, comma-separated (default all: ${OPENEQA_FAMILIES.join(",")})`, choiceList("row", OPENEQA_FAMILIES))
+    .addOption(new Option("--mode <mode>", "LLM-Match mode: compat (the reference's scoring, as the paper) or robust").argParser(oneOf(["robust", "compat"] as const)).default("compat"))
+    .option("--published", "print (and with --out write) the published table alone; call no model")
+    .option("--out <dir>", "run directory (default: runs/reproduce-DATE); an existing one resumes", outputDirectory);
+  addModelCallOptions(command);
+  addDryRunOption(command);
+  return command.action(async (table: PublishedTable, flags: ReproduceFlags) => {
+    if (flags.published) {
+      await printPublished(table, flags.out);
+      return;
+    }
+    const notRun = NOT_RUN[table.id];
+    if (notRun || !(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) {
+      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${OPENEQA_EM_TABLES.join(", ")}`);
+    }
+    const model = resolveRoleModel(flags, "model");
+    const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
+    const judgeSpec = resolveRoleModel(flags, "judge");
+    const selection = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
+    const outDir = flags.out ?? defaultRunPath("reproduce");
+    const options = {
+      table,
+      selection,
+      ...(flags.frames ? { framesRoot: flags.frames } : {}),
+      ...(flags.rows ? { families: flags.rows } : {}),
+      model,
+      ...(captioner ? { captioner } : {}),
+      judgeSpec,
+      mode: flags.mode,
+      outDir,
+      concurrency: flags.concurrency,
+    };
+    if (flags.dryRun) {
+      const plan = await openCallPlan(flags);
+      try {
+        const notes = await planOpenEqaTable(options, plan.plan);
+        console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes]));
+      } finally {
+        plan.close();
+      }
+      return;
+    }
+    checkPriceFile();
+    const opened = await openModelRuntime(flags);
+    const progress = createProgress("reproducing");
+    try {
+      let row = "";
+      const result = await reproduceOpenEqaTable(
+        {
+          ...options,
+          callSettings: modelCallSettings(flags, opened.cachePath),
+          onRow: (family, index, total) => (row = `row ${index + 1}/${total} ${family}`),
+          onProgress: (stage, done, total, failed) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
+        },
+        opened.runtime,
+      );
+      progress.stop();
+      console.log(result.markdown);
+      console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's run in ${join(result.runDir, "rows")}`);
+      process.exitCode = result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
+    } finally {
+      progress.stop();
+      opened.close();
+    }
+  });
+}
+
+/** `--published`: the paper's table alone, printed, and written to `out` in the three formats when given. */
+async function printPublished(table: PublishedTable, out: string | undefined): Promise<void> {
+  const empty: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: table.id, rows: [] };
+  const markdown = formatTableMarkdown(table, empty);
+  console.log(markdown);
+  if (out === undefined) return;
+  mkdirSync(out, { recursive: true });
+  await writeFileAtomically(join(out, TABLE_FILES.markdown), markdown);
+  await writeFileAtomically(join(out, TABLE_FILES.csv), formatTableCsv(table, empty));
+  await writeFileAtomically(join(out, TABLE_FILES.latex), formatTableLatex(table, empty));
+  console.log(`wrote ${out}/{${TABLE_FILES.markdown},${TABLE_FILES.csv},${TABLE_FILES.latex}}`);
+}

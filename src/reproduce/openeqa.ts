@@ -1,0 +1,276 @@
+/**
+ * `eqa reproduce openeqa-table-4` (and the EM-EQA columns of Table II): OpenEQA's agent
+ * families (seed 001, Section III) run with the user's model, each at the paper's settings,
+ * answered and scored with LLM-Match in a run folder of its own, then laid out beside the
+ * paper's rows.
+ *
+ * Rows, one per family, each `answerAndScore` (`eqa run`) in `rows/<family>/` of the run folder:
+ * - `blind`: the blind LLM.
+ * - `socratic`: the LLM answering from frame captions by `--captioner` (default `--model`),
+ *   15 frames (the paper does not give its K; eqakit's default).
+ * - `conceptgraph`, `svm`: the LLM answering from a ConceptGraphs-style scene graph and from a
+ *   Sparse-Voxel-Map instance list, built from 60 frames (captions by the captioner when one is
+ *   named, labels of the episode's instance masks or the embedded detector otherwise).
+ * - `vlm`: the multi-frame VLM on K = 50 frames (Appendix V: K = 50 for EM-EQA).
+ * Force-a-guess is on, as in the paper (Section III). The ± of a user row is the bootstrap
+ * standard error of the mean (`eqa score`'s, src/eval/stats.ts).
+ *
+ * A row is comparable with the published ones only when it ran on OpenEQA v0's 1,636 questions,
+ * with a GPT-4 judge in the reference's scoring (`compat`); otherwise the row says what differs.
+ *
+ * Resume: the run folder's manifest (kind `reproduce`) holds the settings that decide results
+ * (model, captioner, judge, mode, questions); each row's folder is an `eqa run` folder that
+ * resumes on its own, so a killed run repeats no finished answer or judgement. The table files
+ * (`table.json`, `table.md`, `table.csv`, `table.tex`) and `summary.json` are written at the end.
+ */
+import { join } from "node:path";
+import { OPENEQA_CATEGORIES, UserError, eqakitVersion, sha256Hex, writeFileAtomically, type Question } from "../core/index.js";
+import type { QuestionSelection } from "../data/index.js";
+import { PREDICTIONS_FILE, createAgent, planAnswers, type AgentName, type AgentSetup } from "../agents/index.js";
+import { answerAndScore, planScore, type LlmMatchAggregates, type LlmMatchMode, type RunSummary } from "../eval/index.js";
+import { JUDGE_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { openRun } from "../store/index.js";
+import type { PublishedTable } from "./published.js";
+import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+
+/** OpenEQA's agent families, as `eqa answer --agent` names them, in the paper's row order. */
+export const OPENEQA_FAMILIES = ["blind", "socratic", "conceptgraph", "svm", "vlm"] as const satisfies readonly AgentName[];
+export type OpenEqaFamily = (typeof OPENEQA_FAMILIES)[number];
+
+/** The EM-EQA tables `reproduceOpenEqaTable` fills (Table II's A-EQA columns need exploration). */
+export const OPENEQA_EM_TABLES = ["openeqa-table-2", "openeqa-table-4"] as const;
+
+/** SHA-256 of OpenEQA v0's `open-eqa-v0.json` (1,636 questions; md5 c0bd01fdce18206112a29fc3eab50cbb). */
+export const OPENEQA_V0_SHA256 = "a64dd101133213fa3b5ca31e5af8216662471aa34894b443d803f497757557ee";
+const OPENEQA_V0_QUESTIONS = 1636;
+
+const SECTIONS: Record<OpenEqaFamily, string> = {
+  blind: "Blind LLMs",
+  socratic: "Socratic LLMs w/ Frame Captions",
+  conceptgraph: "Socratic LLMs w/ Scene-Graph Captions",
+  svm: "Socratic LLMs w/ Scene-Graph Captions",
+  vlm: "Multi-Frame VLMs",
+};
+
+/** Frames per question at the paper's settings, where the paper gives them (Appendix V: the multi-frame VLM's K = 50 for EM-EQA). */
+const PAPER_FRAMES: Partial<Record<OpenEqaFamily, number>> = { vlm: 50 };
+
+export interface ReproduceOpenEqaOptions {
+  table: PublishedTable;
+  selection: QuestionSelection;
+  /** OpenEQA's episode histories (`frames/<episode_history>`); every family but `blind` needs them. */
+  framesRoot?: string;
+  /** The families to run (default all, in the paper's order). */
+  families?: readonly OpenEqaFamily[];
+  model: ModelSpec;
+  /** The socratic agent's captioner and the memory agents' (default: the model for socratic, instance labels for the memory agents). */
+  captioner?: ModelSpec;
+  judgeSpec: ModelSpec;
+  /** LLM-Match mode (default `compat`, the reference's scoring). */
+  mode?: LlmMatchMode;
+  outDir: string;
+  concurrency?: number;
+  /** How the process calls models (retries, timeouts, cache), recorded with each row. */
+  callSettings?: Record<string, unknown>;
+  onRow?: (family: OpenEqaFamily, index: number, total: number) => void;
+  onProgress?: (stage: "answering" | "judging", done: number, total: number, failed: number) => void;
+}
+
+export interface ReproduceSummary {
+  kind: "reproduce";
+  eqakitVersion: string;
+  createdAt: string;
+  table: string;
+  settings: Record<string, unknown>;
+  rows: UserRow[];
+  /** Each row's run summary (answers, scores, cost), by row id. */
+  runs: Record<string, { answered: number; failed: number; scored: number; dollars: number | null }>;
+}
+
+export interface ReproduceResult {
+  runDir: string;
+  table: ReproducedTable;
+  summary: ReproduceSummary;
+  markdown: string;
+}
+
+function checkTable(table: PublishedTable): void {
+  if (!(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) throw new Error(`reproduceOpenEqaTable runs ${OPENEQA_EM_TABLES.join(", ")}, not ${table.id}`);
+}
+
+/** What a row's agent is, at the paper's settings for its family. */
+export function openEqaRowSetup(family: OpenEqaFamily, model: ModelSpec, captioner: ModelSpec | undefined): AgentSetup {
+  const frames = PAPER_FRAMES[family];
+  return {
+    agent: family,
+    model,
+    ...(captioner && family !== "blind" && family !== "vlm" ? { captioner } : {}),
+    ...(frames !== undefined ? { numFrames: frames } : {}),
+    forceGuess: true,
+  };
+}
+
+function rowLabel(family: OpenEqaFamily, model: ModelSpec, captioner: ModelSpec | undefined): string {
+  switch (family) {
+    case "blind":
+    case "vlm":
+      return model.name;
+    case "socratic":
+      return `${model.name} w/ ${(captioner ?? model).name}`;
+    case "conceptgraph":
+      return `${model.name} w/ ConceptGraphs-style scene graph`;
+    case "svm":
+      return `${model.name} w/ Sparse Voxel Map`;
+  }
+}
+
+/** The GPT-4 family the paper judged with (gpt-4, gpt-4-0613, gpt-4-turbo …; not gpt-4o or gpt-4.1). */
+function isGpt4Judge(spec: ModelSpec): boolean {
+  return /^gpt-4(-|$)/.test(spec.model);
+}
+
+/** What differs between a row's run and the published rows' setup; empty when none does. */
+export function openEqaDifferences(options: { selection: QuestionSelection; judgeSpec: ModelSpec; mode: LlmMatchMode }): string[] {
+  const differences: string[] = [];
+  const { selection } = options;
+  if (selection.benchmark.sha256 !== OPENEQA_V0_SHA256) differences.push(`${selection.questions.length} question(s) of ${selection.benchmark.path}, not the 1,636 of OpenEQA v0`);
+  else if (selection.questions.length !== OPENEQA_V0_QUESTIONS) differences.push(`${selection.questions.length} of OpenEQA v0's 1,636 questions${selection.subsetPath ? ` (subset ${selection.subsetPath})` : ""}`);
+  if (!isGpt4Judge(options.judgeSpec)) differences.push(`judge ${options.judgeSpec.name}, the paper's was GPT-4`);
+  if (options.mode !== "compat") differences.push(`LLM-Match ${options.mode} mode, the paper's scoring is the reference's (compat)`);
+  return differences;
+}
+
+/** A row's cells from its LLM-Match aggregates, in the table's columns. */
+function rowCells(tableId: string, llmMatch: LlmMatchAggregates): Record<string, UserCell> {
+  const cell = (estimate: { mean: number; stderr: number; n: number } | undefined): UserCell | undefined =>
+    estimate === undefined || estimate.n === 0 ? undefined : { value: estimate.mean, ...(Number.isFinite(estimate.stderr) ? { ci: estimate.stderr } : {}), n: estimate.n };
+  const cells: Record<string, UserCell | undefined> =
+    tableId === "openeqa-table-4"
+      ? { ...Object.fromEntries(OPENEQA_CATEGORIES.map((c) => [c.replace(/ /g, "-"), cell(llmMatch.byCategory[c])])), "llm-match": cell(llmMatch.overall) }
+      : { "em-scannet": cell(llmMatch.bySource["scannet-v0"]), "em-hm3d": cell(llmMatch.bySource["hm3d-v0"]), "em-all": cell(llmMatch.overall) };
+  return Object.fromEntries(Object.entries(cells).filter((e): e is [string, UserCell] => e[1] !== undefined));
+}
+
+function checkFrames(families: readonly OpenEqaFamily[], framesRoot: string | undefined): void {
+  const needing = families.filter((f) => f !== "blind");
+  if (needing.length > 0 && framesRoot === undefined) {
+    throw new UserError(
+      `the ${needing.join(", ")} row(s) need OpenEQA's episode histories`,
+      { field: "--frames" },
+      "pass --frames DIR (OpenEQA's frames/<episode_history> folders, from OpenEQA's data download: ScanNet and HM3D frames need their own licences), or run only the blind row with --rows blind",
+    );
+  }
+}
+
+/** The settings that decide the table's numbers: the run folder's manifest holds them. */
+function reproduceSettings(options: ReproduceOpenEqaOptions, mode: LlmMatchMode): Record<string, unknown> {
+  return {
+    table: options.table.id,
+    model: options.model.name,
+    captioner: options.captioner?.name ?? null,
+    judge: options.judgeSpec.name,
+    mode,
+    benchmark: options.selection.benchmark.sha256,
+    questions: { count: options.selection.questions.length, sha256: sha256Hex(options.selection.questions.map((q) => q.questionId).join("\n")) },
+  };
+}
+
+/**
+ * Runs the table's rows (each an `eqa run` in `rows/<family>`), then writes the table. A row's
+ * failed questions are left out of its numbers and counted in the notes; a row whose run stops
+ * (a model that cannot be reached, an episode that cannot be read) stops the command.
+ */
+export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, runtime: ModelRuntime): Promise<ReproduceResult> {
+  checkTable(options.table);
+  const families = options.families ?? OPENEQA_FAMILIES;
+  checkFrames(families, options.framesRoot);
+  const mode = options.mode ?? "compat";
+  const settings = reproduceSettings(options, mode);
+  const run = await openRun({ dir: options.outDir, kind: "reproduce", settings, parts: families.map((f) => join("rows", f)) });
+  const differences = openEqaDifferences({ selection: options.selection, judgeSpec: options.judgeSpec, mode });
+  const rows: UserRow[] = [];
+  const runs: ReproduceSummary["runs"] = {};
+  const judge = runtime.model(options.judgeSpec, { role: JUDGE_ROLE });
+  for (const [index, family] of families.entries()) {
+    options.onRow?.(family, index, families.length);
+    const setup = openEqaRowSetup(family, options.model, options.captioner);
+    const { agent, models } = createAgent(setup, runtime);
+    const rowDir = join(run.path, "rows", family);
+    const summary: RunSummary = await answerAndScore({
+      selection: options.selection,
+      agent,
+      ...(options.framesRoot && family !== "blind" ? { framesRoot: options.framesRoot } : {}),
+      benchmarkFile: options.selection.benchmark.path,
+      outDir: rowDir,
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      models: [...models, options.judgeSpec],
+      usage: runtime.usage,
+      settings: { benchmark: { path: options.selection.benchmark.path, sha256: options.selection.benchmark.sha256 }, subset: options.selection.subsetPath ?? null, ...(options.callSettings ?? {}) },
+      judge,
+      judgeSpec: options.judgeSpec,
+      mode,
+      ...(options.onProgress ? { onProgress: (p: { done: number; total: number; failed: number }) => options.onProgress!("answering", p.done, p.total, p.failed) } : {}),
+      ...(options.onProgress ? { onScoreProgress: (done: number, total: number, failed: number) => options.onProgress!("judging", done, total, failed) } : {}),
+    });
+    const failed = summary.answer.counts.failed + summary.score.counts.failed + summary.score.counts.judgeUnreadable;
+    rows.push({
+      id: family,
+      label: rowLabel(family, options.model, options.captioner),
+      section: SECTIONS[family],
+      runDir: join("rows", family),
+      cells: rowCells(options.table.id, summary.score.llmMatch),
+      comparable: differences.length === 0,
+      differences,
+      failed,
+    });
+    runs[family] = { answered: summary.answer.counts.answered, failed, scored: summary.score.counts.scored, dollars: summary.cost.total.dollars };
+  }
+  const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows };
+  const markdown = formatTableMarkdown(options.table, table);
+  await run.writeJson(TABLE_FILES.json, table);
+  await writeFileAtomically(run.file(TABLE_FILES.markdown), markdown);
+  await writeFileAtomically(run.file(TABLE_FILES.csv), formatTableCsv(options.table, table));
+  await writeFileAtomically(run.file(TABLE_FILES.latex), formatTableLatex(options.table, table));
+  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: options.table.id, settings, rows, runs };
+  await run.writeJson("summary.json", summary);
+  return { runDir: run.path, table, summary, markdown };
+}
+
+/** What `reproduceOpenEqaTable` would call, recorded in `plan` row by row (each reply read at the first try); calls no model, writes nothing. */
+export async function planOpenEqaTable(options: Omit<ReproduceOpenEqaOptions, "onRow" | "onProgress">, plan: CallPlan): Promise<string[]> {
+  checkTable(options.table);
+  const families = options.families ?? OPENEQA_FAMILIES;
+  checkFrames(families, options.framesRoot);
+  const notes: string[] = [];
+  for (const family of families) {
+    const rowDir = join(options.outDir, "rows", family);
+    const answers = await planAnswers(
+      {
+        setup: openEqaRowSetup(family, options.model, options.captioner),
+        questions: options.selection.questions,
+        ...(options.framesRoot && family !== "blind" ? { framesRoot: options.framesRoot } : {}),
+        benchmarkFile: options.selection.benchmark.path,
+        outDir: rowDir,
+      },
+      plan,
+    );
+    const answered: Question[] = options.selection.questions.filter((q) => answers.answers.has(q.questionId));
+    const scored = await planScore(
+      {
+        benchmark: options.selection.benchmark,
+        questions: answered,
+        ...(options.selection.subsetPath ? { subsetPath: options.selection.subsetPath } : {}),
+        predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
+        predictionsPath: join(rowDir, PREDICTIONS_FILE),
+        judgeSpec: options.judgeSpec,
+        mode: options.mode ?? "compat",
+        outDir: rowDir,
+      },
+      plan,
+    );
+    notes.push(`row ${family}: ${answers.questions} question(s), ${answers.reused} already answered, ${answers.pending} to answer; ${scored.reused} already judged, ${scored.pending} to judge`);
+    if (answers.failures.length > 0) notes.push(`row ${family}: ${answers.failures.length} question(s) would fail before any call, e.g. ${answers.failures[0]!.questionId}: ${answers.failures[0]!.error}`);
+  }
+  notes.push("calls that depend on the replies (force-a-guess's blind guess, re-asks) are counted as when each reply is read at the first try");
+  return notes;
+}

@@ -1,0 +1,215 @@
+/**
+ * A reproduced table: a paper's published rows, as `published.json` holds them, with the rows a
+ * user ran set apart below them, laid out in the paper's columns and written as Markdown, CSV
+ * and LaTeX (booktabs). Bold follows the papers: the published rows keep the paper's own bold;
+ * among the user's rows the best value of each column is bold (the highest, or the lowest where
+ * a column is better lower). Rows a user did not run are not in the table; a cell a user row
+ * has no number for (a column its run does not measure) prints "–".
+ */
+import { z } from "zod";
+import type { PublishedColumn, PublishedTable } from "./published.js";
+
+export const REPRODUCED_TABLE_FORMAT = "eqakit-reproduced-table/1" as const;
+/** The files a reproduce run writes its table to. */
+export const TABLE_FILES = { json: "table.json", markdown: "table.md", csv: "table.csv", latex: "table.tex" } as const;
+
+const userCellSchema = z.object({
+  value: z.number(),
+  /** The ± printed after the value (for OpenEQA: the bootstrap standard error of the mean). */
+  ci: z.number().optional(),
+  /** How many items the value averages. */
+  n: z.number().int().nonnegative(),
+});
+export type UserCell = z.infer<typeof userCellSchema>;
+
+export const userRowSchema = z.object({
+  id: z.string(),
+  /** The row's label, in the paper's style ("openai/gpt-4o w/ openai/gpt-4o-mini"). */
+  label: z.string(),
+  /** The paper's section the row belongs to ("Blind LLMs"). */
+  section: z.string(),
+  /** The run folder of the row, relative to the reproduce run. */
+  runDir: z.string(),
+  /** Column id → cell; a column missing here was not measured by the row's run. */
+  cells: z.record(z.string(), userCellSchema),
+  /** True only when the row ran on the published rows' data and settings. */
+  comparable: z.boolean(),
+  /** What differs from the published rows' setup, each a short phrase; empty when comparable. */
+  differences: z.array(z.string()),
+  /** Questions whose answer or judgement failed, left out of the row's numbers. */
+  failed: z.number().int().nonnegative(),
+});
+export type UserRow = z.infer<typeof userRowSchema>;
+
+export const reproducedTableSchema = z.object({
+  format: z.literal(REPRODUCED_TABLE_FORMAT),
+  /** The published table's id (`openeqa-table-4`). */
+  table: z.string(),
+  rows: z.array(userRowSchema),
+});
+export type ReproducedTable = z.infer<typeof reproducedTableSchema>;
+
+/** A number as the paper prints it: OpenEQA's one decimal, or as many decimals as the column's published numbers have. */
+function decimalsOf(table: PublishedTable, column: PublishedColumn): number {
+  let most = 0;
+  for (const row of table.rows) {
+    const cell = row.cells[column.id];
+    if (cell?.value === null || cell === undefined) continue;
+    const printed = /(\d+)(?:\.(\d+))?/.exec(cell.text.replace(/<[^>]+>/g, ""));
+    most = Math.max(most, printed?.[2]?.length ?? 0);
+  }
+  return most;
+}
+
+interface LaidCell {
+  text: string;
+  bold: boolean;
+}
+
+interface LaidRow {
+  section: string;
+  label: string;
+  source: "published" | "this run";
+  comparable: boolean | null;
+  cells: LaidCell[];
+  values: (number | null)[];
+  cis: (number | null)[];
+}
+
+/** The table's rows in print order: the published ones (their own sections and bold), then the user's, best per column in bold. */
+function layRows(published: PublishedTable, reproduced: ReproducedTable): LaidRow[] {
+  const decimals = published.columns.map((c) => decimalsOf(published, c));
+  const rows: LaidRow[] = published.rows.map((row) => ({
+    section: row.section ?? "",
+    label: row.number !== undefined ? `${row.number} ${row.label}` : row.label,
+    source: "published",
+    comparable: null,
+    cells: published.columns.map((c) => {
+      const cell = row.cells[c.id]!;
+      return { text: cell.value === null ? cell.text : cellText(cell.value, cell.ci, decimals[published.columns.indexOf(c)]!) + (cell.asterisk ? "*" : "") + (cell.change !== undefined ? ` (${cell.change > 0 ? "+" : ""}${cell.change})` : ""), bold: cell.bold === true };
+    }),
+    values: published.columns.map((c) => row.cells[c.id]!.value),
+    cis: published.columns.map((c) => row.cells[c.id]!.ci ?? null),
+  }));
+  const best = published.columns.map((c) => {
+    const values = reproduced.rows.map((r) => r.cells[c.id]?.value).filter((v): v is number => v !== undefined && Number.isFinite(v));
+    if (values.length < 2) return null;
+    return c.higherIsBetter ? Math.max(...values) : Math.min(...values);
+  });
+  for (const row of reproduced.rows) {
+    rows.push({
+      section: `This run: ${row.section}`,
+      label: row.label,
+      source: "this run",
+      comparable: row.comparable,
+      cells: published.columns.map((c, k) => {
+        const cell = row.cells[c.id];
+        return cell === undefined || !Number.isFinite(cell.value) ? { text: "–", bold: false } : { text: cellText(cell.value, cell.ci, decimals[k]!), bold: best[k] !== null && cell.value === best[k] };
+      }),
+      values: published.columns.map((c) => row.cells[c.id]?.value ?? null),
+      cis: published.columns.map((c) => row.cells[c.id]?.ci ?? null),
+    });
+  }
+  return rows;
+}
+
+function cellText(value: number, ci: number | undefined, decimals: number): string {
+  return ci === undefined || !Number.isFinite(ci) ? value.toFixed(decimals) : `${value.toFixed(decimals)}±${ci.toFixed(decimals)}`;
+}
+
+/** The notes printed under the table: the paper's footnotes, eqakit's notes, and what each user row's setup differs in. */
+export function tableNotes(published: PublishedTable, reproduced: ReproducedTable): string[] {
+  const notes = [...published.footnotes.map((f) => `Paper: ${f}`), ...published.notes];
+  for (const row of reproduced.rows) {
+    notes.push(row.comparable ? `${row.label}: comparable with the published rows (same questions, settings and judge family).` : `${row.label}: not comparable with the published rows: ${row.differences.join("; ")}.`);
+    if (row.failed > 0) notes.push(`${row.label}: ${row.failed} question(s) failed and are left out of its numbers (see ${row.runDir}).`);
+  }
+  return notes;
+}
+
+function columnHeader(column: PublishedColumn): string {
+  return column.group && column.group !== column.label ? `${column.group}: ${column.label}` : column.label;
+}
+
+function markdownEscape(text: string): string {
+  return text.replace(/\|/g, "\\|");
+}
+
+/** The table as Markdown: a title, one header row, section rows in italics, the user's rows after a rule, notes below. */
+export function formatTableMarkdown(published: PublishedTable, reproduced: ReproducedTable): string {
+  const mine = reproduced.rows.length > 0;
+  const header = ["method", ...published.columns.map(columnHeader), ...(mine ? ["comparable"] : [])];
+  const lines = [`**${published.table}: ${published.title}** (seed ${published.seed})`, "", `| ${header.map(markdownEscape).join(" | ")} |`, `|${header.map((_, k) => (k === 0 ? " --- " : " ---: ")).join("|")}|`];
+  let section: string | null = null;
+  for (const row of layRows(published, reproduced)) {
+    if (row.section !== section) {
+      section = row.section;
+      if (section !== "") lines.push(`| *${markdownEscape(section)}* |${" |".repeat(header.length - 1)}`);
+    }
+    const comparable = row.comparable === null ? "" : row.comparable ? "yes" : "no";
+    lines.push(`| ${markdownEscape(row.label)} | ${row.cells.map((c) => (c.bold ? `**${markdownEscape(c.text)}**` : markdownEscape(c.text))).join(" | ")} |${mine ? ` ${comparable} |` : ""}`);
+  }
+  lines.push("", ...tableNotes(published, reproduced).map((n) => `- ${n}`));
+  return `${lines.join("\n")}\n`;
+}
+
+function csvField(text: string): string {
+  return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** The table as CSV: one line per row, each column's value and its ± in two fields, empty where there is no number. */
+export function formatTableCsv(published: PublishedTable, reproduced: ReproducedTable): string {
+  const header = ["source", "section", "row", "comparable", ...published.columns.flatMap((c) => [c.id, `${c.id}_pm`])];
+  const lines = [header.join(",")];
+  for (const row of layRows(published, reproduced)) {
+    const fields = [row.source, row.section, row.label, row.comparable === null ? "" : String(row.comparable), ...row.values.flatMap((v, k) => [v === null ? "" : String(v), row.cis[k] === null ? "" : String(row.cis[k])])];
+    lines.push(fields.map(csvField).join(","));
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function latexEscape(text: string): string {
+  return text
+    .replace(/\\/g, "\\textbackslash{}")
+    .replace(/([&%$#_{}])/g, "\\$1")
+    .replace(/~/g, "\\textasciitilde{}")
+    .replace(/\^/g, "\\textasciicircum{}")
+    .replace(/±/g, "$\\pm$")
+    .replace(/–/g, "--")
+    .replace(/↑/g, "$\\uparrow$")
+    .replace(/↓/g, "$\\downarrow$")
+    .replace(/′/g, "$'$");
+}
+
+/** The table as LaTeX with booktabs: sections as spanning italic rows, the user's rows after a midrule, bold as described above. */
+export function formatTableLatex(published: PublishedTable, reproduced: ReproducedTable): string {
+  const columns = published.columns;
+  const lines = [
+    "% needs \\usepackage{booktabs}",
+    "\\begin{table}[t]",
+    "\\centering",
+    `\\caption{${latexEscape(`${published.title} Published rows from seed ${published.seed} (${published.table}); rows marked "this run" were measured with eqakit.`)}}`,
+    `\\begin{tabular}{l${"r".repeat(columns.length)}}`,
+    "\\toprule",
+    `method & ${columns.map((c) => latexEscape(columnHeader(c))).join(" & ")} \\\\`,
+    "\\midrule",
+  ];
+  let section: string | null = null;
+  let source: string | null = null;
+  for (const row of layRows(published, reproduced)) {
+    if (source !== null && row.source !== source) lines.push("\\midrule");
+    source = row.source;
+    if (row.section !== section) {
+      section = row.section;
+      if (section !== "") lines.push(`\\multicolumn{${columns.length + 1}}{l}{\\textit{${latexEscape(section)}}} \\\\`);
+    }
+    const label = `${latexEscape(row.label)}${row.comparable === false ? "$^\\dagger$" : ""}`;
+    lines.push(`${label} & ${row.cells.map((c) => (c.bold ? `\\textbf{${latexEscape(c.text)}}` : latexEscape(c.text))).join(" & ")} \\\\`);
+  }
+  lines.push("\\bottomrule", "\\end{tabular}");
+  const notes = tableNotes(published, reproduced);
+  const dagger = reproduced.rows.some((r) => !r.comparable) ? ["$^\\dagger$ not comparable with the published rows (see the notes)."] : [];
+  lines.push(`\\par\\smallskip{\\footnotesize ${[...notes.map(latexEscape), ...dagger].join(" \\\\ ")}}`);
+  lines.push("\\end{table}");
+  return `${lines.join("\n")}\n`;
+}
