@@ -201,6 +201,9 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
       assert.deepEqual(summary.failures.map((f) => f.questionId), ["bad"]);
       assert.match(summary.failures[0]!.error, words);
       assert.match(result.stdout, /failed bad: agent scripted failed in episode bad/);
+      const bad = records(out).get("bad")!;
+      assert.equal(bad.details.trace?.agent, "scripted", "the failed episode keeps the agent's trace");
+      if (way === "crash") assert.match(bad.details.trace?.stderr ?? "", /CUDA out of memory/);
       const good = records(out).get("good2")!;
       assert.equal(good.answer, "seen 4 frames");
       assert.equal(good.confidence, 0.75);

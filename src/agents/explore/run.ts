@@ -39,6 +39,7 @@ import { ModelCallError, ledgerCost, mergeCallLedgers, readCallLedger, runModelB
 import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
 import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import type { Agent } from "../types.js";
+import { traceOfFailure } from "../calls.js";
 import type { ExternalActiveAgent } from "../external/index.js";
 import { exploreExternal } from "./external.js";
 import { exploreFrontier, type ExplorationResult } from "./explorer.js";
@@ -580,7 +581,11 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
           // an unusable model or an unwritable file stops the run: they are not this episode's failure
           if (error instanceof ModelCallError || error instanceof OutputError) throw error;
           if (error instanceof EnvironmentError && error.kind !== "remote") broken = true;
-          if (isUserError(error)) return { ...base(e), error: error.message };
+          if (isUserError(error)) {
+            // an agent of the user's own that failed keeps what it did: its model calls, log lines and stderr
+            const trace = traceOfFailure(error);
+            return { ...base(e), error: error.message, ...(trace ? { details: { trace }, usage: trace.usage } : {}) };
+          }
           throw error;
         } finally {
           if (taken && broken) await close(taken.opened.env);
