@@ -189,18 +189,19 @@ describe("every other command that writes a run folder keeps it", () => {
   after(() => rm.close());
 
   test("each command refuses the folder of every other kind with exit 2 and changes nothing", async () => {
+    // each command into the next one's folder: every folder is the target of one command, so they run at once
     const names = Object.keys(runs) as (keyof typeof runs)[];
-    for (const [i, name] of names.entries()) {
-      const target = names[(i + 1) % names.length]!;
-      await assertRefusedUnchanged(runs[target], () => runCli(commands[name].args(runs[target]), env), new RegExp(`kind ${commands[target].kind}, not ${commands[name].kind}`));
-    }
+    await Promise.all(
+      names.map((name, i) => {
+        const target = names[(i + 1) % names.length]!;
+        return assertRefusedUnchanged(runs[target], () => runCli(commands[name].args(runs[target]), env), new RegExp(`kind ${commands[target].kind}, not ${commands[name].kind}`));
+      }),
+    );
   });
 
   test("each command refuses its own kind's folder made with other settings, and resumes it with the same settings", async () => {
     const differs: Partial<Record<keyof typeof runs, RegExp>> = { rmScore: /model\.model is "judge-vl" there, "other-vl" now/, rmBench: /tolerance is 2 there, 1 now/, dataset: /seed is 0 there, 5 now/, answers: /made with other settings/, tagScore: /grounded is false there, true now/, explore: /maxSteps is 20 there, 25 now/ };
-    for (const [name, message] of Object.entries(differs) as [keyof typeof runs, RegExp][]) {
-      await assertRefusedUnchanged(runs[name], () => runCli(commands[name].other(runs[name]), env), message);
-    }
+    await Promise.all((Object.entries(differs) as [keyof typeof runs, RegExp][]).map(([name, message]) => assertRefusedUnchanged(runs[name], () => runCli(commands[name].other(runs[name]), env), message)));
     const calls = rm.requests.length;
     for (const name of Object.keys(runs) as (keyof typeof runs)[]) {
       const again = await runCli(commands[name].args(runs[name]), env);
