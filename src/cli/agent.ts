@@ -11,7 +11,7 @@ interface CheckFlags {
 /** `eqa agent`: tools for agents of the user's own (docs/agent-protocol.md). */
 export function agentCommand(): Command {
   const check = new Command("check")
-    .description("check that an agent of your own speaks the agent protocol, for each kind it supports: handshake; em-eqa: answers with and without an episode; active: an episode in the built-in simulator and a spent step budget; malformed input, unknown methods, invalid params, shutdown")
+    .description("check that an agent of your own speaks the agent protocol, for each kind it supports: handshake; em-eqa: answers with and without an episode; active: an episode in the built-in simulator and a spent step budget; tag: a question with frames, the grounding frame and an action history; malformed input, unknown methods, invalid params, shutdown (each process is sent initialize once, with a run's settings)")
     .addOption(new Option("--agent <agent>", 'the agent: exec:"python3 my_agent.py --flag x" or ./my-agent.mjs').argParser(externalAgentArgument).makeOptionMandatory())
     .option("--agent-timeout <seconds>", "seconds to wait for each reply (default 30)", positiveSeconds, 30)
     .action(async (flags: CheckFlags) => {
