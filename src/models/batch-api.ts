@@ -504,6 +504,8 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
   // A request a batch did not answer is asked live, never batched again: so a resumed run
   // sends its pending batches' failures where an uninterrupted run sends them.
   const submitted = new Set<string>(records.filter(ours).flatMap((r) => (r.failures ?? []).map((f) => f.customId)));
+  /** Images per request collected by this process, for the ledger's batch calls. */
+  const imagesOf = new Map<string, number>();
 
   let round = 0;
   const pending = records.filter((r) => !r.loadedAt && ours(r));
@@ -517,6 +519,7 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
   for (; round < MAX_ROUNDS; round++) {
     const collector = new BatchCollector(options.cache);
     await options.collect(collector);
+    for (const r of collector.requests.values()) imagesOf.set(r.customId, bodyImages(r.body));
     const fresh = [...collector.requests.values()].filter((r) => !submitted.has(r.customId));
     if (fresh.length === 0) break;
     const parts = splitBatch(fresh, limits, (r) => api.size(r));
@@ -575,7 +578,8 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
           promptTokens: reply.promptTokens,
           completionTokens: reply.completionTokens,
           thinkingTokens: reply.thinkingTokens ?? 0,
-          images: 0,
+          // known for the requests this process collected (a batch resumed from batch.json: 0)
+          images: imagesOf.get(result.customId) ?? 0,
           retries: 0,
           latencyMs: 0,
         });
@@ -594,6 +598,11 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
     await writeBatchFile(file, records);
     log(`batch ${record.id}${partLabel(record)}: ${cached} of ${record.requests} replies cached${cached < record.requests ? `, ${record.requests - cached} to be asked live${failures.length > 0 ? ` (${countReasons(failures)}; each reason in ${BATCH_FILE})` : ""}` : ""}`);
   }
+}
+
+/** The images a request's body holds (OpenAI's `image_url` parts, Anthropic's `image` blocks). */
+function bodyImages(body: Record<string, unknown>): number {
+  return (JSON.stringify(body).match(/"type":"(image_url|image)"/g) ?? []).length;
 }
 
 function sumBatchUsage(records: readonly BatchRecord[]): BatchUsage {

@@ -6,7 +6,7 @@ import { anthropicReply, openAiReply, startModelServer, type ModelServer, type R
 import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
-import { costOf } from "../../src/models/index.js";
+import { costOf, readCallLedger } from "../../src/models/index.js";
 
 const benchmark = readRawBenchmark();
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
@@ -302,6 +302,13 @@ describe("eqa rm score --batch", () => {
       assert.equal(readLines(join(out, "evaluations.jsonl")).length, 2);
       const summary = readJson(join(out, "summary.json")) as { config: { batch: { ids: string[]; requests: number } } };
       assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1"], requests: 4, usage: { calls: 4, promptTokens: 40, completionTokens: 12, thinkingTokens: 0 } });
+      // the ledger: each batch reply once, with the keyframes it was sent, then the run's reads of them as cache hits
+      const ledger = readCallLedger(out);
+      const batched = ledger.filter((e) => e.mode === "batch");
+      assert.deepEqual([batched.length, ledger.filter((e) => e.cached).length, ledger.length], [4, 4, 8]);
+      assert.ok(batched.every((e) => e.role === "reward model" && e.images > 0 && !e.cached));
+      const cost = (summary as unknown as { cost: { roles: { role: string; calls: number; cacheHits: number; images: number }[] } }).cost;
+      assert.deepEqual(cost.roles.map((r) => [r.role, r.calls, r.cacheHits, r.images]), [["reward model (batch)", 4, 0, batched.reduce((n, e) => n + e.images, 0)], ["reward model", 0, 4, 0]]);
     } finally {
       await server.close();
     }
