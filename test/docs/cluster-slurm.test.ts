@@ -215,7 +215,7 @@ function assertSameRun(merged: string, whole: string): void {
 }
 
 describe("docs/cluster.md on a single-node Slurm", () => {
-  test("the job array and the merge job, as written: a failed item merged with exit 1, its task requeued, merged again equal to an unsharded run; an array of one task refused in a shard's folder", { skip, timeout: 170_000 }, async () => {
+  test("the job array and the merge job, as written: a failed item merged with exit 1, its task requeued, merged again equal to an unsharded run; an array of one task refused in a shard's folder, an array with gaps in every task", { skip, timeout: 170_000 }, async () => {
     const blocks = recipe();
     for (const name of ["answer.sh", "merge.sh", "submit", "requeue"]) assert.ok(blocks.has(name), `docs/cluster.md has the ${name} block`);
     const home = temporaryDir("eqakit-slurm-");
@@ -282,7 +282,9 @@ describe("docs/cluster.md on a single-node Slurm", () => {
         const secondMerge = cluster.run("sbatch", ["--parsable", "merge.sh"], work).trim();
         // and sbatch --array=N to redo one shard: an array of one task (shard 0/1), refused in shard N's folder
         const one = cluster.run("sbatch", ["--parsable", `--array=${task}`, "answer.sh"], work).trim();
-        await cluster.waitForJobs("the second merge job and the array of one task");
+        // and an array with gaps, refused in every task (Slurm gives each MIN 1, MAX 9, COUNT 3)
+        const gaps = cluster.run("sbatch", ["--parsable", "--array=1,5,9", "answer.sh"], work).trim();
+        await cluster.waitForJobs("the second merge job, the array of one task and the array with gaps");
         const again = await againRun;
         assert.equal(again.code, 0, again.stderr);
         assert.match(cluster.run("scontrol", ["-o", "show", "job", secondMerge]), /JobState=COMPLETED .*ExitCode=0:0/);
@@ -292,6 +294,11 @@ describe("docs/cluster.md on a single-node Slurm", () => {
         assert.match(log, /a job array of one task works on every item/);
         assert.match(log, new RegExp(`shard-${task}: holds shard ${task}/8 of a run, not shard 0/1`));
         assert.match(cluster.run("scontrol", ["-o", "show", "job", `${one}_${task}`]), /ExitCode=2:0/);
+        for (const id of ["1", "5", "9"]) {
+          assert.match(readFileSync(join(work, "logs", `answer-${gaps}_${id}.out`), "utf8"), /the job array's 3 tasks \(1 to 9\) are not one range with one step/, `task ${id}`);
+          assert.match(cluster.run("scontrol", ["-o", "show", "job", `${gaps}_${id}`]), /ExitCode=2:0/, `task ${id}`);
+        }
+        assert.ok(!existsSync(join(work, "runs", "answer", "shard-9")), "nothing written by the array with gaps");
       } finally {
         await cluster.stop();
       }
