@@ -27,7 +27,7 @@
  * path the manifest names, else a path a summary recorded, read relative to the folder the
  * command ran in.
  */
-import { createReadStream, existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
 import { copyFile, mkdir, rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { extname, isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -380,13 +380,4 @@ export function runInputPath(dir: string, name: string, recorded?: string): stri
 function commandFolders(dir: string): string[] {
   const records = readJsonl(join(dir, COMMANDS_FILE), (v) => (typeof v === "object" && v !== null && "cwd" in v && typeof v.cwd === "string" ? v.cwd : undefined), false).records;
   return [...new Set(records.reverse())];
-}
-
-/** Whether `dir` holds nothing (or does not exist). */
-export function isEmptyFolder(dir: string): boolean {
-  try {
-    return readdirSync(dir).length === 0;
-  } catch {
-    return true;
-  }
 }
