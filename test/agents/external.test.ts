@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
-import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
+import { cliEnv, runCli } from "../helpers/cli.js";
+import { killMidway } from "../helpers/kill.js";
 import { openEqaBenchmarkFile, openEqaDir, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 
@@ -134,6 +135,12 @@ serve(Fallback())
         }
       }
     });
+    // a model the run cannot use (a refused key) stops the run, whatever the agent answers
+    await withModelServer(() => ({ status: 401, body: { error: { message: "Incorrect API key provided", type: "invalid_request_error" } } }), async (server) => {
+      const result = await runCli(["answer", "--benchmark", demoQuestions, "--agent", `exec:python3 ${fallback}`, "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", join(home, "refused")], cliEnv(home));
+      assert.equal(result.code, 2, result.stdout + result.stderr);
+      assert.match(result.stderr, /Incorrect API key provided/);
+    });
   });
 
   test("a module agent is loaded in-process and asks for frames of the demo video by index", async () => {
@@ -217,11 +224,7 @@ serve(Frames())
     try {
       const out = join(home, "answers");
       const args = ["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", `exec:python3 ${blindPy}`, "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", out, "--concurrency", "2", "--no-cache"];
-      const child = startCli(args, cliEnv(home));
-      const finished = collect(child);
-      while (lines(join(out, "traces.jsonl")).length < 4) await new Promise((r) => setTimeout(r, 20));
-      child.kill("SIGKILL");
-      await finished;
+      await killMidway(args, cliEnv(home), () => lines(join(out, "traces.jsonl")).length >= 4);
       const done = lines(join(out, "traces.jsonl")).length;
       const before = server.requests.length;
       const resumed = await runCli(args, cliEnv(home));
