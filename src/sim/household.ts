@@ -26,7 +26,7 @@ import {
   type Point3,
   type ManipulationAction,
 } from "./protocol.js";
-import { SceneRenderer, type RenderOptions } from "./render.js";
+import { SceneRenderer, idsIn, type RenderOptions } from "./render.js";
 
 export const DEFAULT_CAMERA_HEIGHT = 1.5;
 
@@ -122,7 +122,7 @@ export class HouseholdEnvironment implements Environment {
       depth: rendered.depth,
     };
     if (this.withMasks) obs.masks = this.renderer.masks(rendered);
-    this.visibleIds = new Set(rendered.ids);
+    this.visibleIds = idsIn(rendered.ids);
     return obs;
   }
 
@@ -151,7 +151,7 @@ export class HouseholdEnvironment implements Environment {
   }
 
   private visible(): Set<number> {
-    if (!this.visibleIds) this.visibleIds = new Set(this.renderer.render(agentPose(this.state, this.cameraHeight), this.render).ids);
+    if (!this.visibleIds) this.visibleIds = idsIn(this.renderer.render(agentPose(this.state, this.cameraHeight), this.render).ids);
     return this.visibleIds;
   }
 
