@@ -44,8 +44,8 @@ figure{margin:.6em 0}figcaption{margin-top:.2em}
 details.run-info{border:1px solid var(--r-border);border-radius:6px;padding:.5em .8em;margin:.6em 0}
 details.run-info>summary{color:var(--r-text);font-size:1rem;overflow-wrap:anywhere}
 .stages{display:flex;flex-wrap:wrap;gap:1em 2.5em;margin:.5em 0}.stage{min-width:min(22em,100%);max-width:44em}
-dl.info{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:0 0 .4em;font-size:.9rem}dl.info dt{color:var(--r-muted)}dl.info dd{margin:0;min-width:0;overflow-wrap:anywhere}
-dl.info .count{margin-right:.8em;white-space:nowrap}ul.reasons{margin:0;padding-left:1.1em}
+dl.info{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15em 1em;margin:0 0 .4em;font-size:.9rem}dl.info dt{color:var(--r-muted)}dl.info dd{margin:0;min-width:0;overflow-wrap:anywhere}
+dl.info dd.counts{display:flex;flex-wrap:wrap;gap:0 .8em}dl.info .count{white-space:nowrap}ul.reasons{margin:0;padding-left:1.1em}
 pre.config{max-height:24em;background:var(--r-code);padding:.5em;border-radius:4px}
 table.comparison tr.significant td{font-weight:600}td.mark{text-align:center;color:var(--r-accent);font-weight:700}
 ol.structured{margin:0;padding-left:1.3em}ol.structured ul.objects{margin:0;padding-left:1.1em;font-size:.9em}

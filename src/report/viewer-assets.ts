@@ -109,7 +109,7 @@ main.page{box-sizing:border-box;max-width:min(1320px,100%)}
 .lightbox .bar button{background:#2a2f38;color:#eef;border-color:#444b57}
 .empty{color:var(--v-muted);font-style:italic}
 .info-panel>summary{cursor:pointer;font-weight:600;color:var(--v-muted)}.info-panel[open]>summary{margin-bottom:.8rem}
-.info-panel .stages{display:grid;grid-template-columns:repeat(auto-fit,minmax(22rem,1fr));gap:1rem}
+.info-panel .stages{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(22rem,100%),1fr));gap:1rem}
 .info-panel .stage{min-width:0}.info-panel pre.block{max-height:20rem;overflow:auto;font-size:.8rem}
 .info-panel details>summary{cursor:pointer;color:var(--v-muted);font-size:.88rem;margin:.5rem 0}
 .info-panel ul.reasons{margin:0;padding-left:1.1rem}.info-panel table.costs{margin-top:1rem}
@@ -258,8 +258,8 @@ function infoPanel(info,saved){
     grid.appendChild(el("section",{"class":"stage"},[el("h3",{text:st.name}),dl,el("details",{},[el("summary",{text:"configuration"}),el("pre",{"class":"block",text:JSON.stringify(st.config,null,2)})])]));
   });
   box.appendChild(grid);
-  if(info.costs.length)box.appendChild(el("table",{"class":"grid costs",id:"run-costs"},[el("thead",{},[el("tr",{},["stage","role","model","calls","cache hits","prompt tokens","completion tokens","dollars"].map(function(h,i){return el("th",{"class":i>2?"num":"",text:h});}))]),
-    el("tbody",{},info.costs.map(function(c){return el("tr",{},[el("td",{text:c.stage}),el("td",{text:c.role}),el("td",{text:c.model}),el("td",{"class":"num",text:String(c.calls)}),el("td",{"class":"num",text:String(c.cacheHits)}),el("td",{"class":"num",text:String(c.promptTokens)}),el("td",{"class":"num",text:String(c.completionTokens)}),el("td",{"class":"num",text:c.dollars})]);}))]));
+  if(info.costs.length)box.appendChild(el("div",{"class":"table-box"},[el("table",{"class":"grid costs",id:"run-costs"},[el("thead",{},[el("tr",{},["stage","role","model","calls","cache hits","prompt tokens","completion tokens","dollars"].map(function(h,i){return el("th",{"class":i>2?"num":"",text:h});}))]),
+    el("tbody",{},info.costs.map(function(c){return el("tr",{},[el("td",{text:c.stage}),el("td",{text:c.role}),el("td",{text:c.model}),el("td",{"class":"num",text:String(c.calls)}),el("td",{"class":"num",text:String(c.cacheHits)}),el("td",{"class":"num",text:String(c.promptTokens)}),el("td",{"class":"num",text:String(c.completionTokens)}),el("td",{"class":"num",text:c.dollars})]);}))])]));
   return box;
 }
 

@@ -37,9 +37,10 @@ function script(req: ReceivedRequest) {
   return openAiReply("living room");
 }
 
-/** The page's own sideways overflow, cells narrower than their words, and chart text smaller than 11 px. */
+/** The page's own sideways overflow, cells narrower than their words, and chart text smaller than 11 px, with every panel open. */
 async function layoutProblems(page: Page): Promise<string[]> {
   return page.evaluate(() => {
+    document.querySelectorAll("details").forEach((d) => (d.open = true));
     const problems: string[] = [];
     const root = document.documentElement;
     if (root.scrollWidth > root.clientWidth) problems.push(`the page is ${root.scrollWidth} px wide in a ${root.clientWidth} px window`);
@@ -158,7 +159,7 @@ describe("one run loader for the report and the viewer", () => {
         assert.match((await scoredRow.textContent()) ?? "", new RegExp(benchmark[0]!.answer.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")), "its ground truth");
         assert.match((await page.locator("#q-count").textContent()) ?? "", /^\d+ of \d+ questions/);
         assert.doesNotMatch((await page.locator("#q-count").textContent()) ?? "", /^0 of 0/);
-        await page.screenshot({ path: join(home, `report-${width}.png`)});
+        await page.screenshot({ path: join(home, `report-${width}.png`) });
         assert.deepEqual(await layoutProblems(page), []);
       } finally {
         await page.close();
@@ -178,7 +179,7 @@ describe("one run loader for the report and the viewer", () => {
         assert.deepEqual(await layoutProblems(view), [], "the exploration's page");
         const cell = await view.locator('tr[data-id="home1-kitchen"] td.qtext').evaluate((td) => td.getBoundingClientRect().width);
         assert.ok(cell >= 120, `the question column is ${cell} px wide`);
-        await view.screenshot({ path: join(home, `view-explore-${width}.png`)});
+        await view.screenshot({ path: join(home, `view-explore-${width}.png`) });
         await view.goto(`${viewer.url}/#/run/1/q/home1-kitchen`);
         await shown(view);
         assert.match((await view.locator("#question-detail").textContent()) ?? "", /ground truth\s*Grey/);
@@ -202,7 +203,7 @@ describe("one run loader for the report and the viewer", () => {
         await shown(view);
         assert.ok((await view.locator("#compare tbody tr").count()) > 0, "Compare opens on the first two runs' table");
         assert.deepEqual(await layoutProblems(view), [], "the compare page");
-        await view.screenshot({ path: join(home, `view-compare-${width}.png`)});
+        await view.screenshot({ path: join(home, `view-compare-${width}.png`) });
       } finally {
         await view.close();
         await viewer.close();
