@@ -242,7 +242,7 @@ describe("eqa run --dry-run", () => {
       assert.equal(real.code, 0, real.stderr);
       assert.equal(server.requests.length, 4 + 6 + 3);
       const summary = readJson(join(out, "summary.json")) as { answer: { cost: CostSection }; score: { cost: CostSection } };
-      assert.deepEqual(summary.answer.cost.roles.map((r) => [r.role, r.model, r.calls]), [["agent", "openai/gpt-4o", 6], ["captioner", "openai/gpt-4o-mini", 4]]);
+      assert.deepEqual(summary.answer.cost.roles.map((r) => [r.role, r.model, r.calls]).sort(), [["agent", "openai/gpt-4o", 6], ["captioner", "openai/gpt-4o-mini", 4]]);
       assert.deepEqual(summary.score.cost.roles.map((r) => [r.role, r.model, r.calls]), [["judge", "openai/gpt-4.1", 3]]);
     } finally {
       await server.close();
@@ -258,8 +258,9 @@ describe("eqa explore --dry-run", () => {
     let stops = 0;
     const server = await startModelServer((request) => {
       const text = JSON.stringify(request.body);
-      if (text.includes("Your mark:")) return openAiReply("Your mark: 4");
+      // the EAC prompt (two marks) also names a mark: it is told apart first
       if (text.includes("Give two marks.")) return openAiReply("1, 4");
+      if (text.includes("Your mark:")) return openAiReply("Your mark: 4");
       if (text.includes("You are given a QUESTION about a home and the IMAGE")) return openAiReply(++stops >= 2 ? "yes" : "no");
       if (text.includes("Look at the picture and answer the question")) return openAiReply("A: Grey.");
       return openAiReply("living room");
