@@ -110,7 +110,7 @@ ${dated.length > 0 ? html`<dt>when</dt><dd>${dated.join(" ")}</dd>` : html``}
 ${models.length > 0 ? html`<dt>models</dt><dd>${models.map((m) => html`<div><span class="hint">${m.role}</span> ${m.name}${m.endpoint ? html` <span class="hint">at</span> <code>${m.endpoint}</code>` : html``}</div>`)}</dd>` : html``}
 ${modes.map((k) => html`<dt>${k}</dt><dd class="text">${valueLine(config[k])}</dd>`)}
 ${counts.length > 0 ? html`<dt>counts</dt><dd class="counts">${counts.map(([k, n]) => html`<span class="count" data-count="${k}">${k} <b>${n}</b></span> `)}</dd>` : html``}
-${process ? html`<dt>calls made</dt><dd data-field="process-calls">${process.calls} call(s), ${process.failures} failed, ${process.tokens} tokens by the process that wrote this summary, failed items included (the cost counts the items recorded with their usage)</dd>` : html``}
+${process ? html`<dt>calls made</dt><dd data-field="process-calls">${process.calls} call(s), ${process.failures} failed, ${process.tokens} tokens by the process that wrote this summary, failed items included (the cost counts every call in the run folder's ledger, calls.jsonl, earlier processes' included)</dd>` : html``}
 <dt>replies not answers</dt><dd data-field="reply-statuses">${statuses.length === 0 ? "none" : statuses.map(([status, n]) => `${n} ${status}`).join(", ")}</dd>
 <dt>failures</dt><dd data-field="failure-reasons">${reasons.length === 0 ? "none" : html`<ul class="reasons">${reasons.map(([reason, n]) => html`<li><b>${n}</b> <span class="text">${reason}</span></li>`)}</ul>`}</dd>
 </dl><details><summary>configuration</summary><pre class="text config">${JSON.stringify(config, null, 2)}</pre></details></div>`;
