@@ -48,7 +48,6 @@ interface ReproduceFlags extends ModelCallFlags, DryRunFlags {
  * rows today: said before any model is called.
  */
 const NOT_RUN: Record<string, { needs: string; hint: string }> = {
-  "openeqa-table-3": { needs: "its w/o-guess columns score each agent's own answers where force-a-guess replaced them", hint: "run the Table IV rows (eqa reproduce openeqa-table-4), then eqa score --without-guess --predictions ROW/predictions.json on each row's folder" },
   "openeqa-table-5": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then run the rows with eqa explore --judge" },
   "express-table-1": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then eqa explore --agent fine-eqa:reference --judge" },
   "express-table-2": { needs: "HM-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then eqa explore --agent fine-eqa:reference on HM-EQA" },

@@ -27,8 +27,8 @@ import { join } from "node:path";
 import { OPENEQA_CATEGORIES, UserError, eqakitVersion, sha256Hex, writeFileAtomically, type Question } from "../core/index.js";
 import type { QuestionSelection } from "../data/index.js";
 import { PREDICTIONS_FILE, createAgent, planAnswers, type AgentName, type AgentSetup } from "../agents/index.js";
-import { answerAndScore, planScore, type LlmMatchAggregates, type LlmMatchMode, type RunSummary } from "../eval/index.js";
-import { JUDGE_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { answerAndScore, loadPredictionsWithoutGuess, planScore, scorePredictions, type LlmMatchAggregates, type LlmMatchMode, type RunSummary, type ScoreSummary } from "../eval/index.js";
+import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { openRun } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
 import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
@@ -37,8 +37,8 @@ import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex,
 export const OPENEQA_FAMILIES = ["blind", "socratic", "conceptgraph", "svm", "vlm"] as const satisfies readonly AgentName[];
 export type OpenEqaFamily = (typeof OPENEQA_FAMILIES)[number];
 
-/** The EM-EQA tables `reproduceOpenEqaTable` fills (Table II's A-EQA columns need exploration). */
-export const OPENEQA_EM_TABLES = ["openeqa-table-2", "openeqa-table-4"] as const;
+/** The EM-EQA tables `reproduceOpenEqaTable` fills (the A-EQA columns of Tables II and III need exploration). */
+export const OPENEQA_EM_TABLES = ["openeqa-table-2", "openeqa-table-3", "openeqa-table-4"] as const;
 
 /** SHA-256 of OpenEQA v0's `open-eqa-v0.json` (1,636 questions; md5 c0bd01fdce18206112a29fc3eab50cbb). */
 export const OPENEQA_V0_SHA256 = "a64dd101133213fa3b5ca31e5af8216662471aa34894b443d803f497757557ee";
@@ -51,6 +51,9 @@ const SECTIONS: Record<OpenEqaFamily, string> = {
   svm: "Socratic LLMs w/ Scene-Graph Captions",
   vlm: "Multi-Frame VLMs",
 };
+
+const A_EQA_NOTE = "This run's rows have no A-EQA numbers: A-EQA explores HM3D scenes through the Habitat bridge (eqa env check --env habitat, then eqa explore --judge).";
+const TABLE_3_NOTE = "EM-EQA (w/o guess): each agent's own answers where force-a-guess replaced them, judged in rows/<row>-without-guess (eqa score --without-guess); the blind row does not abstain, as in the paper.";
 
 /** Frames per question at the paper's settings, where the paper gives them (Appendix V: the multi-frame VLM's K = 50 for EM-EQA). */
 const PAPER_FRAMES: Partial<Record<OpenEqaFamily, number>> = { vlm: 50 };
@@ -141,14 +144,22 @@ export function openEqaDifferences(options: { selection: QuestionSelection; judg
 }
 
 /** A row's cells from its LLM-Match aggregates, in the table's columns. */
-function rowCells(tableId: string, llmMatch: LlmMatchAggregates): Record<string, UserCell> {
+function rowCells(tableId: string, llmMatch: LlmMatchAggregates, withoutGuess?: LlmMatchAggregates): Record<string, UserCell> {
   const cell = (estimate: { mean: number; stderr: number; n: number } | undefined): UserCell | undefined =>
     estimate === undefined || estimate.n === 0 ? undefined : { value: estimate.mean, ...(Number.isFinite(estimate.stderr) ? { ci: estimate.stderr } : {}), n: estimate.n };
   const cells: Record<string, UserCell | undefined> =
     tableId === "openeqa-table-4"
       ? { ...Object.fromEntries(OPENEQA_CATEGORIES.map((c) => [c.replace(/ /g, "-"), cell(llmMatch.byCategory[c])])), "llm-match": cell(llmMatch.overall) }
-      : { "em-scannet": cell(llmMatch.bySource["scannet-v0"]), "em-hm3d": cell(llmMatch.bySource["hm3d-v0"]), "em-all": cell(llmMatch.overall) };
+      : tableId === "openeqa-table-3"
+        ? tableThreeCells(cell(llmMatch.overall), cell(withoutGuess?.overall))
+        : { "em-scannet": cell(llmMatch.bySource["scannet-v0"]), "em-hm3d": cell(llmMatch.bySource["hm3d-v0"]), "em-all": cell(llmMatch.overall) };
   return Object.fromEntries(Object.entries(cells).filter((e): e is [string, UserCell] => e[1] !== undefined));
+}
+
+/** Table III prints no ±, and the w/o-guess score with its change from the score with force-a-guess. */
+function tableThreeCells(guessed: UserCell | undefined, own: UserCell | undefined): Record<string, UserCell | undefined> {
+  const plain = (c: UserCell | undefined): UserCell | undefined => (c === undefined ? undefined : { value: c.value, n: c.n });
+  return { em: plain(guessed), "em-without-guess": own === undefined ? undefined : { ...plain(own)!, ...(guessed ? { change: own.value - guessed.value } : {}) } };
 }
 
 function checkFrames(families: readonly OpenEqaFamily[], framesRoot: string | undefined): void {
@@ -186,7 +197,7 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
   checkFrames(families, options.framesRoot);
   const mode = options.mode ?? "compat";
   const settings = reproduceSettings(options, mode);
-  const run = await openRun({ dir: options.outDir, kind: "reproduce", settings, parts: families.map((f) => join("rows", f)) });
+  const run = await openRun({ dir: options.outDir, kind: "reproduce", settings, parts: families.flatMap((f) => [join("rows", f), ...(options.table.id === "openeqa-table-3" && f !== "blind" ? [join("rows", `${f}-without-guess`)] : [])]) });
   const differences = openEqaDifferences({ selection: options.selection, judgeSpec: options.judgeSpec, mode });
   const rows: UserRow[] = [];
   const runs: ReproduceSummary["runs"] = {};
@@ -212,20 +223,26 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
       ...(options.onProgress ? { onProgress: (p: { done: number; total: number; failed: number }) => options.onProgress!("answering", p.done, p.total, p.failed) } : {}),
       ...(options.onProgress ? { onScoreProgress: (done: number, total: number, failed: number) => options.onProgress!("judging", done, total, failed) } : {}),
     });
-    const failed = summary.answer.counts.failed + summary.score.counts.failed + summary.score.counts.judgeUnreadable;
+    let failed = summary.answer.counts.failed + summary.score.counts.failed + summary.score.counts.judgeUnreadable;
+    let withoutGuess: LlmMatchAggregates | undefined;
+    if (options.table.id === "openeqa-table-3" && family !== "blind") {
+      const scored = await scoreWithoutGuess(options, rowDir, judge, runtime, mode);
+      withoutGuess = scored.llmMatch;
+      failed += scored.counts.failed + scored.counts.judgeUnreadable;
+    }
     rows.push({
       id: family,
       label: rowLabel(family, options.model, options.captioner),
       section: SECTIONS[family],
       runDir: join("rows", family),
-      cells: rowCells(options.table.id, summary.score.llmMatch),
+      cells: rowCells(options.table.id, summary.score.llmMatch, withoutGuess),
       comparable: differences.length === 0,
       differences,
       failed,
     });
     runs[family] = { answered: summary.answer.counts.answered, failed, scored: summary.score.counts.scored, dollars: summary.cost.total.dollars };
   }
-  const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows };
+  const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows, notes: [...(options.table.id === "openeqa-table-3" ? [TABLE_3_NOTE] : []), ...(options.table.id !== "openeqa-table-4" ? [A_EQA_NOTE] : [])] };
   const markdown = formatTableMarkdown(options.table, table);
   await run.writeJson(TABLE_FILES.json, table);
   await writeFileAtomically(run.file(TABLE_FILES.markdown), markdown);
@@ -234,6 +251,29 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
   const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: options.table.id, settings, rows, runs };
   await run.writeJson("summary.json", summary);
   return { runDir: run.path, table, summary, markdown };
+}
+
+/** A row's answers before force-a-guess replaced them (Table III, w/o guess), judged in `rows/<family>-without-guess`. */
+async function scoreWithoutGuess(options: ReproduceOpenEqaOptions, rowDir: string, judge: ChatModel, runtime: ModelRuntime, mode: LlmMatchMode): Promise<ScoreSummary> {
+  const predictionsPath = join(rowDir, PREDICTIONS_FILE);
+  const { predictions } = await loadPredictionsWithoutGuess(predictionsPath);
+  const answered = new Set(predictions.map((p) => p.questionId));
+  const result = await scorePredictions({
+    benchmark: options.selection.benchmark,
+    questions: options.selection.questions.filter((q) => answered.has(q.questionId)),
+    ...(options.selection.subsetPath ? { subsetPath: options.selection.subsetPath } : {}),
+    predictions,
+    predictionsPath,
+    judge,
+    judgeSpec: options.judgeSpec,
+    usage: runtime.usage,
+    mode,
+    outDir: `${rowDir}-without-guess`,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    settings: { withoutGuess: true, ...(options.callSettings ?? {}) },
+    ...(options.onProgress ? { onProgress: (p: { done: number; total: number; failed: number }) => options.onProgress!("judging", p.done, p.total, p.failed) } : {}),
+  });
+  return result.summary;
 }
 
 /** What `reproduceOpenEqaTable` would call, recorded in `plan` row by row (each reply read at the first try); calls no model, writes nothing. */
@@ -269,6 +309,22 @@ export async function planOpenEqaTable(options: Omit<ReproduceOpenEqaOptions, "o
       plan,
     );
     notes.push(`row ${family}: ${answers.questions} question(s), ${answers.reused} already answered, ${answers.pending} to answer; ${scored.reused} already judged, ${scored.pending} to judge`);
+    if (options.table.id === "openeqa-table-3" && family !== "blind") {
+      // the answers before force-a-guess are not known before the run: counted as the answers given
+      const unguessed = await planScore(
+        {
+          benchmark: options.selection.benchmark,
+          questions: answered,
+          predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
+          predictionsPath: join(rowDir, PREDICTIONS_FILE),
+          judgeSpec: options.judgeSpec,
+          mode: options.mode ?? "compat",
+          outDir: `${rowDir}-without-guess`,
+        },
+        plan,
+      );
+      notes.push(`row ${family} w/o guess: ${unguessed.reused} already judged, ${unguessed.pending} to judge`);
+    }
     if (answers.failures.length > 0) notes.push(`row ${family}: ${answers.failures.length} question(s) would fail before any call, e.g. ${answers.failures[0]!.questionId}: ${answers.failures[0]!.error}`);
   }
   notes.push("calls that depend on the replies (force-a-guess's blind guess, re-asks) are counted as when each reply is read at the first try");

@@ -17,6 +17,8 @@ const userCellSchema = z.object({
   value: z.number(),
   /** The ± printed after the value (for OpenEQA: the bootstrap standard error of the mean). */
   ci: z.number().optional(),
+  /** The change printed in parentheses after the value (OpenEQA Table III: w/o guess minus with it). */
+  change: z.number().optional(),
   /** How many items the value averages. */
   n: z.number().int().nonnegative(),
 });
@@ -46,6 +48,8 @@ export const reproducedTableSchema = z.object({
   /** The published table's id (`openeqa-table-4`). */
   table: z.string(),
   rows: z.array(userRowSchema),
+  /** What the run says about the table beside the rows' differences (columns it does not fill). */
+  notes: z.array(z.string()).optional(),
 });
 export type ReproducedTable = z.infer<typeof reproducedTableSchema>;
 
@@ -104,7 +108,9 @@ function layRows(published: PublishedTable, reproduced: ReproducedTable): LaidRo
       comparable: row.comparable,
       cells: published.columns.map((c, k) => {
         const cell = row.cells[c.id];
-        return cell === undefined || !Number.isFinite(cell.value) ? { text: "–", bold: false } : { text: cellText(cell.value, cell.ci, decimals[k]!), bold: best[k] !== null && cell.value === best[k] };
+        if (cell === undefined || !Number.isFinite(cell.value)) return { text: "–", bold: false };
+        const change = cell.change === undefined ? "" : ` (${cell.change > 0 ? "+" : ""}${cell.change.toFixed(decimals[k]!)})`;
+        return { text: cellText(cell.value, cell.ci, decimals[k]!) + change, bold: best[k] !== null && cell.value === best[k] };
       }),
       values: published.columns.map((c) => row.cells[c.id]?.value ?? null),
       cis: published.columns.map((c) => row.cells[c.id]?.ci ?? null),
@@ -120,10 +126,20 @@ function cellText(value: number, ci: number | undefined, decimals: number): stri
 /** The notes printed under the table: the paper's footnotes, eqakit's notes, and what each user row's setup differs in. */
 export function tableNotes(published: PublishedTable, reproduced: ReproducedTable): string[] {
   const notes = [...published.footnotes.map((f) => `Paper: ${f}`), ...published.notes];
+  // rows that differ in the same way share one note
+  const byDifferences = new Map<string, UserRow[]>();
   for (const row of reproduced.rows) {
-    notes.push(row.comparable ? `${row.label}: comparable with the published rows (same questions, settings and judge family).` : `${row.label}: not comparable with the published rows: ${row.differences.join("; ")}.`);
-    if (row.failed > 0) notes.push(`${row.label}: ${row.failed} question(s) failed and are left out of its numbers (see ${row.runDir}).`);
+    const key = row.differences.join("; ");
+    byDifferences.set(key, [...(byDifferences.get(key) ?? []), row]);
   }
+  for (const [differences, rows] of byDifferences) {
+    const who = rows.length === reproduced.rows.length ? "This run's rows" : `This run's ${rows.map((r) => r.id).join(", ")} row(s)`;
+    notes.push(differences === "" ? `${who}: comparable with the published rows (the paper's questions, settings and judge family).` : `${who}: not comparable with the published rows: ${differences}.`);
+  }
+  for (const row of reproduced.rows) {
+    if (row.failed > 0) notes.push(`This run's ${row.id} row: ${row.failed} question(s) failed and are left out of its numbers (see ${row.runDir}).`);
+  }
+  notes.push(...(reproduced.notes ?? []));
   return notes;
 }
 

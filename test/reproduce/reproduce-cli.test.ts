@@ -90,7 +90,7 @@ describe("eqa reproduce openeqa-table-4", () => {
       assert.match(markdown, /\| 9 GPT-4V\* \| 43\.4 \| 42\.0 \| 57\.2 \| 33\.6 \| 63\.2 \| 57\.4 \| 50\.7 \| 49\.6±2\.0 \|/);
       assert.match(markdown, /\*This run: Blind LLMs\*/);
       assert.match(markdown, /\| openai\/gpt-4o \| .*75\.0±0\.0.* \| no \|/);
-      assert.match(markdown, /not comparable with the published rows: 4 of OpenEQA v0's 1,636 questions \(subset .*\); judge openai\/gpt-4o, the paper's was GPT-4/);
+      assert.match(markdown, /This run's rows: not comparable with the published rows: 4 of OpenEQA v0's 1,636 questions \(subset .*\); judge openai\/gpt-4o, the paper's was GPT-4/);
       assert.match(markdown, /subset of 500 OpenEQA question/);
       assert.equal(result.stdout.includes("**TABLE IV: Category-level Performance on EM-EQA**"), true);
 
@@ -130,6 +130,44 @@ describe("eqa reproduce openeqa-table-4", () => {
       assert.deepEqual(table.rows.map((r) => r.id), ["blind"]);
       const csv = readFileSync(join(out, "table.csv"), "utf8").trim().split("\n");
       assert.equal(csv.filter((l) => l.startsWith("this run,")).length, 1);
+    });
+  });
+
+  test("openeqa-table-2 fills the EM-EQA columns by source and says why the A-EQA ones are empty", async () => {
+    const s = await setup();
+    await withModelServer((request) => openAiReply(reply(request)), async (server) => {
+      const out = join(s.home, "table2");
+      const result = await runCli(["reproduce", "openeqa-table-2", "--benchmark", openEqaBenchmarkFile, "--subset", s.subset, "--rows", "blind", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out], cliEnv(s.home));
+      assert.equal(result.code, 0, result.stderr);
+      const row = (readJson(join(out, "table.json")) as TableJson).rows[0]!;
+      assert.deepEqual(Object.fromEntries(Object.entries(row.cells).map(([k, c]) => [k, [c.value, c.n]])), { "em-scannet": [75, 2], "em-hm3d": [75, 2], "em-all": [75, 4] });
+      const markdown = readFileSync(join(out, "table.md"), "utf8");
+      assert.match(markdown, /\| openai\/gpt-4o \| 75\.0±0\.0 \| 75\.0±0\.0 \| 75\.0±0\.0 \| – \| – \| no \|/);
+      assert.match(markdown, /no A-EQA numbers: A-EQA explores HM3D scenes through the Habitat bridge \(eqa env check --env habitat/);
+    });
+  });
+
+  test("openeqa-table-3 scores each agent's own answers where force-a-guess replaced them (w/o guess), none for the blind row", async () => {
+    const s = await setup();
+    // the socratic agent abstains, force-a-guess replaces its answer with the blind guess; the judge gives an abstention 1, an answer 4
+    const abstaining = (request: ReceivedRequest): string => {
+      const text = bodyText(request);
+      if (isJudgeCall(request)) return text.includes("I cannot tell") ? "Your mark: 1" : "Your mark: 4";
+      if (text.includes("Proposed Answer:")) return text.includes("I cannot tell") ? "Action: guess" : "Action: keep";
+      if (text.includes("A wooden table with a red cup")) return "A: I cannot tell";
+      return reply(request);
+    };
+    await withModelServer((request) => openAiReply(abstaining(request)), async (server) => {
+      const out = join(s.home, "table3");
+      const result = await runCli(["reproduce", "openeqa-table-3", "--benchmark", openEqaBenchmarkFile, "--subset", s.subset, "--frames", s.frames, "--rows", "blind,socratic", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out], cliEnv(s.home));
+      assert.equal(result.code, 0, result.stderr);
+      const rows = (readJson(join(out, "table.json")) as TableJson).rows;
+      assert.deepEqual(rows.map((r) => [r.id, Object.fromEntries(Object.entries(r.cells).map(([k, c]) => [k, c.value]))]), [
+        ["blind", { em: 75 }],
+        ["socratic", { em: 75, "em-without-guess": 0 }],
+      ]);
+      assert.ok(existsSync(join(out, "rows", "socratic-without-guess", "judgements.jsonl")));
+      assert.match(readFileSync(join(out, "table.md"), "utf8"), /\| openai\/gpt-4o w\/ openai\/gpt-4o \| \*\*75\.0\*\* \| 0\.0 \(-75\.0\) \| – \| – \| no \|/);
     });
   });
 
