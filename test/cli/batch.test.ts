@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { anthropicReply, openAiReply, startModelServer, type ModelServer, type ReceivedRequest, type ScriptedReply } from "../helpers/model-server.js";
-import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
+import { cliEnv, runCli } from "../helpers/cli.js";
+import { killMidway } from "../helpers/kill.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { costOf, readCallLedger } from "../../src/models/index.js";
@@ -145,14 +146,9 @@ describe("eqa score --batch", () => {
     try {
       const out = join(home, "run");
       const args = scoreArgs(predictions, out, server, ["--no-cache"]);
-      const child = startCli(args, cliEnv(home));
-      const ended = collect(child);
       const batchFile = join(out, "batch.json");
-      for (let i = 0; i < 600 && !existsSync(batchFile); i++) await new Promise((r) => setTimeout(r, 50));
-      assert.ok(existsSync(batchFile), "batch.json was written before the wait");
-      child.kill("SIGKILL");
-      const killed = await ended;
-      assert.equal(killed.signal, "SIGKILL");
+      // killed once batch.json is written, while it waits
+      await killMidway(args, cliEnv(home), () => existsSync(batchFile));
       assert.equal(batches.size, 1);
       const pendingFile = readJson(batchFile) as { batches: { id: string; loadedAt?: string }[] };
       assert.equal(pendingFile.batches[0]!.id, "batch_1");
