@@ -300,7 +300,8 @@ function episodePath(framesRoot: string | undefined, question: Question): string
  * of the frames folder: such a benchmark would have frames read from anywhere. A history that
  * is merely missing fails its question alone, later.
  */
-function checkEpisodePaths(framesRoot: string, questions: Question[], benchmarkFile: string | undefined): void {
+/** Refuses (UserError naming the record) an episode_history that leaves `framesRoot`: checked before a run folder is made. */
+export function checkEpisodePaths(framesRoot: string, questions: readonly Question[], benchmarkFile: string | undefined): void {
   const checked = new Set<string>();
   for (const question of questions) {
     if (checked.has(question.episodeHistory)) continue;

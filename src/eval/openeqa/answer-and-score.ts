@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { eqakitVersion } from "../../core/index.js";
 import type { QuestionSelection } from "../../data/index.js";
-import { PREDICTIONS_FILE, answerQuestions, answerRunContract, type AnswerOptions, type AnswerSummary } from "../../agents/index.js";
+import { PREDICTIONS_FILE, answerQuestions, answerRunContract, checkEpisodePaths, type AnswerOptions, type AnswerSummary } from "../../agents/index.js";
 import { ledgerCost, readCallLedger, type ChatModel, type ModelSpec, type RunCost } from "../../models/index.js";
 import { openRun } from "../../store/index.js";
 import type { LlmMatchMode } from "./llm-match.js";
@@ -48,6 +48,8 @@ export async function answerAndScore(options: AnswerAndScoreOptions): Promise<Ru
     ...(bootstrap ? { bootstrap } : {}),
     ...(options.settings ? { settings: options.settings } : {}),
   });
+  // a benchmark whose episode paths leave --frames is refused before the run folder is made
+  if (answerOptions.agent.needsEpisode && answerOptions.framesRoot) checkEpisodePaths(answerOptions.framesRoot, selection.questions, answerOptions.benchmarkFile);
   const run = await openRun({ dir: options.outDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [] });
   const answered = await answerQuestions({ ...answerOptions, questions: selection.questions, summaryFile: "summary.answer.json", run });
   const ok = answered.records.filter((r) => r.error === null);
