@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { CallLedgerWriter, type CallRecord } from "./ledger.js";
+import { CallLedgerWriter, type CallEntry, type CallRecord } from "./ledger.js";
 import type { CallUsage, ReplyStatus } from "./types.js";
 
 /** Usage summed over calls, per model and overall, as written into summaries. */
@@ -51,6 +51,18 @@ export function sumUsage(parts: Iterable<UsageTotals>): UsageTotals {
   const total = emptyUsage();
   for (const part of parts) mergeUsage(total, part);
   return total;
+}
+
+/** The usage totals of a ledger's calls (every process's): a summary's usage section kept in one bookkeeping with its cost. */
+export function ledgerUsage(calls: readonly CallEntry[]): UsageTotals {
+  const totals = emptyUsage();
+  for (const call of calls) {
+    if (call.status === "failed") {
+      totals.failures++;
+      totals.retries += call.retries;
+    } else addUsage(totals, call);
+  }
+  return totals;
 }
 
 /** A ledger's totals, with what was sent differently than asked and the replies that were not answers. */

@@ -60,7 +60,8 @@ describe("one ledger of model calls: every request a server received, once, in t
       assert.equal(sent(ledger, "judge").reduce((n, e) => n + e.images, 0), 1);
       assert.ok(sent(ledger, "judge").every((e) => e.item === "e1" && e.endpoint === `${judge.url}/v1` && e.status === "ok"));
       assert.equal(sent(ledger, "agent").length, chatRequests(agent).length);
-      const cost = readJson<{ cost: Cost }>(join(out, "summary.json")).cost;
+      const { cost, judged: judgedSummary } = readJson<{ cost: Cost; judged: { usage: { calls: number; images: number } } }>(join(out, "summary.json"));
+      assert.deepEqual([judgedSummary.usage.calls, judgedSummary.usage.images], [2, 1], "the judge's usage counts its EAC call too");
       const row = cost.roles.find((r) => r.role === "judge")!;
       assert.deepEqual([row.calls, row.images, row.promptTokens], [2, 1, promptTokensOf(judged)]);
       assert.equal(cost.total.calls, judged.length + chatRequests(agent).length);

@@ -20,7 +20,7 @@
 import { canonicalJson, judgeUnreadable, loadPromptFile, sha256Hex, type JudgeUnreadable, type Question, type UnreadableReply } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
-import { ledgerCost, readCallLedger, runModelBatch, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
+import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
 import { reopenRun, reusableRecords } from "../../store/index.js";
 import { EAC_PROMPT, judgeEac, type EacJudgement } from "./eac.js";
 import { expressMetrics, reliabilityMetrics, type ExpressMetrics, type ReliabilityItem, type ReliabilityMetrics } from "./express-metrics.js";
@@ -55,6 +55,7 @@ export interface ExploreScores {
   efficiency: { metres: EfficiencySummary | null; steps: EfficiencySummary | null };
   /** EXPRESS-Bench's C, C* and E_path (percent) and d_T (metres). */
   express: ExpressMetrics | null;
+  /** Every judge call of the run's ledger: LLM-Match's and EAC's. */
   usage: UsageTotals;
   failures: { questionId: string; error: string }[];
 }
@@ -167,7 +168,8 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
     llmMatch: { correctness: scored.length > 0 ? scored.reduce((a, x) => a + llmMatchPoints(x.j.llmMatch as number), 0) / scored.length : null, n: scored.length },
     efficiency: { metres: efficiencyIn("metres"), steps: efficiencyIn("steps") },
     express: expressIn.length > 0 ? expressMetrics(expressIn) : null,
-    usage: sumUsage(judged.map((x) => x.j.usage)),
+    // every judge call of the run's ledger (LLM-Match's and EAC's, earlier processes' included)
+    usage: ledgerUsage(readCallLedger(run.path).filter((call) => call.role === JUDGE_ROLE)),
     failures: items.flatMap((r) => {
       const j = judgements.get(r.questionId);
       return j && j.error !== null ? [{ questionId: r.questionId, error: j.error }] : !j ? [{ questionId: r.questionId, error: "not judged" }] : [];
