@@ -187,7 +187,7 @@ export function inferRunKind(dir: string): string | undefined {
   if (has("traces.jsonl")) return "answer";
   if (has("memories.jsonl")) return "memory";
   if (has("evaluations.jsonl")) return "rm-score";
-  if (has("responses.jsonl") || has("instances.jsonl")) return "rm-build";
+  if (has("responses.jsonl")) return "rm-build";
   if (has("reviewed.jsonl")) return "rm-review";
   if (has("validation.jsonl")) return "tag-validate";
   if (has("answers.jsonl")) return "answer-tag";
