@@ -14,7 +14,7 @@ import {
   type ValidationResult,
 } from "../eval/index.js";
 import { renderAnswer } from "../generate/index.js";
-import { JUDGE_ROLE, type ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, ledgerCost, readCallLedger, type ModelSpec } from "../models/index.js";
 import { formatRunCost, formatTable } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
@@ -123,6 +123,8 @@ async function runValidation(flags: ScoreTagFlags): Promise<number> {
   const opened = await openModelRuntime(flags);
   try {
     const outDir = flags.out ?? defaultRunPath("validate-tag");
+    // the judge's calls go to the folder's ledger of model calls
+    opened.runtime.usage.attach(outDir);
     const result = await validateStructuredJudge({
       questions,
       judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }),
@@ -136,6 +138,7 @@ async function runValidation(flags: ScoreTagFlags): Promise<number> {
       concurrency: flags.concurrency,
     });
     console.log(formatValidation(result));
+    console.log(`\n${formatRunCost(ledgerCost(readCallLedger(outDir)))}`);
     console.log(`\nwrote ${outDir}/{validation.jsonl,validation.json}`);
     return result.failed > 0 ? 1 : 0;
   } finally {
