@@ -4,7 +4,7 @@ import { OutputError, isUserError } from "../core/index.js";
 import { openEpisode, resolveEpisodePath } from "../episodes/index.js";
 import { ModelCallError } from "../models/index.js";
 import { openRun } from "../store/index.js";
-import { writeMemory } from "./memory/index.js";
+import { MemoryCallError, writeMemory } from "./memory/index.js";
 import { buildEpisodeMemory, memoryBuildSettings, type MemorySourceOptions } from "./memory-source.js";
 import { MEMORY_RECORDS_FILE, memoryPath, memorySettingsKey, readMemoryRecords, type MemoryRecord } from "./memory-store.js";
 
@@ -54,7 +54,7 @@ export async function buildMemoryFolder(build: MemoryFolderBuild): Promise<Memor
         continue;
       }
       const started = performance.now();
-      const record = (fields: Pick<MemoryRecord, "graph" | "instances" | "error">): MemoryRecord => ({ episode: id, settingsKey, settings: { ...settings }, ...fields, seconds: Math.round(performance.now() - started) / 1000, finishedAt: new Date().toISOString() });
+      const record = (fields: Pick<MemoryRecord, "graph" | "instances" | "error" | "failedCall">): MemoryRecord => ({ episode: id, settingsKey, settings: { ...settings }, ...fields, seconds: Math.round(performance.now() - started) / 1000, finishedAt: new Date().toISOString() });
       try {
         const path = resolveEpisodePath(build.framesRoot, id, { field: "episode_history" });
         if (!path) throw new OutputlessFailure(`episode history "${id}" not found under ${build.framesRoot}`);
@@ -68,7 +68,8 @@ export async function buildMemoryFolder(build: MemoryFolderBuild): Promise<Memor
         if (error instanceof OutputError) throw error;
         if (!(error instanceof OutputlessFailure || error instanceof ModelCallError || isUserError(error))) throw error;
         const reason = error instanceof ModelCallError ? `${error.message} (${error.endpoint}, after ${error.retries} retries)` : error.message;
-        appender.append(record({ graph: null, instances: null, error: reason }));
+        const failedCall = error instanceof MemoryCallError ? { call: error.call, frame: error.frame, ...(error.instance !== undefined ? { instance: error.instance } : {}) } : undefined;
+        appender.append(record({ graph: null, instances: null, error: reason, ...(failedCall ? { failedCall } : {}) }));
         result.failed.push({ episode: id, error: reason });
       }
       build.onProgress?.({ done: ++finished, total, failed: result.failed.length, episode: id });

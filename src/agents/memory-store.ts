@@ -37,6 +37,8 @@ const recordSchema = z.object({
   instances: z.number().nullable(),
   seconds: z.number(),
   error: z.string().nullable(),
+  /** The model call that failed the build, when one did: which call, on which frame (and object). */
+  failedCall: z.object({ call: z.enum(["caption", "detect"]), frame: z.number(), instance: z.number().optional() }).optional(),
   finishedAt: z.string(),
 });
 

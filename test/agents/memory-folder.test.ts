@@ -96,6 +96,8 @@ describe("eqa memory build --benchmark and eqa answer --memory", () => {
         assert.equal(folder.code, 1, folder.stderr);
         assert.doesNotMatch(folder.stderr + folder.stdout, /\n\s+at /);
         assert.match(folder.stdout, /failed: hm3d-v0\/\w+: the call for the caption of object \d+ \(a crop of frame \d+\) failed: /);
+        const failed = records(join(home, `folder-${k}`)).filter((r) => r.error !== null) as (Record & { failedCall?: { call: string; frame: number; instance?: number } })[];
+        assert.ok(failed.length > 0 && failed.every((r) => r.failedCall?.call === "caption" && Number.isInteger(r.failedCall.frame) && Number.isInteger(r.failedCall.instance)), JSON.stringify(failed));
       });
     }
     // the same command with a model that answers: the failed episodes are built now
