@@ -284,6 +284,13 @@ export function step() { return { answer: "a sofa" }; }
     assert.match(result.stdout, /pass {2}active: step budget \(2 actions\)/);
     assert.match(result.stdout, /pass {2}tag: answer with frames and the action history \(4 frames, 3 actions\): answered .*value\\":3/);
 
+    // an agent that refuses to be initialized for a task it does not do is asked again, in a fresh process, for the next kind
+    const tagOnly = join(home, "tag-only.mjs");
+    writeFileSync(tagOnly, `export function initialize(params) { if (params.task !== "tag") throw new Error("tag questions only"); return { name: "tag-only", version: "1", supports: ["tag"] }; }\nexport function answer() { return { answer: "two" }; }\n`);
+    const refusing = await runCli(["agent", "check", "--agent", tagOnly], cliEnv(home));
+    assert.equal(refusing.code, 0, refusing.stdout + refusing.stderr);
+    assert.match(refusing.stdout, /\(tag\)\n {2}pass {2}tag: initialize: tag-only 1/);
+
     const broken = join(home, "broken-tag.mjs");
     writeFileSync(broken, `export function initialize() { return { name: "broken-tag", version: "0", supports: ["tag", "dance"] }; }\nexport function answer() { return { answer: 5 }; }\n`);
     const failed = await runCli(["agent", "check", "--agent", broken], cliEnv(home));

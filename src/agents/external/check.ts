@@ -14,6 +14,7 @@ import { sha256Hex, type Question } from "../../core/index.js";
 import type { Episode, EpisodeFrameImage } from "../../episodes/index.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "../../models/index.js";
 import type { AgentTrace } from "../types.js";
+import { ExternalActiveAgent } from "./active.js";
 import { ExternalAgent, type ExternalAgentSpec } from "./agent.js";
 import { AGENT_PROTOCOL_VERSION, describeIssues, initializeResult, type AnswerParams, type InitializeParams, type InitializeResult } from "./protocol.js";
 import { RpcFailure } from "./rpc.js";
@@ -172,11 +173,29 @@ export async function checkTagAgent(spec: ExternalAgentSpec, options: AgentCheck
 }
 
 /**
- * Starts the agent, sends `initialize` once (as an em-eqa run sends it: the check's model, the
- * timeout, eqakit's version) and shuts it down: its identity (what it supports), or why it failed.
+ * Who the agent is (what it supports), or why it could not say: a fresh process is sent
+ * `initialize` once, as an em-eqa run sends it (the check's model, the timeout, eqakit's
+ * version), then shut down. An agent that refuses that task with an error reply is asked again,
+ * in a fresh process, as a tag run and then as an active run would ask it.
  */
 export async function probeAgent(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<InitializeResult | string> {
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const asked = [
+    new ExternalAgent(spec, { model: checkModel(), timeoutMs, episodes: true }).initializeParams(),
+    new ExternalAgent(spec, { model: checkModel(), timeoutMs, episodes: true, task: "tag" }).initializeParams(),
+    new ExternalActiveAgent(spec, { model: checkModel(), timeoutMs }).initializeParams(),
+  ];
+  let refusal = "";
+  for (const params of asked) {
+    const identity = await probeOnce(spec, params, timeoutMs);
+    if (!(identity instanceof RpcFailure)) return identity;
+    if (identity.kind !== "remote") return identity.message;
+    refusal ||= identity.message;
+  }
+  return refusal;
+}
+
+async function probeOnce(spec: ExternalAgentSpec, params: InitializeParams, timeoutMs: number): Promise<InitializeResult | string | RpcFailure> {
   let session: AgentSession;
   if (spec.kind === "exec") session = new ProcessSession(spec.command, spec.args);
   else {
@@ -185,12 +204,11 @@ export async function probeAgent(spec: ExternalAgentSpec, options: AgentCheckOpt
     session = new ModuleSession(loaded);
   }
   try {
-    const params = new ExternalAgent(spec, { model: checkModel(), timeoutMs, episodes: true }).initializeParams();
     const raw = await session.call("initialize", params, timeoutMs, { request: () => Promise.resolve(null), notify: () => {} });
     const parsed = initializeResult.safeParse(raw);
     return parsed.success ? parsed.data : `initialize: the reply does not match the protocol: ${describeIssues(parsed.error)}`;
   } catch (error) {
-    return describeFailure(error);
+    return error instanceof RpcFailure ? error : describeFailure(error);
   } finally {
     await session.shutdown(5000);
   }
