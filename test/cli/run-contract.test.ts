@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadRun } from "../../src/report/index.js";
-import { readRunManifest } from "../../src/store/index.js";
+import { openRun, readRunManifest } from "../../src/store/index.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
@@ -219,5 +219,9 @@ describe("every other command that writes a run folder keeps it", () => {
     const demo = join(dir, "old-demo");
     for (const sub of ["recordings", "dataset", "runs"]) mkdirSync(join(demo, sub), { recursive: true });
     await assertRefusedUnchanged(demo, () => runCli(commands.rmScore.args(demo), env), /kind demo, not rm-score/);
+    // a demo of other homes in the folder of a demo: refused before anything is recorded
+    const made = join(dir, "demo");
+    await openRun({ dir: made, kind: "demo", settings: { seeds: [2], tasksPerHome: 2, perTrajectory: 4, width: 160, height: 120 } });
+    await assertRefusedUnchanged(made, () => runCli(["demo", "--out", made, "--seeds", "3", "--per-trajectory", "4"], env), /seeds is \[2\] there, \[3\] now/);
   });
 });
