@@ -281,7 +281,16 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const ratings = run ? ratingsById(run.dir)[id] ?? [] : [];
     if (run && tagQuestion) {
       const recording = await tagTranscript(index, run.tag?.questionsPath, id);
-      const transcript = run.tracesDir ? withAnswerCalls(recording, answerTranscript(run.tracesDir, id, { of: () => undefined })) : recording;
+      // the frames the answering agent was sent, served from the recording it answered from
+      const used = tagQuestion.transcript;
+      const frames: FrameAddresses = {
+        of(frame) {
+          if (run.framesRoot === undefined || !used?.episode || !used.frames.includes(frame)) return undefined;
+          const base = `/api/runs/${index}/frames/${encodeURIComponent(id)}/${frame}`;
+          return { thumb: `${base}?size=thumb`, full: `${base}?size=full` };
+        },
+      };
+      const transcript = run.tracesDir ? withAnswerCalls(recording, answerTranscript(run.tracesDir, id, frames)) : recording;
       return c.json({ ...tagQuestionDetail(tagQuestion), runLabel: run.label, ratings, transcript });
     }
     const q = run?.questions.find((x) => x.questionId === id);
@@ -354,7 +363,9 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
   });
   app.get("/api/runs/:run/frames/:id/:index", async (c) => {
     const run = await runAt(c);
-    const q = run?.questions.find((x) => x.questionId === c.req.param("id"));
+    // a question's frames: an answer run's, or those a TAG run's answering agent was sent (`answers/`)
+    const tagged = run?.tag?.questions.find((x) => x.questionId === c.req.param("id"))?.transcript;
+    const q = run?.questions.find((x) => x.questionId === c.req.param("id")) ?? (tagged?.episode ? { episode: tagged.episode, frames: tagged.frames } : undefined);
     const index = Number(c.req.param("index"));
     // only frames the agent used, of the episode the run names
     if (!run?.framesRoot || !q?.episode || !q.frames.includes(index)) return c.text("no such frame", 404);

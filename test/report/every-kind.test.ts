@@ -198,6 +198,11 @@ describe("one run loader for the report and the viewer", () => {
         assert.match((await view.locator(".pagehead, h2").first().textContent()) ?? "", /./);
         assert.ok((await view.locator("#trace li.call").count()) > 0, "the vlm agent's model calls");
         assert.match((await view.locator("#trace").textContent()) ?? "", /one red mug/);
+        const thumb = await view.locator("#trace .thumb img").first().getAttribute("src");
+        assert.ok(thumb, "the frames the agent was sent, as thumbnails");
+        const served = await view.request.get(`${viewer.url}${thumb}`);
+        assert.equal(served.status(), 200);
+        assert.equal(served.headers()["content-type"], "image/jpeg");
         assert.deepEqual(await layoutProblems(view), [], "the TAG question's page");
         await view.goto(`${viewer.url}/#/compare`);
         await shown(view);
