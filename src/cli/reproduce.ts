@@ -4,10 +4,11 @@ import { Command, Option } from "commander";
 import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
 import type { LlmMatchMode } from "../eval/index.js";
-import { checkPriceFile } from "../models/index.js";
+import { JUDGE_ROLE, checkBatchSupport, checkPriceFile } from "../models/index.js";
 import { formatCallPlan } from "../report/index.js";
 import {
   OPENEQA_EM_TABLES,
+  answerOpenEqaRows,
   OPENEQA_FAMILIES,
   REPRODUCED_TABLE_FORMAT,
   TABLE_FILES,
@@ -26,8 +27,9 @@ import { defaultRunPath } from "../store/index.js";
 import { choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, resolveRoleModel, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
+import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
-interface ReproduceFlags extends ModelCallFlags, DryRunFlags {
+interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags {
   model?: string;
   modelBaseUrl?: string;
   captioner?: string;
@@ -80,6 +82,7 @@ export function reproduceCommand(): Command {
     .option("--out <dir>", "run directory (default: runs/reproduce-DATE); an existing one resumes", outputDirectory);
   addModelCallOptions(command);
   addDryRunOption(command);
+  addBatchOptions(command);
   return command.action(async (table: PublishedTable, flags: ReproduceFlags) => {
     if (flags.published) {
       await printPublished(table, flags.out);
@@ -107,29 +110,42 @@ export function reproduceCommand(): Command {
       concurrency: flags.concurrency,
     };
     if (flags.dryRun) {
-      const plan = await openCallPlan(flags);
+      // only the judge's calls would go through a batch: the table is priced live, the note says what --batch saves
+      const plan = await openCallPlan({ ...flags, batch: false });
       try {
         const notes = await planOpenEqaTable(options, plan.plan);
-        console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes]));
+        const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the agents' calls stay live"] : [];
+        console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes, ...batchNote]));
       } finally {
         plan.close();
       }
       return;
     }
     checkPriceFile();
-    const opened = await openModelRuntime(flags);
-    const progress = createProgress("reproducing");
+    let progress = createProgress(flags.batch ? "answering" : "reproducing");
+    let row = "";
+    const reporting = {
+      onRow: (family: OpenEqaFamily, index: number, total: number) => (row = `row ${index + 1}/${total} ${family}`),
+      onProgress: (stage: string, done: number, total: number, failed: number) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
+    };
+    // --batch: every row answered live first, then the judge's requests of the whole table in one batch, read from the cache by the run that follows
+    let batched: Awaited<ReturnType<typeof runBatch>> | undefined;
+    if (flags.batch) {
+      checkBatchSupport(judgeSpec);
+      const live = await openModelRuntime(flags);
+      let collect: Awaited<ReturnType<typeof answerOpenEqaRows>>;
+      try {
+        collect = await answerOpenEqaRows({ ...options, callSettings: modelCallSettings(flags, live.cachePath), ...reporting }, live.runtime);
+      } finally {
+        progress.stop();
+        live.close();
+      }
+      batched = await runBatch(flags, judgeSpec, JUDGE_ROLE, outDir, collect);
+      progress = createProgress("reproducing");
+    }
+    const opened = batched?.opened ?? (await openModelRuntime(flags));
     try {
-      let row = "";
-      const result = await reproduceOpenEqaTable(
-        {
-          ...options,
-          callSettings: modelCallSettings(flags, opened.cachePath),
-          onRow: (family, index, total) => (row = `row ${index + 1}/${total} ${family}`),
-          onProgress: (stage, done, total, failed) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
-        },
-        opened.runtime,
-      );
+      const result = await reproduceOpenEqaTable({ ...options, callSettings: modelCallSettings(flags, opened.cachePath), ...reporting }, opened.runtime);
       progress.stop();
       console.log(result.markdown);
       console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's run in ${join(result.runDir, "rows")}`);

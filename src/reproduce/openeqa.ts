@@ -25,11 +25,11 @@
  */
 import { join } from "node:path";
 import { OPENEQA_CATEGORIES, UserError, eqakitVersion, sha256Hex, writeFileAtomically, type Question } from "../core/index.js";
-import type { QuestionSelection } from "../data/index.js";
-import { PREDICTIONS_FILE, createAgent, planAnswers, type AgentName, type AgentSetup } from "../agents/index.js";
-import { answerAndScore, loadPredictionsWithoutGuess, planScore, scorePredictions, type LlmMatchAggregates, type LlmMatchMode, type RunSummary, type ScoreSummary } from "../eval/index.js";
+import { loadPredictions, type QuestionSelection } from "../data/index.js";
+import { PREDICTIONS_FILE, answerQuestions, answerRunContract, createAgent, planAnswers, type AgentName, type AgentSetup } from "../agents/index.js";
+import { answerAndScore, loadPredictionsWithoutGuess, planScore, scorePredictions, scoreRunContract, type LlmMatchAggregates, type LlmMatchMode, type RunSummary, type ScoreSummary } from "../eval/index.js";
 import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { openRun } from "../store/index.js";
+import { openRun, type RunDirectory } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
 import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
@@ -186,6 +186,82 @@ function reproduceSettings(options: ReproduceOpenEqaOptions, mode: LlmMatchMode)
   };
 }
 
+/** The settings each row's run records (the same for its answers and its judgements). */
+function rowSettings(options: ReproduceOpenEqaOptions): Record<string, unknown> {
+  return { benchmark: { path: options.selection.benchmark.path, sha256: options.selection.benchmark.sha256 }, subset: options.selection.subsetPath ?? null, ...(options.callSettings ?? {}) };
+}
+
+/** Opens the reproduce run folder (kind `reproduce`), refusing one of another table, model, judge, mode or question set before anything is written. */
+async function openReproduceRun(options: ReproduceOpenEqaOptions, families: readonly OpenEqaFamily[], mode: LlmMatchMode): Promise<RunDirectory> {
+  return openRun({ dir: options.outDir, kind: "reproduce", settings: reproduceSettings(options, mode), parts: families.flatMap((f) => [join("rows", f), ...(options.table.id === "openeqa-table-3" && f !== "blind" ? [join("rows", `${f}-without-guess`)] : [])]) });
+}
+
+/**
+ * `--batch`, first stage: answers every row's questions (live: an agent's calls depend on each
+ * other's replies), each row's folder opened as `answerAndScore` opens it, so that the run
+ * that follows reuses the answers. Returns a function that records, in a batch collector,
+ * the judge's request for every answer (and, for Table III, every answer before force-a-guess)
+ * not judged yet, as `reproduceOpenEqaTable` will make them.
+ */
+export async function answerOpenEqaRows(options: ReproduceOpenEqaOptions, runtime: ModelRuntime): Promise<(plan: CallPlan) => Promise<void>> {
+  checkTable(options.table);
+  const families = options.families ?? OPENEQA_FAMILIES;
+  checkFrames(families, options.framesRoot);
+  const mode = options.mode ?? "compat";
+  await openReproduceRun(options, families, mode);
+  const answeredRows: { family: OpenEqaFamily; rowDir: string; ok: Set<string> }[] = [];
+  for (const [index, family] of families.entries()) {
+    options.onRow?.(family, index, families.length);
+    const { agent, models } = createAgent(openEqaRowSetup(family, options.model, options.captioner), runtime);
+    const rowDir = join(options.outDir, "rows", family);
+    const answerOptions = {
+      agent,
+      ...(options.framesRoot && family !== "blind" ? { framesRoot: options.framesRoot } : {}),
+      benchmarkFile: options.selection.benchmark.path,
+      outDir: rowDir,
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      models: [...models, options.judgeSpec],
+      usage: runtime.usage,
+      settings: rowSettings(options),
+    };
+    // the contract answerAndScore opens the row's folder with
+    const answerContract = answerRunContract(answerOptions);
+    const scoreContract = scoreRunContract({ benchmark: options.selection.benchmark, questions: options.selection.questions, predictions: [], predictionsPath: join(rowDir, PREDICTIONS_FILE), judgeSpec: options.judgeSpec, mode, outDir: rowDir, settings: rowSettings(options) });
+    const run = await openRun({ dir: rowDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [] });
+    const answered = await answerQuestions({
+      ...answerOptions,
+      questions: options.selection.questions,
+      summaryFile: "summary.answer.json",
+      run,
+      ...(options.onProgress ? { onProgress: (p: { done: number; total: number; failed: number }) => options.onProgress!("answering", p.done, p.total, p.failed) } : {}),
+    });
+    answeredRows.push({ family, rowDir, ok: new Set(answered.records.filter((r) => r.error === null).map((r) => r.questionId)) });
+  }
+  return async (plan) => {
+    for (const { family, rowDir, ok } of answeredRows) {
+      const predictionsPath = join(rowDir, PREDICTIONS_FILE);
+      const sets = [{ outDir: rowDir, predictions: (await loadPredictions(predictionsPath)).filter((p) => ok.has(p.questionId)) }];
+      if (options.table.id === "openeqa-table-3" && family !== "blind") sets.push({ outDir: `${rowDir}-without-guess`, predictions: (await loadPredictionsWithoutGuess(predictionsPath)).predictions.filter((p) => ok.has(p.questionId)) });
+      for (const set of sets) {
+        const ids = new Set(set.predictions.map((p) => p.questionId));
+        await planScore(
+          {
+            benchmark: options.selection.benchmark,
+            questions: options.selection.questions.filter((q) => ids.has(q.questionId)),
+            ...(options.selection.subsetPath ? { subsetPath: options.selection.subsetPath } : {}),
+            predictions: set.predictions,
+            predictionsPath,
+            judgeSpec: options.judgeSpec,
+            mode,
+            outDir: set.outDir,
+          },
+          plan,
+        );
+      }
+    }
+  };
+}
+
 /**
  * Runs the table's rows (each an `eqa run` in `rows/<family>`), then writes the table. A row's
  * failed questions are left out of its numbers and counted in the notes; a row whose run stops
@@ -197,7 +273,7 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
   checkFrames(families, options.framesRoot);
   const mode = options.mode ?? "compat";
   const settings = reproduceSettings(options, mode);
-  const run = await openRun({ dir: options.outDir, kind: "reproduce", settings, parts: families.flatMap((f) => [join("rows", f), ...(options.table.id === "openeqa-table-3" && f !== "blind" ? [join("rows", `${f}-without-guess`)] : [])]) });
+  const run = await openReproduceRun(options, families, mode);
   const differences = openEqaDifferences({ selection: options.selection, judgeSpec: options.judgeSpec, mode });
   const rows: UserRow[] = [];
   const runs: ReproduceSummary["runs"] = {};
@@ -216,7 +292,7 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
       models: [...models, options.judgeSpec],
       usage: runtime.usage,
-      settings: { benchmark: { path: options.selection.benchmark.path, sha256: options.selection.benchmark.sha256 }, subset: options.selection.subsetPath ?? null, ...(options.callSettings ?? {}) },
+      settings: rowSettings(options),
       judge,
       judgeSpec: options.judgeSpec,
       mode,
