@@ -207,7 +207,7 @@ function costTable(runs: LoadedRun[]): Html {
     const parts: { stage: string; usage: UsageRead; wall: number; dollars: number | null | undefined }[] = [
       ...(run.answer ? [{ stage: "answer", usage: run.answer.usage.answers, wall: run.answer.wallTimeMs, dollars: dollarsOf("answer") }] : []),
       ...(run.score ? [{ stage: "judge", usage: run.score.usage.judgements, wall: run.score.wallTimeMs, dollars: dollarsOf("judge") }] : []),
-      ...(run.tag?.summary ? [{ stage: "structured judge", usage: run.tag.summary.usage, wall: run.tag.summary.wallTimeMs, dollars: undefined }] : []),
+      ...(run.tag?.summary ? [{ stage: "structured judge", usage: run.tag.summary.usage, wall: run.tag.summary.wallTimeMs, dollars: dollarsOf("structured judge") }] : []),
     ];
     for (const [stage, usage] of run.otherUsage) parts.push({ stage, usage, wall: Number.NaN, dollars: otherDollars });
     if (parts.length === 0) return html`<tr><td>${run.label}</td><td colspan="10">no usage recorded</td></tr>`;

@@ -305,9 +305,12 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
       run.score = both.score;
       break;
     }
-    case "tag-structured":
+    case "tag-structured": {
       run.tag = await loadTagPart(path, parseOrThrow(tagSummarySchema, summary, summaryFile), (name, named) => locateRunInput(path, name, named), notes);
+      const cost = costOf(summary, summaryFile);
+      if (cost) run.costs.push({ stage: "structured judge", cost });
       break;
+    }
     case "explore":
       run.explore = parseOrThrow(exploreSummarySchema, summary, summaryFile);
       break;

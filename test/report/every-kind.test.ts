@@ -135,6 +135,12 @@ describe("one run loader for the report and the viewer", () => {
     assert.ok(html.includes('id="tag-table"'), "the program agent's structured scores");
     assert.ok(html.includes("generate-tag"), "the generated dataset with its questions");
     assert.ok(!html.includes(">unknown<"));
+    // the vlm agent's run: its answers' cost and its judge's, each as its summary states it
+    const vlm = await loadRun(join(demo, "runs", "vlm"));
+    const judged = JSON.parse(readFileSync(join(demo, "runs", "vlm", "summary.json"), "utf8")) as { cost: { total: { calls: number } } };
+    const answered = JSON.parse(readFileSync(join(demo, "runs", "vlm", "answers", "summary.json"), "utf8")) as { cost: { total: { calls: number } } };
+    assert.equal(vlm.costs.find((c) => c.stage === "structured judge")?.cost.total.calls, judged.cost.total.calls);
+    assert.equal(vlm.costs.find((c) => c.stage === "answer")?.cost.total.calls, answered.cost.total.calls);
   });
 
   for (const width of WIDTHS) {
