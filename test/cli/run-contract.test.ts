@@ -148,6 +148,9 @@ describe("every other command that writes a run folder keeps it", () => {
   let env: NodeJS.ProcessEnv;
   /** Each command with the flags that made its run in `runs`, and other result-deciding settings. */
   let commands: Record<keyof typeof runs, { args: (out: string) => string[]; other: (out: string) => string[]; kind: string }>;
+  /** eqa rm build and eqa score-tag --validate, into `out` (refused before any model call). */
+  let rmBuild: (out: string) => string[];
+  let validate: (out: string) => string[];
 
   before(async () => {
     rm = await startModelServer(() => openAiReply("<critique>\nThe trace matches the frames.\n</critique>\n<score>7</score>"));
@@ -171,6 +174,8 @@ describe("every other command that writes a run folder keeps it", () => {
     const episodes = join(dir, "episodes.json");
     writeFileSync(episodes, JSON.stringify([{ question_id: "e1", question: "What is in the kitchen?", scene: "home-0" }]));
     const explore = (steps: string) => ["explore", "--episodes", episodes, "--env", "builtin", "--agent", "frontier", "--width", "64", "--height", "48", "--max-steps", steps, "--no-cache"];
+    rmBuild = (out) => ["rm", "build", "--benchmark", benchmark, "--frames", scenes, "--responder", "openai/judge-vl", "--responder-base-url", `${rm.url}/v1`, "--scorer", "openai/judge-vl", "--scorer-base-url", `${rm.url}/v1`, "--responses", "1", "--no-cache", "--out", out];
+    validate = (out) => ["score-tag", "--validate", "--questions", join(runs.dataset, "questions.json"), "--judge", "openai/judge-vl", "--judge-base-url", `${rm.url}/v1`, "--similarity", "exact", "--no-cache", "--out", out];
     commands = {
       rmScore: { kind: "rm-score", args: (out) => ["rm", "score", ...rmModel(), "--out", out], other: (out) => ["rm", "score", ...rmModel("openai/other-vl"), "--out", out] },
       rmBench: { kind: "rm-bench", args: (out) => ["rm", "bench", ...rmModel(), "--max-k", "2", "--resamples", "100", "--out", out], other: (out) => ["rm", "bench", ...rmModel(), "--max-k", "2", "--resamples", "100", "--tolerance", "1", "--out", out] },
@@ -210,7 +215,7 @@ describe("every other command that writes a run folder keeps it", () => {
     assert.equal(rm.requests.length, calls, "the reward model's evaluations were all reused");
   });
 
-  test("eqa explore --judge judges the exploration in its own folder; eqa demo refuses another kind's folder, and eqa score a demo's", async () => {
+  test("eqa explore --judge judges the exploration in its own folder; eqa rm build, eqa score-tag --validate and eqa demo refuse another kind's folder, and eqa rm score a demo's", async () => {
     const judged = await runCli([...commands.explore.args(runs.explore), "--judge", "openai/judge-vl", "--judge-base-url", `${rm.url}/v1`], env);
     assert.notEqual(judged.code, 2, judged.stderr);
     assert.equal(readRunManifest(runs.explore)?.kind, "explore");
@@ -219,6 +224,10 @@ describe("every other command that writes a run folder keeps it", () => {
     const demo = join(dir, "old-demo");
     for (const sub of ["recordings", "dataset", "runs"]) mkdirSync(join(demo, sub), { recursive: true });
     await assertRefusedUnchanged(demo, () => runCli(commands.rmScore.args(demo), env), /kind demo, not rm-score/);
+    const calls = rm.requests.length;
+    await assertRefusedUnchanged(runs.rmScore, () => runCli(rmBuild(runs.rmScore), env), /kind rm-score, not rm-build/);
+    await assertRefusedUnchanged(runs.tagScore, () => runCli(validate(runs.tagScore), env), /kind tag-structured, not tag-validate/);
+    assert.equal(rm.requests.length, calls, "no model was called");
     // a demo of other homes in the folder of a demo: refused before anything is recorded
     const made = join(dir, "demo");
     await openRun({ dir: made, kind: "demo", settings: { seeds: [2], tasksPerHome: 2, perTrajectory: 4, width: 160, height: 120 } });
