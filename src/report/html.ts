@@ -8,6 +8,7 @@ import { comparisonSection, histogramSection } from "./html-compare.js";
 import { failuresByReason, runInfoSection } from "./html-info.js";
 import { Html, barChart, escapeHtml, fmt, html, scriptHash, RUN_COLOURS, type BarSeries } from "./html-parts.js";
 import { loadRuns, type HeadlineMetric, type LoadedRun, type RunQuestion, type UsageRead } from "./runs.js";
+import { reproducedTablesSection } from "./reproduce-html.js";
 import { tagSection } from "./tag-html.js";
 import { answerKey, collectThumbnails, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
 
@@ -43,6 +44,7 @@ export async function buildHtmlReport(given: readonly (LoadedRun | string)[], op
 <header><h1>${title}</h1><p class="meta">${runs.length} run(s); generated ${new Date().toISOString()}</p></header>
 ${runsNotes(runs, notes)}
 ${headlineSection(runs)}
+${reproducedTablesSection(runs)}
 ${runInfoSection(runs)}
 ${chartsSection(runs)}
 ${histogramSection(runs)}

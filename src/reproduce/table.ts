@@ -65,12 +65,13 @@ function decimalsOf(table: PublishedTable, column: PublishedColumn): number {
   return most;
 }
 
-interface LaidCell {
+export interface LaidCell {
   text: string;
   bold: boolean;
 }
 
-interface LaidRow {
+/** One row of a table as it prints: the published rows first, then the user's. */
+export interface LaidRow {
   section: string;
   label: string;
   source: "published" | "this run";
@@ -81,7 +82,7 @@ interface LaidRow {
 }
 
 /** The table's rows in print order: the published ones (their own sections and bold), then the user's, best per column in bold. */
-function layRows(published: PublishedTable, reproduced: ReproducedTable): LaidRow[] {
+export function layRows(published: PublishedTable, reproduced: ReproducedTable): LaidRow[] {
   const decimals = published.columns.map((c) => decimalsOf(published, c));
   const rows: LaidRow[] = published.rows.map((row) => ({
     section: row.section ?? "",

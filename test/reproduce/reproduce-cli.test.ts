@@ -112,6 +112,15 @@ describe("eqa reproduce openeqa-table-4", () => {
 
       const manifest = readJson(join(out, "manifest.json")) as { kind: string };
       assert.equal(manifest.kind, "reproduce");
+
+      // the report shows the table, the published rows first, this run's set apart with n
+      const report = join(s.home, "report.html");
+      const reported = await runCli(["report", out, "--out", report], cliEnv(s.home));
+      assert.equal(reported.code, 0, reported.stderr);
+      const page = readFileSync(report, "utf8");
+      assert.match(page, /<section id="reproduced"><h2>Reproduced tables<\/h2>/);
+      assert.match(page, /<tr class="published"><td>9 GPT-4V\*<\/td>/);
+      assert.match(page, /<tr class="mine"><td>openai\/gpt-4o w\/ Sparse Voxel Map<\/td><td class="num"><b>75\.0±0\.0<\/b><\/td>.*not comparable \(n = 4\)<\/td><\/tr>/);
     });
   });
 
