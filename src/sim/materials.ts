@@ -147,7 +147,7 @@ function pattern(material: number, u: number, v: number): number {
       return 1 + 0.05 * (fbm(u, v, 8, 8, 3, 1) - 0.5) + 0.015 * fine;
     case WOOD: {
       const n = fbm(u, v, 2, 16, 3, 2);
-      const rings = Math.sin(2 * Math.PI * (v * 10 + 3 * fbm(u, v, 2, 4, 2, 3)));
+      const rings = Math.sin(2 * Math.PI * (v * 20 + 1.2 * fbm(u, v, 2, 4, 2, 3)));
       return 0.95 + 0.07 * rings * (0.6 + 0.4 * n) + 0.08 * (n - 0.5);
     }
     case PLANKS: {

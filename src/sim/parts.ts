@@ -105,8 +105,8 @@ function styleOf(home: Home, o: SceneObject): (k: number) => number {
 }
 
 /** Four legs under a top, inset from its corners. */
-function legs(f: Frame, height: number, size: number, inset: number, colour: Rgb, material: number, round: boolean): void {
-  const { W, D } = f;
+function legs(f: Frame, height: number, size: number, inset: number, colour: Rgb, material: number, round: boolean, D = f.D): void {
+  const { W } = f;
   for (const a of [inset + size / 2, W - inset - size / 2]) {
     for (const d of [inset + size / 2, D - inset - size / 2]) {
       if (round) f.cylinder(a, d, size / 2, 0, height, colour, material);
@@ -142,6 +142,25 @@ function fronts(f: Frame, rows: number, cols: number, y0: number, y1: number, co
   }
 }
 
+/**
+ * A chair pushed in at the front edge (d = front) of a table: seat, four legs and a back at the
+ * front, `w` wide, its seat under the table top (`under`).
+ */
+function chairAt(f: Frame, a: number, front: number, w: number, colour: Rgb, under: number): void {
+  const seat = Math.min(0.46, under - 0.1);
+  const d0 = front - 0.42;
+  const a0 = a - w / 2;
+  const a1 = a + w / 2;
+  const legSize = 0.035;
+  for (const la of [a0 + 0.02, a1 - 0.02 - legSize]) {
+    for (const ld of [d0 + 0.02, front - 0.02 - legSize]) f.box(la, la + legSize, 0, seat, ld, ld + legSize, colour, WOOD);
+  }
+  f.box(a0, a1, seat, seat + 0.04, d0, front, colour, WOOD);
+  f.box(a0 + 0.02, a0 + 0.05, seat, seat + 0.46, front - 0.04, front - 0.01, colour, WOOD);
+  f.box(a1 - 0.05, a1 - 0.02, seat, seat + 0.46, front - 0.04, front - 0.01, colour, WOOD);
+  f.box(a0 + 0.02, a1 - 0.02, seat + 0.22, seat + 0.46, front - 0.04, front - 0.015, colour, WOOD);
+}
+
 function carcass(f: Frame, colour: Rgb, material: number, y0 = 0): void {
   f.box(0, f.W, y0, f.H, 0, f.D - 0.02, colour, material);
 }
@@ -156,9 +175,17 @@ function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void
     case "coffee table": {
       const top = 0.035 + 0.02 * s(2);
       const round = s(3) < 0.4;
-      f.box(0, W, H - top, H, 0, D, colour, WOOD);
+      const seats = o.type === "coffee table" ? 0 : o.type === "desk" ? 1 : W >= 1.2 ? 2 : 1;
+      // chairs pushed in under the front edge: the top stops short of their backs
+      const reach = seats > 0 ? D - 0.05 : D;
+      f.box(0, W, H - top, H, 0, reach, colour, WOOD);
       const leg = o.type === "coffee table" ? 0.05 : 0.045 + 0.015 * s(4);
-      legs(f, H - top, leg, 0.03 + 0.03 * s(5), shade(colour, 0.8), WOOD, round);
+      legs(f, H - top, leg, 0.03 + 0.03 * s(5), shade(colour, 0.8), WOOD, round, reach);
+      const chair: Rgb = s(11) < 0.4 ? shade(colour, 0.9) : s(11) < 0.7 ? BLACK : [150, 110, 70];
+      for (let k = 0; k < seats; k++) {
+        const centre = o.type === "desk" ? (s(7) < 0.5 ? W * 0.68 : W * 0.32) : ((k + 0.5) * W) / seats;
+        chairAt(f, centre, D, 0.44, chair, H - top - 0.02);
+      }
       if (o.type === "coffee table" && s(6) < 0.6) f.box(0.05, W - 0.05, 0.1, 0.125, 0.05, D - 0.05, shade(colour, 0.9), WOOD);
       if (o.type === "desk") {
         const left = s(7) < 0.5;
@@ -191,12 +218,12 @@ function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void
         const a0 = arm + k * span + 0.006;
         const a1 = arm + (k + 1) * span - 0.006;
         f.box(a0, a1, seatTop - 0.06, seatTop + 0.06, back, D - 0.01, shade(fabric, 1.04), FABRIC);
-        f.add(ELLIPSOID, a0, a1, seatTop + 0.0, H - 0.03, back - 0.02, back + 0.16, shade(fabric, 1.02), FABRIC);
+        f.box(a0, a1, seatTop + 0.04, H - 0.04, back - 0.02, back + 0.12, shade(fabric, 1.02), FABRIC);
       }
       if (o.type === "sofa" && s(8) < 0.7) {
         const pillow = mix(fabric, s(9) < 0.5 ? WHITE : [200, 160, 60], 0.6);
-        f.ellipsoid(arm + 0.02, arm + 0.4, seatTop + 0.04, seatTop + 0.4, back + 0.08, back + 0.24, pillow, FABRIC);
-        f.ellipsoid(W - arm - 0.4, W - arm - 0.02, seatTop + 0.04, seatTop + 0.4, back + 0.08, back + 0.24, pillow, FABRIC);
+        f.ellipsoid(arm + 0.03, arm + 0.33, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.22, pillow, FABRIC);
+        f.ellipsoid(W - arm - 0.33, W - arm - 0.03, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.22, pillow, FABRIC);
       }
       break;
     }

@@ -631,13 +631,15 @@ export class SceneRenderer {
         const lx = room < 0 ? 0 : (this.lamps[room * 3] as number) - px;
         const lz = room < 0 ? 0 : (this.lamps[room * 3 + 2] as number) - pz;
         const r2 = room < 0 ? 99 : lx * lx + lz * lz;
-        if (r2 < 0.2 * 0.2) {
-          rgb[o] = 255;
-          rgb[o + 1] = 250;
-          rgb[o + 2] = 236;
+        if (Math.abs(lx) < 0.3 && Math.abs(lz) < 0.3) {
+          // a flush square panel
+          const rim = Math.abs(lx) > 0.27 || Math.abs(lz) > 0.27;
+          rgb[o] = rim ? 215 : 250;
+          rgb[o + 1] = rim ? 215 : 248;
+          rgb[o + 2] = rim ? 212 : 240;
           return;
         }
-        const glow = 0.7 + 0.25 / (1 + 6 * r2) - 0.12 * Math.exp(-Math.max(0, edge) / 0.25);
+        const glow = 0.7 + 0.25 / (1 + 6 * r2) - 0.12 * soft(Math.max(0, edge) / 0.25);
         rgb[o] = Math.min(255, Math.round(CEILING_RGB[0] * glow));
         rgb[o + 1] = Math.min(255, Math.round(CEILING_RGB[1] * glow));
         rgb[o + 2] = Math.min(255, Math.round(CEILING_RGB[2] * glow));
@@ -655,7 +657,7 @@ export class SceneRenderer {
       }
       s = px;
       q = pz;
-      ao = (floorCell < 0 ? 1 : 1 - 0.75 * (occlusion[floorCell] as number)) * (1 - 0.3 * Math.exp(-Math.max(0, edge) / 0.12));
+      ao = (floorCell < 0 ? 1 : 1 - 0.75 * (occlusion[floorCell] as number)) * (1 - 0.3 * soft(Math.max(0, edge) / 0.12));
     } else {
       const j = hit * 3;
       const bmin = this.bmin, bmax = this.bmax;
@@ -738,7 +740,7 @@ export class SceneRenderer {
           // darker into corners and along the floor and ceiling
           const box = this.roomBox;
           const edge = nx !== 0 ? Math.min(pz - (box[room * 4 + 1] as number), (box[room * 4 + 3] as number) - pz) : Math.min(px - (box[room * 4] as number), (box[room * 4 + 2] as number) - px);
-          ao = (1 - 0.22 * Math.exp(-Math.max(0, edge) / 0.2)) * (1 - 0.3 * Math.exp(-py / 0.12)) * (1 - 0.15 * Math.exp(-(CEILING_HEIGHT - py) / 0.15));
+          ao = (1 - 0.22 * soft(Math.max(0, edge) / 0.2)) * (1 - 0.3 * soft(py / 0.12)) * (1 - 0.15 * soft((CEILING_HEIGHT - py) / 0.15));
           // behind furniture
           ao *= openness(cellOf(px + nx * 0.1, pz + nz * 0.1, gx0, gz0, gnx, gnz), py, occlusion, occluderTop);
         }
@@ -837,4 +839,9 @@ function openness(cell: number, y: number, occlusion: Float32Array, top: Float32
   const h = top[cell] as number;
   if (y >= h) return 1;
   return 1 - 0.75 * (occlusion[cell] as number) * (1 - y / (h + 0.05));
+}
+
+/** About e^−x for x ≥ 0, cheaper: how a shadow fades with distance. */
+function soft(x: number): number {
+  return 1 / (1 + x * (1 + 0.5 * x));
 }
