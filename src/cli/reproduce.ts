@@ -2,13 +2,16 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
 import { UserError, writeFileAtomically } from "../core/index.js";
-import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
+import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances } from "../data/index.js";
 import type { LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, checkBatchSupport, checkPriceFile } from "../models/index.js";
 import { formatCallPlan } from "../report/index.js";
 import {
+  EQA_RM_K,
+  EQA_RM_TABLES,
   OPENEQA_EM_TABLES,
   answerOpenEqaRows,
+  reproduceRewardTable,
   OPENEQA_FAMILIES,
   REPRODUCED_TABLE_FORMAT,
   TABLE_FILES,
@@ -24,12 +27,14 @@ import {
   type ReproducedTable,
 } from "../reproduce/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, resolveRoleModel, type ModelCallFlags } from "./options.js";
+import { addImageOptions, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
-interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags {
+interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageFlags {
+  instances?: string;
+  maxK: number;
   model?: string;
   modelBaseUrl?: string;
   captioner?: string;
@@ -55,8 +60,6 @@ const NOT_RUN: Record<string, { needs: string; hint: string }> = {
   "express-table-2": { needs: "HM-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then eqa explore --agent fine-eqa:reference on HM-EQA" },
   "express-table-3": { needs: "EXPRESS-Bench explores HM3D scenes through the Habitat bridge", hint: "eqa data fetch express-bench and eqa env check --env habitat, then eqa explore --agent fine-eqa:reference --judge" },
   "tag-eqa-table-2": { needs: "a TAG-EQA set with observations and the four baselines' answers", hint: "answer a set with eqa answer-tag, then score it with eqa score-tag" },
-  "eqa-rm-table-1": { needs: "EQARewardBench, which is not published", hint: "build an EQARewardBench-style set with eqa rm build, then eqa rm bench" },
-  "eqa-rm-table-2": { needs: "EQARewardBench, which is not published", hint: "build an EQARewardBench-style set with eqa rm build, then eqa rm bench" },
 };
 
 function tableArgument(value: string): PublishedTable {
@@ -78,8 +81,11 @@ export function reproduceCommand(): Command {
     .option("--frames <dir>", "OpenEQA's episode histories (frames/<episode_history> folders or videos); every row but blind needs them", framesPath)
     .option("--rows <list>", `the rows to run, comma-separated (default all: ${OPENEQA_FAMILIES.join(",")})`, choiceList("row", OPENEQA_FAMILIES))
     .addOption(new Option("--mode <mode>", "LLM-Match mode: compat (the reference's scoring, as the paper) or robust").argParser(oneOf(["robust", "compat"] as const)).default("compat"))
+    .option("--instances <file>", "eqa-rm tables: EQARewardBench-style instances with ground-truth scores (JSONL, as eqa rm bench reads them)")
+    .option("--max-k <k>", `eqa-rm tables: test-time scaling's K, a power of two (the paper's ${EQA_RM_K})`, powerOfTwo, EQA_RM_K)
     .option("--published", "print (and with --out write) the published table alone; call no model")
     .option("--out <dir>", "run directory (default: runs/reproduce-DATE); an existing one resumes", outputDirectory);
+  addImageOptions(command, "eqa-rm tables: keyframes");
   addModelCallOptions(command);
   addDryRunOption(command);
   addBatchOptions(command);
@@ -88,9 +94,13 @@ export function reproduceCommand(): Command {
       await printPublished(table, flags.out);
       return;
     }
+    if ((EQA_RM_TABLES as readonly string[]).includes(table.id)) {
+      process.exitCode = await reproduceRewardCommand(table, flags);
+      return;
+    }
     const notRun = NOT_RUN[table.id];
     if (notRun || !(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) {
-      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${OPENEQA_EM_TABLES.join(", ")}`);
+      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES].join(", ")}`);
     }
     const model = resolveRoleModel(flags, "model");
     const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
@@ -168,4 +178,39 @@ async function printPublished(table: PublishedTable, out: string | undefined): P
   await writeFileAtomically(join(out, TABLE_FILES.csv), formatTableCsv(table, empty));
   await writeFileAtomically(join(out, TABLE_FILES.latex), formatTableLatex(table, empty));
   console.log(`wrote ${out}/{${TABLE_FILES.markdown},${TABLE_FILES.csv},${TABLE_FILES.latex}}`);
+}
+
+/** The eqa-rm tables: one `eqa rm bench` run with the user's model as the reward model. */
+async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFlags): Promise<number> {
+  if (!flags.instances) throw new UserError(`${table.id} needs EQARewardBench-style instances with ground-truth scores`, { field: "--instances" }, "EQARewardBench is not published: build a set with eqa rm build (docs/reward-models.md), then pass it with --instances FILE");
+  if (flags.dryRun || flags.batch) throw new UserError(`${flags.dryRun ? "--dry-run" : "--batch"} is for the OpenEQA tables`, { field: flags.dryRun ? "--dry-run" : "--batch" }, "eqa rm bench runs the eqa-rm tables' calls live");
+  const spec = resolveRoleModel(flags, "model");
+  const file = await loadRewardInstances(flags.instances);
+  checkPriceFile();
+  const opened = await openModelRuntime(flags);
+  const progress = createProgress("sampling");
+  try {
+    const result = await reproduceRewardTable(
+      {
+        table,
+        file,
+        spec,
+        ...(flags.frames ? { framesRoot: flags.frames } : {}),
+        image: { maxSide: flags.imageSize, format: flags.imageFormat },
+        maxK: flags.maxK,
+        outDir: flags.out ?? defaultRunPath("reproduce"),
+        concurrency: flags.concurrency,
+        callSettings: modelCallSettings(flags, opened.cachePath),
+        onProgress: (done, total, failed) => progress.update(done, total, failed > 0 ? `(${failed} failed)` : ""),
+      },
+      opened.runtime,
+    );
+    progress.stop();
+    console.log(result.markdown);
+    console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and the benchmark run in ${join(result.runDir, "rows", "bench")}`);
+    return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
+  } finally {
+    progress.stop();
+    opened.close();
+  }
 }
