@@ -222,8 +222,8 @@ function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void
       }
       if (o.type === "sofa" && s(8) < 0.7) {
         const pillow = mix(fabric, s(9) < 0.5 ? WHITE : [200, 160, 60], 0.6);
-        f.ellipsoid(arm + 0.03, arm + 0.33, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.22, pillow, FABRIC);
-        f.ellipsoid(W - arm - 0.33, W - arm - 0.03, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.22, pillow, FABRIC);
+        f.box(arm + 0.04, arm + 0.34, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.2, pillow, FABRIC);
+        f.box(W - arm - 0.34, W - arm - 0.04, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.2, pillow, FABRIC);
       }
       break;
     }
