@@ -272,8 +272,9 @@ describe("eqa explore --dry-run", () => {
       assert.equal(dry.code, 0, dry.stderr);
       assert.equal(server.requests.length, 0);
       assert.equal(existsSync(out), false);
-      // the regions, at most 6 stop checks and 5 region checks, and the answer
-      assert.deepEqual(planRow(dry.stdout, "explorer")?.slice(0, 2), ["≤", "13"]);
+      // the regions, at most 5 region checks and the answer; at most 6 stop checks, a role of their own
+      assert.deepEqual(planRow(dry.stdout, "explorer")?.slice(0, 2), ["≤", "7"]);
+      assert.deepEqual(planRow(dry.stdout, "stop-check")?.slice(0, 2), ["≤", "6"]);
       assert.deepEqual(planRow(dry.stdout, "judge")?.slice(0, 2), ["≤", "2"]);
       assert.match(dry.stdout, /at most 6 step\(s\) in all/);
       assert.match(dry.stdout, /1 episode\(s\): 0 already explored in .*run, 1 to explore/);
@@ -282,8 +283,10 @@ describe("eqa explore --dry-run", () => {
       assert.equal(real.code, 0, real.stderr);
       const summary = readJson(join(out, "summary.json")) as { cost: CostSection };
       const explorer = summary.cost.roles.find((r) => r.role === "explorer");
-      assert.ok(explorer && explorer.calls > 0 && explorer.calls <= 13, `explorer calls ${explorer?.calls}`);
-      assert.deepEqual(summary.cost.roles.map((r) => [r.role, r.model]), [["explorer", "openai/gpt-4o-mini"], ["judge", "openai/gpt-4o"]]);
+      const stopChecks = summary.cost.roles.find((r) => r.role === "stop-check");
+      assert.ok(explorer && explorer.calls > 0 && explorer.calls <= 7, `explorer calls ${explorer?.calls}`);
+      assert.ok(stopChecks && stopChecks.calls > 0 && stopChecks.calls <= 6, `stop checks ${stopChecks?.calls}`);
+      assert.deepEqual(summary.cost.roles.map((r) => [r.role, r.model]), [["explorer", "openai/gpt-4o-mini"], ["stop-check", "openai/gpt-4o-mini"], ["judge", "openai/gpt-4o"]]);
       assert.match(real.stdout, /cost \(eqakit prices of/);
       const resumed = await runCli([...args, "--dry-run"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
       assert.match(resumed.stdout, /1 episode\(s\): 1 already explored in .*run, 0 to explore/);

@@ -54,11 +54,11 @@
 import { join } from "node:path";
 import { renderPromptFile, seededRandom, type Random } from "../../core/index.js";
 import { FrameFolderWriter, loadSharp, prepareImage, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
-import type { ChatModel, ChatRequest, ContentPart } from "../../models/index.js";
+import { inRole, type ChatModel, type ChatRequest, type ContentPart } from "../../models/index.js";
 import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type Point3 } from "../../sim/index.js";
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
 import { explorerClock, headingTo, nearestTraversable } from "./explorer.js";
-import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, fineEqaBlindAnswer, fineEqaBudget, fineEqaViewAnswer, fineEqaPromptHashes, fineEqaRequests, parseStopReply, parseViewRegionReply, type FineEqaExploration, type FineEqaStep } from "./fine-eqa.js";
+import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, STOP_CHECK_ROLE, fineEqaBlindAnswer, fineEqaBudget, fineEqaViewAnswer, fineEqaPromptHashes, fineEqaRequests, parseStopReply, parseViewRegionReply, type FineEqaExploration, type FineEqaStep } from "./fine-eqa.js";
 import { CELL_FREE, CELL_OCCUPIED, CELL_UNKNOWN, OccupancyMap, type OccupancyOptions } from "./occupancy.js";
 import { aStar, distanceField } from "./planning.js";
 
@@ -322,9 +322,11 @@ export async function exploreFineEqaReference(env: Environment, vlm: ChatModel, 
   const rc = (cell: number): [number, number] => [Math.floor(cell / cols), cell % cols];
   const centre = (cell: number): [number, number] => map.cellCentre(cell);
 
+  // the stop checks are a role of their own in the run's ledger of model calls and its cost
+  const stopCheckModel = inRole(vlm, STOP_CHECK_ROLE);
   const call = async (role: string, prompt: string, request: ChatRequest, frames?: number[]): Promise<string | null> => {
     pause();
-    const response = await tracedCall(trace, vlm, role, prompt, request, frames);
+    const response = await tracedCall(trace, role === STOP_CHECK_ROLE ? stopCheckModel : vlm, role, prompt, request, frames);
     resume();
     return response.text;
   };

@@ -43,7 +43,7 @@
 import { join } from "node:path";
 import { loadPromptFile } from "../../core/index.js";
 import { FrameFolderWriter, prepareImage, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
-import { yesProbability, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../../models/index.js";
+import { inRole, yesProbability, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../../models/index.js";
 import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type SceneBounds } from "../../sim/index.js";
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
 import type { AgentTrace } from "../types.js";
@@ -286,6 +286,9 @@ export async function fineEqaBlindAnswer(call: (role: string, prompt: string, re
 }
 
 /** Runs Fine-EQA from the environment's current state (call `reset` first). */
+/** The role of Fine-EQA's stop checks, in its traces and in the run's ledger of model calls (its other calls are the explorer's). */
+export const STOP_CHECK_ROLE = "stop-check";
+
 export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: FineEqaOptions): Promise<FineEqaResult> {
   const trace = newTrace("fine-eqa");
   const bounds = await env.bounds();
@@ -304,9 +307,11 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
   let pathLengthSteps = 0;
 
   const stopChecks: FineEqaStopCheck[] = [];
+  // the stop checks are a role of their own in the run's ledger of model calls and its cost
+  const stopCheckModel = inRole(vlm, STOP_CHECK_ROLE);
   const respond = async (role: string, prompt: string, request: ChatRequest, frames?: number[]): Promise<ChatResponse> => {
     pause();
-    const response = await tracedCall(trace, vlm, role, prompt, request, frames);
+    const response = await tracedCall(trace, role === STOP_CHECK_ROLE ? stopCheckModel : vlm, role, prompt, request, frames);
     resume();
     return response;
   };

@@ -43,7 +43,7 @@ import { traceOfFailure } from "../calls.js";
 import type { ExternalActiveAgent } from "../external/index.js";
 import { exploreExternal } from "./external.js";
 import { exploreFrontier, type ExplorationResult } from "./explorer.js";
-import { exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, type FineEqaResult } from "./fine-eqa.js";
+import { STOP_CHECK_ROLE, exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, type FineEqaResult } from "./fine-eqa.js";
 import { exploreFineEqaReference, fineEqaReferencePromptHashes, fineEqaReferenceRequests, type FineEqaReferenceResult } from "./fine-eqa-reference.js";
 import { askedQuestion, multipleChoiceAccuracy, multipleChoiceOutcome, readHmEqaEpisodes, type MultipleChoiceAccuracy } from "./multiple-choice.js";
 import { reachableCoverage, type OccupancyMap } from "./occupancy.js";
@@ -444,7 +444,7 @@ export async function planExploration(options: ExplorePlanOptions, plan: CallPla
       if (budget === undefined) steps = null;
       else if (steps !== null) steps += budget;
       await plan.repeat(options.vlm, "explorer", fineEqaRequests.regions(e.question), 1);
-      await plan.repeat(options.vlm, "explorer", fineEqaRequests.stopCheck(e.question, image), budget ?? 1);
+      await plan.repeat(options.vlm, STOP_CHECK_ROLE, fineEqaRequests.stopCheck(e.question, image), budget ?? 1);
       await plan.repeat(options.vlm, "explorer", fineEqaRequests.viewRegion(image), Math.max(0, (budget ?? 1) - 1));
       if (options.explorer === "fine-eqa:reference") {
         // each step at most: the lettered direction, the worth of the view, the region's point (3 candidates)
