@@ -1,7 +1,7 @@
 /**
  * The ledger of a run's model calls: `calls.jsonl` in the run folder, one line per call as it
- * completes, for every role (agent, captioner, judge, reward model, explorer, an external
- * agent's `model/complete`…), live or batch, cached or not, answered or failed. It is the
+ * completes, for every role (agent, captioner, judge, reward model, explorer, stop-check, an
+ * external agent's `model/complete`…), live or batch, cached or not, answered or failed. It is the
  * run's bill: every cost figure is computed from it (`ledgerCost`), and a resumed run appends
  * to it, so the calls of earlier processes stay counted.
  *
@@ -20,7 +20,11 @@ import { UserError, writeFileAtomically } from "../core/index.js";
 import { JsonlAppender } from "../store/index.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
 
-/** The roles whose calls a run's parts are costed by (the others are free-form: "agent", "captioner", "explorer", "stop-check"…). */
+/**
+ * Roles that several modules name: `eqa run` costs its judge's calls apart from its agent's.
+ * The others are named where their models are made ("agent", "captioner", "explorer",
+ * "stop-check", "responder", "scorer", "rewriter").
+ */
 export const JUDGE_ROLE = "judge";
 export const REWARD_MODEL_ROLE = "reward model";
 
