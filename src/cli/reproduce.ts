@@ -68,7 +68,7 @@ function tableArgument(value: string): PublishedTable {
 
 export function reproduceCommand(): Command {
   const command = new Command("reproduce")
-    .description(`put your model in a seed paper's table beside the published rows (resumable): ${publishedTableIds().join(", ")}`)
+    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES].join(", ")}; prints any of the ten with --published`)
     .argument("<table>", `the table: ${publishedTableIds().join(", ")}`, tableArgument)
     .addOption(new Option("--model <provider/model>", "the model every row runs with, e.g. openai/gpt-4o").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
@@ -85,7 +85,7 @@ export function reproduceCommand(): Command {
     .option("--max-k <k>", `eqa-rm tables: test-time scaling's K, a power of two (the paper's ${EQA_RM_K})`, powerOfTwo, EQA_RM_K)
     .option("--published", "print (and with --out write) the published table alone; call no model")
     .option("--out <dir>", "run directory (default: runs/reproduce-DATE); an existing one resumes", outputDirectory);
-  addImageOptions(command, "eqa-rm tables: keyframes");
+  addImageOptions(command, "keyframes (eqa-rm tables)");
   addModelCallOptions(command);
   addDryRunOption(command);
   addBatchOptions(command);
