@@ -102,7 +102,7 @@ export function hash32(x: number): number {
 
 /** A number in [0, 1) from integers. */
 export function hashUnit(a: number, b = 0, c = 0): number {
-  return hash32(Math.imul(a, 73856093) ^ hash32(Math.imul(b, 19349663) ^ hash32(Math.imul(c, 83492791) + 0x9e3779b9))) / 4294967296;
+  return hash32(Math.imul(a, 73856093) ^ Math.imul(b + 0x9e3779b9, 19349663) ^ Math.imul(c + 0x7f4a7c15, 83492791)) / 4294967296;
 }
 
 /** Tileable value noise at (x, y) on a lattice of `period` cells. */
@@ -199,19 +199,22 @@ function pattern(material: number, u: number, v: number): number {
   }
 }
 
-let textures: Float32Array | undefined;
+const textures = new Float32Array(MATERIAL_COUNT * TEX * TEX);
+const made = new Uint8Array(MATERIAL_COUNT);
 
-/** Every material's pattern: TEX×TEX values each, material after material. */
-export function materialTextures(): Float32Array {
-  if (textures) return textures;
-  const out = new Float32Array(MATERIAL_COUNT * TEX * TEX);
-  for (let m = 0; m < MATERIAL_COUNT; m++) {
+/**
+ * Every material's pattern: TEX×TEX values each, material after material; those of `needed` are
+ * made on first use (the others stay zero until asked for).
+ */
+export function materialTextures(needed: Iterable<number>): Float32Array {
+  for (const m of needed) {
+    if (made[m] || m < 0 || m >= MATERIAL_COUNT) continue;
     for (let y = 0; y < TEX; y++) {
-      for (let x = 0; x < TEX; x++) out[m * TEX * TEX + y * TEX + x] = pattern(m, (x + 0.5) / TEX, (y + 0.5) / TEX);
+      for (let x = 0; x < TEX; x++) textures[m * TEX * TEX + y * TEX + x] = pattern(m, (x + 0.5) / TEX, (y + 0.5) / TEX);
     }
+    made[m] = 1;
   }
-  textures = out;
-  return out;
+  return textures;
 }
 
 const PAINTS: Rgb[] = [

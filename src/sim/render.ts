@@ -175,7 +175,7 @@ export class SceneRenderer {
   private readonly lamps: Float64Array;
   private readonly roomBox: Float64Array;
   private readonly windows: Window[] = [];
-  private readonly textures = materialTextures();
+  private textures = materialTextures([]);
   // per frame: the camera, and each pixel's hit (part, or −2 floor, −3 ceiling, −1 nothing), face and distance
   private readonly view = new Float64Array(16);
   private hits = new Int32Array(0);
@@ -278,6 +278,9 @@ export class SceneRenderer {
       this.texOffset[i * 2] = hashUnit(this.home.seed, p.id, i);
       this.texOffset[i * 2 + 1] = hashUnit(this.home.seed, p.id, i + 7919);
     });
+    const used = new Set<number>([PAINT, ...this.floorMat]);
+    for (const m of this.material) used.add(m);
+    this.textures = materialTextures(used);
     this.buildOcclusion(parts);
   }
 
