@@ -49,25 +49,25 @@ function checkTable(table: PublishedTable): void {
 /** A table's cells from reward-model metrics: environments and overall (Table 1) or categories (Table 2); no ± (the paper prints none). */
 function rewardCells(tableId: string, metrics: RewardMetrics): Record<string, UserCell> {
   const cells: Record<string, UserCell> = {};
-  const put = (id: string, value: number, n: number): void => {
-    if (n > 0 && Number.isFinite(value)) cells[id] = { value, n };
+  const put = (id: string, estimate: { value: number; ci: [number, number] }, n: number): void => {
+    if (n > 0 && Number.isFinite(estimate.value)) cells[id] = { value: estimate.value, n, ...(estimate.ci.every(Number.isFinite) ? { interval: estimate.ci } : {}) };
   };
   if (tableId === "eqa-rm-table-1") {
     for (const env of ["hm3d", "scannet"]) {
       const group = metrics.environments[env];
       if (!group) continue;
-      put(`${env}-acc`, group.accuracy.value, group.n);
-      put(`${env}-rmse`, group.rmse.value, group.n);
+      put(`${env}-acc`, group.accuracy, group.n);
+      put(`${env}-rmse`, group.rmse, group.n);
     }
     // the paper's Overall is the mean of its two environments: only shown when both are there
     if (metrics.environments.hm3d && metrics.environments.scannet) {
-      put("overall-acc", metrics.overall.accuracy.value, metrics.overall.n);
-      put("overall-rmse", metrics.overall.rmse.value, metrics.overall.n);
+      put("overall-acc", metrics.overall.accuracy, metrics.overall.n);
+      put("overall-rmse", metrics.overall.rmse, metrics.overall.n);
     }
   } else {
     for (const category of OPENEQA_CATEGORIES) {
       const group = metrics.categories[category];
-      if (group) put(category.replace(/ /g, "-"), group.accuracy.value, group.n);
+      if (group) put(category.replace(/ /g, "-"), group.accuracy, group.n);
     }
   }
   return cells;

@@ -145,8 +145,10 @@ export function openEqaDifferences(options: { selection: QuestionSelection; judg
 
 /** A row's cells from its LLM-Match aggregates, in the table's columns. */
 function rowCells(tableId: string, llmMatch: LlmMatchAggregates, withoutGuess?: LlmMatchAggregates): Record<string, UserCell> {
-  const cell = (estimate: { mean: number; stderr: number; n: number } | undefined): UserCell | undefined =>
-    estimate === undefined || estimate.n === 0 ? undefined : { value: estimate.mean, ...(Number.isFinite(estimate.stderr) ? { ci: estimate.stderr } : {}), n: estimate.n };
+  const cell = (estimate: { mean: number; stderr: number; n: number; ci: [number, number] } | undefined): UserCell | undefined =>
+    estimate === undefined || estimate.n === 0
+      ? undefined
+      : { value: estimate.mean, ...(Number.isFinite(estimate.stderr) ? { ci: estimate.stderr } : {}), ...(estimate.ci.every(Number.isFinite) ? { interval: estimate.ci } : {}), n: estimate.n };
   const cells: Record<string, UserCell | undefined> =
     tableId === "openeqa-table-4"
       ? { ...Object.fromEntries(OPENEQA_CATEGORIES.map((c) => [c.replace(/ /g, "-"), cell(llmMatch.byCategory[c])])), "llm-match": cell(llmMatch.overall) }
@@ -158,7 +160,7 @@ function rowCells(tableId: string, llmMatch: LlmMatchAggregates, withoutGuess?: 
 
 /** Table III prints no ±, and the w/o-guess score with its change from the score with force-a-guess. */
 function tableThreeCells(guessed: UserCell | undefined, own: UserCell | undefined): Record<string, UserCell | undefined> {
-  const plain = (c: UserCell | undefined): UserCell | undefined => (c === undefined ? undefined : { value: c.value, n: c.n });
+  const plain = (c: UserCell | undefined): UserCell | undefined => (c === undefined ? undefined : { value: c.value, n: c.n, ...(c.interval ? { interval: c.interval } : {}) });
   return { em: plain(guessed), "em-without-guess": own === undefined ? undefined : { ...plain(own)!, ...(guessed ? { change: own.value - guessed.value } : {}) } };
 }
 

@@ -19,6 +19,8 @@ const userCellSchema = z.object({
   ci: z.number().optional(),
   /** The change printed in parentheses after the value (OpenEQA Table III: w/o guess minus with it). */
   change: z.number().optional(),
+  /** The bootstrap confidence interval of the value (95 %), shown by the report. */
+  interval: z.tuple([z.number(), z.number()]).optional(),
   /** How many items the value averages. */
   n: z.number().int().nonnegative(),
 });
@@ -79,6 +81,10 @@ export interface LaidRow {
   cells: LaidCell[];
   values: (number | null)[];
   cis: (number | null)[];
+  /** A user row's id, its cells' confidence intervals and how many items each averages. */
+  id?: string;
+  intervals?: ([number, number] | null)[];
+  counts?: (number | null)[];
 }
 
 /** The table's rows in print order: the published ones (their own sections and bold), then the user's, best per column in bold. */
@@ -115,6 +121,9 @@ export function layRows(published: PublishedTable, reproduced: ReproducedTable):
       }),
       values: published.columns.map((c) => row.cells[c.id]?.value ?? null),
       cis: published.columns.map((c) => row.cells[c.id]?.ci ?? null),
+      id: row.id,
+      intervals: published.columns.map((c) => row.cells[c.id]?.interval ?? null),
+      counts: published.columns.map((c) => row.cells[c.id]?.n ?? null),
     });
   }
   return rows;
