@@ -14,7 +14,8 @@ import { cliEnv, runCli } from "../helpers/cli.js";
 async function recordedSet(): Promise<{ dir: string; out: string; log: TrajectoryLog; questions: TagQuestion[] }> {
   const dir = temporaryDir();
   const out = join(dir, "rec");
-  await recordTask({ seed: 2, tasks: ["cool"], out, width: 96, height: 72 });
+  // at 160×120 (the demo's size) enough objects cover the 10 pixels a sighting needs for a full set of questions
+  await recordTask({ seed: 2, tasks: ["cool"], out, width: 160, height: 120 });
   const log = await loadTrajectoryLog(join(out, "trajectory.json"));
   const sightings = await maskSightings(log, join(out, "frames"));
   const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 10, seed: 0 });
