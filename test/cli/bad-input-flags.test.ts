@@ -55,7 +55,19 @@ describe("eqa report --out", () => {
   function writeRun(dir: string): string {
     const run = join(dir, "run");
     mkdirSync(run);
-    writeFileSync(join(run, "summary.json"), JSON.stringify({ kind: "explore", counts: { episodes: 1 } }));
+    // an exploration's summary in the shape eqa explore writes, with nothing explored
+    const summary = {
+      kind: "explore",
+      eqakitVersion: "0.1.0",
+      createdAt: "2026-01-01T00:00:00.000Z",
+      wallTimeMs: 0,
+      config: {},
+      counts: { episodes: 1, finished: 0, failed: 1, answered: 0 },
+      stops: {},
+      metrics: { pathLength: { meanMetres: null, meanSteps: null }, goalDistance: { meanMetres: null, n: 0 } },
+      failures: [{ questionId: "q1", error: "the environment stopped" }],
+    };
+    writeFileSync(join(run, "summary.json"), JSON.stringify(summary));
     return run;
   }
 
@@ -94,7 +106,7 @@ describe("model base URLs", () => {
       const dir = temporaryDir();
       const result = await runCli([...args(dir), flag, url, "--out", join(dir, "run")], cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
       assert.equal(result.code, 2, result.stderr);
-      assert.match(result.stderr, new RegExp(`field "${flag}": "${escape(url)}" is not an http or https URL`));
+      assert.match(result.stderr, new RegExp(`option ${flag}: "${escape(url)}" is not an http or https URL`));
       assert.match(result.stderr, new RegExp(`give ${flag} the endpoint's http\\(s\\) address`));
       assert.doesNotMatch(result.stderr, /\n\s+at /);
       assert.deepEqual(readdirSync(dir), []);
