@@ -9,7 +9,7 @@ import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel, shardFromFlags, addShardOption, type ShardFlags } from "./options.js";
 import { builtinOrExternalAgent } from "./agent-options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
-import { createProgress } from "./progress.js";
+import { createProgress, failureDetail } from "./progress.js";
 
 type EnvKind = EnvironmentKind;
 
@@ -126,7 +126,7 @@ export function exploreCommand(): Command {
       progress.stop();
       const judging = createProgress("judging");
       const scores = judgeSpec
-        ? await scoreExploration({ runDir: result.runDir, episodes, records: result.records, judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }), judgeSpec, mode: flags.mode, image, onProgress: (done, total, failed) => judging.update(done, total, failed > 0 ? `(${failed} failed)` : "") })
+        ? await scoreExploration({ runDir: result.runDir, episodes, records: result.records, judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }), judgeSpec, mode: flags.mode, image, onProgress: (done, total, failed, unreadable) => judging.update(done, total, failureDetail(failed, unreadable)) })
         : undefined;
       judging.stop();
       const withReliability = await writeExploreReliability(result.runDir, result.summary, result.records);

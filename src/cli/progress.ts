@@ -43,3 +43,9 @@ export function createProgress(label: string, stream: NodeJS.WriteStream = proce
     },
   };
 }
+
+/** The detail of a progress line: "(2 failed, 1 unreadable by the judge)", counting the judge's unreadable replies apart from failed calls, or "". */
+export function failureDetail(failed: number, unreadable = 0): string {
+  const parts = [...(failed > 0 ? [`${failed} failed`] : []), ...(unreadable > 0 ? [`${unreadable} unreadable by the judge`] : [])];
+  return parts.length > 0 ? `(${parts.join(", ")})` : "";
+}

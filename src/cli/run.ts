@@ -9,7 +9,7 @@ import { defaultRunPath } from "../store/index.js";
 import { addAgentOptions, agentSetupFromFlags, type AgentFlags } from "./agent-options.js";
 import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, type ModelCallFlags, resolveRoleModel } from "./options.js";
 import { addDryRunOption, answerPlanNotes, openCallPlan, type DryRunFlags } from "./dry-run.js";
-import { createProgress } from "./progress.js";
+import { createProgress, failureDetail } from "./progress.js";
 
 interface RunFlags extends AgentFlags, ModelCallFlags, DryRunFlags {
   judge?: string;
@@ -80,9 +80,9 @@ export function runCommand(): Command {
         judgeSpec,
         mode: flags.mode,
         bootstrap: { seed: flags.bootstrapSeed },
-        onScoreProgress: (done, total, failed) => {
+        onScoreProgress: (done, total, failed, unreadable) => {
           answering.stop();
-          judging.update(done, total, failed > 0 ? `(${failed} failed)` : "");
+          judging.update(done, total, failureDetail(failed, unreadable));
         },
       });
       answering.stop();

@@ -18,7 +18,7 @@ import { JUDGE_ROLE, ledgerCost, readCallLedger, type ModelSpec } from "../model
 import { formatRunCost, formatTable } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
-import { createProgress } from "./progress.js";
+import { createProgress, failureDetail } from "./progress.js";
 
 interface ScoreTagFlags extends ModelCallFlags {
   questions: string;
@@ -95,7 +95,7 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
       bootstrap: { seed: flags.bootstrapSeed },
       settings: modelCallSettings(flags, opened.cachePath),
       usage: opened.runtime.usage,
-      onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
+      onProgress: (p) => progress.update(p.done, p.total, failureDetail(p.failed, p.unreadable)),
     });
     progress.stop();
     console.log(formatTagSummary(result.summary));

@@ -6,7 +6,7 @@ import { formatCallPlan, formatScoreSummary } from "../report/index.js";
 import { checkRun, defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, addShardOption, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, resolveRoleModel, shardFromFlags, type ShardFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
-import { createProgress } from "./progress.js";
+import { createProgress, failureDetail } from "./progress.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
 interface ScoreFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ShardFlags {
@@ -100,7 +100,7 @@ async function runScore(flags: ScoreFlags): Promise<number> {
       concurrency: flags.concurrency,
       bootstrap: { seed: flags.bootstrapSeed },
       settings: { ...modelCallSettings(flags, opened.cachePath), ...(flags.withoutGuess ? { withoutGuess: true } : {}), ...(batched ? { batch: batched.report } : {}) },
-      onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
+      onProgress: (p) => progress.update(p.done, p.total, failureDetail(p.failed, p.unreadable)),
     });
     progress.stop();
     console.log(formatScoreSummary(result.summary));

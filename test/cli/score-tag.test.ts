@@ -72,6 +72,7 @@ describe("eqa score-tag", () => {
       assert.equal(result.code, 1, "the judge could not be read for 1 of 6 questions, over a tenth");
       assert.match(result.stdout, /overall\s+5\s/);
       assert.match(result.stdout, /5 of 6 scored, 0 failed, 1 unreadable by the judge/);
+      assert.match(result.stderr, /^scoring: 6\/6 \(1 unreadable by the judge\)$/m, "the progress line counts the judge's unreadable reply apart from failed calls");
       assert.match(result.stdout, /valid answers: 80\.0% of 5/);
       assert.match(result.stdout, /the judge's replies could not be read for 1 of 6 questions, more than 10%: exit 1 \(first: q-where, tag-structured: the judge's replies could not be read as a structured answer \(asked twice\)/);
       // three free-text answers, one of them unreadable and asked again

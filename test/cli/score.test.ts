@@ -110,6 +110,7 @@ describe("eqa score: failures, re-asks and providers", () => {
       assert.deepEqual(summary.judgeUnreadable.items.map((i) => [i.questionId, i.judge, i.replies]), [[benchmark[2]!.question_id, "llm-match", ["I'd say four"]]]);
       assert.equal(summary.judgeUnreadable.overLimit, true);
       assert.match(result.stdout, /5 of 6 questions scored, 0 failed, 1 unreadable by the judge/);
+      assert.match(result.stderr, /^judging: 6\/6 \(1 unreadable by the judge\)$/m, "the progress line counts the judge's unreadable reply apart from failed calls");
       assert.match(result.stdout, new RegExp(`the judge's replies could not be read for 1 of 6 questions, more than 10%: exit 1 \\(first: ${benchmark[2]!.question_id}, llm-match`));
       // compat cuts the prediction after its last period, as the reference does
       assert.ok(server.requests.every((r) => lastUserText(r).includes(`Response: ${predictions[0]!.answer.split(". ")[0]}.`) || !lastUserText(r).includes(benchmark[0]!.question)));

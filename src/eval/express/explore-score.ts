@@ -69,7 +69,7 @@ export interface ExploreScoreOptions {
   mode?: LlmMatchMode;
   /** How the last frame is prepared for the EAC judge. */
   image?: ImageOptions;
-  onProgress?: (done: number, total: number, failed: number) => void;
+  onProgress?: (done: number, total: number, failed: number, unreadable: number) => void;
 }
 
 function asJudgement(value: unknown): ExploreJudgement | undefined {
@@ -92,7 +92,8 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
   const judgements = reusableRecords(run, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.error === null && (j.unreadable ?? []).length === 0);
   const pending = items.filter((r) => !judgements.has(r.questionId));
   let failed = 0;
-  options.onProgress?.(judgements.size, items.length, failed);
+  let unreadable = 0;
+  options.onProgress?.(judgements.size, items.length, failed, unreadable);
   const appender = run.appender(EXPLORE_JUDGEMENTS_FILE);
   const base = (r: ExploreRecord): ExploreJudgement => ({ questionId: r.questionId, inputKey: keyOf(r), llmMatch: null, eac: null, usage: sumUsage([]), error: null, finishedAt: new Date().toISOString() });
   try {
@@ -106,7 +107,8 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
         appender.append(j);
         judgements.set(r.questionId, j);
         if (j.error !== null) failed++;
-        options.onProgress?.(judgements.size, items.length, failed);
+        else if ((j.unreadable ?? []).length > 0) unreadable++;
+        options.onProgress?.(judgements.size, items.length, failed, unreadable);
       },
       work: async (r) => {
         const episode = episodes.get(r.questionId) as ActiveEpisode;

@@ -14,7 +14,7 @@ export interface AnswerAndScoreOptions extends Omit<AnswerOptions, "questions" |
   judgeSpec: ModelSpec;
   mode?: LlmMatchMode;
   bootstrap?: BootstrapOptions;
-  onScoreProgress?: (done: number, total: number, failed: number) => void;
+  onScoreProgress?: (done: number, total: number, failed: number, unreadable: number) => void;
 }
 
 export interface RunSummary {
@@ -70,7 +70,7 @@ export async function answerAndScore(options: AnswerAndScoreOptions): Promise<Ru
     ...(options.settings ? { settings: options.settings } : {}),
     summaryFile: "summary.score.json",
     run,
-    ...(onScoreProgress ? { onProgress: (p) => onScoreProgress(p.done, p.total, p.failed) } : {}),
+    ...(onScoreProgress ? { onProgress: (p) => onScoreProgress(p.done, p.total, p.failed, p.unreadable) } : {}),
   });
   const summary: RunSummary = { kind: "run", eqakitVersion, createdAt: new Date().toISOString(), answer: answered.summary, score: scored.summary, cost: ledgerCost(readCallLedger(run.path)) };
   await run.writeJson(SUMMARY_FILE, summary);

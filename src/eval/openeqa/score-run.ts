@@ -30,7 +30,10 @@ export const SUMMARY_FILE = "summary.json";
 export interface ScoreProgress {
   done: number;
   total: number;
+  /** Judgements whose call failed. */
   failed: number;
+  /** Judgements whose reply held no readable mark (the judge's failure, counted apart). */
+  unreadable: number;
   /** Judgements taken from an earlier, interrupted run in the same directory. */
   reused: number;
 }
@@ -125,7 +128,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   const earlier = reusableRecords(run, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
   const judgements = new Map<string, LlmMatchJudgement>(earlier);
   const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
-  const progress: ScoreProgress = { done: earlier.size, total: tasks.length, failed: 0, reused: earlier.size };
+  const progress: ScoreProgress = { done: earlier.size, total: tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
   options.onProgress?.({ ...progress });
 
   const appender = run.appender(JUDGEMENTS_FILE);
@@ -139,7 +142,8 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
         appender.append(judgement);
         judgements.set(task.question.questionId, judgement);
         progress.done++;
-        if (judgement.score === null) progress.failed++;
+        if (judgement.score === null && judgement.unreadable) progress.unreadable++;
+        else if (judgement.score === null) progress.failed++;
         options.onProgress?.({ ...progress });
       },
       models: [options.judgeSpec],

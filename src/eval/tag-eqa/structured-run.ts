@@ -126,7 +126,7 @@ export interface TagScoreOptions {
   settings?: Record<string, unknown>;
   /** The runtime's usage ledger: the judge's calls are appended to the run's ledger of model calls. */
   usage?: UsageLedger;
-  onProgress?: (progress: { done: number; total: number; failed: number; reused: number }) => void;
+  onProgress?: (progress: { done: number; total: number; failed: number; unreadable: number; reused: number }) => void;
 }
 
 export interface ErrorRate {
@@ -306,7 +306,7 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
   const earlier = reusableRecords(run, JUDGEMENTS_FILE, asTagJudgement, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (j) => j.status === "scored");
   const judgements = new Map<string, TagJudgement>(earlier);
   const pending = tasks.filter((t) => !earlier.has(t.question.question_id));
-  const progress = { done: earlier.size, total: tasks.length, failed: 0, reused: earlier.size };
+  const progress = { done: earlier.size, total: tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
   options.onProgress?.({ ...progress });
   const appender = run.appender(JUDGEMENTS_FILE);
   try {
@@ -319,7 +319,8 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
         appender.append(judgement);
         judgements.set(task.question.question_id, judgement);
         progress.done++;
-        if (judgement.status !== "scored") progress.failed++;
+        if (judgement.status === "unreadable") progress.unreadable++;
+        else if (judgement.status === "failed") progress.failed++;
         options.onProgress?.({ ...progress });
       },
       models: options.judgeSpec ? [options.judgeSpec] : [],
