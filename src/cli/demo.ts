@@ -2,8 +2,9 @@ import { join, resolve } from "node:path";
 import { Command } from "commander";
 import { AGENT_NAMES, type AgentName, type ExternalAgentSpec } from "../agents/index.js";
 import { formatJudgeUnreadable, writeFileAtomically } from "../core/index.js";
-import { runDemo } from "../generate/index.js";
-import { buildHtmlReport, loadRun } from "../report/index.js";
+import { demoRunCalls, runDemo } from "../generate/index.js";
+import { ledgerCost } from "../models/index.js";
+import { buildHtmlReport, formatRunCost, loadRun } from "../report/index.js";
 import { externalAgentArgument } from "./agent-options.js";
 import { addModelCallOptions, choiceList, type ModelCallFlags, nonNegativeIntegerList, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel } from "./options.js";
 
@@ -60,6 +61,8 @@ export function demoCommand(): Command {
         if (unreadable) console.log(`${unreadable}; left out of the scores`);
         for (const line of failureReasons(run.summary.failures, model !== undefined)) console.log(`  ${line}`);
       }
+      // the model's calls of every run: its agents' answers and the judge's readings of them
+      if (opened) console.log(`\n${formatRunCost(ledgerCost(result.runs.flatMap(demoRunCalls)))}\n`);
       console.log(`${result.questions} questions in ${result.dataset}; done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
       console.log(`report: ${report}`);
       process.exitCode = result.runs.some((r) => r.summary.counts.failed > 0 || r.summary.judgeUnreadable.overLimit) ? 1 : 0;

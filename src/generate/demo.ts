@@ -13,7 +13,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { resolveInside, type Question } from "../core/index.js";
 import { loadTagQuestions, type TagQuestion } from "../data/index.js";
-import { JUDGE_ROLE, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, readCallLedger, type CallEntry, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { openRun, readRunManifest, type RunDirectory } from "../store/index.js";
 import { catalogueType, recordTask, type TaskType } from "../sim/index.js";
 import { answerQuestions, createAgent, describeExternalAgent, ExternalAgent, type AgentName, type ExternalAgentSpec } from "../agents/index.js";
@@ -131,13 +131,21 @@ function asOpenEqaQuestion(q: TagQuestion, datasetDir: string, framesRoot: strin
   return { questionId: q.question_id, question: q.question, answer: q.answer, category: CATEGORY_OF_QUERY[q.tags.query_type], episodeHistory };
 }
 
+/** The folder, inside a language-model agent's demo run, of its answers (a stage with a ledger of its own). */
+export const DEMO_ANSWERS_DIR = "answers";
+
+/** Every model call of a demo run, from its ledgers: the judge's (the run's folder) and its agent's (answers/). */
+export function demoRunCalls(run: Pick<DemoRun, "dir">): CallEntry[] {
+  return [...readCallLedger(run.dir), ...readCallLedger(join(run.dir, DEMO_ANSWERS_DIR))];
+}
+
 async function modelRun(agentName: AgentName, questions: TagQuestion[], questionsPath: string, framesRoot: string, dir: string, options: Required<Pick<DemoOptions, "model" | "runtime">>): Promise<DemoRun> {
   const { agent, models } = createAgent({ agent: agentName, model: options.model }, options.runtime);
   // one tag-structured run: the agent's answers (answers/, an answer run of its own) are a stage of it
   const scoring = { questions, questionsPath, predictionsPath: join(dir, "predictions.json"), judgeSpec: options.model, outDir: dir, settings: { agent: agentName, model: options.model.name } };
   const { run, similarity } = await openTagRun(scoring);
   const datasetDir = dirname(questionsPath);
-  const answered = await answerQuestions({ questions: questions.map((q) => asOpenEqaQuestion(q, datasetDir, framesRoot)), agent, framesRoot, outDir: join(dir, "answers"), models, usage: options.runtime.usage });
+  const answered = await answerQuestions({ questions: questions.map((q) => asOpenEqaQuestion(q, datasetDir, framesRoot)), agent, framesRoot, outDir: join(dir, DEMO_ANSWERS_DIR), models, usage: options.runtime.usage });
   const byId = new Map(answered.records.map((r) => [r.questionId, r.answer]));
   const predictions = questions.map((q) => ({ question_id: q.question_id, answer: byId.get(q.question_id) ?? null }));
   await run.writeJson("predictions.json", predictions);

@@ -8,7 +8,9 @@ import { buildTagDataset, maskSightings } from "../../src/generate/index.js";
 import { loadTrajectoryLog } from "../../src/data/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { lastUserText, openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { writeRgbEpisode } from "../helpers/frames.js";
+import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { openAiBatchEmulator, type BatchFate } from "../helpers/provider-emulators.js";
 import { openEqaBenchmarkFile, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
@@ -217,6 +219,185 @@ export async function answer(params, context) {
     assert.match(batch.stdout, /judge \(batch\)\s+openai\/gpt-4o\s+4/);
     // the table shows dollars to the millionth
     assert.ok(Math.abs(dollars(batch.stdout, "judge (batch)") - full * BATCH_PRICE_FACTOR) <= 1e-6, batch.stdout);
+  });
+});
+
+/**
+ * Every request each server received is one entry of the run's ledger that reached that server
+ * (not a cache hit), and the summary's cost (when the command writes one) and the printed table
+ * count them once in their total.
+ */
+function assertBilledOnce(out: string, stdout: string, servers: readonly ModelServer[], summaryFile: string | null = "summary.json"): void {
+  const ledger = readCallLedger(out).filter((e) => !e.cached);
+  let requests = 0;
+  for (const server of servers) {
+    const received = chatRequests(server);
+    requests += received.length;
+    const billed = ledger.filter((e) => e.endpoint === `${server.url}/v1`);
+    assert.equal(billed.length, received.length, `${server.url}: ${received.length} request(s) received, ${billed.length} in the ledger`);
+    assert.equal(billed.reduce((n, e) => n + e.images, 0), received.map(imagesIn).reduce((a, b) => a + b, 0), `${server.url}: the images sent`);
+  }
+  assert.ok(requests > 0, "the command called its model");
+  assert.equal(ledger.length, requests, "no ledger entry without a request");
+  if (summaryFile !== null) {
+    const cost = readJson<{ cost: Cost }>(join(out, summaryFile)).cost;
+    assert.equal(cost.total.calls, requests, `${summaryFile}'s cost`);
+    assert.equal(cost.roles.reduce((n, r) => n + r.calls, 0), requests, `the rows of ${summaryFile}'s cost`);
+  }
+  const roles = [...new Set(ledger.map((e) => e.role))];
+  assert.equal(tableRow(stdout, "total")?.[0] ?? (roles.length === 1 ? tableRow(stdout, roles[0]!)?.[0] : undefined), String(requests), `the printed cost table:\n${stdout}`);
+}
+
+/** A few OpenEQA questions, each with a prediction, as files in `home`. */
+function openEqaInputs(home: string, n: number): { subset: string; predictions: string } {
+  const picked = readRawBenchmark().slice(0, n);
+  const subset = join(home, "subset.json");
+  writeFileSync(subset, JSON.stringify(picked.map((r) => r.question_id)));
+  const predictions = join(home, "predictions.json");
+  writeFileSync(predictions, JSON.stringify(picked.map((r) => ({ question_id: r.question_id, answer: `${r.answer}.` }))));
+  return { subset, predictions };
+}
+
+/** A TAG-EQA question set of a recording made in `home`. */
+async function tagQuestions(home: string): Promise<{ file: string; ids: string[] }> {
+  const recording = join(home, "rec");
+  await recordTask({ seed: 2, tasks: ["cool"], out: recording, width: 96, height: 72 });
+  const log = await loadTrajectoryLog(join(recording, "trajectory.json"));
+  const { questions } = buildTagDataset([{ log, sightings: await maskSightings(log, join(recording, "frames")), episodeHistory: "rec/frames" }], { perTrajectory: 3, seed: 0 });
+  const file = join(home, "questions.json");
+  await writeFile(file, JSON.stringify(questions));
+  return { file, ids: questions.map((q) => q.question_id) };
+}
+
+describe("every other run-writing command: each request its servers received is in its ledger once, and in its cost once", () => {
+  const env = (home: string) => cliEnv(home, { OPENAI_API_KEY: "sk-test" });
+
+  test("eqa score", async () => {
+    const home = temporaryDir();
+    const { subset, predictions } = openEqaInputs(home, 3);
+    const judge = await startModelServer(() => openAiReply("Your mark: 4"));
+    try {
+      const out = join(home, "run");
+      const result = await runCli(["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--judge", "openai/gpt-4o", "--judge-base-url", `${judge.url}/v1`, "--out", out, "--no-cache"], env(home));
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(chatRequests(judge).length, 3);
+      assertBilledOnce(out, result.stdout, [judge]);
+    } finally {
+      await judge.close();
+    }
+  });
+
+  test("eqa answer (with force-a-guess's verdicts)", async () => {
+    const home = temporaryDir();
+    const { subset } = openEqaInputs(home, 3);
+    const model = await startModelServer(() => openAiReply("A: two chairs"));
+    try {
+      const out = join(home, "run");
+      const result = await runCli(["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", "blind", "--model", "openai/gpt-4o-mini", "--model-base-url", `${model.url}/v1`, "--out", out, "--no-cache"], env(home));
+      assert.equal(result.code, 0, result.stderr);
+      assertBilledOnce(out, result.stdout, [model]);
+    } finally {
+      await model.close();
+    }
+  });
+
+  test("eqa score-tag", async () => {
+    const home = temporaryDir();
+    const { file, ids } = await tagQuestions(home);
+    const predictions = join(home, "predictions.json");
+    writeFileSync(predictions, JSON.stringify(ids.map((id) => ({ question_id: id, answer: "There are two red mugs." }))));
+    const judge = await startModelServer(() => openAiReply(JSON.stringify([{ predicate: "", objects: [{ type: "mug", caption: "red", position: null }], value: 2 }])));
+    try {
+      const out = join(home, "run");
+      const result = await runCli(["score-tag", "--questions", file, "--predictions", predictions, "--judge", "openai/gpt-4o", "--judge-base-url", `${judge.url}/v1`, "--out", out, "--no-cache"], env(home));
+      assert.ok(result.code === 0 || result.code === 1, result.stderr);
+      assertBilledOnce(out, result.stdout, [judge]);
+    } finally {
+      await judge.close();
+    }
+  });
+
+  test("eqa rm score and eqa rm bench", async () => {
+    const home = temporaryDir();
+    const frames = join(home, "frames");
+    await writeRgbEpisode(join(frames, "hm3d-v0", "000-a"), 4, 64, 48);
+    const instances = join(home, "instances.jsonl");
+    writeFileSync(instances, ["i-1", "i-2"].map((id, i) => JSON.stringify({ id, question: `Question ${i}?`, predicted_answer: "An answer.", reasoning_trace: ["I look around."], episode_history: "hm3d-v0/000-a", ground_truth_score: 6 + 3 * i, category: "object recognition" })).join("\n") + "\n");
+    for (const [command, summary] of [[["rm", "score"], "summary.json"], [["rm", "bench", "--max-k", "2", "--resamples", "50"], "bench.json"]] as const) {
+      const model = await startModelServer(() => openAiReply("<critique>\nThe trace matches the frames.\n</critique>\n<score>7</score>"));
+      try {
+        const out = join(home, command[1]!);
+        const result = await runCli([...command, "--instances", instances, "--frames", frames, "--model", "openai/gpt-4o", "--model-base-url", `${model.url}/v1`, "--out", out, "--no-cache"], env(home));
+        assert.equal(result.code, 0, result.stderr);
+        assertBilledOnce(out, result.stdout, [model], summary);
+      } finally {
+        await model.close();
+      }
+    }
+  });
+
+  test("eqa memory build with a captioner", async () => {
+    const home = temporaryDir();
+    const scenes = join(home, "scenes");
+    await writeSceneEpisode(join(scenes, "hm3d-v0", "scene"), { layout: "hm3d", views: 6 });
+    const benchmark = join(home, "benchmark.json");
+    writeFileSync(benchmark, JSON.stringify([{ question_id: "q1", question: "What is on the table?", answer: "a cup", category: "object recognition", episode_history: "hm3d-v0/scene" }]));
+    const model = await startModelServer(() => openAiReply("a red cup"));
+    try {
+      const out = join(home, "memory");
+      const result = await runCli(["memory", "build", "--benchmark", benchmark, "--frames", scenes, "--out", out, "--no-detector", "--sampling", "every:3", "--captioner", "openai/gpt-4o", "--captioner-base-url", `${model.url}/v1`, "--no-cache"], env(home));
+      assert.equal(result.code, 0, result.stderr);
+      // a memory folder has no summary: its cost is the table printed from its ledger
+      assertBilledOnce(out, result.stdout, [model], null);
+    } finally {
+      await model.close();
+    }
+  });
+
+  test("eqa generate tag with a model rewriting the texts", async () => {
+    const home = temporaryDir();
+    await recordTask({ seed: 3, tasks: ["pick_and_place"], out: join(home, "recordings", "home-3"), width: 64, height: 48 });
+    // half the rewrites are kept, half are not JSON (kept as the template wrote them)
+    let n = 0;
+    const model = await startModelServer((request) => {
+      const question = /"question":\s*"([^"]+\?)"/.exec(lastUserText(request))?.[1];
+      return openAiReply(n++ % 2 === 0 && question ? JSON.stringify({ question, answer: "two" }) : "I cannot rewrite this.");
+    });
+    try {
+      const out = join(home, "dataset");
+      const result = await runCli(["generate", "tag", "--source", `sim:${join(home, "recordings")}`, "--out", out, "--per-trajectory", "3", "--renderer", "openai/gpt-4o-mini", "--renderer-base-url", `${model.url}/v1`, "--no-cache"], env(home));
+      assert.ok(result.code === 0 || result.code === 1, result.stderr);
+      // a dataset has no summary (stats.json counts its questions): its cost is the table printed from its ledger
+      assertBilledOnce(out, result.stdout, [model], null);
+    } finally {
+      await model.close();
+    }
+  });
+
+  test("eqa demo --model: the agents' calls and the judge's, each run of the demo's folder billed once", async () => {
+    const home = temporaryDir();
+    const model = await startModelServer((request) =>
+      lastUserText(request).startsWith("You read an answer to a question about a home")
+        ? openAiReply(JSON.stringify([{ predicate: "", objects: [{ type: "mug", caption: "red", position: null }], value: 1 }]))
+        : openAiReply("A: There is one red mug."),
+    );
+    try {
+      const out = join(home, "demo");
+      const result = await runCli(["demo", "--out", out, "--seeds", "1", "--per-trajectory", "4", "--model", "openai/gpt-4o-mini", "--model-base-url", `${model.url}/v1`, "--agents", "vlm", "--no-cache"], env(home));
+      assert.ok(result.code === 0 || result.code === 1, result.stderr);
+      const received = chatRequests(model).length;
+      assert.ok(received > 0);
+      // the language-model agent's run: the judge's calls in its folder, the agent's in its answers stage
+      const vlm = join(out, "runs", "vlm");
+      const folders = [vlm, join(vlm, "answers"), join(out, "runs", "program")];
+      const ledger = folders.flatMap((folder) => readCallLedger(folder).filter((e) => !e.cached));
+      assert.equal(ledger.length, received, "every request in one ledger, once");
+      assert.equal(ledger.filter((e) => e.role === "judge").length, readJson<{ cost: Cost }>(join(vlm, "summary.json")).cost.total.calls, "the run's summary costs its judge");
+      assert.equal(ledger.filter((e) => e.role === "agent").length, readJson<{ cost: Cost }>(join(vlm, "answers", "summary.json")).cost.total.calls, "the answers' summary costs its agent");
+      assert.equal(tableRow(result.stdout, "total")?.[0], String(received), `the printed cost table:\n${result.stdout}`);
+    } finally {
+      await model.close();
+    }
   });
 });
 
