@@ -6,7 +6,7 @@ import { ModelCallError } from "../models/index.js";
 import { openRun } from "../store/index.js";
 import { MemoryCallError, writeMemory } from "./memory/index.js";
 import { buildEpisodeMemory, memoryBuildSettings, type MemorySourceOptions } from "./memory-source.js";
-import { MEMORY_RECORDS_FILE, memoryPath, memorySettingsKey, readMemoryRecords, type MemoryRecord } from "./memory-store.js";
+import { MEMORY_FAILURES_FILE, MEMORY_RECORDS_FILE, memoryPath, memorySettingsKey, readMemoryRecords, type MemoryRecord } from "./memory-store.js";
 
 export interface MemoryFolderBuild {
   /** Episode histories, in order (already the shard's). */
@@ -44,6 +44,8 @@ export async function buildMemoryFolder(build: MemoryFolderBuild): Promise<Memor
   );
   const result: MemoryFolderResult = { dir: run.path, settingsKey, built: 0, reused: 0, failed: [] };
   const appender = run.appender(MEMORY_RECORDS_FILE);
+  // failed attempts apart: a later success supersedes them, and memories.jsonl holds each episode once
+  const failures = run.appender(MEMORY_FAILURES_FILE);
   const total = build.episodes.length;
   let finished = 0;
   try {
@@ -69,13 +71,14 @@ export async function buildMemoryFolder(build: MemoryFolderBuild): Promise<Memor
         if (!(error instanceof OutputlessFailure || error instanceof ModelCallError || isUserError(error))) throw error;
         const reason = error instanceof ModelCallError ? `${error.message} (${error.endpoint}, after ${error.retries} retries)` : error.message;
         const failedCall = error instanceof MemoryCallError ? { call: error.call, frame: error.frame, ...(error.instance !== undefined ? { instance: error.instance } : {}) } : undefined;
-        appender.append(record({ graph: null, instances: null, error: reason, ...(failedCall ? { failedCall } : {}) }));
+        failures.append(record({ graph: null, instances: null, error: reason, ...(failedCall ? { failedCall } : {}) }));
         result.failed.push({ episode: id, error: reason });
       }
       build.onProgress?.({ done: ++finished, total, failed: result.failed.length, episode: id });
     }
   } finally {
     appender.close();
+    failures.close();
   }
   return result;
 }

@@ -3,8 +3,11 @@
  * --benchmark` and read by the memory agents (`eqa answer --memory DIR`).
  *
  * - `memories.jsonl`: one record per episode built (appended as each finishes, so a stopped
- *   build resumes), with the build settings and their key, the scene graph's path, or the
- *   reason the episode failed.
+ *   build resumes), with the build settings and their key and the scene graph's path.
+ * - `memory-failures.jsonl`: the attempts that failed, each with its reason; a later success of
+ *   the same episode and settings (in `memories.jsonl`) supersedes them. Kept apart so that
+ *   `memories.jsonl` holds each episode once, and appended to only (never rewritten), since
+ *   shards may build into one folder at once.
  * - `<settings key>/<episode_history>/scene-graph.json` (with `topdown.png` and `crops/`): a
  *   folder may hold the memories of several settings side by side.
  */
@@ -18,6 +21,7 @@ import { inferRelations, RELATIONS, type MemoryInstance, type Relation, type Sce
 import type { MemoryBuildSettings } from "./memory-source.js";
 
 export const MEMORY_RECORDS_FILE = "memories.jsonl";
+export const MEMORY_FAILURES_FILE = "memory-failures.jsonl";
 
 /** The key of a build's settings: memories are reused only under the same key. */
 export function memorySettingsKey(settings: MemoryBuildSettings): string {
@@ -48,11 +52,27 @@ export { recordSchema as memoryRecordSchema };
 /** One episode's build, as `memories.jsonl` keeps it. */
 export type MemoryRecord = z.infer<typeof recordSchema>;
 
+/**
+ * Each episode's state under each settings key, in the order first recorded: its latest success
+ * when it has one (from `memories.jsonl`, `built`), else its latest failed attempt (`failures`).
+ */
+export function latestMemoryRecords(built: readonly MemoryRecord[], failures: readonly MemoryRecord[]): MemoryRecord[] {
+  const latest = new Map<string, MemoryRecord>();
+  const key = (r: MemoryRecord): string => `${r.settingsKey}\u0000${r.episode}`;
+  for (const record of failures) latest.set(key(record), record);
+  // older folders kept failures in memories.jsonl too: a success stands over a failure, never the reverse
+  for (const record of built) if (record.error === null || latest.get(key(record))?.error !== null) latest.set(key(record), record);
+  return [...latest.values()];
+}
+
+/** The memory records of a folder (both files), each episode once per settings key (`latestMemoryRecords`). */
 export function readMemoryRecords(dir: string, repair = false): MemoryRecord[] {
-  return readJsonl(join(dir, MEMORY_RECORDS_FILE), (value) => {
-    const parsed = recordSchema.safeParse(value);
-    return parsed.success ? parsed.data : undefined;
-  }, repair).records;
+  const read = (file: string): MemoryRecord[] =>
+    readJsonl(join(dir, file), (value) => {
+      const parsed = recordSchema.safeParse(value);
+      return parsed.success ? parsed.data : undefined;
+    }, repair).records;
+  return latestMemoryRecords(read(MEMORY_RECORDS_FILE), read(MEMORY_FAILURES_FILE));
 }
 
 /** The settings that differ, as "name: this run's value, the folder's value". */

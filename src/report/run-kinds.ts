@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { loadActiveEpisodes, memoryRecordSchema, MEMORY_RECORDS_FILE, type ActiveEpisode } from "../agents/index.js";
+import { latestMemoryRecords, loadActiveEpisodes, memoryRecordSchema, MEMORY_FAILURES_FILE, MEMORY_RECORDS_FILE, type ActiveEpisode } from "../agents/index.js";
 import { loadTagQuestions } from "../data/index.js";
 import { llmMatchPoints } from "../eval/index.js";
 import { TAG_ANSWERS_FILE } from "../generate/index.js";
@@ -312,7 +312,9 @@ export interface MemoryEpisode {
 
 export function loadMemoryBuild(dir: string): { episodes: MemoryEpisode[]; headline: HeadlineMetric[] } {
   const byId = new Map<string, MemoryEpisode>();
-  for (const r of readRecords(join(dir, MEMORY_RECORDS_FILE), memoryRecordSchema)) {
+  // built episodes and failed attempts (a later success supersedes them), each episode once per settings
+  const read = (file: string) => (existsSync(join(dir, file)) ? readRecords(join(dir, file), memoryRecordSchema) : []);
+  for (const r of latestMemoryRecords(read(MEMORY_RECORDS_FILE), read(MEMORY_FAILURES_FILE))) {
     byId.set(`${r.episode}`, { questionId: r.episode, answer: r.instances === null ? null : `${r.instances} object instance(s) (settings ${r.settingsKey})`, seconds: r.seconds, ...(r.error !== null ? { error: r.error } : {}) });
   }
   const episodes = [...byId.values()];

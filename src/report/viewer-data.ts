@@ -43,7 +43,7 @@ export interface Rating extends z.output<typeof ratingSchema> {
 const storedRating = ratingSchema.extend({ ratedAt: z.string() });
 
 /** The files whose growth the viewer watches, per run directory. */
-const WATCHED = ["summary.json", "summary.answer.json", "summary.score.json", "bench.json", "traces.jsonl", "judgements.jsonl", "episodes.jsonl", "evaluations.jsonl", "memories.jsonl", "answers.jsonl", join("answers", "traces.jsonl"), "questions.json", RATINGS_FILE];
+const WATCHED = ["summary.json", "summary.answer.json", "summary.score.json", "bench.json", "traces.jsonl", "judgements.jsonl", "episodes.jsonl", "evaluations.jsonl", "memories.jsonl", "memory-failures.jsonl", "answers.jsonl", join("answers", "traces.jsonl"), "questions.json", RATINGS_FILE];
 
 /** Changes whenever one of a run's record files is written (size and modification time). */
 export function runStamp(dir: string): string {

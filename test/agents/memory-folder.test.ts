@@ -6,6 +6,7 @@ import { lastUserText, openAiReply, withModelServer, type ScriptedReply } from "
 import { temporaryDir } from "../helpers/paths.js";
 import { runCli, cliEnv } from "../helpers/cli.js";
 import { writeSceneEpisode } from "./scene-fixture.js";
+import { loadRun } from "../../src/report/index.js";
 
 let framesRoot: string;
 let benchmark: string;
@@ -31,8 +32,10 @@ interface Record {
   error: string | null;
 }
 
-function records(dir: string): Record[] {
-  return readFileSync(join(dir, "memories.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record);
+/** The lines of one of a memory folder's files: memories.jsonl (episodes built) or memory-failures.jsonl (failed attempts). */
+function records(dir: string, file = "memories.jsonl"): Record[] {
+  if (!existsSync(join(dir, file))) return [];
+  return readFileSync(join(dir, file), "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record);
 }
 
 describe("eqa memory build --benchmark and eqa answer --memory", () => {
@@ -96,7 +99,8 @@ describe("eqa memory build --benchmark and eqa answer --memory", () => {
         assert.equal(folder.code, 1, folder.stderr);
         assert.doesNotMatch(folder.stderr + folder.stdout, /\n\s+at /);
         assert.match(folder.stdout, /failed: hm3d-v0\/\w+: the call for the caption of object \d+ \(a crop of frame \d+\) failed: /);
-        const failed = records(join(home, `folder-${k}`)).filter((r) => r.error !== null) as (Record & { failedCall?: { call: string; frame: number; instance?: number } })[];
+        assert.deepEqual(records(join(home, `folder-${k}`)).filter((r) => r.error !== null), [], "memories.jsonl holds the episodes built only");
+        const failed = records(join(home, `folder-${k}`), "memory-failures.jsonl").filter((r) => r.error !== null) as (Record & { failedCall?: { call: string; frame: number; instance?: number } })[];
         assert.ok(failed.length > 0 && failed.every((r) => r.failedCall?.call === "caption" && Number.isInteger(r.failedCall.frame) && Number.isInteger(r.failedCall.instance)), JSON.stringify(failed));
       });
     }
@@ -105,6 +109,14 @@ describe("eqa memory build --benchmark and eqa answer --memory", () => {
       const again = await runCli(args(server.url, "folder-0"), env);
       assert.equal(again.code, 0, again.stderr);
       assert.match(again.stdout, /2 episodes: 2 built, 0 kept from an earlier build, 0 failed/);
+      // each episode once in memories.jsonl, its failed attempt kept apart and superseded
+      const built = records(join(home, "folder-0"));
+      assert.deepEqual(built.map((r) => r.episode).sort(), ["hm3d-v0/other", "hm3d-v0/scene"]);
+      assert.ok(built.every((r) => r.error === null && r.graph !== null));
+      assert.ok(records(join(home, "folder-0"), "memory-failures.jsonl").length > 0);
+      const run = await loadRun(join(home, "folder-0"));
+      assert.equal(run.metrics.find((m) => m.name === "episodes built")?.value, 2);
+      assert.deepEqual(run.questions.map((q) => q.error), [undefined, undefined]);
       assert.equal((await runCli(args(server.url, "single-0", true), env)).code, 0);
     });
   });
@@ -119,7 +131,8 @@ describe("eqa memory build --benchmark and eqa answer --memory", () => {
       assert.match(failed.stdout, /failed: hm3d-v0\/scene: .*503.*after 1 retries/);
       assert.doesNotMatch(failed.stderr, /at .*\.ts:\d+/);
     });
-    assert.deepEqual(records(memory).map((r) => [r.episode, r.graph, typeof r.error]), [["hm3d-v0/scene", null, "string"], ["hm3d-v0/other", null, "string"]]);
+    assert.deepEqual(records(memory, "memory-failures.jsonl").map((r) => [r.episode, r.graph, typeof r.error]), [["hm3d-v0/scene", null, "string"], ["hm3d-v0/other", null, "string"]]);
+    assert.deepEqual(records(memory), [], "nothing built");
 
     // an unreachable endpoint: the same, recorded and gone on from
     const unreachable = await runCli(["memory", "build", "--benchmark", benchmark, "--frames", framesRoot, "--out", join(home, "memory2"), "--no-detector", "--sampling", "every:4", "--captioner", "openai/gpt-4o", "--captioner-base-url", "http://127.0.0.1:1/v1", "--max-retries", "0", "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
