@@ -396,7 +396,7 @@ function questionView(index,id,refreshing){
   setNav("runs");
   var hash=location.hash;
   var orderReady=state.order[index]?Promise.resolve():getJson("/api/runs/"+index).then(function(run){state.order[index]=run.questions.map(function(x){return x.questionId;});});
-  return Promise.all([getJson("/api/runs/"+index+"/questions/"+encodeURIComponent(id)),orderReady]).then(function(both){
+  return Promise.all([getJson("/api/runs/"+index+"/questions?id="+encodeURIComponent(id)),orderReady]).then(function(both){
     var q=both[0],t=q.transcript,order=state.order[index]||[],at=order.indexOf(id);
     // a rating being made is never swept away by a refresh, nor a newer page by an older answer
     if((refreshing&&state.dirty)||!fresh(refreshing,hash,q))return;

@@ -273,10 +273,11 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
   });
   // the watched files' stamp: the page reloads what it shows when it changes
   app.get("/api/status", (c) => c.json({ stamp: stamps().join(";") }, 200, { "cache-control": "no-store" }));
-  app.get("/api/runs/:run/questions/:id", async (c) => {
+  // the id in the query (?id=) too: an id with a slash (a memory build's episode, hm3d-v0/scene) cannot be a path segment, since %2F is refused
+  app.get("/api/runs/:run/questions/:id?", async (c) => {
     const run = await runAt(c);
-    const tagQuestion = run?.tag?.questions.find((x) => x.questionId === c.req.param("id"));
-    const id = c.req.param("id");
+    const id = c.req.param("id") ?? c.req.query("id") ?? "";
+    const tagQuestion = run?.tag?.questions.find((x) => x.questionId === id);
     const index = Number(c.req.param("run"));
     const ratings = run ? ratingsById(run.dir)[id] ?? [] : [];
     if (run && tagQuestion) {

@@ -1,6 +1,6 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 
 /** Headless, offline flags: no GPU, no sandbox (CI runs as root), no background traffic. */
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -34,4 +34,32 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath = await packaged.default.executablePath();
   }
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+}
+
+/** The page's own sideways overflow, cells narrower than their words, and chart text smaller than 11 px, with every panel open. */
+export async function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    document.querySelectorAll("details").forEach((d) => (d.open = true));
+    const problems: string[] = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth) problems.push(`the page is ${root.scrollWidth} px wide in a ${root.clientWidth} px window`);
+    for (const cell of document.querySelectorAll<HTMLElement>("td, th")) {
+      if (cell.offsetParent === null) continue;
+      if (cell.scrollWidth > cell.clientWidth + 1) problems.push(`a cell overflows (${cell.scrollWidth} > ${cell.clientWidth}): ${(cell.textContent ?? "").slice(0, 60)}`);
+    }
+    for (const text of document.querySelectorAll<SVGTextElement>("svg text")) {
+      const height = text.getBoundingClientRect().height;
+      const size = parseFloat(getComputedStyle(text).fontSize);
+      if (text.getBoundingClientRect().width > 0 && (size < 11 || height < 11)) problems.push(`chart text "${text.textContent}" is ${size} px (${height.toFixed(1)} px high)`);
+    }
+    return problems.slice(0, 8);
+  });
+}
+
+/** Waits until the viewer has shown the page its address names. */
+export async function shown(page: Page): Promise<void> {
+  await page.waitForFunction(() => {
+    const app = document.getElementById("app")!;
+    return app.getAttribute("aria-busy") === "false" && app.getAttribute("data-shown") === location.hash;
+  });
 }

@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { buildHtmlReport, loadRun, startViewer, type Viewer } from "../../src/report/index.js";
-import { launchBrowser } from "../helpers/browser.js";
+import { launchBrowser, layoutProblems, shown } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { readRawBenchmark, temporaryDir } from "../helpers/paths.js";
@@ -35,33 +35,6 @@ function script(req: ReceivedRequest) {
   if (body.includes("You are given a QUESTION about a home and the IMAGE")) return openAiReply(stopChecks++ >= 1 ? "yes" : "no");
   if (body.includes("Look at the picture and answer the question")) return openAiReply("A: Grey.");
   return openAiReply("living room");
-}
-
-/** The page's own sideways overflow, cells narrower than their words, and chart text smaller than 11 px, with every panel open. */
-async function layoutProblems(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    document.querySelectorAll("details").forEach((d) => (d.open = true));
-    const problems: string[] = [];
-    const root = document.documentElement;
-    if (root.scrollWidth > root.clientWidth) problems.push(`the page is ${root.scrollWidth} px wide in a ${root.clientWidth} px window`);
-    for (const cell of document.querySelectorAll<HTMLElement>("td, th")) {
-      if (cell.offsetParent === null) continue;
-      if (cell.scrollWidth > cell.clientWidth + 1) problems.push(`a cell overflows (${cell.scrollWidth} > ${cell.clientWidth}): ${(cell.textContent ?? "").slice(0, 60)}`);
-    }
-    for (const text of document.querySelectorAll<SVGTextElement>("svg text")) {
-      const height = text.getBoundingClientRect().height;
-      const size = parseFloat(getComputedStyle(text).fontSize);
-      if (text.getBoundingClientRect().width > 0 && (size < 11 || height < 11)) problems.push(`chart text "${text.textContent}" is ${size} px (${height.toFixed(1)} px high)`);
-    }
-    return problems.slice(0, 8);
-  });
-}
-
-async function shown(page: Page): Promise<void> {
-  await page.waitForFunction(() => {
-    const app = document.getElementById("app")!;
-    return app.getAttribute("aria-busy") === "false" && app.getAttribute("data-shown") === location.hash;
-  });
 }
 
 /** The demo's language-model agent says one red mug; the judge's extraction reads it as a structure. */

@@ -4,8 +4,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
-import { loadRun } from "../../src/report/index.js";
-import { launchBrowser } from "../helpers/browser.js";
+import { loadRun, startViewer, type Viewer } from "../../src/report/index.js";
+import { launchBrowser, layoutProblems, shown } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
@@ -16,6 +16,16 @@ import { generateHome } from "../../src/sim/index.js";
 /** Reward-model runs, a memory build, a generated TAG-EQA dataset and an answer-tag run, each made by its command, read by the one loader. */
 const home = temporaryDir("eqakit-more-kinds-");
 const runs = { rmScore: join(home, "rm-score"), rmBench: join(home, "rm-bench"), memory: join(home, "memory"), dataset: join(home, "dataset"), answers: join(home, "answer-tag"), hmEqa: join(home, "hm-eqa") };
+const WIDTHS = [1366, 760, 390];
+/** Each kind's headline metrics, as the report and the viewer name them. */
+const HEADLINES: Record<keyof typeof runs, string[]> = {
+  rmScore: ["accuracy", "RMSE"],
+  rmBench: ["RMSE (K=2, vote)"],
+  memory: ["episodes built"],
+  dataset: ["questions"],
+  answers: ["answered"],
+  hmEqa: ["accuracy (multiple choice)"],
+};
 let server: ModelServer;
 let browser: Browser;
 
@@ -120,21 +130,53 @@ describe("loadRun on every other kind eqakit writes", () => {
     assert.deepEqual([q?.choice, q?.correct], ["B", true]);
   });
 
-  test("their report, opened from another folder at 390 px, shows each kind's figures and never scrolls sideways", async () => {
-    const out = join(home, "elsewhere", "report.html");
-    const made = await runCli(["report", ...Object.values(runs), "--out", out], cliEnv(home), temporaryDir("eqakit-more-kinds-cwd-"));
-    assert.equal(made.code, 0, made.stderr);
-    const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
-    try {
-      await page.goto(pathToFileURL(out).href);
-      const kinds = (await page.locator("#headline").textContent()) ?? "";
-      for (const kind of ["rm-score", "rm-bench", "memory", "generate-tag", "answer-tag", "explore"]) assert.ok(kinds.includes(kind), kind);
-      assert.match((await page.locator('#question-table tr[data-id="hm-eqa-0"]').textContent()) ?? "", /GreyBlueRedGreen/, "the choices under the question");
-      assert.ok(!kinds.includes("unknown"));
-      for (const metric of ["accuracy", "RMSE (K=2, vote)", "episodes built", "answered", "accuracy (multiple choice)"]) assert.equal(await page.locator(`#metrics tr[data-metric="${metric}"]`).count() > 0, true, metric);
-      assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), true);
-    } finally {
-      await page.close();
-    }
-  });
+  for (const width of WIDTHS) {
+    test(`at ${width} px, their report and viewer, opened from another folder, show each kind's headline, answers and ground truth, and no page scrolls sideways`, async () => {
+      const cwd = temporaryDir("eqakit-more-kinds-cwd-");
+      const out = join(home, "elsewhere", `report-${width}.html`);
+      const made = await runCli(["report", ...Object.values(runs), "--out", out], cliEnv(home), cwd);
+      assert.equal(made.code, 0, made.stderr);
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      try {
+        await page.goto(pathToFileURL(out).href);
+        const kinds = (await page.locator("#headline").textContent()) ?? "";
+        for (const kind of ["rm-score", "rm-bench", "memory", "generate-tag", "answer-tag", "explore"]) assert.ok(kinds.includes(kind), kind);
+        assert.match((await page.locator('#question-table tr[data-id="hm-eqa-0"]').textContent()) ?? "", /GreyBlueRedGreen/, "the choices under the question");
+        assert.ok(!kinds.includes("unknown"));
+        for (const metric of Object.values(HEADLINES).flat()) assert.equal(await page.locator(`#metrics tr[data-metric="${metric}"]`).count() > 0, true, metric);
+        assert.match((await page.locator('#question-table tr[data-id="i-2"]').textContent()) ?? "", /score 7[\s\S]*score 9|score 9[\s\S]*score 7/, "the reward model's score beside the ground truth");
+        assert.deepEqual(await layoutProblems(page), [], `the report at ${width} px`);
+      } finally {
+        await page.close();
+      }
+
+      const viewer: Viewer = await startViewer({ runDirs: Object.values(runs), port: 0 });
+      const view = await browser.newPage({ viewport: { width, height: 900 } });
+      try {
+        await view.goto(`${viewer.url}/`);
+        await shown(view);
+        assert.equal(await view.locator("#runs tbody tr").count(), Object.keys(runs).length);
+        assert.doesNotMatch((await view.locator("#runs tbody").textContent()) ?? "", /unknown/);
+        assert.deepEqual(await layoutProblems(view), [], "the runs page");
+        for (const [index, [name, dir]] of Object.entries(runs).entries()) {
+          await view.goto(`${viewer.url}/#/run/${index}`);
+          await shown(view);
+          const text = (await view.locator("#app").textContent()) ?? "";
+          for (const metric of HEADLINES[name as keyof typeof runs]) assert.ok(text.includes(metric), `${name}'s ${metric} at ${width} px`);
+          assert.deepEqual(await layoutProblems(view), [], `${name}'s page`);
+          const [question] = (await loadRun(dir)).questions;
+          assert.ok(question, `${name} has questions`);
+          await view.goto(`${viewer.url}/#/run/${index}/q/${encodeURIComponent(question.questionId)}`);
+          await shown(view);
+          const detail = (await view.locator("#app").textContent()) ?? "";
+          if (typeof question.answer === "string") assert.ok(detail.includes(question.answer), `${name}'s answer "${question.answer}"`);
+          if (question.groundTruth !== undefined) assert.ok(detail.includes(question.groundTruth), `${name}'s ground truth "${question.groundTruth}"`);
+          assert.deepEqual(await layoutProblems(view), [], `${name}'s question page`);
+        }
+      } finally {
+        await view.close();
+        await viewer.close();
+      }
+    });
+  }
 });
