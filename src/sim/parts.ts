@@ -187,7 +187,8 @@ function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void
         chairAt(f, centre, D, 0.44, chair, H - top - 0.02);
       }
       if (o.type === "coffee table" && s(6) < 0.6) f.box(0.05, W - 0.05, 0.1, 0.125, 0.05, D - 0.05, shade(colour, 0.9), WOOD);
-      if (o.type === "desk") {
+      if (o.type === "desk" && s(12) < 0.35) {
+        // a drawer pedestal and a modesty panel, on some desks
         const left = s(7) < 0.5;
         const a0 = left ? 0.02 : W - 0.44;
         f.box(a0, a0 + 0.42, 0, H - top, 0.02, D - 0.03, colour, WOOD);
