@@ -115,6 +115,47 @@ describe("a command killed with SIGKILL midway and run again ends with the recor
     }
   });
 
+  test("eqa run (the blind agent, then LLM-Match)", async () => {
+    const home = temporaryDir();
+    const questions = readRawBenchmark().slice(0, 12);
+    const subset = writeJson(home, "subset.json", questions.map((q) => q.question_id));
+    const server = await loopback((request) => {
+      const text = lastUserText(request);
+      if (text.includes("Your mark")) return openAiReply(`Your mark: ${markOf(text)}`);
+      return openAiReply(`A: ${["a chair", "the kitchen", "two", "red"][markOf(text) % 4]}`);
+    });
+    try {
+      const args = (out: string) => ["run", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", "blind", "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, "--no-cache", "--concurrency", "2"];
+      const { whole, resumed } = await wholeAndResumed(args, cliEnv(home, { OPENAI_API_KEY: "sk-test" }), home, () => server.requests.length);
+      assertSameRun(whole, resumed, {
+        records: [{ file: "traces.jsonl" }, { file: "judgements.jsonl" }],
+        figures: ["predictions.json", "metrics.json", { file: "summary.json", pick: (s) => [s.counts, s.llmMatch, s.failures, s.judgeUnreadable] }],
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("eqa rm bench (a generative reward model at K = 1 and 2)", async () => {
+    const home = temporaryDir();
+    const frames = join(home, "frames");
+    await writeRgbEpisode(join(frames, "hm3d-v0", "000-hm3d-a"), 6, 64, 48);
+    const instances = join(home, "instances.jsonl");
+    const instance = { predicted_answer: "Blue.", reasoning_trace: ["I look at the sofa.", "It is blue."], episode_history: "hm3d-v0/000-hm3d-a", category: "attribute recognition" };
+    writeFileSync(instances, Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: `i${i}`, question: `What colour is sofa ${i}?`, ground_truth_score: i + 3, ...instance })).join("\n") + "\n");
+    const server = await loopback((request) => openAiReply(`<critique>\nThe trace matches the frames.\n</critique>\n<score>${2 * markOf(JSON.stringify(request.body))}</score>`));
+    try {
+      const args = (out: string) => ["rm", "bench", "--instances", instances, "--frames", frames, "--model", "openai/judge-vl", "--model-base-url", `${server.url}/v1`, "--max-k", "2", "--resamples", "100", "--out", out, "--no-cache", "--concurrency", "2"];
+      const { whole, resumed } = await wholeAndResumed(args, cliEnv(home, { OPENAI_API_KEY: "sk-test" }), home, () => server.requests.length);
+      assertSameRun(whole, resumed, {
+        records: [{ file: "evaluations.jsonl", id: (r) => String(r.id) }],
+        figures: [{ file: "bench.json", pick: (s) => [s.counts, s.scaling] }],
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
   test("eqa generate tag --renderer (few-shot rewrites)", async () => {
     const home = temporaryDir();
     const source = join(home, "recordings");
