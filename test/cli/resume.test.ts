@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StructuredAnswer } from "../../src/data/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
@@ -11,6 +11,9 @@ import { tagDataset, tagQuestion } from "../eval/structured-fixtures.js";
 import { kitchenRaw } from "../generate/fixtures.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
+import { loadTrajectoryLog } from "../../src/data/index.js";
+import { buildTagDataset, maskSightings } from "../../src/generate/index.js";
+import { recordTask } from "../../src/sim/index.js";
 
 function writeJson(dir: string, name: string, value: unknown): string {
   const path = join(dir, name);
@@ -154,6 +157,44 @@ describe("a command killed with SIGKILL midway and run again ends with the recor
     } finally {
       await server.close();
     }
+  });
+
+  test("eqa answer-tag (an agent of the user's own on a set made from a simulator recording)", async () => {
+    const home = temporaryDir();
+    const recording = join(home, "rec");
+    await recordTask({ seed: 2, tasks: ["cool"], out: recording, width: 160, height: 120 });
+    const log = await loadTrajectoryLog(join(recording, "trajectory.json"));
+    const sightings = await maskSightings(log, join(recording, "frames"));
+    const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 10, seed: 0 });
+    assert.ok(questions.length >= 4, `the set has ${questions.length} questions`);
+    const questionsFile = writeJson(home, "questions.json", questions);
+    const asked = join(home, "asked.txt");
+    const agentFile = join(home, "agent.mjs");
+    // answers that the question and the action history decide, each a little late so that the run can be killed midway
+    writeFileSync(
+      agentFile,
+      `import { appendFileSync } from "node:fs";
+export function initialize(params) { return { name: "counter", version: "1", supports: [params.task] }; }
+export async function answer(params) {
+  await new Promise((r) => setTimeout(r, 40));
+  appendFileSync(${JSON.stringify(asked)}, params.question.id + "\\n");
+  return { answer: JSON.stringify([{ predicate: "", objects: [], value: params.tag.actions.length + params.question.id.length }]), confidence: 0.5 };
+}
+`,
+    );
+    const lines = (): number => (existsSync(asked) ? readFileSync(asked, "utf8").split("\n").filter(Boolean).length : 0);
+    const args = (out: string) => ["answer-tag", "--questions", questionsFile, "--agent", agentFile, "--out", out, "--concurrency", "1"];
+    const env = cliEnv(home);
+    const whole = join(home, "whole");
+    const resumed = join(home, "resumed");
+    const first = await runCli(args(whole), env);
+    assert.equal(first.code, 0, first.stderr);
+    const total = lines();
+    await killAndResume(args(resumed), env, () => lines() - total >= total / 2);
+    assertSameRun(whole, resumed, {
+      records: [{ file: "answers.jsonl", id: (r) => String(r.question_id) }],
+      figures: ["predictions.json"],
+    });
   });
 
   test("eqa generate tag --renderer (few-shot rewrites)", async () => {
