@@ -48,7 +48,8 @@ export function demoCommand(): Command {
       });
       const runs = [];
       for (const run of result.runs) runs.push(await loadRun(run.dir, run.agent));
-      const { html } = await buildHtmlReport(runs, { title: "eqakit demo: TAG-EQA questions on simulated homes" });
+      // the report shows each recording's plan and four of its frames, so that one sees what the agents saw
+      const { html } = await buildHtmlReport(runs, { title: "eqakit demo: TAG-EQA questions on simulated homes", recordings: result.recordings });
       const report = resolve(join(flags.out, "report.html"));
       await writeFileAtomically(report, html);
       for (const run of result.runs) {
@@ -64,6 +65,7 @@ export function demoCommand(): Command {
       // the model's calls of every run: its agents' answers and the judge's readings of them
       if (opened) console.log(`\n${formatRunCost(ledgerCost(result.runs.flatMap(demoRunCalls)))}\n`);
       console.log(`${result.questions} questions in ${result.dataset}; done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      console.log(`recorded frames: ${join(resolve(result.recordings), "home-N", "frames")} for N = ${flags.seeds.join(", ")} (each home's plan.png beside its frames/)`);
       console.log(`report: ${report}`);
       process.exitCode = result.runs.some((r) => r.summary.counts.failed > 0 || r.summary.judgeUnreadable.overLimit) ? 1 : 0;
     } finally {

@@ -33,6 +33,8 @@ code.qid,td.qid code,td.nowrap{white-space:nowrap}
 .forced,.neutralised{color:var(--r-warn);font-size:.88em;margin-top:.2em}.error{color:var(--r-down)}
 .frames{display:flex;flex-wrap:wrap;gap:3px;margin-top:4px}.frames a{display:block;line-height:0}
 .frames .fthumb{display:block;width:80px;background-color:var(--r-code);background-position:center;background-size:cover;background-repeat:no-repeat;border-radius:2px}
+.recordings{display:flex;flex-wrap:wrap;gap:.4em 1.2em}figure.recording{max-width:100%;overflow-x:auto}
+.recording .plan{display:block;width:240px;max-width:100%;background-color:var(--r-code);background-size:contain;background-repeat:no-repeat;border-radius:2px}.recording .plan-link{display:block;line-height:0}
 pre{margin:0;font-size:.85em;max-width:48em;overflow:auto}
 details>summary{cursor:pointer;color:var(--r-muted);font-size:.9em}
 .filters{display:flex;flex-wrap:wrap;gap:.6em 1.2em;align-items:center;margin:.6em 0}

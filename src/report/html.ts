@@ -10,7 +10,7 @@ import { Html, barChart, escapeHtml, fmt, html, scriptHash, RUN_COLOURS, type Ba
 import { loadRuns, type HeadlineMetric, type LoadedRun, type RunQuestion, type UsageRead } from "./runs.js";
 import { reproducedTablesSection } from "./reproduce-html.js";
 import { tagSection } from "./tag-html.js";
-import { answerKey, collectThumbnails, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
+import { answerKey, collectRecordingThumbnails, collectThumbnails, recordingsFigures, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
 
 export interface ReportOptions {
   title?: string;
@@ -25,6 +25,13 @@ export interface ReportOptions {
   framesDir?: string;
   /** The folder the report is written to (default: the working directory). */
   reportDir?: string;
+  /**
+   * A folder of simulator recordings (`eqa demo`'s `recordings/`, one `home-N/` each): the
+   * report shows each one's plan and `recordingFrames` of its colour frames.
+   */
+  recordings?: string;
+  /** Frames shown per recording, evenly spaced (default 4). */
+  recordingFrames?: number;
 }
 
 /**
@@ -39,11 +46,15 @@ export async function buildHtmlReport(given: readonly (LoadedRun | string)[], op
   for (const item of given) runs.push(...(typeof item === "string" ? await loadRuns([item]) : [item]));
   const notes: string[] = [];
   const thumbs = await collectThumbnails(runs, { perQuestion: options.thumbnails ?? 4, size: options.thumbnailSize ?? 128, ...(options.framesDir ? { dir: options.framesDir, reportDir: options.reportDir ?? process.cwd() } : {}) }, notes);
+  const recordings = options.recordings
+    ? await collectRecordingThumbnails(options.recordings, thumbs, { perRecording: options.recordingFrames ?? 4, size: options.thumbnailSize ?? 128, ...(options.framesDir ? { dir: options.framesDir, reportDir: options.reportDir ?? process.cwd() } : {}) }, notes)
+    : [];
   const title = options.title ?? `eqakit report: ${runs.map((r) => r.label).join(", ")}`;
   const body = html`
 <header><h1>${title}</h1><p class="meta">${runs.length} run(s); generated ${new Date().toISOString()}</p></header>
 ${runsNotes(runs, notes)}
 ${headlineSection(runs)}
+${recordings.length > 0 ? html`<section id="recordings"><h2>Recordings</h2>${recordingsFigures(recordings)}</section>` : html``}
 ${reproducedTablesSection(runs)}
 ${runInfoSection(runs)}
 ${chartsSection(runs)}

@@ -5,10 +5,11 @@
  * (embedded), or as one file in a folder beside the report (`--frames-dir`), which every
  * question showing it names by its class.
  */
+import { existsSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { forEachConcurrent, isUserError, writeFileAtomically } from "../core/index.js";
-import { openEpisode, resolveEpisodePath } from "../episodes/index.js";
+import { forEachConcurrent, isUserError, UserError, writeFileAtomically } from "../core/index.js";
+import { openEpisode, prepareImage, resolveEpisodePath, type PreparedImage } from "../episodes/index.js";
 import { Html, html } from "./html-parts.js";
 import type { LoadedRun } from "./runs.js";
 
@@ -134,6 +135,88 @@ export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOpt
   }
   if (failed > 0) notes.push(`frames of ${failed} answer(s) could not be read: shown without thumbnails`);
   return out;
+}
+
+/** A simulator recording as the report shows it: its plan and a few of its colour frames. */
+export interface RecordingThumbnails {
+  /** The recording's folder name (`home-1`). */
+  name: string;
+  plan?: Thumbnail;
+  frames: Thumbnail[];
+}
+
+export interface RecordingThumbnailOptions {
+  /** Colour frames per recording, spread evenly from the first to the last (default 4). */
+  perRecording?: number;
+  /** Longest side of a frame's thumbnail in pixels (default 128). */
+  size?: number;
+  /** Longest side of the plan's in pixels (default 240). */
+  planSize?: number;
+  /** As for the answers' thumbnails: write files into this folder (named relative to `reportDir`) instead of embedding. */
+  dir?: string;
+  reportDir?: string;
+}
+
+/**
+ * Each recording under `dir` (a folder of `home-N/` recordings, as `eqa sim record` and `eqa demo`
+ * write them: `frames/` and `plan.png`), in natural name order, with its plan and a few evenly
+ * spaced frames shrunk. They join `thumbs`, so a frame an answer already shows is embedded once;
+ * a recording that cannot be read is counted in `notes`.
+ */
+export async function collectRecordingThumbnails(dir: string, thumbs: Thumbnails, options: RecordingThumbnailOptions, notes: string[]): Promise<RecordingThumbnails[]> {
+  const perRecording = options.perRecording ?? 4;
+  const size = options.size ?? 128;
+  if (!existsSync(dir)) throw new UserError("the folder of recordings is not there", { file: dir }, "give the folder holding the home-N/ recordings (eqa demo's recordings/, or eqa sim record's --out folders' parent)");
+  const names = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, "frames")))
+    .map((e) => e.name)
+    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+  const byFile = new Map(thumbs.frames.map((t) => [t.full, t]));
+  const files = new Map<string, Buffer>();
+  const add = (image: PreparedImage & { index: number }, full: string): Thumbnail => {
+    const known = byFile.get(full);
+    if (known) return known;
+    let src = `data:${image.mediaType};base64,${image.data.toString("base64")}`;
+    if (options.dir) {
+      const file = join(options.dir, `${image.sha256.slice(0, 32)}.${image.mediaType === "image/png" ? "png" : "jpg"}`);
+      files.set(file, image.data);
+      src = relative(options.reportDir ?? process.cwd(), file).split("\\").join("/");
+    }
+    const t: Thumbnail = { id: `f${thumbs.frames.length}`, index: image.index, width: image.width, height: image.height, src, full };
+    thumbs.frames.push(t);
+    byFile.set(full, t);
+    return t;
+  };
+  const out: RecordingThumbnails[] = [];
+  const unreadable: string[] = [];
+  // one recording at a time, so that the classes come in the recordings' order
+  for (const name of names) {
+    try {
+      const opened = await openEpisode(join(dir, name, "frames"), name);
+      const indices = evenly(Array.from({ length: opened.frameCount }, (_, i) => i), perRecording);
+      const small = await opened.images(indices, { maxSide: size, format: "jpeg", quality: 70 });
+      const frames: Thumbnail[] = [];
+      for (const image of small) {
+        const file = opened.rgbPath ? opened.rgbPath(image.index) : (await opened.frame(image.index)).rgbPath;
+        frames.push(add(image, file ? pathToFileURL(file).href : `${name}#${image.index}`));
+      }
+      const planFile = join(dir, name, "plan.png");
+      const plan = existsSync(planFile) ? add({ ...(await prepareImage(planFile, { maxSide: options.planSize ?? 240, format: "png" })), index: -1 }, pathToFileURL(planFile).href) : undefined;
+      out.push({ name, ...(plan ? { plan } : {}), frames });
+    } catch {
+      unreadable.push(name);
+    }
+  }
+  await forEachConcurrent([...files], 4, ([path, data]) => writeFileAtomically(path, data));
+  if (unreadable.length > 0) notes.push(`recordings ${unreadable.join(", ")} in ${dir} could not be read: not shown`);
+  return out;
+}
+
+/** Each recording's plan beside its frames, each in a box of its own that scrolls sideways rather than the page. */
+export function recordingsFigures(recordings: readonly RecordingThumbnails[]): Html {
+  return html`<div class="recordings">${recordings.map(
+    (r) => html`<figure class="recording" data-recording="${r.name}">${r.plan ? html`<a class="plan-link" href="${r.plan.full}" target="_blank" rel="noopener" title="${r.name}: plan"><span class="plan ${r.plan.id}" role="img" aria-label="${r.name}: plan"></span></a>` : html``}${thumbnailStrip(r.frames)}<figcaption>${r.name}: plan and ${r.frames.length} of its frames</figcaption></figure>`,
+  )}</div>`;
 }
 
 /** The style rules holding each thumbnail's image, once. */

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
@@ -26,6 +26,7 @@ let server: ModelServer;
 let demoServer: ModelServer;
 let browser: Browser;
 let stopChecks = 0;
+let demoStdout = "";
 let benchmark: { question_id: string; question: string; answer: string; category: string }[] = [];
 
 function script(req: ReceivedRequest) {
@@ -61,6 +62,7 @@ before(async () => {
   assert.equal(scored.code, 0, scored.stderr);
   const made = await runCli(["demo", "--out", "eqakit-demo", "--seeds", "1", "--per-trajectory", "4", "--model", "openai/test-vlm", "--model-base-url", `${demoServer.url}/v1`, "--agents", "vlm", "--no-cache"], env, workA);
   assert.equal(made.code, 0, made.stderr);
+  demoStdout = made.stdout;
   browser = await launchBrowser();
 });
 
@@ -114,6 +116,45 @@ describe("one run loader for the report and the viewer", () => {
     const answered = JSON.parse(readFileSync(join(demo, "runs", "vlm", "answers", "summary.json"), "utf8")) as { cost: { total: { calls: number } } };
     assert.equal(vlm.costs.find((c) => c.stage === "structured judge")?.cost.total.calls, judged.cost.total.calls);
     assert.equal(vlm.costs.find((c) => c.stage === "answer")?.cost.total.calls, answered.cost.total.calls);
+  });
+
+  test("eqa demo's report shows each recording's plan and four of its frames spread from first to last, each image embedded once, at every width without the page scrolling sideways", async () => {
+    const recording = join(demo, "recordings", "home-1");
+    assert.match(demoStdout, new RegExp(`recorded frames: ${join(demo, "recordings", "home-N", "frames").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} for N = 1 `));
+    const html = readFileSync(join(demo, "report.html"), "utf8");
+    const sources = [...html.matchAll(/background-image:url\("(data:image\/(?:jpeg|png);base64,[^"]+)"\)/g)].map((m) => m[1]!);
+    assert.ok(sources.length >= 5, `${sources.length} embedded images`);
+    assert.equal(new Set(sources).size, sources.length, "each image embedded once");
+    const colour = readdirSync(join(recording, "frames")).filter((f) => /-rgb\.png$/.test(f)).sort();
+    for (const width of WIDTHS) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      try {
+        await page.goto(pathToFileURL(join(demo, "report.html")).href);
+        const figure = page.locator('#recordings figure.recording[data-recording="home-1"]');
+        assert.equal(await figure.count(), 1);
+        const shownFrames = await figure.locator(".frames a").evaluateAll((links) => links.map((a) => ({ href: a.getAttribute("href") ?? "", image: getComputedStyle(a.firstElementChild!).backgroundImage, width: a.firstElementChild!.getBoundingClientRect().width })));
+        assert.deepEqual(shownFrames.map((f) => decodeURIComponent(f.href.split("/").at(-1)!)), [colour[0], colour[Math.round((colour.length - 1) / 3)], colour[Math.round((2 * (colour.length - 1)) / 3)], colour.at(-1)], "four colour frames, first and last included");
+        for (const f of shownFrames) {
+          assert.match(f.image, /^url\("data:image\/jpeg;base64,/);
+          assert.ok(f.width > 0);
+        }
+        const plan = await figure.locator(".plan").evaluate((el) => ({ image: getComputedStyle(el).backgroundImage, height: el.getBoundingClientRect().height, href: el.parentElement?.getAttribute("href") ?? "" }));
+        assert.match(plan.image, /^url\("data:image\/png;base64,/, "the plan");
+        assert.ok(plan.height > 0);
+        assert.equal(plan.href, pathToFileURL(join(recording, "plan.png")).href);
+        await page.screenshot({ path: join(home, `demo-report-${width}.png`), fullPage: false });
+        assert.deepEqual(await layoutProblems(page), []);
+      } finally {
+        await page.close();
+      }
+    }
+    // a recording's folder name is text like any other: escaped
+    const odd = join(home, "odd-recordings");
+    cpSync(recording, join(odd, `home-<img src=x>"'`), { recursive: true });
+    const built = await buildHtmlReport([join(demo, "runs", "program")], { recordings: odd });
+    assert.ok(!built.html.includes("<img src=x>"));
+    assert.ok(built.html.includes('data-recording="home-&lt;img src=x&gt;&quot;&#39;"'));
+    assert.equal((built.html.match(/class="fthumb f\d+"/g) ?? []).length >= 4, true, "its frames shown");
   });
 
   for (const width of WIDTHS) {
