@@ -197,6 +197,27 @@ export async function answer(params) {
     });
   });
 
+  test("eqa demo (recordings, questions, memories, the program agent's answers and their scores)", async () => {
+    const home = temporaryDir();
+    const args = (out: string) => ["demo", "--out", out, "--seeds", "1,2", "--per-trajectory", "6"];
+    const env = cliEnv(home);
+    const whole = join(home, "whole");
+    const resumed = join(home, "resumed");
+    const first = await runCli(args(whole), env);
+    assert.equal(first.code, 0, first.stderr);
+    // killed once the first home is recorded, with the second home, the questions, the memories and the answers still to come
+    await killAndResume(args(resumed), env, () => existsSync(join(resumed, "recordings", "home-1", "trajectory.json")));
+    assertSameRun(whole, resumed, {
+      records: [{ file: join("runs", "program", "judgements.jsonl") }],
+      figures: [
+        join("dataset", "questions.json"),
+        join("runs", "program", "predictions.json"),
+        join("runs", "program", "metrics.json"),
+        { file: join("runs", "program", "summary.json"), pick: (s) => [s.counts, s.scores, s.validAnswerRate, s.errors, s.categories, s.failures, s.judgeUnreadable] },
+      ],
+    });
+  });
+
   test("eqa generate tag --renderer (few-shot rewrites)", async () => {
     const home = temporaryDir();
     const source = join(home, "recordings");
