@@ -222,6 +222,18 @@ export function isRunFolder(dir: string): boolean {
 }
 
 /**
+ * The simulator recordings of the first folder of runs among `paths` that is an `eqa demo`'s
+ * (its `recordings/`, one `home-N/` each), for the report's Recordings section; none otherwise.
+ */
+export function demoRecordings(paths: readonly string[]): string | undefined {
+  for (const path of paths) {
+    const recordings = join(resolve(path), "recordings");
+    if (inferRunKind(resolve(path)) === "demo" && existsSync(recordings)) return recordings;
+  }
+  return undefined;
+}
+
+/**
  * The run folders a path names: itself when it is a run folder, else the run folders inside it
  * (a folder of runs: `eqa demo`'s `runs/program`, `runs/vlm`, `dataset`, or any folder holding
  * runs), searched three levels deep, never inside a run folder. Each is labelled by its folder's

@@ -110,6 +110,8 @@ describe("one run loader for the report and the viewer", () => {
     assert.ok(html.includes('id="tag-table"'), "the program agent's structured scores");
     assert.ok(html.includes("generate-tag"), "the generated dataset with its questions");
     assert.ok(!html.includes(">unknown<"));
+    assert.match(html, /<section id="recordings">/, "the demo's recordings, as in the report eqa demo writes");
+    assert.ok(html.includes('data-recording="home-1"'));
     // the vlm agent's run: its answers' cost and its judge's, each as its summary states it
     const vlm = await loadRun(join(demo, "runs", "vlm"));
     const judged = JSON.parse(readFileSync(join(demo, "runs", "vlm", "summary.json"), "utf8")) as { cost: { total: { calls: number } } };
