@@ -9,6 +9,10 @@ import { formatCallPlan } from "../report/index.js";
 import {
   EQA_RM_K,
   EQA_RM_TABLES,
+  EXPRESS_ROW_DIR,
+  EXPRESS_TABLES,
+  expressRow,
+  writeExpressTable,
   OPENEQA_EM_TABLES,
   answerOpenEqaRows,
   reproduceRewardTable,
@@ -26,8 +30,9 @@ import {
   type PublishedTable,
   type ReproducedTable,
 } from "../reproduce/index.js";
-import { defaultRunPath } from "../store/index.js";
-import { addImageOptions, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
+import { defaultRunPath, openRun } from "../store/index.js";
+import { exploreCommand } from "./explore.js";
+import { addImageOptions, positiveInteger, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
@@ -48,6 +53,11 @@ interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageF
   mode: LlmMatchMode;
   published?: boolean;
   out?: string;
+  episodes?: string;
+  env: "builtin" | "habitat";
+  maxSteps?: number;
+  width?: number;
+  height?: number;
 }
 
 /**
@@ -58,7 +68,6 @@ const NOT_RUN: Record<string, { needs: string; hint: string }> = {
   "openeqa-table-5": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then run the rows with eqa explore --judge" },
   "express-table-1": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then eqa explore --agent fine-eqa:reference --judge" },
   "express-table-2": { needs: "HM-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then eqa explore --agent fine-eqa:reference on HM-EQA" },
-  "express-table-3": { needs: "EXPRESS-Bench explores HM3D scenes through the Habitat bridge", hint: "eqa data fetch express-bench and eqa env check --env habitat, then eqa explore --agent fine-eqa:reference --judge" },
   "tag-eqa-table-2": { needs: "a TAG-EQA set with observations and the four baselines' answers", hint: "answer a set with eqa answer-tag, then score it with eqa score-tag" },
 };
 
@@ -68,7 +77,7 @@ function tableArgument(value: string): PublishedTable {
 
 export function reproduceCommand(): Command {
   const command = new Command("reproduce")
-    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES].join(", ")}; prints any of the ten with --published`)
+    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES].join(", ")}; prints any of the ten with --published`)
     .argument("<table>", `the table: ${publishedTableIds().join(", ")}`, tableArgument)
     .addOption(new Option("--model <provider/model>", "the model every row runs with, e.g. openai/gpt-4o").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
@@ -83,6 +92,11 @@ export function reproduceCommand(): Command {
     .addOption(new Option("--mode <mode>", "LLM-Match mode: compat (the reference's scoring, as the paper) or robust").argParser(oneOf(["robust", "compat"] as const)).default("compat"))
     .option("--instances <file>", "eqa-rm tables: EQARewardBench-style instances with ground-truth scores (JSONL, as eqa rm bench reads them)")
     .option("--max-k <k>", `eqa-rm tables: test-time scaling's K, a power of two (the paper's ${EQA_RM_K})`, powerOfTwo, EQA_RM_K)
+    .option("--episodes <file>", "express-table-3: the active episodes Fine-EQA explores (JSON as eqa explore reads it; scenes home-<seed> for the built-in homes)")
+    .addOption(new Option("--env <env>", "express-table-3: builtin (the built-in simulator's homes; the row is then not comparable) or habitat (HM3D, not run by eqa reproduce yet)").argParser(oneOf(["builtin", "habitat"] as const)).default("builtin"))
+    .option("--max-steps <n>", "express-table-3: Fine-EQA's step budget instead of 3·√area", positiveInteger)
+    .option("--width <pixels>", "express-table-3: observation width (the reference's 512 unless given)", positiveInteger)
+    .option("--height <pixels>", "express-table-3: observation height (the reference's 512 unless given)", positiveInteger)
     .option("--published", "print (and with --out write) the published table alone; call no model")
     .option("--out <dir>", "run directory (default: runs/reproduce-DATE); an existing one resumes", outputDirectory);
   addImageOptions(command, "keyframes (eqa-rm tables)");
@@ -98,9 +112,13 @@ export function reproduceCommand(): Command {
       process.exitCode = await reproduceRewardCommand(table, flags);
       return;
     }
+    if ((EXPRESS_TABLES as readonly string[]).includes(table.id)) {
+      await reproduceExpressCommand(table, flags);
+      return;
+    }
     const notRun = NOT_RUN[table.id];
     if (notRun || !(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) {
-      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES].join(", ")}`);
+      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES].join(", ")}`);
     }
     const model = resolveRoleModel(flags, "model");
     const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
@@ -213,4 +231,47 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
     progress.stop();
     opened.close();
   }
+}
+
+/**
+ * express-table-3: one `eqa explore --agent fine-eqa:reference --judge` run in
+ * `rows/fine-eqa-reference/` (it resumes as every explore run does), then the table from its
+ * summary. The built-in homes only: HM3D through the Habitat bridge is refused before any call.
+ */
+async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFlags): Promise<void> {
+  if (flags.env === "habitat") {
+    throw new UserError(`eqa reproduce does not run ${table.id} on HM3D yet: EXPRESS-Bench explores HM3D scenes through the Habitat bridge`, { field: "--env" }, "eqa data fetch express-bench and eqa env check --env habitat, then eqa explore --env habitat --scenes DIR --agent fine-eqa:reference --judge J; or --env builtin for a row on the built-in homes (not comparable)");
+  }
+  if (!flags.episodes) throw new UserError(`${table.id} needs the episodes Fine-EQA explores`, { field: "--episodes" }, 'give --episodes FILE, a JSON list of {"question_id", "question", "answer", "scene": "home-3", "goal_position"?, "gt_path_length"?} (docs/active-eqa.md#episodes)');
+  if (flags.batch) throw new UserError("--batch is for the OpenEQA tables", { field: "--batch" }, "eqa explore judges express-table-3's episodes live");
+  const model = resolveRoleModel(flags, "model");
+  const judge = resolveRoleModel(flags, "judge");
+  const outDir = flags.out ?? defaultRunPath("reproduce");
+  const rowDir = join(outDir, EXPRESS_ROW_DIR);
+  const settings = { table: table.id, model: model.name, judge: judge.name, env: flags.env, episodes: flags.episodes, mode: flags.mode, maxSteps: flags.maxSteps ?? null, width: flags.width ?? null, height: flags.height ?? null, imageSize: flags.imageSize };
+  const args = [
+    "--episodes", flags.episodes, "--env", flags.env, "--agent", "fine-eqa:reference",
+    "--model", flags.model ?? model.name, ...(flags.modelBaseUrl ? ["--model-base-url", flags.modelBaseUrl] : []),
+    "--judge", flags.judge ?? judge.name, ...(flags.judgeBaseUrl ? ["--judge-base-url", flags.judgeBaseUrl] : []),
+    "--mode", flags.mode, "--image-size", String(flags.imageSize), "--image-format", flags.imageFormat,
+    ...(flags.maxSteps !== undefined ? ["--max-steps", String(flags.maxSteps)] : []),
+    ...(flags.width !== undefined ? ["--width", String(flags.width)] : []),
+    ...(flags.height !== undefined ? ["--height", String(flags.height)] : []),
+    "--concurrency", String(flags.concurrency), "--max-retries", String(flags.maxRetries), "--timeout", String(flags.timeout),
+    ...(flags.cache === false ? ["--no-cache"] : typeof flags.cache === "string" ? ["--cache", flags.cache] : []),
+    "--out", rowDir,
+  ];
+  if (flags.dryRun) {
+    console.log(`${table.id}: 1 row (Fine-EQA reference mode on ${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${rowDir}`);
+    await exploreCommand().exitOverride().parseAsync([...args, "--dry-run"], { from: "user" });
+    return;
+  }
+  const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: [EXPRESS_ROW_DIR] });
+  await exploreCommand().exitOverride().parseAsync(args, { from: "user" });
+  const exploreCode = typeof process.exitCode === "number" ? process.exitCode : 0;
+  const row = expressRow(rowDir, { model: model.name, judge: judge.name, env: flags.env, episodes: flags.episodes });
+  const written = await writeExpressTable(table, row, run.path);
+  console.log(`\n${written.markdown}`);
+  console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")}} and the row's explore run in ${rowDir}`);
+  process.exitCode = exploreCode !== 0 || row.failed > 0 ? 1 : 0;
 }

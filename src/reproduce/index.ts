@@ -7,3 +7,4 @@ export * from "./published.js";
 export * from "./table.js";
 export * from "./openeqa.js";
 export * from "./eqa-rm.js";
+export * from "./express.js";
