@@ -270,8 +270,8 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
   await exploreCommand().exitOverride().parseAsync(args, { from: "user" });
   const exploreCode = typeof process.exitCode === "number" ? process.exitCode : 0;
   const row = expressRow(rowDir, { model: model.name, judge: judge.name, env: flags.env, episodes: flags.episodes });
-  const written = await writeExpressTable(table, row, run.path);
+  const written = await writeExpressTable(table, row, run.path, rowDir, settings);
   console.log(`\n${written.markdown}`);
-  console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")}} and the row's explore run in ${rowDir}`);
+  console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and the row's explore run in ${rowDir}`);
   process.exitCode = exploreCode !== 0 || row.failed > 0 ? 1 : 0;
 }

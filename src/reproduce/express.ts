@@ -9,7 +9,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { UserError, writeFileAtomically } from "../core/index.js";
+import { UserError, eqakitVersion, writeFileAtomically } from "../core/index.js";
+import type { ReproduceSummary } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
 import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
@@ -31,7 +32,17 @@ const metricsSchema = z.object({
 const exploreSummarySchema = z.object({
   counts: z.object({ episodes: z.number(), finished: z.number(), failed: z.number() }),
   judged: z.object({ judge: z.string(), failed: z.number(), express: metricsSchema.nullable() }).optional(),
+  cost: z.object({ total: z.object({ dollars: z.number().nullable() }) }).optional(),
 });
+
+function readExploreSummary(runDir: string): z.infer<typeof exploreSummarySchema> {
+  const path = join(runDir, "summary.json");
+  try {
+    return exploreSummarySchema.parse(JSON.parse(readFileSync(path, "utf8")));
+  } catch (error) {
+    throw new UserError(`is not a judged explore summary: ${error instanceof Error ? error.message : String(error)}`, { file: path }, "run eqa reproduce express-table-3 again with --judge: the explore run resumes");
+  }
+}
 
 export interface ExpressRowSetup {
   /** The VLM the row ran with (`openai/gpt-4o-mini`). */
@@ -55,13 +66,7 @@ export function expressDifferences(setup: ExpressRowSetup): string[] {
 
 /** The table's row from the explore run in `runDir` (its `summary.json` after `--judge`). */
 export function expressRow(runDir: string, setup: ExpressRowSetup): UserRow {
-  const path = join(runDir, "summary.json");
-  let parsed: z.infer<typeof exploreSummarySchema>;
-  try {
-    parsed = exploreSummarySchema.parse(JSON.parse(readFileSync(path, "utf8")));
-  } catch (error) {
-    throw new UserError(`is not a judged explore summary: ${error instanceof Error ? error.message : String(error)}`, { file: path }, "run eqa reproduce express-table-3 again with --judge: the explore run resumes");
-  }
+  const parsed = readExploreSummary(runDir);
   const express = parsed.judged?.express;
   const cells: Record<string, UserCell> = {};
   const put = (id: string, value: number | null | undefined, n: number): void => {
@@ -86,8 +91,12 @@ export function expressRow(runDir: string, setup: ExpressRowSetup): UserRow {
   };
 }
 
-/** Writes the table with the paper's rows and `row` into the reproduce run `dir` in the four files; returns the Markdown. */
-export async function writeExpressTable(published: PublishedTable, row: UserRow, dir: string): Promise<{ table: ReproducedTable; markdown: string }> {
+/**
+ * Writes the table with the paper's rows and `row` into the reproduce run `dir` in the four
+ * files, and its `summary.json` (the row and its explore run's counts and dollars, read from
+ * `rowDir`); returns the Markdown.
+ */
+export async function writeExpressTable(published: PublishedTable, row: UserRow, dir: string, rowDir: string, settings: Record<string, unknown>): Promise<{ table: ReproducedTable; markdown: string }> {
   const notes = ["This run's row: eqakit's Fine-EQA reference mode (eqa explore --agent fine-eqa:reference) with the row's VLM for every question to it; C and C* from eqakit's EAC judge prompt, E_path and d_T in metres."];
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: published.id, rows: [row], notes };
   const markdown = formatTableMarkdown(published, table);
@@ -95,5 +104,16 @@ export async function writeExpressTable(published: PublishedTable, row: UserRow,
   await writeFileAtomically(join(dir, TABLE_FILES.markdown), markdown);
   await writeFileAtomically(join(dir, TABLE_FILES.csv), formatTableCsv(published, table));
   await writeFileAtomically(join(dir, TABLE_FILES.latex), formatTableLatex(published, table));
+  const explored = readExploreSummary(rowDir);
+  const summary: ReproduceSummary = {
+    kind: "reproduce",
+    eqakitVersion,
+    createdAt: new Date().toISOString(),
+    table: published.id,
+    settings,
+    rows: [row],
+    runs: { [row.id]: { answered: explored.counts.finished, failed: row.failed, scored: explored.judged?.express?.nScored ?? 0, dollars: explored.cost?.total.dollars ?? null } },
+  };
+  await writeFileAtomically(join(dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return { table, markdown };
 }

@@ -68,6 +68,9 @@ describe("eqa reproduce express-table-3", () => {
     type Express = { c: number; cStar: number; ePath: number; dT: number; nScored: number };
     const express = readJson<{ judged: { express: Express } }>(join(out, "rows", "fine-eqa-reference", "summary.json")).judged.express;
     assert.equal(express.nScored, 2);
+    const summary = readJson<{ kind: string; runs: Record<string, { answered: number; failed: number; scored: number }> }>(join(out, "summary.json"));
+    assert.equal(summary.kind, "reproduce");
+    assert.deepEqual({ ...summary.runs["fine-eqa-reference"], dollars: undefined }, { answered: 2, failed: 0, scored: 2, dollars: undefined });
     const table = readJson<{ rows: { id: string; comparable: boolean; differences: string[]; cells: Record<string, { value: number }> }[] }>(join(out, "table.json"));
     assert.equal(table.rows.length, 1);
     const row = table.rows[0]!;
