@@ -186,6 +186,17 @@ function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void
         const centre = o.type === "desk" ? (s(7) < 0.5 ? W * 0.68 : W * 0.32) : ((k + 0.5) * W) / seats;
         chairAt(f, centre, D, 0.44, chair, H - top - 0.02);
       }
+      if (seats > 0) {
+        // the table set: a plate and a cup in front of each chair, a bowl and a bottle further back; plates and cups in colour on a light top
+        for (let k = 0; k < seats; k++) {
+          const centre = o.type === "desk" ? (s(7) < 0.5 ? W * 0.68 : W * 0.32) : ((k + 0.5) * W) / seats;
+          const light = colour[0] + colour[1] + colour[2] > 540;
+          f.cylinder(centre, reach - 0.2, 0.12, H, H + 0.015, light ? [60, 80, 130] : WHITE, CERAMIC);
+          f.cylinder(centre + 0.2, reach - 0.28, 0.04, H, H + 0.1, light ? [190, 70, 50] : WHITE, CERAMIC);
+        }
+        f.add(BOWL, W / 2 - 0.12, W / 2 + 0.12, H, H + 0.08, reach * 0.3 - 0.1, reach * 0.3 + 0.1, s(13) < 0.5 ? [230, 200, 90] : [190, 70, 50], CERAMIC);
+        f.cylinder(W / 2 + 0.25, reach * 0.3, 0.035, H, H + 0.28, [40, 110, 60], GLASS);
+      }
       if (o.type === "coffee table" && s(6) < 0.6) f.box(0.05, W - 0.05, 0.1, 0.125, 0.05, D - 0.05, shade(colour, 0.9), WOOD);
       if (o.type === "desk" && s(12) < 0.35) {
         // a drawer pedestal and a modesty panel, on some desks
