@@ -2,7 +2,8 @@
  * Objects as the simulator draws them: each catalogue type made of parts (boxes, upright
  * cylinders, ellipsoids and bowls: the lower half of an ellipsoid, open at the top) that make it
  * recognisable, sized and styled by the home's seed, inside the object's box (a few parts rise
- * above it: a bed's headboard and pillows, a TV on its stand, a tap, an open laptop's screen).
+ * above it: a bed's headboard and pillows, a TV on its stand, a tap, an open laptop's screen, a
+ * desk's monitor).
  * Every part carries its object's id, so masks, depth and ids keep their meaning.
  */
 import type { Rgb } from "./catalogue.js";
@@ -196,6 +197,18 @@ function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void
         }
         f.add(BOWL, W / 2 - 0.12, W / 2 + 0.12, H, H + 0.08, reach * 0.3 - 0.1, reach * 0.3 + 0.1, s(13) < 0.5 ? [230, 200, 90] : [190, 70, 50], CERAMIC);
         f.cylinder(W / 2 + 0.25, reach * 0.3, 0.035, H, H + 0.28, [40, 110, 60], GLASS);
+        if (o.type === "table") {
+          const light = colour[0] + colour[1] + colour[2] > 540;
+          for (let k = 0; k < seats; k++) f.cylinder(((k + 0.5) * W) / seats, 0.18, 0.12, H, H + 0.015, light ? [60, 80, 130] : WHITE, CERAMIC);
+        }
+        if (o.type === "desk") {
+          // a monitor on a foot, towards the back
+          const centre = s(7) < 0.5 ? W * 0.68 : W * 0.32;
+          f.box(centre - 0.08, centre + 0.08, H, H + 0.015, 0.08, 0.22, BLACK, PLASTIC);
+          f.box(centre - 0.02, centre + 0.02, H, H + 0.14, 0.12, 0.15, BLACK, PLASTIC);
+          f.box(centre - 0.27, centre + 0.27, H + 0.1, H + 0.42, 0.15, 0.18, BLACK, PLASTIC);
+          f.box(centre - 0.26, centre + 0.26, H + 0.11, H + 0.41, 0.18, 0.185, [30, 40, 60], SCREEN);
+        }
       }
       if (o.type === "coffee table" && s(6) < 0.6) f.box(0.05, W - 0.05, 0.1, 0.125, 0.05, D - 0.05, shade(colour, 0.9), WOOD);
       if (o.type === "desk" && s(12) < 0.35) {
