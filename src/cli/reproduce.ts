@@ -31,7 +31,6 @@ import {
   type ReproducedTable,
 } from "../reproduce/index.js";
 import { defaultRunPath, openRun } from "../store/index.js";
-import { exploreCommand } from "./explore.js";
 import { addImageOptions, positiveInteger, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress } from "./progress.js";
@@ -75,7 +74,11 @@ function tableArgument(value: string): PublishedTable {
   return publishedTable(value);
 }
 
-export function reproduceCommand(): Command {
+/**
+ * `eqa reproduce`. `explore` makes the `eqa explore` command that runs express-table-3's row:
+ * given by the program that assembles the commands, since command files never import each other.
+ */
+export function reproduceCommand(explore: () => Command): Command {
   const command = new Command("reproduce")
     .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES].join(", ")}; prints any of the ten with --published`)
     .argument("<table>", `the table: ${publishedTableIds().join(", ")}`, tableArgument)
@@ -113,7 +116,7 @@ export function reproduceCommand(): Command {
       return;
     }
     if ((EXPRESS_TABLES as readonly string[]).includes(table.id)) {
-      await reproduceExpressCommand(table, flags);
+      await reproduceExpressCommand(table, flags, explore);
       return;
     }
     const notRun = NOT_RUN[table.id];
@@ -238,7 +241,7 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
  * `rows/fine-eqa-reference/` (it resumes as every explore run does), then the table from its
  * summary. The built-in homes only: HM3D through the Habitat bridge is refused before any call.
  */
-async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFlags): Promise<void> {
+async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFlags, exploreCommand: () => Command): Promise<void> {
   if (flags.env === "habitat") {
     throw new UserError(`eqa reproduce does not run ${table.id} on HM3D yet: EXPRESS-Bench explores HM3D scenes through the Habitat bridge`, { field: "--env" }, "eqa data fetch express-bench and eqa env check --env habitat, then eqa explore --env habitat --scenes DIR --agent fine-eqa:reference --judge J; or --env builtin for a row on the built-in homes (not comparable)");
   }
