@@ -198,6 +198,21 @@ async function openReproduceRun(options: ReproduceOpenEqaOptions, families: read
   return openRun({ dir: options.outDir, kind: "reproduce", settings: reproduceSettings(options, mode), parts: families.flatMap((f) => [join("rows", f), ...(options.table.id === "openeqa-table-3" && f !== "blind" ? [join("rows", `${f}-without-guess`)] : [])]) });
 }
 
+/** What answering a row needs: its family's agent with the user's models, its folder, frames and settings. */
+function rowAnswerOptions(options: ReproduceOpenEqaOptions, family: OpenEqaFamily, rowDir: string, runtime: ModelRuntime) {
+  const { agent, models } = createAgent(openEqaRowSetup(family, options.model, options.captioner), runtime);
+  return {
+    agent,
+    ...(options.framesRoot && family !== "blind" ? { framesRoot: options.framesRoot } : {}),
+    benchmarkFile: options.selection.benchmark.path,
+    outDir: rowDir,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    models: [...models, options.judgeSpec],
+    usage: runtime.usage,
+    settings: rowSettings(options),
+  };
+}
+
 /**
  * `--batch`, first stage: answers every row's questions (live: an agent's calls depend on each
  * other's replies), each row's folder opened as `answerAndScore` opens it, so that the run
@@ -214,18 +229,8 @@ export async function answerOpenEqaRows(options: ReproduceOpenEqaOptions, runtim
   const answeredRows: { family: OpenEqaFamily; rowDir: string; ok: Set<string> }[] = [];
   for (const [index, family] of families.entries()) {
     options.onRow?.(family, index, families.length);
-    const { agent, models } = createAgent(openEqaRowSetup(family, options.model, options.captioner), runtime);
     const rowDir = join(options.outDir, "rows", family);
-    const answerOptions = {
-      agent,
-      ...(options.framesRoot && family !== "blind" ? { framesRoot: options.framesRoot } : {}),
-      benchmarkFile: options.selection.benchmark.path,
-      outDir: rowDir,
-      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-      models: [...models, options.judgeSpec],
-      usage: runtime.usage,
-      settings: rowSettings(options),
-    };
+    const answerOptions = rowAnswerOptions(options, family, rowDir, runtime);
     // the contract answerAndScore opens the row's folder with
     const answerContract = answerRunContract(answerOptions);
     const scoreContract = scoreRunContract({ benchmark: options.selection.benchmark, questions: options.selection.questions, predictions: [], predictionsPath: join(rowDir, PREDICTIONS_FILE), judgeSpec: options.judgeSpec, mode, outDir: rowDir, settings: rowSettings(options) });
@@ -282,19 +287,10 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
   const judge = runtime.model(options.judgeSpec, { role: JUDGE_ROLE });
   for (const [index, family] of families.entries()) {
     options.onRow?.(family, index, families.length);
-    const setup = openEqaRowSetup(family, options.model, options.captioner);
-    const { agent, models } = createAgent(setup, runtime);
     const rowDir = join(run.path, "rows", family);
     const summary: RunSummary = await answerAndScore({
       selection: options.selection,
-      agent,
-      ...(options.framesRoot && family !== "blind" ? { framesRoot: options.framesRoot } : {}),
-      benchmarkFile: options.selection.benchmark.path,
-      outDir: rowDir,
-      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-      models: [...models, options.judgeSpec],
-      usage: runtime.usage,
-      settings: rowSettings(options),
+      ...rowAnswerOptions(options, family, rowDir, runtime),
       judge,
       judgeSpec: options.judgeSpec,
       mode,
