@@ -14,3 +14,4 @@ export * from "./perceived-log.js";
 export * from "./program-agent.js";
 export * from "./tag-agent.js";
 export * from "./demo.js";
+export * from "./tag-baselines/index.js";

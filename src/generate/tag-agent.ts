@@ -12,10 +12,10 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import { dirname, join, resolve } from "node:path";
-import { canonicalJson, describeError, eqakitVersion, forEachConcurrent, sha256Hex, UserError, type OpenEqaCategory } from "../core/index.js";
+import { canonicalJson, describeError, eqakitVersion, forEachConcurrent, sha256Hex, UserError, type OpenEqaCategory, type Question } from "../core/index.js";
 import { loadTrajectoryLog, type TagQueryType, type TagQuestion, type TrajectoryLog } from "../data/index.js";
 import { openEpisode, type Episode } from "../episodes/index.js";
-import { traceOfFailure, type AgentTrace, type ExternalAgent } from "../agents/index.js";
+import { traceOfFailure, type AgentAnswer, type AgentTrace } from "../agents/index.js";
 import { tagAnswerContext, type TagAnswerContext } from "./history.js";
 import { RunDirectory, openRun, resultSettings } from "../store/index.js";
 import { ledgerCost, readCallLedger, withCallContext, type RunCost, type UsageLedger } from "../models/index.js";
@@ -56,11 +56,21 @@ export interface AnswerTagOptions {
   questionsPath?: string;
 }
 
+/**
+ * What answers a TAG-EQA question: an agent of the user's own (`ExternalAgent`, task `tag`) or a
+ * built-in baseline (`tagBaselineAgent`). Its configuration decides which earlier answers a
+ * rerun reuses.
+ */
+export interface TagAnswerAgent {
+  readonly configuration: Record<string, unknown>;
+  answer(question: Question, episode: Episode, extra: { tag: TagAnswerContext }): Promise<AgentAnswer>;
+}
+
 /** Asks the agent every question, `concurrency` at a time; the predictions come back in the questions' order. */
 export async function answerTagQuestions(
   questions: readonly TagQuestion[],
   episodes: ReadonlyMap<string, TagAgentEpisode>,
-  agent: ExternalAgent,
+  agent: TagAnswerAgent,
   options: AnswerTagOptions = {},
 ): Promise<TagAgentPrediction[]> {
   // each trajectory's recording is opened once, by the first of its questions to start
@@ -105,7 +115,7 @@ export const TAG_ANSWERS_FILE = "answers.jsonl";
 const answerRecord = z.object({ question_id: z.string(), answer: z.string().nullable(), error: z.string().optional(), inputKey: z.string().optional() });
 
 /** What an answer was asked with: the agent's configuration (its command or module, model, image settings) and the question. */
-function tagAnswerKey(agent: ExternalAgent): (q: TagQuestion) => string {
+function tagAnswerKey(agent: TagAnswerAgent): (q: TagQuestion) => string {
   const configKey = canonicalJson(agent.configuration);
   return (q) => sha256Hex(`${configKey}\u0000${q.question_id}\u0000${q.question}`);
 }
@@ -129,12 +139,12 @@ export interface TagAnswerRun {
 export async function runTagAnswers(
   questions: readonly TagQuestion[],
   episodes: ReadonlyMap<string, TagAgentEpisode>,
-  agent: ExternalAgent,
+  agent: TagAnswerAgent,
   dir: string | RunDirectory,
   options: AnswerTagOptions & { onResume?: (reused: number, toAsk: number) => void; usage?: UsageLedger } = {},
 ): Promise<TagAnswerRun> {
-  // a folder of its own is an answer-tag run (its settings: the agent's configuration); `eqa demo` opens the folder of its agent's run itself
-  const run = typeof dir === "string" ? await openRun({ dir, kind: "answer-tag", settings: resultSettings(agent.configuration), inputs: options.questionsPath ? [{ name: "questions", path: options.questionsPath, copy: true }] : [] }) : dir;
+  // `eqa demo` opens the folder of its agent's run itself
+  const run = typeof dir === "string" ? await openTagAnswerRun(dir, agent.configuration, options.questionsPath) : dir;
   options.usage?.attach(run.path);
   const keyOf = tagAnswerKey(agent);
   const keys = new Map(questions.map((q) => [q.question_id, keyOf(q)]));
@@ -162,6 +172,11 @@ export async function runTagAnswers(
   const cost = ledgerCost(readCallLedger(run.path));
   await run.writeJson("summary.json", { kind: "answer-tag", eqakitVersion, createdAt: new Date().toISOString(), counts: { questions: predictions.length, answered: predictions.filter((p) => p.answer !== null).length, failed: failures.length, reused }, usage: { thisProcess: options.usage?.snapshot() ?? null }, cost });
   return { predictions, failures, reused, cost };
+}
+
+/** Opens `dir` as an answer-tag run folder: its settings are the agent's configuration, the questions file its input (refused when it holds another kind of run or other settings). */
+export function openTagAnswerRun(dir: string, configuration: Record<string, unknown>, questionsPath?: string): Promise<RunDirectory> {
+  return openRun({ dir, kind: "answer-tag", settings: resultSettings(configuration), inputs: questionsPath ? [{ name: "questions", path: questionsPath, copy: true }] : [] });
 }
 
 /** The latest answer of each question in the folder, less the failed ones and those asked of another agent or with other settings. */

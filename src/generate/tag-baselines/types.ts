@@ -6,6 +6,7 @@
  * Each baseline prepares a trajectory once (captions of its chosen observations, a scene graph)
  * and answers each of its questions from what it prepared, the question and the action history.
  */
+import type { z } from "zod";
 import type { TagQuestion, TrajectoryLog } from "../../data/index.js";
 import type { Episode } from "../../episodes/index.js";
 import type { ChatModel } from "../../models/index.js";
@@ -50,6 +51,15 @@ export interface TagBaseline<Prepared> {
   readonly captions: boolean;
   /** The prompt files (under prompts/) it uses, for the run's settings hash. */
   readonly prompts: readonly string[];
+  /** Settings beside the models and prompts that decide its answers (K, parameters): part of the run's settings. */
+  readonly settings?: Record<string, unknown>;
+  /**
+   * When given, what `prepare` returns is JSON that this schema reads back: `eqa answer-tag`
+   * keeps each trajectory's preparation in its run folder (`prepared.jsonl`) and a rerun
+   * reuses it instead of preparing again. Without it, a rerun prepares again (its model calls
+   * then come from the model-call cache).
+   */
+  readonly preparedSchema?: z.ZodType<Prepared>;
   prepare(trajectory: TagBaselineTrajectory, models: TagBaselineModels, trace: AgentTrace): Promise<Prepared>;
   answer(question: TagQuestion, prepared: Prepared, trajectory: TagBaselineTrajectory, models: TagBaselineModels): Promise<TagBaselineAnswer>;
 }

@@ -1,0 +1,32 @@
+/**
+ * TAG-EQA's baselines (seed 002, section 4, Table 2) by name, and what they share: the
+ * observations, action descriptions and object positions they read (`observations.ts`), and the
+ * resumable run that answers a set with one (`run.ts`).
+ */
+import { UserError } from "../../core/index.js";
+import { socraticIc } from "./socratic-ic.js";
+import { socraticIcOr } from "./socratic-ic-or.js";
+import { TAG_BASELINE_NAMES, type TagBaseline, type TagBaselineName } from "./types.js";
+
+export * from "./types.js";
+export * from "./observations.js";
+export { socraticHistory, TAG_ANSWER_PARAMS, TAG_CAPTION_PARAMS, TAG_CAPTION_PROMPT, TAG_OBJECT_CAPTION_PROMPT, TAG_SOCRATIC_ANSWER_PROMPT, type SocraticPrepared } from "./socratic.js";
+export * from "./run.js";
+
+/** The baselines eqakit has, by name (Table 2's order); a name missing here is not available yet. */
+export const TAG_BASELINES: { readonly [N in TagBaselineName]?: TagBaseline<unknown> } = {
+  "socratic-ic": socraticIc,
+  "socratic-ic-or": socraticIcOr,
+};
+
+/** The names of the baselines eqakit has, in Table 2's order. */
+export function availableTagBaselines(): TagBaselineName[] {
+  return TAG_BASELINE_NAMES.filter((name) => TAG_BASELINES[name] !== undefined);
+}
+
+/** The baseline of that name; a `UserError` for one eqakit does not have yet. */
+export function tagBaseline(name: TagBaselineName): TagBaseline<unknown> {
+  const baseline = TAG_BASELINES[name];
+  if (!baseline) throw new UserError(`the ${name} baseline is not available yet`, { field: "--agent" }, `available: ${availableTagBaselines().join(", ")}`);
+  return baseline;
+}
