@@ -1,9 +1,10 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
+import { loadActiveEpisodes } from "../agents/index.js";
 import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances } from "../data/index.js";
-import type { LlmMatchMode } from "../eval/index.js";
+import { useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, checkBatchSupport, checkPriceFile } from "../models/index.js";
 import { formatCallPlan } from "../report/index.js";
 import {
@@ -11,8 +12,14 @@ import {
   EQA_RM_TABLES,
   EXPRESS_ROW_DIR,
   EXPRESS_TABLES,
+  HM_EQA_SOURCE,
+  expressNeedsJudge,
+  expressQuestionSetDifference,
   expressRow,
+  habitatProblems,
   writeExpressTable,
+  type ExpressRowSetup,
+  type ExpressTableId,
   OPENEQA_EM_TABLES,
   answerOpenEqaRows,
   reproduceRewardTable,
@@ -30,6 +37,7 @@ import {
   type PublishedTable,
   type ReproducedTable,
 } from "../reproduce/index.js";
+import { builtinSceneProblem } from "../sim/index.js";
 import { defaultRunPath, openRun } from "../store/index.js";
 import { addImageOptions, positiveInteger, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
@@ -54,6 +62,9 @@ interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageF
   out?: string;
   episodes?: string;
   env: "builtin" | "habitat";
+  scenes?: string;
+  bridgePython: string;
+  prompts: string;
   maxSteps?: number;
   width?: number;
   height?: number;
@@ -65,8 +76,6 @@ interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageF
  */
 const NOT_RUN: Record<string, { needs: string; hint: string }> = {
   "openeqa-table-5": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then run the rows with eqa explore --judge" },
-  "express-table-1": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then eqa explore --agent fine-eqa:reference --judge" },
-  "express-table-2": { needs: "HM-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then eqa explore --agent fine-eqa:reference on HM-EQA" },
   "tag-eqa-table-2": { needs: "a TAG-EQA set with observations and the four baselines' answers", hint: "answer a set with eqa answer-tag, then score it with eqa score-tag" },
 };
 
@@ -95,11 +104,14 @@ export function reproduceCommand(explore: () => Command): Command {
     .addOption(new Option("--mode <mode>", "LLM-Match mode: compat (the reference's scoring, as the paper) or robust").argParser(oneOf(["robust", "compat"] as const)).default("compat"))
     .option("--instances <file>", "eqa-rm tables: EQARewardBench-style instances with ground-truth scores (JSONL, as eqa rm bench reads them)")
     .option("--max-k <k>", `eqa-rm tables: test-time scaling's K, a power of two (the paper's ${EQA_RM_K})`, powerOfTwo, EQA_RM_K)
-    .option("--episodes <file>", "express-table-3: the active episodes Fine-EQA explores (JSON as eqa explore reads it; scenes home-<seed> for the built-in homes)")
-    .addOption(new Option("--env <env>", "express-table-3: builtin (the built-in simulator's homes; the row is then not comparable) or habitat (HM3D, not run by eqa reproduce yet)").argParser(oneOf(["builtin", "habitat"] as const)).default("builtin"))
-    .option("--max-steps <n>", "express-table-3: Fine-EQA's step budget instead of 3·√area", positiveInteger)
-    .option("--width <pixels>", "express-table-3: observation width (the reference's 512 unless given)", positiveInteger)
-    .option("--height <pixels>", "express-table-3: observation height (the reference's 512 unless given)", positiveInteger)
+    .option("--episodes <file>", "express tables: the episodes Fine-EQA explores, as eqa explore reads them (table 1: A-EQA's from eqa data convert a-eqa; table 2: HM-EQA's questions.csv; table 3: express-bench.json; scenes home-<seed> for the built-in homes)")
+    .addOption(new Option("--env <env>", "express tables: builtin (the built-in simulator's homes; the row is then not comparable) or habitat (HM3D through the Habitat bridge, as the paper)").argParser(oneOf(["builtin", "habitat"] as const)).default("builtin"))
+    .option("--scenes <dir>", "express tables, --env habitat: your HM3D folder (holding train/, val/ …)")
+    .option("--bridge-python <path>", "express tables, --env habitat: the Python that has habitat-sim", "python3")
+    .option("--prompts <set>", "express tables: Fine-EQA's and the EAC judge's prompts: eqakit (its own; the row is then not comparable) or original (EXPRESS-Bench's, from eqa data fetch express-bench) or the folder that command wrote them to", "eqakit")
+    .option("--max-steps <n>", "express tables: Fine-EQA's step budget instead of 3·√area (the row is then not comparable)", positiveInteger)
+    .option("--width <pixels>", "express tables: observation width (the reference's 512 unless given)", positiveInteger)
+    .option("--height <pixels>", "express tables: observation height (the reference's 512 unless given)", positiveInteger)
     .option("--published", "print (and with --out write) the published table alone; call no model")
     .option("--out <dir>", "run directory (default: runs/reproduce-DATE); an existing one resumes", outputDirectory);
   addImageOptions(command, "keyframes (eqa-rm tables)");
@@ -237,26 +249,57 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
 }
 
 /**
- * express-table-3: one `eqa explore --agent fine-eqa:reference --judge` run in
- * `rows/fine-eqa-reference/` (it resumes as every explore run does), then the table from its
- * summary. The built-in homes only: HM3D through the Habitat bridge is refused before any call.
+ * The express tables: one `eqa explore --agent fine-eqa:reference` run (judged for tables 1 and
+ * 3) in `rows/fine-eqa-reference/`, which resumes as every explore run does, then the table from
+ * its summary. What the run needs and is not here (the episodes, multiple-choice episodes for
+ * table 2, the HM3D scenes, habitat-sim, EXPRESS-Bench's prompts) is refused before any call.
  */
 async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFlags, exploreCommand: () => Command): Promise<void> {
-  if (flags.env === "habitat") {
-    throw new UserError(`eqa reproduce does not run ${table.id} on HM3D yet: EXPRESS-Bench explores HM3D scenes through the Habitat bridge`, { field: "--env" }, "eqa data fetch express-bench and eqa env check --env habitat, then eqa explore --env habitat --scenes DIR --agent fine-eqa:reference --judge J; or --env builtin for a row on the built-in homes (not comparable)");
-  }
-  if (!flags.episodes) throw new UserError(`${table.id} needs the episodes Fine-EQA explores`, { field: "--episodes" }, 'give --episodes FILE, a JSON list of {"question_id", "question", "answer", "scene": "home-3", "goal_position"?, "gt_path_length"?} (docs/active-eqa.md#episodes)');
-  if (flags.batch) throw new UserError("--batch is for the OpenEQA tables", { field: "--batch" }, "eqa explore judges express-table-3's episodes live");
+  const id = table.id as ExpressTableId;
+  if (!flags.episodes) throw new UserError(`${id} needs the episodes Fine-EQA explores`, { field: "--episodes" }, EPISODES_HINT[id]);
+  if (flags.batch) throw new UserError("--batch is for the OpenEQA tables", { field: "--batch" }, `eqa explore judges ${id}'s episodes live`);
   const model = resolveRoleModel(flags, "model");
-  const judge = resolveRoleModel(flags, "judge");
+  const judge = expressNeedsJudge(id) ? resolveRoleModel(flags, "judge") : undefined;
+  const builtinScene = (scene: string): string | undefined => {
+    const problem = builtinSceneProblem(scene);
+    return problem && `${problem}; HM3D scenes run with --env habitat --scenes DIR`;
+  };
+  const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinScene } : {});
+  if (id === "express-table-2" && !episodes.some((e) => e.choices && e.choices.length > 0 && e.answer !== undefined)) {
+    throw new UserError("express-table-2 needs multiple-choice episodes with answers: none of these has choices and an answer letter", { file: flags.episodes, field: "--episodes" }, `give HM-EQA's questions.csv with scene_init_poses.csv beside it (${HM_EQA_SOURCE}), or episodes with "choices" and a letter as "answer"`);
+  }
+  if (id !== "express-table-2" && !episodes.some((e) => e.answer !== undefined)) {
+    throw new UserError(`${id} scores answers against the episodes' answers: none of these has one`, { file: flags.episodes, field: "answer" }, EPISODES_HINT[id]);
+  }
+  if (flags.env === "habitat") {
+    const problems = await habitatProblems({ scenes: flags.scenes, bridgePython: flags.bridgePython, episodes });
+    if (problems.length > 0) {
+      throw new UserError(`${id} on HM3D cannot start: ${problems.map((p) => p.problem).join("; ")}`, { field: problems[0]!.problem.startsWith("--env habitat needs --scenes") ? "--scenes" : "--env" }, `${problems.map((p) => p.hint).join("; ")}; then eqa env check --env habitat --scenes DIR --scene SCENE --bridge-python PATH checks the set-up; or --env builtin for a row on the built-in homes (not comparable)`);
+    }
+  }
+  // the original prompts are checked here too, so that a missing file stops the run before its folder is made
+  if (flags.prompts !== "eqakit") useExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
   const outDir = flags.out ?? defaultRunPath("reproduce");
   const rowDir = join(outDir, EXPRESS_ROW_DIR);
-  const settings = { table: table.id, model: model.name, judge: judge.name, env: flags.env, episodes: flags.episodes, mode: flags.mode, maxSteps: flags.maxSteps ?? null, width: flags.width ?? null, height: flags.height ?? null, imageSize: flags.imageSize };
+  const observation = { width: flags.width ?? 512, height: flags.height ?? 512 };
+  const setup: ExpressRowSetup = {
+    table: id,
+    model: model.name,
+    judge: judge?.name ?? null,
+    env: flags.env,
+    questionSet: expressQuestionSetDifference(id, flags.episodes, readFileSync(flags.episodes), episodes),
+    promptSet: flags.prompts,
+    mode: flags.mode,
+    maxSteps: flags.maxSteps ?? null,
+    observation,
+  };
+  const settings = { table: id, model: model.name, judge: judge?.name ?? null, env: flags.env, episodes: flags.episodes, scenes: flags.scenes ?? null, prompts: flags.prompts, mode: flags.mode, maxSteps: flags.maxSteps ?? null, width: flags.width ?? null, height: flags.height ?? null, imageSize: flags.imageSize };
   const args = [
-    "--episodes", flags.episodes, "--env", flags.env, "--agent", "fine-eqa:reference",
+    "--episodes", flags.episodes, "--env", flags.env, "--agent", "fine-eqa:reference", "--prompts", flags.prompts,
+    ...(flags.env === "habitat" ? ["--scenes", flags.scenes ?? "", "--bridge-python", flags.bridgePython] : []),
     "--model", flags.model ?? model.name, ...(flags.modelBaseUrl ? ["--model-base-url", flags.modelBaseUrl] : []),
-    "--judge", flags.judge ?? judge.name, ...(flags.judgeBaseUrl ? ["--judge-base-url", flags.judgeBaseUrl] : []),
-    "--mode", flags.mode, "--image-size", String(flags.imageSize), "--image-format", flags.imageFormat,
+    ...(judge ? ["--judge", flags.judge ?? judge.name, ...(flags.judgeBaseUrl ? ["--judge-base-url", flags.judgeBaseUrl] : []), "--mode", flags.mode] : []),
+    "--image-size", String(flags.imageSize), "--image-format", flags.imageFormat,
     ...(flags.maxSteps !== undefined ? ["--max-steps", String(flags.maxSteps)] : []),
     ...(flags.width !== undefined ? ["--width", String(flags.width)] : []),
     ...(flags.height !== undefined ? ["--height", String(flags.height)] : []),
@@ -265,16 +308,23 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
     "--out", rowDir,
   ];
   if (flags.dryRun) {
-    console.log(`${table.id}: 1 row (Fine-EQA reference mode on ${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${rowDir}`);
+    console.log(`${id}: 1 row (Fine-EQA reference mode on ${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${rowDir}`);
     await exploreCommand().exitOverride().parseAsync([...args, "--dry-run"], { from: "user" });
     return;
   }
   const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: [EXPRESS_ROW_DIR] });
   await exploreCommand().exitOverride().parseAsync(args, { from: "user" });
   const exploreCode = typeof process.exitCode === "number" ? process.exitCode : 0;
-  const row = expressRow(rowDir, { model: model.name, judge: judge.name, env: flags.env, episodes: flags.episodes });
-  const written = await writeExpressTable(table, row, run.path, rowDir, settings);
+  const row = expressRow(rowDir, setup);
+  const written = await writeExpressTable(table, row, setup, run.path, rowDir, settings);
   console.log(`\n${written.markdown}`);
   console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and the row's explore run in ${rowDir}`);
   process.exitCode = exploreCode !== 0 || row.failed > 0 ? 1 : 0;
 }
+
+/** What each express table's `--episodes` is, and where to get it. */
+const EPISODES_HINT: Record<ExpressTableId, string> = {
+  "express-table-1": 'A-EQA\'s episodes: eqa data fetch openeqa, then eqa data convert a-eqa --states DIR --gt-path-length FILE --out a-eqa.json (docs/active-eqa.md); on the built-in homes, a JSON list of {"question_id", "question", "answer", "scene": "home-3", "gt_path_length"}',
+  "express-table-2": `HM-EQA's questions.csv with scene_init_poses.csv beside it (${HM_EQA_SOURCE}); on the built-in homes, a JSON list of {"question_id", "question", "choices", "answer": "B", "scene": "home-3"}`,
+  "express-table-3": 'EXPRESS-Bench\'s records: eqa data fetch express-bench writes express-bench.json; on the built-in homes, a JSON list of {"question_id", "question", "answer", "scene": "home-3", "goal_position"?, "gt_path_length"?} (docs/active-eqa.md#episodes)',
+};
