@@ -220,11 +220,11 @@ class Components {
 }
 
 /**
- * Up to `limit` observations (the paper's K = 50), keeping every manipulation event's
- * observation and every seen object in at least one, chosen by the minimum spanning tree of
- * the events-and-objects graph (see the module's comment).
+ * Up to `limit` observations (the paper's K = 50), keeping the observation of every
+ * manipulation event (the log's `events`) and every seen object in at least one, chosen by the
+ * minimum spanning tree of the events-and-objects graph (see the module's comment).
  */
-export function selectObservations(observations: readonly TagObservation[], log: TrajectoryLog, limit = TAG_OBSERVATION_LIMIT): ObservationSelection {
+export function selectObservations(observations: readonly TagObservation[], events: readonly { step: number }[], limit = TAG_OBSERVATION_LIMIT): ObservationSelection {
   if (observations.length <= limit) return { indices: observations.map((_, i) => i), essential: observations.length };
   // nodes: events first (by their index in the log), then objects in order of first sighting
   const nodeOf = new Map<string, number>();
@@ -235,14 +235,14 @@ export function selectObservations(observations: readonly TagObservation[], log:
   };
   const byStep = new Map(observations.map((o, i) => [o.step, i]));
   const eventObservation: number[] = [];
-  log.events.forEach((event, k) => {
+  events.forEach((event, k) => {
     const at = byStep.get(event.step);
     if (at === undefined) return;
     node(`event:${k}`);
     eventObservation.push(at);
   });
   const captured: number[][] = observations.map(() => []);
-  log.events.forEach((event, k) => {
+  events.forEach((event, k) => {
     const at = byStep.get(event.step);
     if (at !== undefined) captured[at]!.push(node(`event:${k}`));
   });

@@ -91,7 +91,7 @@ export function socraticBaseline(name: Extract<TagBaselineName, "socratic-ic" | 
     preparedSchema,
     async prepare(trajectory: TagBaselineTrajectory, models: TagBaselineModels, trace: AgentTrace): Promise<SocraticPrepared> {
       const all = await observeTrajectory(trajectory);
-      const selection = selectObservations(all, trajectory.log, limit);
+      const selection = selectObservations(all, trajectory.log.events, limit);
       const kept = selection.indices.map((i) => all[i]!);
       trace.frames = kept.map((o) => o.frame);
       const captions = await Promise.all(kept.map((o) => caption(trajectory, o.frame, objects ? [...new Set(o.objects.map((x) => words(x.type)))] : null, models.captioner, trace)));
