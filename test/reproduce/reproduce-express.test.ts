@@ -97,14 +97,14 @@ describe("eqa reproduce express-table-3", () => {
     assert.match(latex, /\\bottomrule/);
   });
 
-  test("HM3D through the Habitat bridge and a missing episodes file are refused with exit 2 before any call", async () => {
+  test("HM3D through the Habitat bridge without --scenes and a missing episodes file are refused with exit 2 before any call, naming what to get", async () => {
     const dir = temporaryDir("eqakit-reproduce-express-");
     const episodes = writeEpisodes(dir);
     await withModelServer(reply, async (server) => {
       const common = ["--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o-mini", "--judge-base-url", `${server.url}/v1`, "--out", join(dir, "run")];
       const habitat = await runCli(["reproduce", "express-table-3", "--episodes", episodes, "--env", "habitat", ...common], cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
       assert.equal(habitat.code, 2);
-      assert.match(habitat.stderr, /HM3D/);
+      assert.match(habitat.stderr, /--scenes DIR, your HM3D folder/);
       assert.match(habitat.stderr, /eqa env check --env habitat/);
       const none = await runCli(["reproduce", "express-table-3", ...common], cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
       assert.equal(none.code, 2);
