@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Command, Option } from "commander";
 import { loadActiveEpisodes } from "../agents/index.js";
 import { UserError, writeFileAtomically } from "../core/index.js";
-import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances } from "../data/index.js";
+import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, checkBatchSupport, checkPriceFile } from "../models/index.js";
 import { formatCallPlan } from "../report/index.js";
@@ -36,7 +36,11 @@ import {
   type OpenEqaFamily,
   type PublishedTable,
   type ReproducedTable,
+  TAG_TABLES,
+  planTagTable,
+  reproduceTagTable,
 } from "../reproduce/index.js";
+import { TAG_BASELINE_NAMES, tagSetEpisodes, type TagBaselineName } from "../generate/index.js";
 import { builtinSceneProblem } from "../sim/index.js";
 import { defaultRunPath, openRun } from "../store/index.js";
 import { addImageOptions, positiveInteger, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
@@ -68,6 +72,8 @@ interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageF
   maxSteps?: number;
   width?: number;
   height?: number;
+  questions?: string;
+  baselines?: TagBaselineName[];
 }
 
 /**
@@ -76,7 +82,6 @@ interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageF
  */
 const NOT_RUN: Record<string, { needs: string; hint: string }> = {
   "openeqa-table-5": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then run the rows with eqa explore --judge" },
-  "tag-eqa-table-2": { needs: "a TAG-EQA set with observations and the four baselines' answers", hint: "answer a set with eqa answer-tag, then score it with eqa score-tag" },
 };
 
 function tableArgument(value: string): PublishedTable {
@@ -89,7 +94,7 @@ function tableArgument(value: string): PublishedTable {
  */
 export function reproduceCommand(explore: () => Command): Command {
   const command = new Command("reproduce")
-    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES].join(", ")}; prints any of the ten with --published`)
+    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ten with --published`)
     .argument("<table>", `the table: ${publishedTableIds().join(", ")}`, tableArgument)
     .addOption(new Option("--model <provider/model>", "the model every row runs with, e.g. openai/gpt-4o").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
@@ -112,6 +117,8 @@ export function reproduceCommand(explore: () => Command): Command {
     .option("--max-steps <n>", "express tables: Fine-EQA's step budget instead of 3·√area (the row is then not comparable)", positiveInteger)
     .option("--width <pixels>", "express tables: observation width (the reference's 512 unless given)", positiveInteger)
     .option("--height <pixels>", "express tables: observation height (the reference's 512 unless given)", positiveInteger)
+    .option("--questions <file>", "tag-eqa-table-2: a TAG-EQA set with observations (the questions.json of eqa generate tag --source sim:DIR, its recordings where it found them)")
+    .option("--baselines <list>", `tag-eqa-table-2: the baselines to run, comma-separated (default: all eqakit has of ${TAG_BASELINE_NAMES.join(",")})`, choiceList("baseline", TAG_BASELINE_NAMES))
     .option("--published", "print (and with --out write) the published table alone; call no model")
     .option("--out <dir>", "run directory (default: runs/reproduce-DATE); an existing one resumes", outputDirectory);
   addImageOptions(command, "keyframes (eqa-rm tables)");
@@ -127,13 +134,17 @@ export function reproduceCommand(explore: () => Command): Command {
       process.exitCode = await reproduceRewardCommand(table, flags);
       return;
     }
+    if ((TAG_TABLES as readonly string[]).includes(table.id)) {
+      process.exitCode = await reproduceTagCommand(table, flags);
+      return;
+    }
     if ((EXPRESS_TABLES as readonly string[]).includes(table.id)) {
       await reproduceExpressCommand(table, flags, explore);
       return;
     }
     const notRun = NOT_RUN[table.id];
     if (notRun || !(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) {
-      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES].join(", ")}`);
+      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}`);
     }
     const model = resolveRoleModel(flags, "model");
     const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
@@ -198,6 +209,54 @@ export function reproduceCommand(explore: () => Command): Command {
       opened.close();
     }
   });
+}
+
+/**
+ * tag-eqa-table-2: each TAG-EQA baseline answers the set (an answer-tag run in
+ * rows/<name>/answers) and eqa score-tag scores it (rows/<name>/score), then the table.
+ */
+async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags): Promise<number> {
+  if (!flags.questions) throw new UserError(`${table.id} needs a TAG-EQA set with observations`, { field: "--questions" }, "make one from simulator recordings (eqa sim record, then eqa generate tag --source sim:DIR) and pass its questions.json with --questions (the paper's set is not published)");
+  if (flags.batch) throw new UserError("--batch is for the OpenEQA tables", { field: "--batch" }, "eqa score-tag reads tag-eqa-table-2's answers live");
+  const model = resolveRoleModel(flags, "model");
+  const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : model;
+  const judgeSpec = resolveRoleModel(flags, "judge");
+  const questions = await loadTagQuestions(flags.questions);
+  const episodes = await tagSetEpisodes(questions, flags.questions);
+  const outDir = flags.out ?? defaultRunPath("reproduce");
+  const options = { table, questions, questionsPath: flags.questions, episodes, ...(flags.baselines ? { baselines: flags.baselines } : {}), model, captioner, judgeSpec, outDir, concurrency: flags.concurrency };
+  if (flags.dryRun) {
+    const plan = await openCallPlan({ ...flags, batch: false });
+    try {
+      const notes = await planTagTable(options, plan.plan);
+      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${notes.length - 1} row(s) in ${outDir}`, ...notes]));
+    } finally {
+      plan.close();
+    }
+    return 0;
+  }
+  checkPriceFile();
+  const opened = await openModelRuntime(flags);
+  const progress = createProgress("reproducing");
+  let row = "";
+  try {
+    const result = await reproduceTagTable(
+      {
+        ...options,
+        callSettings: modelCallSettings(flags, opened.cachePath),
+        onRow: (name, index, total) => (row = `row ${index + 1}/${total} ${name}`),
+        onProgress: (stage, done, total, failed) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
+      },
+      opened.runtime,
+    );
+    progress.stop();
+    console.log(result.markdown);
+    console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's answer-tag and score-tag runs in ${join(result.runDir, "rows")}`);
+    return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
+  } finally {
+    progress.stop();
+    opened.close();
+  }
 }
 
 /** `--published`: the paper's table alone, printed, and written to `out` in the three formats when given. */

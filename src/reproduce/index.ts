@@ -8,3 +8,5 @@ export * from "./table.js";
 export * from "./openeqa.js";
 export * from "./eqa-rm.js";
 export * from "./express.js";
+export * from "./tag-eqa.js";
+export * from "./openeqa-active.js";

@@ -1,0 +1,209 @@
+/**
+ * `eqa reproduce tag-eqa-table-2`: TAG-EQA's baselines (seed 002, section 4, Table 2) run with
+ * the user's LLM and captioner on a TAG set with observations (`eqa generate tag --source
+ * sim:DIR`), each scored by the structured judge with the user's judge model.
+ *
+ * Rows, one per baseline in Table 2's order (those eqakit has, or the ones asked for): the
+ * baseline answers the set in `rows/<name>/answers` (an `eqa answer-tag --agent <name>` run
+ * folder) and `eqa score-tag` scores its answers in `rows/<name>/score`. The columns are the
+ * paper's: Score (the structured score, positions ignored) and Grounded score (positions count
+ * through possim), each the mean over the questions answered and judged (1-5); questions whose
+ * answer or judgement failed are left out and counted. The paper prints no ±; the report shows
+ * each mean's bootstrap interval.
+ *
+ * Never comparable: the paper's TAG-EQA set (made from ALFRED trajectories) is not published,
+ * and it ran Gemma 2 9B with CogVLM 2 captions and a Code-Judge that wrote scoring programs with
+ * Sentence-T5 similarities; each row says what differs.
+ *
+ * Resume: the run folder's manifest (kind `reproduce`) holds the settings that decide the
+ * numbers (table, models, judge, the questions' hash); each row's two folders resume on their
+ * own (answers, preparations and judgements already made are not made again). The table files
+ * and `summary.json` are written at the end.
+ */
+import { join } from "node:path";
+import { eqakitVersion, sha256Hex, writeFileAtomically } from "../core/index.js";
+import type { TagQuestion } from "../data/index.js";
+import { JUDGE_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { extractStructuredAnswer, scoreTagRun, type MeanEstimate, type TagScoreSummary } from "../eval/index.js";
+import {
+  availableTagBaselines,
+  runTagBaseline,
+  tagBaseline,
+  tagBaselineAgent,
+  answerTagQuestions,
+  type TagAgentEpisode,
+  type TagBaselineName,
+} from "../generate/index.js";
+import { openRun } from "../store/index.js";
+import type { PublishedTable } from "./published.js";
+import type { ReproduceResult, ReproduceSummary } from "./openeqa.js";
+import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+
+export const TAG_TABLES = ["tag-eqa-table-2"] as const;
+
+/** Each baseline's row in the paper's table, and its label. */
+const PAPER_ROWS: Record<TagBaselineName, string> = {
+  "socratic-ic": "Socratic LLM + Image captions",
+  "socratic-ic-or": "Socratic LLM + Image captions + OR",
+  conceptgraphs: "LLM + ConceptGraphs",
+  "llm-api": "LLM + API",
+};
+
+/** A row's two run folders, relative to the reproduce run. */
+export function tagRowDirs(name: TagBaselineName): { row: string; answers: string; score: string } {
+  const row = join("rows", name);
+  return { row, answers: join(row, "answers"), score: join(row, "score") };
+}
+
+export interface ReproduceTagOptions {
+  table: PublishedTable;
+  questions: TagQuestion[];
+  questionsPath: string;
+  /** The set's recordings (`tagSetEpisodes`). */
+  episodes: ReadonlyMap<string, TagAgentEpisode>;
+  /** The baselines to run (default: every one eqakit has, in Table 2's order). */
+  baselines?: readonly TagBaselineName[];
+  model: ModelSpec;
+  captioner: ModelSpec;
+  judgeSpec: ModelSpec;
+  outDir: string;
+  concurrency?: number;
+  /** How the process calls models (retries, timeouts, cache), recorded with each scoring run. */
+  callSettings?: Record<string, unknown>;
+  onRow?: (name: TagBaselineName, index: number, total: number) => void;
+  onProgress?: (stage: "answering" | "judging", done: number, total: number, failed: number) => void;
+}
+
+/** What differs between this run and the paper's rows: always something, the paper's set being unpublished. */
+export function tagDifferences(options: Pick<ReproduceTagOptions, "questions" | "questionsPath" | "model" | "captioner" | "judgeSpec">, name: TagBaselineName): string[] {
+  const differences = [`${options.questions.length} question(s) of ${options.questionsPath}, not the paper's TAG-EQA set (made from ALFRED trajectories, not published)`];
+  if (!/gemma-?2-9b/i.test(options.model.name)) differences.push(`LLM ${options.model.name}, the paper's was Gemma 2 9B`);
+  if (tagBaseline(name).captions && !/cogvlm-?2/i.test(options.captioner.name)) differences.push(`captioner ${options.captioner.name}, the paper's was CogVLM 2`);
+  differences.push(`eqakit's structured judge (structure read by ${options.judgeSpec.name}, matched by eqakit with the embedded sentence encoder), the paper's Code-Judge wrote scoring programs and used Sentence-T5`);
+  return differences;
+}
+
+function cellOf(estimate: MeanEstimate): UserCell | undefined {
+  if (estimate.n === 0 || !Number.isFinite(estimate.mean)) return undefined;
+  return { value: estimate.mean, n: estimate.n, ...(estimate.ci.every(Number.isFinite) ? { interval: estimate.ci } : {}) };
+}
+
+function rowCells(summary: TagScoreSummary): Record<string, UserCell> {
+  const cells: Record<string, UserCell | undefined> = { score: cellOf(summary.scores.ungrounded), "grounded-score": cellOf(summary.scores.grounded) };
+  return Object.fromEntries(Object.entries(cells).filter((e): e is [string, UserCell] => e[1] !== undefined));
+}
+
+function reproduceSettings(options: ReproduceTagOptions, baselines: readonly TagBaselineName[]): Record<string, unknown> {
+  return {
+    table: options.table.id,
+    model: options.model.name,
+    captioner: options.captioner.name,
+    judge: options.judgeSpec.name,
+    baselines: [...baselines],
+    questions: { count: options.questions.length, sha256: sha256Hex(JSON.stringify(options.questions.map((q) => [q.question_id, q.question]))) },
+  };
+}
+
+const NOTES = [
+  "This run's rows: eqakit's TAG-EQA baselines with the row's LLM and captioner (eqa answer-tag --agent <row>), scored by eqa score-tag: Score is the structured score with positions ignored, Grounded score with positions (possim, σ = 1.65 m), both 1-5, means over the questions answered and judged.",
+  "Socratic LLM + IC + OR: the objects' tags and their 3-D positions come from the recordings' ground-truth instance masks and depth, as in the paper (its simulator's masks, object matching and depth).",
+];
+
+/**
+ * Runs the table's rows (each an answer-tag run and a score-tag run under `rows/<name>`), then
+ * writes the table. A row's failed questions are left out of its numbers and counted in the notes.
+ */
+export async function reproduceTagTable(options: ReproduceTagOptions, runtime: ModelRuntime): Promise<ReproduceResult> {
+  const baselines = options.baselines ?? availableTagBaselines();
+  for (const name of baselines) tagBaseline(name);
+  const settings = reproduceSettings(options, baselines);
+  const run = await openRun({ dir: options.outDir, kind: "reproduce", settings, parts: baselines.flatMap((name) => [tagRowDirs(name).answers, tagRowDirs(name).score]), inputs: [{ name: "questions", path: options.questionsPath, copy: true }] });
+  const models = { llm: runtime.model(options.model, { role: "agent" }), captioner: runtime.model(options.captioner, { role: "captioner" }) };
+  const judge = runtime.model(options.judgeSpec, { role: JUDGE_ROLE });
+  const rows: UserRow[] = [];
+  const runs: ReproduceSummary["runs"] = {};
+  for (const [index, name] of baselines.entries()) {
+    options.onRow?.(name, index, baselines.length);
+    const dirs = tagRowDirs(name);
+    const answersDir = join(run.path, dirs.answers);
+    let answeredCount = 0;
+    let answerFailures = 0;
+    const answered = await runTagBaseline(tagBaseline(name), models, options.questions, options.episodes, answersDir, {
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      questionsPath: options.questionsPath,
+      usage: runtime.usage,
+      onAnswer: (prediction, done, total) => {
+        if (prediction.error !== undefined) answerFailures++;
+        options.onProgress?.("answering", done, total, answerFailures);
+      },
+    });
+    const ok = new Set(answered.predictions.filter((p) => p.error === undefined).map((p) => p.question_id));
+    answeredCount = ok.size;
+    const scored = await scoreTagRun({
+      questions: options.questions.filter((q) => ok.has(q.question_id)),
+      questionsPath: options.questionsPath,
+      predictions: answered.predictions.filter((p) => ok.has(p.question_id)).map((p) => ({ question_id: p.question_id, answer: p.answer })),
+      predictionsPath: join(answersDir, "predictions.json"),
+      judge,
+      judgeSpec: options.judgeSpec,
+      outDir: join(run.path, dirs.score),
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.callSettings ? { settings: options.callSettings } : {}),
+      usage: runtime.usage,
+      onProgress: (p) => options.onProgress?.("judging", p.done, p.total, p.failed + p.unreadable),
+    });
+    const summary = scored.summary;
+    const failed = answered.failures.length + summary.counts.failed + summary.counts.judgeUnreadable;
+    const differences = tagDifferences(options, name);
+    rows.push({
+      id: name,
+      label: `${PAPER_ROWS[name]} (${options.model.name}${tagBaseline(name).captions ? ` w/ ${options.captioner.name}` : ""})`,
+      section: "TAG-EQA baselines",
+      runDir: dirs.row,
+      cells: rowCells(summary),
+      comparable: false,
+      differences,
+      failed,
+    });
+    const dollars = [answered.cost.total.dollars, summary.cost.total.dollars];
+    runs[name] = { answered: answeredCount, failed, scored: summary.counts.scored, dollars: dollars.some((d) => d === null) ? null : dollars.reduce<number>((a, b) => a + b!, 0) };
+  }
+  const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows, notes: NOTES };
+  const markdown = formatTableMarkdown(options.table, table);
+  await run.writeJson(TABLE_FILES.json, table);
+  await writeFileAtomically(run.file(TABLE_FILES.markdown), markdown);
+  await writeFileAtomically(run.file(TABLE_FILES.csv), formatTableCsv(options.table, table));
+  await writeFileAtomically(run.file(TABLE_FILES.latex), formatTableLatex(options.table, table));
+  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: options.table.id, settings, rows, runs };
+  await run.writeJson("summary.json", summary);
+  return { runDir: run.path, table, summary, markdown };
+}
+
+/**
+ * What `reproduceTagTable` would call, recorded in `plan`: each baseline prepares every
+ * trajectory and answers every question against models that record the request and reply
+ * `A: …`, and the judge is asked to read each answer once. Calls no model, writes nothing;
+ * counts the whole table, as if no row had run yet.
+ */
+export async function planTagTable(options: Omit<ReproduceTagOptions, "onRow" | "onProgress">, plan: CallPlan): Promise<string[]> {
+  const baselines = options.baselines ?? availableTagBaselines();
+  const notes: string[] = [];
+  const judge = plan.model(options.judgeSpec, JUDGE_ROLE, "[]");
+  for (const name of baselines) {
+    const models = { llm: plan.model(options.model, "agent", "A: an answer"), captioner: plan.model(options.captioner, "captioner", "A caption.") };
+    const agent = tagBaselineAgent(tagBaseline(name), models, options.questions, options.episodes);
+    const predictions = await answerTagQuestions(options.questions, options.episodes, agent, { concurrency: 1 });
+    agent.close();
+    const byId = new Map(options.questions.map((q) => [q.question_id, q]));
+    let judged = 0;
+    for (const p of predictions) {
+      if (p.error !== undefined || p.answer === null || p.answer.trim() === "") continue;
+      await extractStructuredAnswer(judge, byId.get(p.question_id)!.question, p.answer);
+      judged++;
+    }
+    const failures = predictions.filter((p) => p.error !== undefined);
+    notes.push(`row ${name}: ${new Set(options.questions.map((q) => q.trajectory)).size} trajectories to prepare, ${options.questions.length} question(s) to answer, ${judged} answer(s) to judge${failures.length > 0 ? `; ${failures.length} would fail before any call, e.g. ${failures[0]!.question_id}: ${failures[0]!.error}` : ""}`);
+  }
+  notes.push("the whole table is counted, as if no row had run yet (answers, preparations and judgements already in the run folder are not sent again)");
+  return notes;
+}
