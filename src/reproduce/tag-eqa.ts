@@ -202,7 +202,8 @@ export async function planTagTable(options: Omit<ReproduceTagOptions, "onRow" | 
       judged++;
     }
     const failures = predictions.filter((p) => p.error !== undefined);
-    notes.push(`row ${name}: ${new Set(options.questions.map((q) => q.trajectory)).size} trajectories to prepare, ${options.questions.length} question(s) to answer, ${judged} answer(s) to judge${failures.length > 0 ? `; ${failures.length} would fail before any call, e.g. ${failures[0]!.question_id}: ${failures[0]!.error}` : ""}`);
+    const trajectories = new Set(options.questions.map((q) => q.trajectory)).size;
+    notes.push(`row ${name}: ${trajectories} ${trajectories === 1 ? "trajectory" : "trajectories"} to prepare, ${options.questions.length} question(s) to answer, ${judged} answer(s) to judge${failures.length > 0 ? `; ${failures.length} would fail before any call, e.g. ${failures[0]!.question_id}: ${failures[0]!.error}` : ""}`);
   }
   notes.push("the whole table is counted, as if no row had run yet (answers, preparations and judgements already in the run folder are not sent again)");
   return notes;
