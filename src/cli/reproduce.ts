@@ -5,7 +5,7 @@ import { loadActiveEpisodes } from "../agents/index.js";
 import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
-import { JUDGE_ROLE, checkBatchSupport, checkPriceFile } from "../models/index.js";
+import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, type ModelSpec } from "../models/index.js";
 import { formatCallPlan } from "../report/index.js";
 import {
   EQA_RM_K,
@@ -33,6 +33,22 @@ import {
   publishedTable,
   publishedTableIds,
   reproduceOpenEqaTable,
+  openOpenEqaRun,
+  OPENEQA_A_EQA_TABLES,
+  A_EQA_BLIND_STEPS,
+  aEqaNotes,
+  aEqaRow,
+  aEqaRowDir,
+  aEqaRowSetup,
+  aEqaRun,
+  aEqaRunId,
+  aEqaSettings,
+  planAEqaRows,
+  writeAEqaTable,
+  type AEqaMeasures,
+  type AEqaSetup,
+  type ReproduceOpenEqaOptions,
+  type UserRow,
   type OpenEqaFamily,
   type PublishedTable,
   type ReproducedTable,
@@ -80,9 +96,7 @@ interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageF
  * What each table that `eqa reproduce` does not run yet needs, and the commands that make its
  * rows today: said before any model is called.
  */
-const NOT_RUN: Record<string, { needs: string; hint: string }> = {
-  "openeqa-table-5": { needs: "A-EQA explores HM3D scenes through the Habitat bridge", hint: "check the bridge with eqa env check --env habitat, then run the rows with eqa explore --judge" },
-};
+const NOT_RUN: Record<string, { needs: string; hint: string }> = {};
 
 function tableArgument(value: string): PublishedTable {
   return publishedTable(value);
@@ -142,6 +156,10 @@ export function reproduceCommand(explore: () => Command): Command {
       await reproduceExpressCommand(table, flags, explore);
       return;
     }
+    if ((OPENEQA_A_EQA_TABLES as readonly string[]).includes(table.id)) {
+      process.exitCode = await reproduceAEqaCommand(table, flags, explore);
+      return;
+    }
     const notRun = NOT_RUN[table.id];
     if (notRun || !(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) {
       throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}`);
@@ -151,7 +169,11 @@ export function reproduceCommand(explore: () => Command): Command {
     const judgeSpec = resolveRoleModel(flags, "judge");
     const selection = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
     const outDir = flags.out ?? defaultRunPath("reproduce");
-    const options = {
+    // --episodes: the A-EQA columns (Tables II and III) run too, each family's row an explore run in rows/a-eqa-<family>
+    const families = flags.rows ?? OPENEQA_FAMILIES;
+    const active = flags.episodes ? await loadAEqaSetup(table, flags, model, captioner, judgeSpec) : undefined;
+    const options: ReproduceOpenEqaOptions = {
+      ...(active ? { aEqa: { settings: aEqaSettings(active, aEqaExploreSettings(flags)), parts: families.map(aEqaRowDir) } } : {}),
       table,
       selection,
       ...(flags.frames ? { framesRoot: flags.frames } : {}),
@@ -167,7 +189,7 @@ export function reproduceCommand(explore: () => Command): Command {
       // only the judge's calls would go through a batch: the table is priced live, the note says what --batch saves
       const plan = await openCallPlan({ ...flags, batch: false });
       try {
-        const notes = await planOpenEqaTable(options, plan.plan);
+        const notes = [...(await planOpenEqaTable(options, plan.plan)), ...(active ? await planAEqaRows(active, families, aEqaPlanOptions(flags, outDir), plan.plan) : [])];
         const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the agents' calls stay live"] : [];
         console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes, ...batchNote]));
       } finally {
@@ -176,6 +198,14 @@ export function reproduceCommand(explore: () => Command): Command {
       return;
     }
     checkPriceFile();
+    let aEqaCode = 0;
+    if (active && options.aEqa) {
+      // the run folder is opened (and a folder of other settings refused) before the A-EQA rows write into it
+      await openOpenEqaRun(options);
+      const explored = await runAEqaRows(explore, flags, active, families, table.id, outDir);
+      aEqaCode = explored.code;
+      options.aEqa = { ...options.aEqa, rows: explored.rows.map((r) => r.row), notes: aEqaNotes(table.id, explored.rows.map((r) => r.measures)), runs: Object.fromEntries(explored.rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])) };
+    }
     let progress = createProgress(flags.batch ? "answering" : "reproducing");
     let row = "";
     const reporting = {
@@ -203,12 +233,121 @@ export function reproduceCommand(explore: () => Command): Command {
       progress.stop();
       console.log(result.markdown);
       console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's run in ${join(result.runDir, "rows")}`);
-      process.exitCode = result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
+      process.exitCode = aEqaCode !== 0 || result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
     } finally {
       progress.stop();
       opened.close();
     }
   });
+}
+
+/** What the A-EQA rows' `--episodes` is, and where to get it. */
+const A_EQA_EPISODES_HINT = 'OpenEQA\'s A-EQA episodes: eqa data fetch openeqa, then eqa data convert a-eqa --states DIR --gt-path-length FILE --out a-eqa.json and --env habitat --scenes DIR (docs/active-eqa.md); on the built-in homes (--env builtin, not comparable), a JSON list of {"question_id", "question", "answer", "category", "scene": "home-3", "gt_path_length"?, "gt_path_steps"?}';
+
+/**
+ * The A-EQA rows' setup from `--episodes`, `--env` (and `--scenes`, `--bridge-python` for HM3D):
+ * what is missing (episodes with answers, the HM3D scenes, habitat-sim) is refused before any call.
+ */
+async function loadAEqaSetup(table: PublishedTable, flags: ReproduceFlags, model: ModelSpec, captioner: ModelSpec | undefined, judgeSpec: ModelSpec): Promise<AEqaSetup> {
+  if (!flags.episodes) throw new UserError(`${table.id} needs the A-EQA episodes the rows explore`, { field: "--episodes" }, A_EQA_EPISODES_HINT);
+  const builtinScene = (scene: string): string | undefined => {
+    const problem = builtinSceneProblem(scene);
+    return problem && `${problem}; HM3D scenes run with --env habitat --scenes DIR`;
+  };
+  const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinScene } : {});
+  if (!episodes.some((e) => e.answer !== undefined)) throw new UserError(`${table.id} scores answers against the episodes' answers: none of these has one`, { file: flags.episodes, field: "answer" }, A_EQA_EPISODES_HINT);
+  if (flags.env === "habitat") {
+    const problems = await habitatProblems({ scenes: flags.scenes, bridgePython: flags.bridgePython, episodes });
+    if (problems.length > 0) {
+      throw new UserError(`${table.id}'s A-EQA rows on HM3D cannot start: ${problems.map((p) => p.problem).join("; ")}`, { field: problems[0]!.problem.startsWith("--env habitat needs --scenes") ? "--scenes" : "--env" }, `${problems.map((p) => p.hint).join("; ")}; then eqa env check --env habitat --scenes DIR --scene SCENE --bridge-python PATH checks the set-up; or --env builtin for rows on the built-in homes (not comparable)`);
+    }
+  }
+  return { episodesFile: flags.episodes, episodes, env: flags.env, model, ...(captioner ? { captioner } : {}), judgeSpec, mode: flags.mode };
+}
+
+/** The explore settings that decide the A-EQA rows' numbers (the manifest holds them). */
+function aEqaExploreSettings(flags: ReproduceFlags): Record<string, unknown> {
+  return { maxSteps: flags.maxSteps ?? null, width: flags.width ?? null, height: flags.height ?? null, imageSize: flags.imageSize, imageFormat: flags.imageFormat };
+}
+
+function aEqaPlanOptions(flags: ReproduceFlags, outDir: string) {
+  return {
+    outDir,
+    ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
+    // eqa explore observes 640×480 unless given
+    observation: { width: flags.width ?? 640, height: flags.height ?? 480 },
+    image: { maxSide: flags.imageSize, format: flags.imageFormat },
+  };
+}
+
+/**
+ * Each family's A-EQA row: `eqa explore --agent frontier --em-agent <family> --judge J --no-eac`
+ * in rows/a-eqa-<family> (resumable as every explore run), at the paper's A-EQA settings
+ * (the VLM's K = 75; the blind row one step), then the row read back from its run.
+ */
+async function runAEqaRows(exploreCommand: () => Command, flags: ReproduceFlags, setup: AEqaSetup, families: readonly OpenEqaFamily[], tableId: string, outDir: string): Promise<{ rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[]; code: number }> {
+  const rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[] = [];
+  let code = 0;
+  for (const family of families) {
+    const rowDir = join(outDir, aEqaRowDir(family));
+    const agentSetup = aEqaRowSetup(family, setup.model, setup.captioner);
+    const maxSteps = family === "blind" ? A_EQA_BLIND_STEPS : flags.maxSteps;
+    const args = [
+      "--episodes", setup.episodesFile, "--env", setup.env,
+      ...(setup.env === "habitat" ? ["--scenes", flags.scenes ?? "", "--bridge-python", flags.bridgePython] : []),
+      "--agent", "frontier", "--em-agent", family,
+      "--model", flags.model ?? setup.model.name, ...(flags.modelBaseUrl ? ["--model-base-url", flags.modelBaseUrl] : []),
+      ...(agentSetup.captioner ? ["--captioner", flags.captioner ?? agentSetup.captioner.name, ...(flags.captionerBaseUrl ? ["--captioner-base-url", flags.captionerBaseUrl] : [])] : []),
+      ...(agentSetup.numFrames !== undefined ? ["--num-frames", String(agentSetup.numFrames)] : []),
+      "--judge", flags.judge ?? setup.judgeSpec.name, ...(flags.judgeBaseUrl ? ["--judge-base-url", flags.judgeBaseUrl] : []), "--mode", setup.mode, "--no-eac",
+      "--image-size", String(flags.imageSize), "--image-format", flags.imageFormat,
+      ...(maxSteps !== undefined ? ["--max-steps", String(maxSteps)] : []),
+      ...(flags.width !== undefined ? ["--width", String(flags.width)] : []),
+      ...(flags.height !== undefined ? ["--height", String(flags.height)] : []),
+      "--concurrency", String(flags.concurrency), "--max-retries", String(flags.maxRetries), "--timeout", String(flags.timeout),
+      ...(flags.cache === false ? ["--no-cache"] : typeof flags.cache === "string" ? ["--cache", flags.cache] : []),
+      "--out", rowDir,
+    ];
+    console.log(`${tableId}: A-EQA row ${family} (frontier exploration, then the ${family} agent) in ${rowDir}`);
+    process.exitCode = 0;
+    await exploreCommand().exitOverride().parseAsync(args, { from: "user" });
+    if (typeof process.exitCode === "number" && process.exitCode !== 0) code = process.exitCode;
+    rows.push({ family, ...aEqaRow(tableId, family, rowDir, setup) });
+  }
+  return { rows, code };
+}
+
+/**
+ * openeqa-table-5 (A-EQA by category): each family's A-EQA row (`runAEqaRows`), then the table
+ * beside the paper's rows. `--dry-run` prices the rows as `eqa explore --dry-run` does.
+ */
+async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags, exploreCommand: () => Command): Promise<number> {
+  if (!flags.episodes) throw new UserError(`${table.id} needs the A-EQA episodes the rows explore`, { field: "--episodes" }, A_EQA_EPISODES_HINT);
+  if (flags.batch) throw new UserError(`--batch is for the EM-EQA tables`, { field: "--batch" }, `eqa explore judges ${table.id}'s episodes live`);
+  const model = resolveRoleModel(flags, "model");
+  const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
+  const judgeSpec = resolveRoleModel(flags, "judge");
+  const setup = await loadAEqaSetup(table, flags, model, captioner, judgeSpec);
+  const families = flags.rows ?? OPENEQA_FAMILIES;
+  const outDir = flags.out ?? defaultRunPath("reproduce");
+  const settings = { table: table.id, model: model.name, captioner: captioner?.name ?? null, judge: judgeSpec.name, mode: flags.mode, aEqa: aEqaSettings(setup, aEqaExploreSettings(flags)) };
+  if (flags.dryRun) {
+    const plan = await openCallPlan({ ...flags, batch: false });
+    try {
+      const notes = await planAEqaRows(setup, families, aEqaPlanOptions(flags, outDir), plan.plan);
+      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${families.length} A-EQA row(s) on ${setup.episodes.length} episode(s) (${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${outDir}`, ...notes]));
+    } finally {
+      plan.close();
+    }
+    return 0;
+  }
+  checkPriceFile();
+  const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: families.map(aEqaRowDir) });
+  const explored = await runAEqaRows(exploreCommand, flags, setup, families, table.id, run.path);
+  const written = await writeAEqaTable(table, run, explored.rows, settings);
+  console.log(`\n${written.markdown}`);
+  console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's explore run in ${join(run.path, "rows")}`);
+  return explored.code !== 0 || explored.rows.some((r) => r.row.failed > 0) ? 1 : 0;
 }
 
 /**
@@ -374,7 +513,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
   const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: [EXPRESS_ROW_DIR] });
   await exploreCommand().exitOverride().parseAsync(args, { from: "user" });
   const exploreCode = typeof process.exitCode === "number" ? process.exitCode : 0;
-  const row = expressRow(rowDir, setup);
+  const row = expressRow(rowDir, setup, episodes);
   const written = await writeExpressTable(table, row, setup, run.path, rowDir, settings);
   console.log(`\n${written.markdown}`);
   console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and the row's explore run in ${rowDir}`);

@@ -33,7 +33,8 @@ import { z } from "zod";
 import { UserError, eqakitVersion, sha256Hex, writeFileAtomically } from "../core/index.js";
 import { KNOWN_DATASETS, gitBlobId } from "../data/index.js";
 import { habitatSceneFile, type ActiveEpisode } from "../agents/index.js";
-import type { LlmMatchMode } from "../eval/index.js";
+import { bootstrapMean, llmMatchPoints, pathRatio, type LlmMatchMode } from "../eval/index.js";
+import { readJsonl } from "../store/index.js";
 import type { ReproduceSummary } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
 import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
@@ -170,11 +171,56 @@ export function expressDifferences(setup: ExpressRowSetup): string[] {
   return differences;
 }
 
+const recordLine = z.object({ questionId: z.string(), error: z.string().nullable(), pathLengthM: z.number().nullable(), correct: z.boolean().optional() });
+const judgementLine = z.object({ questionId: z.string(), error: z.string().nullable(), llmMatch: z.number().nullable() });
+
+/** The last line of each question id in a JSONL file of the run (a resumed run appends what it did again). */
+function lastLines<T extends { questionId: string }>(path: string, schema: z.ZodType<T>): Map<string, T> {
+  const last = new Map<string, T>();
+  for (const line of readJsonl(path, (value) => schema.safeParse(value).data, false).records) last.set(line.questionId, line);
+  return last;
+}
+
+/**
+ * Each column's per-episode values, read back from the explore run's `episodes.jsonl` and
+ * `judgements.jsonl`, for the ± (bootstrap standard error) and 95 % interval of Tables 1 and 2:
+ * C′ (σ′ − 1)/4 · 100, E′ that times lᵢ/max(pᵢ, lᵢ), accuracy 100 or 0, path length in metres.
+ */
+function episodeValues(table: ExpressTableId, runDir: string, episodes: readonly Pick<ActiveEpisode, "questionId" | "gtPathLengthM">[]): Record<string, number[]> {
+  const records = [...lastLines(join(runDir, "episodes.jsonl"), recordLine).values()].filter((r) => r.error === null);
+  const byId = new Map(episodes.map((e) => [e.questionId, e]));
+  if (table === "express-table-2") {
+    return {
+      accuracy: records.flatMap((r) => (typeof r.correct === "boolean" ? [r.correct ? 100 : 0] : [])),
+      "path-length": records.flatMap((r) => (r.pathLengthM !== null ? [r.pathLengthM] : [])),
+    };
+  }
+  if (table !== "express-table-1") return {};
+  const judgements = lastLines(join(runDir, "judgements.jsonl"), judgementLine);
+  const values: Record<string, number[]> = { "c-prime": [], "e-prime": [] };
+  for (const r of records) {
+    const j = judgements.get(r.questionId);
+    const episode = byId.get(r.questionId);
+    if (!episode || !j || j.error !== null || j.llmMatch === null) continue;
+    const points = llmMatchPoints(j.llmMatch);
+    values["c-prime"]!.push(points);
+    if (episode.gtPathLengthM !== undefined && r.pathLengthM !== null) values["e-prime"]!.push(points * pathRatio(r.pathLengthM, episode.gtPathLengthM));
+  }
+  return values;
+}
+
 /** The row's cells in the table's columns, the summary's count of scored episodes, and what the data leaves out. */
-function expressCells(table: ExpressTableId, parsed: ExploreSummaryRead): { cells: Record<string, UserCell>; scored: number; leftOut: string[] } {
+function expressCells(table: ExpressTableId, parsed: ExploreSummaryRead, values: Record<string, number[]> = {}): { cells: Record<string, UserCell>; scored: number; leftOut: string[] } {
   const cells: Record<string, UserCell> = {};
   const put = (id: string, value: number | null | undefined, n: number): void => {
-    if (value !== null && value !== undefined && Number.isFinite(value) && n > 0) cells[id] = { value, n };
+    if (value === null || value === undefined || !Number.isFinite(value) || n <= 0) return;
+    cells[id] = { value, n };
+    // the ± only when the episodes read back are the summary's own: as many, with its mean
+    const list = values[id];
+    if (!list || list.length !== n) return;
+    const estimate = bootstrapMean(list);
+    if (Math.abs(estimate.mean - value) > 1e-9 * Math.max(1, Math.abs(value))) return;
+    if (Number.isFinite(estimate.stderr)) cells[id] = { ...cells[id]!, ci: estimate.stderr, ...(estimate.ci.every(Number.isFinite) ? { interval: estimate.ci } : {}) };
   };
   const leftOut: string[] = [];
   switch (table) {
@@ -206,10 +252,14 @@ function expressCells(table: ExpressTableId, parsed: ExploreSummaryRead): { cell
   }
 }
 
-/** The table's row from the explore run in `runDir` (its `summary.json`, judged for Tables 1 and 3). */
-export function expressRow(runDir: string, setup: ExpressRowSetup): UserRow {
+/**
+ * The table's row from the explore run in `runDir` (its `summary.json`, judged for Tables 1 and
+ * 3); Tables 1 and 2 give each cell its ± and interval from the run's episodes (`episodes`, the
+ * ground-truth lengths).
+ */
+export function expressRow(runDir: string, setup: ExpressRowSetup, episodes: readonly Pick<ActiveEpisode, "questionId" | "gtPathLengthM">[]): UserRow {
   const parsed = readExploreSummary(runDir, setup.table);
-  const { cells, leftOut } = expressCells(setup.table, parsed);
+  const { cells, leftOut } = expressCells(setup.table, parsed, episodeValues(setup.table, runDir, episodes));
   const differences = [...expressDifferences(setup), ...leftOut];
   return {
     id: "fine-eqa-reference",

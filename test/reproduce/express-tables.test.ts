@@ -101,6 +101,10 @@ describe("eqa reproduce express-table-1 and express-table-2", () => {
     assert.equal(row.cells["c-prime"]?.value, 75);
     assert.equal(row.cells["c-prime"]?.n, 2);
     assert.ok(Math.abs(row.cells["e-prime"]!.value - ePrime) < 1e-9, `${row.cells["e-prime"]!.value} ≠ ${ePrime}`);
+    // the ± is the bootstrap standard error over the episodes: none when every mark is the same
+    assert.equal(row.cells["c-prime"]?.ci, 0);
+    const interval = row.cells["e-prime"]!.interval!;
+    assert.ok(row.cells["e-prime"]!.ci! >= 0 && interval[0] <= ePrime && ePrime <= interval[1]);
     assert.equal(row.comparable, false);
     assert.deepEqual(row.differences.slice(0, 3), [
       "built-in homes, not HM3D",
@@ -112,7 +116,7 @@ describe("eqa reproduce express-table-1 and express-table-2", () => {
 
     const markdown = readFileSync(join(out, "table.md"), "utf8");
     assert.match(markdown, /\| Fine-EQA \| 43\.27 \| 29\.16 \|/);
-    assert.match(markdown, new RegExp(`\\| openai/gpt-4o-mini \\| 75\\.00 \\| ${ePrime.toFixed(2)} \\| no \\|`));
+    assert.match(markdown, new RegExp(`\\| openai/gpt-4o-mini \\| 75\\.00±0\\.00 \\| ${ePrime.toFixed(2)}±\\d+\\.\\d\\d \\| no \\|`));
     assert.match(markdown, /This run's rows: not comparable with the published rows: built-in homes, not HM3D; /);
     const csv = readFileSync(join(out, "table.csv"), "utf8").trim().split("\n");
     assert.equal(csv.length, 1 + 2 + 1);
@@ -140,14 +144,15 @@ describe("eqa reproduce express-table-1 and express-table-2", () => {
     assert.deepEqual(records.map((r) => [r.questionId, r.correct]).sort(), [["m0", true], ["m1", false]]);
     const meanPath = (records[0]!.pathLengthM + records[1]!.pathLengthM) / 2;
     const row = readJson<TableJson>(join(out, "table.json")).rows[0]!;
-    assert.deepEqual(row.cells.accuracy, { value: 50, n: 2 });
+    assert.deepEqual([row.cells.accuracy?.value, row.cells.accuracy?.n], [50, 2]);
+    assert.ok(row.cells.accuracy!.ci! > 0, "one right and one wrong: a ± above 0");
     assert.ok(Math.abs(row.cells["path-length"]!.value - meanPath) < 1e-9);
     assert.equal(row.comparable, false);
     assert.equal(row.differences[0], "built-in homes, not HM3D");
     assert.match(row.differences[1]!, /not HM-EQA's 500 questions$/);
     const markdown = readFileSync(join(out, "table.md"), "utf8");
     assert.match(markdown, /\| Fine-EQA \| 56\.0 \| 54\.267 \|  \|/);
-    assert.match(markdown, new RegExp(`\\| openai/gpt-4o-mini \\| 50\\.0 \\| ${meanPath.toFixed(3)} \\| no \\|`));
+    assert.match(markdown, new RegExp(`\\| openai/gpt-4o-mini \\| 50\\.0±\\d+\\.\\d \\| ${meanPath.toFixed(3)}±\\d+\\.\\d{3} \\| no \\|`));
     for (const file of ["table.csv", "table.tex"]) assert.match(readFileSync(join(out, file), "utf8"), /Explore-EQA/);
   });
 
@@ -240,7 +245,7 @@ child.on("exit", (code) => process.exit(code ?? 1));
       assert.equal(args[args.indexOf("--scene-root") + 1], scenes);
     }
     const row = readJson<TableJson>(join(out, "table.json")).rows[0]!;
-    assert.deepEqual(row.cells.accuracy, { value: 50, n: 2 });
+    assert.deepEqual([row.cells.accuracy?.value, row.cells.accuracy?.n], [50, 2]);
     assert.equal(row.differences.includes("built-in homes, not HM3D"), false);
     assert.match(row.differences[0]!, /not HM-EQA's 500 questions$/);
     assert.equal(readJson<{ settings: { env: string; scenes: string } }>(join(out, "summary.json")).settings.scenes, scenes);
