@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { loadTrajectoryLog, type TagQuestion, type TrajectoryLog } from "../../src/data/index.js";
 import { openEpisode } from "../../src/episodes/index.js";
@@ -28,6 +28,7 @@ import {
 } from "../../src/generate/index.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { cliEnv, runCli } from "../helpers/cli.js";
 
 const ENV = { OPENAI_API_KEY: "sk-test" };
 
@@ -302,5 +303,27 @@ describe("llm-api baseline", () => {
     const { prompt, notes } = await answerWith("[]");
     assert.equal(stepLines(prompt).size, graph.steps.length);
     assert.ok(notes.some((n) => n.startsWith("retrieval: 0 calls run")));
+  });
+});
+
+describe("eqa answer-tag --agent llm-api", () => {
+  test("answers the set with the user's LLM (the captioner defaults to it): predictions for eqa score-tag, the retrieval calls in each answer's trace", async () => {
+    const bread = graph.objects.find((o) => o.type === "bread" && o.centre)!;
+    const [x, y, z] = bread.centre!;
+    retrieval.reply = JSON.stringify([{ function: "filter_by_position", args: { observations: "all", position: { x, y, z }, type: "object_position", object_type: "bread" } }]);
+    const questionsFile = join(dir, "questions.json");
+    await writeFile(questionsFile, JSON.stringify(questions));
+    const out = join(dir, "cli-llm-api");
+    const cli = await runCli(["answer-tag", "--questions", questionsFile, "--agent", "llm-api", "--model", "openai/test-llm", "--model-base-url", `${server.url}/v1`, "--no-cache", "--out", out], cliEnv(dir, ENV));
+    assert.equal(cli.code, 0, cli.stderr);
+    const predictions = JSON.parse(await readFile(join(out, "predictions.json"), "utf8")) as { question_id: string; answer: string | null }[];
+    assert.deepEqual(predictions, questions.map((q) => ({ question_id: q.question_id, answer: "There is one bread (x=0.5, y=-0.6, z=-1.2)." })));
+    const records = (await readFile(join(out, "answers.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { trace: { toolCalls: { name: string; arguments: { position: { x: number } } }[]; retrieved: number[] } });
+    assert.equal(records.length, questions.length);
+    for (const r of records) {
+      assert.deepEqual(r.trace.toolCalls.map((c) => c.name), ["filter_by_position"]);
+      assert.equal(r.trace.toolCalls[0]!.arguments.position.x, x);
+      assert.ok(r.trace.retrieved.length > 0);
+    }
   });
 });

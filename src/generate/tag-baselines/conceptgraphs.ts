@@ -10,7 +10,7 @@
  * each object is captioned by the captioner from up to `CAPTIONED_VIEWS` of its views (its
  * largest masks, in distinct frames; `prompts/memory-object-caption.txt`) and the LLM
  * summarises those captions into one (`prompts/tag-conceptgraphs-caption-summary.txt`); an
- * object with a single caption keeps it (nothing to summarise). Positions are given in the
+ * object seen in one frame keeps its one caption (nothing to summarise). Positions are given in the
  * grounding frame the questions use (`TagAnswerContext.toGrounding`); a box is the axis-aligned
  * box, in that frame, around the memory's box.
  *
@@ -160,7 +160,8 @@ async function captionObject(trajectory: TagBaselineTrajectory, instance: Memory
     const text = renderPromptFile(OBJECT_CAPTION_PROMPT, { label: instance.label });
     const response = await tracedCall(trace, models.captioner, "caption", OBJECT_CAPTION_PROMPT, { messages: [{ role: "user", content: [{ type: "text", text }, { type: "image", data: crop.data, mediaType: "image/png" }] }], ...CAPTION_PARAMS }, [crop.frame]);
     const caption = oneLine(response.text);
-    if (caption.length > 0 && !captions.includes(caption)) captions.push(caption);
+    // alike captions are summarised too: which calls are made depends on the views, not on the replies (so --dry-run counts them)
+    if (caption.length > 0) captions.push(caption);
   }
   if (captions.length === 0) return instance.label;
   if (captions.length === 1) return captions[0]!;
