@@ -10,6 +10,7 @@ interface ConvertAEqaFlags {
   states: string;
   benchmark?: string;
   subset?: string;
+  full?: boolean;
   gtPathLength?: string;
   python: string;
   out: string;
@@ -24,18 +25,22 @@ export function dataConvertCommand(): Command {
     .requiredOption("--states <dir>", "the folder holding hm3d-v0/<episode_history>/*.pkl (OpenEQA's open-eqa-hm3d-states-v0.tgz, unpacked)")
     .option("--benchmark <file>", "OpenEQA benchmark (default: the one eqa data fetch openeqa wrote)")
     .option("--subset <file>", "question ids to convert (default: the 184-question A-EQA subset eqa data fetch openeqa wrote)")
+    .option("--full", "every HM3D question of the benchmark instead of a subset: A-EQA's full set (557 in OpenEQA v0), as EXPRESS-Bench's Table 1 ran Fine-EQA")
     .option("--gt-path-length <file>", "ground-truth path lengths in metres, {question_id: metres} (the 3D-Mem A-EQA evaluation's gt_path_length.json), for OpenEQA's efficiency E")
     .option("--python <path>", "the Python that reads the state files (standard library only)", "python3")
     .requiredOption("--out <file>", "the active-episodes file to write (JSON)", outputFile)
     .action(async (flags: ConvertAEqaFlags) => {
-      const subset = flags.subset ?? join(defaultDatasetDir("openeqa"), KNOWN_DATASETS.openeqa!.files.subset!.name);
-      if (!flags.subset && !existsSync(subset)) {
+      if (flags.full && flags.subset) throw new UserError("--full converts every HM3D question: give it or --subset, not both", { field: "--full" });
+      const subset = flags.full ? undefined : (flags.subset ?? join(defaultDatasetDir("openeqa"), KNOWN_DATASETS.openeqa!.files.subset!.name));
+      if (subset !== undefined && !flags.subset && !existsSync(subset)) {
         throw new UserError("no subset given, and the A-EQA subset has not been downloaded", { file: subset }, "run `eqa data fetch openeqa`, or pass --subset FILE");
       }
       if (!existsSync(flags.states)) throw new UserError("no such folder", { file: flags.states, field: "--states" });
-      const selection = await loadQuestionSelection({ ...(flags.benchmark ? { benchmark: flags.benchmark } : {}), subset, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
+      const selection = await loadQuestionSelection({ ...(flags.benchmark ? { benchmark: flags.benchmark } : {}), ...(subset !== undefined ? { subset } : {}), defaultBenchmark: defaultOpenEqaBenchmarkPath() });
+      // A-EQA's questions are the benchmark's HM3D ones (ScanNet has no simulator state)
+      const questions = flags.full ? selection.questions.filter((q) => q.episodeHistory.startsWith("hm3d-")) : selection.questions;
       const gtPathLengths = flags.gtPathLength ? await loadGroundTruthPathLengths(flags.gtPathLength) : undefined;
-      const result = await convertAEqa({ questions: selection.questions, states: flags.states, python: flags.python, ...(gtPathLengths ? { gtPathLengths } : {}) });
+      const result = await convertAEqa({ questions, states: flags.states, python: flags.python, ...(gtPathLengths ? { gtPathLengths } : {}) });
       await writeFileAtomically(flags.out, `[\n${result.episodes.map((e) => JSON.stringify(e)).join(",\n")}\n]\n`);
       console.log(`wrote ${result.episodes.length} A-EQA episodes in ${result.scenes} HM3D scenes to ${flags.out}`);
       if (!gtPathLengths) console.log("no --gt-path-length: the episodes carry no ground-truth path length, so OpenEQA's efficiency E cannot be computed");

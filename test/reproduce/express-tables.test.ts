@@ -1,12 +1,14 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadActiveEpisodes } from "../../src/agents/index.js";
 import { A_EQA_FULL_IDS_SHA256, expressDifferences, expressQuestionSetDifference, questionIdsSha256 } from "../../src/reproduce/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { jsonLines, killMidway } from "../helpers/kill.js";
 import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
-import { hmEqaDir, openEqaSubsetFile, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { fixturesDir, hmEqaDir, openEqaBenchmarkFile, openEqaSubsetFile, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 
 /**
  * `eqa reproduce express-table-1` (A-EQA C′, E′) and `express-table-2` (HM-EQA accuracy and path
@@ -264,6 +266,24 @@ describe("expressQuestionSetDifference and expressDifferences", () => {
     const subset = readJson<string[]>(openEqaSubsetFile);
     assert.equal(expressQuestionSetDifference("express-table-1", "a-eqa.json", bytes, ids(subset)), "the 184 questions of A-EQA's subset (the GPT-4V row's), not the full 557 Fine-EQA's row ran on");
     assert.equal(expressQuestionSetDifference("express-table-1", "a-eqa.json", bytes, ids(hm3d.slice(1))), "556 episode(s) of a-eqa.json, not OpenEQA's 557 A-EQA questions");
+  });
+
+  test("eqa data convert a-eqa --full writes every HM3D question of OpenEQA v0, the 557 that table 1 recognises as A-EQA's full set", async () => {
+    const dir = temporaryDir("eqakit-express-full-");
+    // one OpenEQA-format state file per HM3D episode history, written by the fixtures' make.py
+    const histories = [...new Set(readRawBenchmark().filter((q) => q.episode_history.startsWith("hm3d-")).map((q) => q.episode_history))];
+    const spec = Object.fromEntries(histories.map((h, k) => [h, [{ scene_id: `/hm3d/val/${String(800 + k).padStart(5, "0")}-${h.split("-hm3d-").pop()}/x.basis.glb`, position: [k, 0, 0], rotation: [1, 0, 0, 0] }]]));
+    writeFileSync(join(dir, "states.json"), JSON.stringify(spec));
+    execFileSync("python3", [join(fixturesDir, "openeqa-states", "make.py"), join(dir, "states.json"), join(dir, "frames")]);
+    const out = join(dir, "a-eqa.json");
+    const result = await runCli(["data", "convert", "a-eqa", "--states", join(dir, "frames"), "--benchmark", openEqaBenchmarkFile, "--full", "--out", out], cliEnv(dir));
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /wrote 557 A-EQA episodes in 63 HM3D scenes/);
+    const episodes = await loadActiveEpisodes(out);
+    assert.equal(expressQuestionSetDifference("express-table-1", out, readFileSync(out), episodes), undefined);
+    const both = await runCli(["data", "convert", "a-eqa", "--states", join(dir, "frames"), "--benchmark", openEqaBenchmarkFile, "--full", "--subset", openEqaSubsetFile, "--out", out], cliEnv(dir));
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /--full/);
   });
 
   test("a run in HM3D on the benchmark's questions with EXPRESS-Bench's prompts, the reference's budget and observations and the paper's judge family differs in nothing", () => {
