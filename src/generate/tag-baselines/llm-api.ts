@@ -38,7 +38,9 @@
  * An unreadable retrieval reply (no JSON list, too long or too deep, an unknown function, a bad
  * argument, a reference to a later or non-filter call) is refused whole, none of its calls run:
  * the answer step then gets the whole memory, as with no filter (the model still answers; the
- * refusal and its reason are in the trace's notes and `retrieval` field). A failed model call
+ * refusal and its reason are in the trace's notes). The calls run are the trace's `toolCalls`
+ * (each with the steps it returned, or its similarity), the steps given to the answer step its
+ * `retrieved`. There is one retrieval reply per question, not a second ask. A failed model call
  * fails the question.
  */
 import { z } from "zod";
