@@ -80,8 +80,17 @@ export function tagDifferences(options: Pick<ReproduceTagOptions, "questions" | 
   if (!/gemma-?2-9b/i.test(options.model.name)) differences.push(`LLM ${options.model.name}, the paper's was Gemma 2 9B`);
   if (tagBaseline(name).captions && !/cogvlm-?2/i.test(options.captioner.name)) differences.push(`captioner ${options.captioner.name}, the paper's was CogVLM 2`);
   differences.push(`eqakit's structured judge (structure read by ${options.judgeSpec.name}, matched by eqakit with the embedded sentence encoder), the paper's Code-Judge wrote scoring programs and used Sentence-T5`);
+  differences.push(...BASELINE_DIFFERENCES[name]);
   return differences;
 }
+
+/** What each baseline does otherwise than the paper's (docs/fidelity.md has the whole list). */
+const BASELINE_DIFFERENCES: Record<TagBaselineName, string[]> = {
+  "socratic-ic": ["eqakit's prompts (the paper's were not published)"],
+  "socratic-ic-or": ["eqakit's prompts (the paper's were not published)"],
+  conceptgraphs: ["a ConceptGraph from eqakit's memory builder on the ground-truth masks with geometric relations, not ConceptGraphs' open-vocabulary segmentation and LLM relations"],
+  "llm-api": ["a ConceptGraph from eqakit's memory builder on the ground-truth masks", "retrieval similarity by the embedded Universal Sentence Encoder lite, the paper's Sentence-T5 large", "retrieval calls given as JSON and run by eqakit, the paper's LLM wrote code"],
+};
 
 function cellOf(estimate: MeanEstimate): UserCell | undefined {
   if (estimate.n === 0 || !Number.isFinite(estimate.mean)) return undefined;
