@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
+import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, type AgentSetup, FRONTIER_MAX_STEPS, STAND_IN_ANSWERERS, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
 import { UserError, formatJudgeUnreadable, type Shard } from "../core/index.js";
 import { scoreExploration, useExpressOriginalPrompts, writeExploreReliability, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, checkPriceFile, describeModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
@@ -22,6 +22,8 @@ interface ExploreFlags extends ModelCallFlags, DryRunFlags, ShardFlags {
   model?: string;
   modelBaseUrl?: string;
   emAgent?: AgentName;
+  captioner?: string;
+  captionerBaseUrl?: string;
   numFrames?: number;
   forceGuess: boolean;
   maxSteps?: number;
@@ -37,6 +39,7 @@ interface ExploreFlags extends ModelCallFlags, DryRunFlags, ShardFlags {
   judge?: string;
   judgeBaseUrl?: string;
   mode: LlmMatchMode;
+  eac: boolean;
   prompts: string;
 }
 
@@ -55,6 +58,8 @@ export function exploreCommand(): Command {
     .addOption(new Option("--model <provider/model>", "fine-eqa: the VLM; frontier: the --em-agent's model").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
     .addOption(new Option("--em-agent <agent>", "frontier: the EM-EQA agent answering from the frames (OpenEQA's A-EQA baseline); none: exploration only").argParser(oneOf(AGENT_NAMES)))
+    .option("--captioner <provider/model>", "frontier: the --em-agent's captioner (socratic: describes the frames, default --model; svm, conceptgraph: captions the objects, default the instance labels)")
+    .option("--captioner-base-url <url>", "the captioner's endpoint")
     .option("--num-frames <k>", "frontier: frames the --em-agent samples from the recording (its default when absent)", positiveInteger)
     .option("--no-force-guess", "frontier: keep the --em-agent's answers that abstain (OpenEQA replaces them with the blind LLM's guess)")
     .option("--max-steps <n>", "frontier: most actions (default 500); fine-eqa: a fixed step budget instead of 3·√area", positiveInteger)
@@ -70,6 +75,7 @@ export function exploreCommand(): Command {
     .addOption(new Option("--judge <provider/model>", "score the answers: LLM-Match, OpenEQA's efficiency E, EXPRESS-Bench's EAC, C, C*, E_path, d_T (a VLM: EAC sees the last frame)").env("EQA_JUDGE"))
     .option("--judge-base-url <url>", "the judge's endpoint")
     .addOption(new Option("--mode <mode>", "LLM-Match mode: robust or compat").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
+    .option("--no-eac", "with --judge: LLM-Match alone (C and OpenEQA's E), without EXPRESS-Bench's EAC call on the last frame (C*, and a judge that reads no images, such as gpt-4-0613)")
     .option("--prompts <set>", "Fine-EQA's and the EAC judge's prompts: eqakit (its own), original (EXPRESS-Bench's files, from eqa data fetch express-bench) or the folder that command wrote them to", "eqakit");
   addModelCallOptions(command);
   addDryRunOption(command);
@@ -88,9 +94,12 @@ export function exploreCommand(): Command {
     const spec = needsModel ? resolveRoleModel(flags, "model") : undefined;
     if (isFineEqa(explorer) && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
     const judgeSpec = flags.judge ? resolveRoleModel(flags, "judge") : undefined;
+    const image = { maxSide: flags.imageSize, format: flags.imageFormat };
+    if (flags.captioner && !flags.emAgent) throw new UserError("--captioner is for the frontier explorer's --em-agent", { field: "--captioner" });
+    const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
+    const emAgentSetup = (model: ModelSpec, agent: AgentName) => ({ agent, model, image, forceGuess: flags.forceGuess, ...(captioner ? { captioner } : {}), ...(flags.numFrames !== undefined ? { numFrames: flags.numFrames } : {}) });
     const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinSceneProblem } : {});
     const shard = shardFromFlags(flags);
-    const image = { maxSide: flags.imageSize, format: flags.imageFormat };
     const activeAgent = (runtime?: ModelRuntime): ExternalActiveAgent | undefined =>
       own
         ? new ExternalActiveAgent(own, {
@@ -100,14 +109,14 @@ export function exploreCommand(): Command {
             settings: { maxSteps: flags.maxSteps ?? 500, episodeTimeMs: flags.episodeTime !== undefined ? flags.episodeTime * 1000 : null },
           })
         : undefined;
-    if (flags.dryRun) return planExploreRun(flags, explorer, activeAgent(), episodes, spec, judgeSpec, shard);
+    if (flags.dryRun) return planExploreRun(flags, explorer, activeAgent(), episodes, spec, judgeSpec, shard, spec && flags.emAgent ? emAgentSetup(spec, flags.emAgent) : undefined);
     checkPriceFile();
     const openScene = sceneOpener(openerOptions(flags));
     const opened = await openModelRuntime(flags);
     const progress = createProgress("exploring");
     const active = activeAgent(opened.runtime);
     try {
-      const answerer = spec && flags.emAgent ? createAgent({ agent: flags.emAgent, model: spec, image, forceGuess: flags.forceGuess, ...(flags.numFrames !== undefined ? { numFrames: flags.numFrames } : {}) }, opened.runtime) : undefined;
+      const answerer = spec && flags.emAgent ? createAgent(emAgentSetup(spec, flags.emAgent), opened.runtime) : undefined;
       const result = await runExploration({
         episodes,
         explorer,
@@ -126,7 +135,7 @@ export function exploreCommand(): Command {
       progress.stop();
       const judging = createProgress("judging");
       const scores = judgeSpec
-        ? await scoreExploration({ runDir: result.runDir, episodes, records: result.records, judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }), judgeSpec, mode: flags.mode, image, onProgress: (done, total, failed, unreadable) => judging.update(done, total, failureDetail(failed, unreadable)) })
+        ? await scoreExploration({ runDir: result.runDir, episodes, records: result.records, judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }), judgeSpec, mode: flags.mode, eac: flags.eac, image, onProgress: (done, total, failed, unreadable) => judging.update(done, total, failureDetail(failed, unreadable)) })
         : undefined;
       judging.stop();
       const withReliability = await writeExploreReliability(result.runDir, result.summary, result.records);
@@ -170,11 +179,11 @@ export function exploreCommand(): Command {
 }
 
 /** `eqa explore --dry-run`: the explorer's, the agent's and the judge's calls, as a most, without starting an environment. */
-async function planExploreRun(flags: ExploreFlags, explorer: ExplorerName, activeAgent: ExternalActiveAgent | undefined, episodes: ActiveEpisode[], spec: ModelSpec | undefined, judgeSpec: ModelSpec | undefined, shard: Shard | undefined): Promise<void> {
+async function planExploreRun(flags: ExploreFlags, explorer: ExplorerName, activeAgent: ExternalActiveAgent | undefined, episodes: ActiveEpisode[], spec: ModelSpec | undefined, judgeSpec: ModelSpec | undefined, shard: Shard | undefined, emAgent: AgentSetup | undefined): Promise<void> {
   const opened = await openCallPlan(flags);
   try {
     const image = { maxSide: flags.imageSize, format: flags.imageFormat };
-    const answerer = spec && flags.emAgent ? createAgent({ agent: flags.emAgent, model: spec, image, forceGuess: flags.forceGuess, ...(flags.numFrames !== undefined ? { numFrames: flags.numFrames } : {}) }, opened.plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" }))) : undefined;
+    const answerer = emAgent ? createAgent(emAgent, opened.plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" }))) : undefined;
     const outDir = flags.out ?? defaultRunPath("explore");
     const planned = await planExploration(
       {
@@ -184,7 +193,7 @@ async function planExploreRun(flags: ExploreFlags, explorer: ExplorerName, activ
         ...(spec && isFineEqa(explorer) ? { vlm: spec } : {}),
         ...(activeAgent ? { activeAgent, ...(flags.episodeTime !== undefined ? { episodeTimeMs: flags.episodeTime * 1000 } : {}) } : {}),
         ...(answerer ? { answerer } : {}),
-        ...(judgeSpec ? { judge: judgeSpec } : {}),
+        ...(judgeSpec ? { judge: judgeSpec, eac: flags.eac } : {}),
         ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
         image,
         observation: { width: flags.width, height: flags.height },
@@ -199,8 +208,8 @@ async function planExploreRun(flags: ExploreFlags, explorer: ExplorerName, activ
       notes.push(planned.steps === null ? "the step budget of some scenes is unknown before their environment starts: each counts as one step (pass --max-steps for a bound)" : `at most ${planned.steps} step(s) in all: each step a stop check and a region check, so the calls are an upper bound (an episode ends when the VLM can answer)`);
     }
     if (activeAgent) notes.push("your own agent's model calls (model/complete) are known only as it makes them: not counted");
-    if (answerer) notes.push("the agent answers once per episode from the frames the exploration collects: its calls are counted, its tokens are not estimated");
-    if (judgeSpec) notes.push("the judge makes an LLM-Match and an EAC call per episode: counted, not estimated");
+    if (answerer) notes.push(STAND_IN_ANSWERERS.has(answerer.agent.name) ? `the ${answerer.agent.name} agent answers once per episode from the frames the exploration collects: its calls, tokens and dollars are estimated on a stand-in recording of ${(flags.maxSteps ?? FRONTIER_MAX_STEPS) + 1} blank ${flags.width}×${flags.height} frames (one per step of the budget), of which it samples its frames` : `the ${answerer.agent.name} agent answers once per episode from the frames the exploration collects: its calls are counted, its tokens are not estimated`);
+    if (judgeSpec) notes.push(flags.eac ? "the judge makes an LLM-Match and an EAC call per episode: counted, not estimated" : "the judge makes an LLM-Match call per episode: counted, not estimated");
     console.log(formatCallPlan(opened.plan.roles(), notes));
   } finally {
     opened.close();

@@ -44,7 +44,7 @@ export const OPENEQA_EM_TABLES = ["openeqa-table-2", "openeqa-table-3", "openeqa
 export const OPENEQA_V0_SHA256 = "a64dd101133213fa3b5ca31e5af8216662471aa34894b443d803f497757557ee";
 const OPENEQA_V0_QUESTIONS = 1636;
 
-const SECTIONS: Record<OpenEqaFamily, string> = {
+export const OPENEQA_SECTIONS: Record<OpenEqaFamily, string> = {
   blind: "Blind LLMs",
   socratic: "Socratic LLMs w/ Frame Captions",
   conceptgraph: "Socratic LLMs w/ Scene-Graph Captions",
@@ -52,7 +52,7 @@ const SECTIONS: Record<OpenEqaFamily, string> = {
   vlm: "Multi-Frame VLMs",
 };
 
-const A_EQA_NOTE = "This run's rows have no A-EQA numbers: A-EQA explores HM3D scenes through the Habitat bridge (eqa env check --env habitat, then eqa explore --judge).";
+const A_EQA_NOTE = "This run's rows have no A-EQA numbers: give --episodes (active episodes, --env builtin or --env habitat --scenes DIR) to run the A-EQA columns.";
 const TABLE_3_NOTE = "EM-EQA (w/o guess): each agent's own answers where force-a-guess replaced them, judged in rows/<row>-without-guess (eqa score --without-guess); the blind row does not abstain, as in the paper.";
 
 /** Frames per question at the paper's settings, where the paper gives them (Appendix V: the multi-frame VLM's K = 50 for EM-EQA). */
@@ -77,6 +77,8 @@ export interface ReproduceOpenEqaOptions {
   callSettings?: Record<string, unknown>;
   onRow?: (family: OpenEqaFamily, index: number, total: number) => void;
   onProgress?: (stage: "answering" | "judging", done: number, total: number, failed: number) => void;
+  /** Tables II and III with `--episodes`: the A-EQA columns' settings (in the manifest), row folders, and, once run, rows and notes (openeqa-active.ts). */
+  aEqa?: { settings: Record<string, unknown>; parts: string[]; rows?: UserRow[]; notes?: string[]; runs?: ReproduceSummary["runs"] };
 }
 
 export interface ReproduceSummary {
@@ -113,7 +115,7 @@ export function openEqaRowSetup(family: OpenEqaFamily, model: ModelSpec, caption
   };
 }
 
-function rowLabel(family: OpenEqaFamily, model: ModelSpec, captioner: ModelSpec | undefined): string {
+export function openEqaRowLabel(family: OpenEqaFamily, model: ModelSpec, captioner: ModelSpec | undefined): string {
   switch (family) {
     case "blind":
     case "vlm":
@@ -128,7 +130,7 @@ function rowLabel(family: OpenEqaFamily, model: ModelSpec, captioner: ModelSpec 
 }
 
 /** The GPT-4 family the paper judged with (gpt-4, gpt-4-0613, gpt-4-turbo …; not gpt-4o or gpt-4.1). */
-function isGpt4Judge(spec: ModelSpec): boolean {
+export function isGpt4Judge(spec: ModelSpec): boolean {
   return /^gpt-4(-|$)/.test(spec.model);
 }
 
@@ -143,15 +145,29 @@ export function openEqaDifferences(options: { selection: QuestionSelection; judg
   return differences;
 }
 
+/** A table cell from a mean estimate: the value, its ± (the bootstrap standard error) and 95 % interval; undefined without items. */
+export function estimateCell(estimate: { mean: number; stderr: number; n: number; ci: [number, number] } | undefined): UserCell | undefined {
+  return estimate === undefined || estimate.n === 0
+    ? undefined
+    : { value: estimate.mean, ...(Number.isFinite(estimate.stderr) ? { ci: estimate.stderr } : {}), ...(estimate.ci.every(Number.isFinite) ? { interval: estimate.ci } : {}), n: estimate.n };
+}
+
+/** Tables IV and V's cells: LLM-Match per category (column ids as the published tables spell them) and overall. */
+export function categoryCells(llmMatch: LlmMatchAggregates): Record<string, UserCell | undefined> {
+  return { ...Object.fromEntries(OPENEQA_CATEGORIES.map((c) => [c.replace(/ /g, "-"), estimateCell(llmMatch.byCategory[c])])), "llm-match": estimateCell(llmMatch.overall) };
+}
+
+/** Table III prints no ±: the value, its interval and count. */
+export function plainCell(c: UserCell | undefined): UserCell | undefined {
+  return c === undefined ? undefined : { value: c.value, n: c.n, ...(c.interval ? { interval: c.interval } : {}) };
+}
+
 /** A row's cells from its LLM-Match aggregates, in the table's columns. */
 function rowCells(tableId: string, llmMatch: LlmMatchAggregates, withoutGuess?: LlmMatchAggregates): Record<string, UserCell> {
-  const cell = (estimate: { mean: number; stderr: number; n: number; ci: [number, number] } | undefined): UserCell | undefined =>
-    estimate === undefined || estimate.n === 0
-      ? undefined
-      : { value: estimate.mean, ...(Number.isFinite(estimate.stderr) ? { ci: estimate.stderr } : {}), ...(estimate.ci.every(Number.isFinite) ? { interval: estimate.ci } : {}), n: estimate.n };
+  const cell = estimateCell;
   const cells: Record<string, UserCell | undefined> =
     tableId === "openeqa-table-4"
-      ? { ...Object.fromEntries(OPENEQA_CATEGORIES.map((c) => [c.replace(/ /g, "-"), cell(llmMatch.byCategory[c])])), "llm-match": cell(llmMatch.overall) }
+      ? categoryCells(llmMatch)
       : tableId === "openeqa-table-3"
         ? tableThreeCells(cell(llmMatch.overall), cell(withoutGuess?.overall))
         : { "em-scannet": cell(llmMatch.bySource["scannet-v0"]), "em-hm3d": cell(llmMatch.bySource["hm3d-v0"]), "em-all": cell(llmMatch.overall) };
@@ -160,7 +176,7 @@ function rowCells(tableId: string, llmMatch: LlmMatchAggregates, withoutGuess?: 
 
 /** Table III prints no ±, and the w/o-guess score with its change from the score with force-a-guess. */
 function tableThreeCells(guessed: UserCell | undefined, own: UserCell | undefined): Record<string, UserCell | undefined> {
-  const plain = (c: UserCell | undefined): UserCell | undefined => (c === undefined ? undefined : { value: c.value, n: c.n, ...(c.interval ? { interval: c.interval } : {}) });
+  const plain = plainCell;
   return { em: plain(guessed), "em-without-guess": own === undefined ? undefined : { ...plain(own)!, ...(guessed ? { change: own.value - guessed.value } : {}) } };
 }
 
@@ -185,6 +201,7 @@ function reproduceSettings(options: ReproduceOpenEqaOptions, mode: LlmMatchMode)
     mode,
     benchmark: options.selection.benchmark.sha256,
     questions: { count: options.selection.questions.length, sha256: sha256Hex(options.selection.questions.map((q) => q.questionId).join("\n")) },
+    ...(options.aEqa ? { aEqa: options.aEqa.settings } : {}),
   };
 }
 
@@ -195,7 +212,32 @@ function rowSettings(options: ReproduceOpenEqaOptions): Record<string, unknown> 
 
 /** Opens the reproduce run folder (kind `reproduce`), refusing one of another table, model, judge, mode or question set before anything is written. */
 async function openReproduceRun(options: ReproduceOpenEqaOptions, families: readonly OpenEqaFamily[], mode: LlmMatchMode): Promise<RunDirectory> {
-  return openRun({ dir: options.outDir, kind: "reproduce", settings: reproduceSettings(options, mode), parts: families.flatMap((f) => [join("rows", f), ...(options.table.id === "openeqa-table-3" && f !== "blind" ? [join("rows", `${f}-without-guess`)] : [])]) });
+  return openRun({ dir: options.outDir, kind: "reproduce", settings: reproduceSettings(options, mode), parts: [...families.flatMap((f) => [join("rows", f), ...(options.table.id === "openeqa-table-3" && f !== "blind" ? [join("rows", `${f}-without-guess`)] : [])]), ...(options.aEqa?.parts ?? [])] });
+}
+
+/** Opens (or resumes) the run folder `reproduceOpenEqaTable` writes, refusing one of other settings: before the A-EQA rows write into it. */
+export async function openOpenEqaRun(options: ReproduceOpenEqaOptions): Promise<RunDirectory> {
+  checkTable(options.table);
+  const families = options.families ?? OPENEQA_FAMILIES;
+  checkFrames(families, options.framesRoot);
+  return openReproduceRun(options, families, options.mode ?? "compat");
+}
+
+/**
+ * Merges A-EQA rows' cells into the EM-EQA rows of the same family (Tables II and III): one row
+ * per family, comparable only when both parts are, each A-EQA difference not already named
+ * prefixed with "A-EQA:". A family with only one part keeps that part's row.
+ */
+export function mergeAEqaRows(emRows: readonly UserRow[], aEqaRows: readonly UserRow[]): UserRow[] {
+  const active = new Map(aEqaRows.map((r) => [r.id, r]));
+  const merged = emRows.map((em) => {
+    const a = active.get(em.id);
+    if (!a) return em;
+    active.delete(em.id);
+    const differences = [...em.differences, ...a.differences.filter((d) => !em.differences.includes(d)).map((d) => `A-EQA: ${d}`)];
+    return { ...em, cells: { ...em.cells, ...a.cells }, comparable: em.comparable && a.comparable, differences, failed: em.failed + a.failed };
+  });
+  return [...merged, ...active.values()];
 }
 
 /** What answering a row needs: its family's agent with the user's models, its folder, frames and settings. */
@@ -306,8 +348,8 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
     }
     rows.push({
       id: family,
-      label: rowLabel(family, options.model, options.captioner),
-      section: SECTIONS[family],
+      label: openEqaRowLabel(family, options.model, options.captioner),
+      section: OPENEQA_SECTIONS[family],
       runDir: join("rows", family),
       cells: rowCells(options.table.id, summary.score.llmMatch, withoutGuess),
       comparable: differences.length === 0,
@@ -316,13 +358,15 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
     });
     runs[family] = { answered: summary.answer.counts.answered, failed, scored: summary.score.counts.scored, dollars: summary.cost.total.dollars };
   }
-  const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows, notes: [...(options.table.id === "openeqa-table-3" ? [TABLE_3_NOTE] : []), ...(options.table.id !== "openeqa-table-4" ? [A_EQA_NOTE] : [])] };
+  const aEqaNotes = options.aEqa?.rows ? (options.aEqa.notes ?? []) : [A_EQA_NOTE];
+  const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows: options.aEqa?.rows ? mergeAEqaRows(rows, options.aEqa.rows) : rows, notes: [...(options.table.id === "openeqa-table-3" ? [TABLE_3_NOTE] : []), ...(options.table.id !== "openeqa-table-4" ? aEqaNotes : [])] };
+  Object.assign(runs, options.aEqa?.runs ?? {});
   const markdown = formatTableMarkdown(options.table, table);
   await run.writeJson(TABLE_FILES.json, table);
   await writeFileAtomically(run.file(TABLE_FILES.markdown), markdown);
   await writeFileAtomically(run.file(TABLE_FILES.csv), formatTableCsv(options.table, table));
   await writeFileAtomically(run.file(TABLE_FILES.latex), formatTableLatex(options.table, table));
-  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: options.table.id, settings, rows, runs };
+  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: options.table.id, settings, rows: table.rows, runs };
   await run.writeJson("summary.json", summary);
   return { runDir: run.path, table, summary, markdown };
 }

@@ -34,7 +34,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, selectShard, sha256Hex, writeFileAtomically, type Shard } from "../../core/index.js";
 import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
-import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type ImageOptions } from "../../episodes/index.js";
+import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type Episode, type ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, ledgerCost, mergeCallLedgers, readCallLedger, runModelBatch, type CallEntry, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
 import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
@@ -395,6 +395,8 @@ export interface ExplorePlanOptions {
   answerer?: { agent: Agent; models: ModelSpec[] };
   /** The judge of `--judge`: an LLM-Match and an EAC call per episode. */
   judge?: ModelSpec;
+  /** false: the judge makes no EAC call (`--no-eac`). */
+  eac?: boolean;
   /** external: the active agent (its configuration is part of each episode's key). */
   activeAgent?: { configuration: Record<string, unknown> };
   episodeTimeMs?: number;
@@ -423,8 +425,11 @@ export interface ExplorePlan {
  * Fine-EQA asks its VLM for the question's regions, then at each step at most a stop check and a
  * region check, and once for the answer: its requests are built by its own code, with a blank
  * observation of the run's size, and repeated up to the episode's step budget. The frontier
- * explorer calls no model; its answering agent makes its calls once per episode (counted, not
- * estimated, since they depend on the frames the exploration collects), and so does the judge.
+ * explorer calls no model; its answering agent answers once per episode from the frames the
+ * exploration collects, and the judge judges once per episode (counted, not estimated). A blind, multi-frame VLM or Socratic answering agent is planned on a stand-in recording (blank
+ * frames of the observation's size, one per step of the budget, of which it samples its K): its
+ * requests, tokens and dollars are then those of a recording that long; the scene-graph agents'
+ * (built from depth, poses and masks) are counted once per episode, their tokens unknown.
  * Starts no environment and writes nothing.
  */
 export async function planExploration(options: ExplorePlanOptions, plan: CallPlan): Promise<ExplorePlan> {
@@ -457,14 +462,46 @@ export async function planExploration(options: ExplorePlanOptions, plan: CallPla
       await plan.repeat(options.vlm, "explorer", fineEqaRequests.answer(e.question, image), 1);
     }
   }
-  const answerer = options.answerer?.models[0];
+  const answerer = options.answerer;
   if (options.explorer === "frontier" && answerer && pending.length > 0) {
-    plan.addEstimate({ role: "agent", model: answerer.name, calls: pending.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: false });
+    if (STAND_IN_ANSWERERS.has(answerer.agent.name)) {
+      // the frames are not known before exploring: the agent answers from a stand-in recording of blank frames of the run's size, as long as the step budget allows
+      for (const [k, e] of pending.entries()) {
+        const recording = await blankRecording(options.observation, (options.maxSteps ?? FRONTIER_MAX_STEPS) + 1, k);
+        await answerer.agent.answer({ questionId: e.questionId, question: askedQuestion(e), answer: e.answer ?? "", category: e.category ?? "", episodeHistory: recording.id } as Parameters<Agent["answer"]>[0], recording);
+      }
+    } else {
+      plan.addEstimate({ role: "agent", model: answerer.models[0]?.name ?? answerer.agent.name, calls: pending.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: false });
+    }
   }
   if (options.judge && episodes.length > 0) {
-    plan.addEstimate({ role: "judge", model: options.judge.name, calls: 2 * episodes.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: true });
+    plan.addEstimate({ role: "judge", model: options.judge.name, calls: (options.eac === false ? 1 : 2) * episodes.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: true });
   }
   return { episodes: episodes.length, reused: earlier.size, pending: pending.length, steps };
+}
+
+/** The frontier explorer's step budget when --max-steps is not given. */
+export const FRONTIER_MAX_STEPS = 500;
+/** Answering agents whose requests depend only on the frames' images (not on depth, poses or masks): `eqa explore --dry-run` plans them on a stand-in recording. */
+export const STAND_IN_ANSWERERS: ReadonlySet<string> = new Set(["blind", "vlm", "socratic"]);
+
+/**
+ * An episode of `frames` plain frames of the observation's size, each of its own colour, and
+ * unlike the other episodes' (an agent that describes each image once, as the socratic agent
+ * does, is asked about every frame); only the frames an agent samples are made.
+ */
+async function blankRecording(observation: { width: number; height: number }, frames: number, episode: number): Promise<Episode> {
+  const sharp = await loadSharp();
+  const frame = (index: number): Promise<Buffer> => sharp({ create: { width: observation.width, height: observation.height, channels: 3, background: { r: index & 255, g: ((index >> 8) + 16 * episode) & 255, b: (episode >> 4) & 255 } } }).png().toBuffer();
+  return {
+    id: "stand-in-recording",
+    path: "stand-in-recording",
+    kind: "images",
+    frameCount: frames,
+    notes: [],
+    images: (indices, image) => Promise.all(indices.map(async (index) => ({ ...(await prepareImage(await frame(index), image)), index }))),
+    frame: () => Promise.reject(new Error("a stand-in recording has no geometry")),
+  };
 }
 
 /** Runs every episode (see the module comment); returns the summary and the records in input order. */

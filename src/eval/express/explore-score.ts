@@ -51,6 +51,8 @@ export interface ExploreScores {
   judgeUnreadable: JudgeUnreadable;
   /** LLM-Match correctness C over every judged episode, percent. */
   llmMatch: { correctness: number | null; n: number };
+  /** Each judged episode's LLM-Match score σ (1-5; 0 for no answer), by question id: what per-category figures are computed from. */
+  scores?: Record<string, number>;
   /** OpenEQA's E with path lengths in metres and in steps (null without ground truth in that unit). */
   efficiency: { metres: EfficiencySummary | null; steps: EfficiencySummary | null };
   /** EXPRESS-Bench's C, C* and E_path (percent) and d_T (metres). */
@@ -67,6 +69,8 @@ export interface ExploreScoreOptions {
   judge: ChatModel;
   judgeSpec: ModelSpec;
   mode?: LlmMatchMode;
+  /** false: LLM-Match alone, no EAC call (C* and the EXPRESS-Bench figures that need it are then left out). Default true. */
+  eac?: boolean;
   /** How the last frame is prepared for the EAC judge. */
   image?: ImageOptions;
   onProgress?: (done: number, total: number, failed: number, unreadable: number) => void;
@@ -85,7 +89,7 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
   const episodes = new Map(options.episodes.map((e) => [e.questionId, e]));
   const items = options.records.filter((r) => r.error === null && episodes.get(r.questionId)?.answer !== undefined);
   // the EAC prompt's hash: judgements made with eqakit's prompt and with the benchmark's are not mixed
-  const eacPrompt = loadPromptFile(EAC_PROMPT).sha256;
+  const eacPrompt = options.eac === false ? null : loadPromptFile(EAC_PROMPT).sha256;
   const keyOf = (r: ExploreRecord): string => sha256Hex(canonicalJson([options.judge.name, mode, eacPrompt, r.questionId, r.inputKey, r.answer, r.frames]));
   const wanted = new Map(items.map((r) => [r.questionId, keyOf(r)]));
   // a judgement with an unreadable reply is asked again, as a failed one is
@@ -118,7 +122,7 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
         const frame = lastFramePath(run.path, r);
         let eac: EacJudgement | null = null;
         const usages = [match.usage];
-        if (frame && r.answer !== null) {
+        if (frame && r.answer !== null && eacPrompt !== null) {
           const image = await prepareImage(frame, options.image);
           eac = await judgeEac(options.judge, { question: episode.question, answer: episode.answer ?? "", response: r.answer, image });
         }
@@ -168,8 +172,9 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
       items.length,
     ),
     llmMatch: { correctness: scored.length > 0 ? scored.reduce((a, x) => a + llmMatchPoints(x.j.llmMatch as number), 0) / scored.length : null, n: scored.length },
+    scores: Object.fromEntries(scored.map((x) => [x.r.questionId, x.j.llmMatch as number])),
     efficiency: { metres: efficiencyIn("metres"), steps: efficiencyIn("steps") },
-    express: expressIn.length > 0 ? expressMetrics(expressIn) : null,
+    express: eacPrompt !== null && expressIn.length > 0 ? expressMetrics(expressIn) : null,
     // every judge call of the run's ledger (LLM-Match's and EAC's, earlier processes' included)
     usage: ledgerUsage(readCallLedger(run.path).filter((call) => call.role === JUDGE_ROLE)),
     failures: items.flatMap((r) => {
