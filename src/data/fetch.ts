@@ -31,6 +31,13 @@ const OPENEQA_REPO = "https://raw.githubusercontent.com/facebookresearch/open-eq
  */
 const EXPRESS_REPO = "https://raw.githubusercontent.com/HCPLab-SYSU/EXPRESS-Bench/e8789dadfbd51af6850dc4d2b0526ca0ee78386a";
 
+/**
+ * explore-eqa's repository (Stanford-ILIAD) at the commit eqakit follows, for HM-EQA's two files.
+ * The repository has no licence at its top: eqakit never ships them, `eqa data fetch hm-eqa`
+ * downloads them for the user's own use, checked by SHA-256.
+ */
+const HM_EQA_REPO = "https://raw.githubusercontent.com/Stanford-ILIAD/explore-eqa/18381da3370c5f7729594f10ebc49b5644bbb88c";
+
 export const KNOWN_DATASETS: Record<string, KnownDataset> = {
   openeqa: {
     name: "openeqa",
@@ -56,6 +63,15 @@ export const KNOWN_DATASETS: Record<string, KnownDataset> = {
       answer: { name: "prompt/answer.txt", url: `${EXPRESS_REPO}/prompt/answer.txt`, sha256: "e589e1bbeda27e95cc2c33b84de200937a9004a1452b5fb568d75a980ba42a74" },
       randomAnswer: { name: "prompt/random_answer.txt", url: `${EXPRESS_REPO}/prompt/random_answer.txt`, sha256: "9571b0614ef97708377c7d65ec296c21d3ba57c0836acc03f5195807568391a9" },
       evaluation: { name: "prompt/evaluation.txt", url: `${EXPRESS_REPO}/prompt/evaluation.txt`, sha256: "ba446f872e2831dc50a7b0be687229a051a935446217fca24beb2f6ca65a75de" },
+    },
+  },
+  "hm-eqa": {
+    name: "hm-eqa",
+    description: "HM-EQA (explore-eqa): 500 multiple-choice questions over HM3D scenes and their start poses, read by eqa explore --episodes questions.csv (no licence: for your own use)",
+    base: HM_EQA_REPO,
+    files: {
+      questions: { name: "questions.csv", url: `${HM_EQA_REPO}/data/questions.csv`, sha256: "a7476e727501467c74942f0b03c7fda7904ec16d5fea9dfb72b70c7bc48e0b18" },
+      poses: { name: "scene_init_poses.csv", url: `${HM_EQA_REPO}/data/scene_init_poses.csv`, sha256: "b52a9a389e5aec148500ec3d809e51cb9c37d616105606a04d618d786f5abb2a" },
     },
   },
 };

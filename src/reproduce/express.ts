@@ -52,10 +52,10 @@ const REFERENCE_OBSERVATION = { width: 512, height: 512 };
 export const A_EQA_FULL_IDS_SHA256 = "5c9336b3d98152505fe5b5dab0be9618db9a38ecb65eaab8466910fc2284b054";
 /** The same of the 184 question ids of `open-eqa-v0-184-questions.json`, the subset of Table 1's GPT-4V row. */
 export const A_EQA_SUBSET_IDS_SHA256 = "9e13357dbdc5a901e24661d1c2f452f0e1f5e7cc09c4e3bad5efdf71ba60bd36";
-/** SHA-256 of HM-EQA's `questions.csv` (Stanford-ILIAD/explore-eqa @ 18381da, `data/questions.csv`: 500 questions). */
-export const HM_EQA_QUESTIONS_SHA256 = "a7476e727501467c74942f0b03c7fda7904ec16d5fea9dfb72b70c7bc48e0b18";
-/** Where HM-EQA's two files are published. */
-export const HM_EQA_SOURCE = "github.com/Stanford-ILIAD/explore-eqa, data/questions.csv and data/scene_init_poses.csv";
+/** SHA-256 of HM-EQA's `questions.csv` (Stanford-ILIAD/explore-eqa @ 18381da, `data/questions.csv`: 500 questions), as `eqa data fetch hm-eqa` checks it. */
+export const HM_EQA_QUESTIONS_SHA256 = KNOWN_DATASETS["hm-eqa"]!.files.questions!.sha256!;
+/** How to get HM-EQA's two files. */
+export const HM_EQA_SOURCE = "eqa data fetch hm-eqa writes questions.csv and scene_init_poses.csv (explore-eqa's data/)";
 
 const metricsSchema = z.object({
   c: z.number().nullable(),

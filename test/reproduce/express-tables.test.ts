@@ -59,7 +59,7 @@ function modelArgs(url: string, judge = true): string[] {
 }
 
 interface TableJson {
-  rows: { id: string; comparable: boolean; differences: string[]; cells: Record<string, { value: number; n: number }> }[];
+  rows: { id: string; comparable: boolean; differences: string[]; cells: Record<string, { value: number; n: number; ci?: number; interval?: [number, number] }> }[];
   notes: string[];
 }
 interface ExploreRecordLine {
