@@ -177,18 +177,16 @@ function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void
       const top = 0.035 + 0.02 * s(2);
       const round = s(3) < 0.4;
       const seats = o.type === "coffee table" ? 0 : o.type === "desk" ? 1 : W >= 1.2 ? 2 : 1;
-      // chairs pushed in under the front edge: the top stops short of their backs
+      // places set at a table or desk; the top stops short of a desk chair's back
       const reach = seats > 0 ? D - 0.05 : D;
       f.box(0, W, H - top, H, 0, reach, colour, WOOD);
       const leg = o.type === "coffee table" ? 0.05 : 0.045 + 0.015 * s(4);
       legs(f, H - top, leg, 0.03 + 0.03 * s(5), shade(colour, 0.8), WOOD, round, reach);
       const chair: Rgb = s(11) < 0.4 ? shade(colour, 0.9) : s(11) < 0.7 ? BLACK : [150, 110, 70];
-      for (let k = 0; k < seats; k++) {
-        const centre = o.type === "desk" ? (s(7) < 0.5 ? W * 0.68 : W * 0.32) : ((k + 0.5) * W) / seats;
-        chairAt(f, centre, D, 0.44, chair, H - top - 0.02);
-      }
+      // a desk's chair pushed in under its front edge; a dining table has none (a detector saw chairs pushed in, not the table)
+      if (o.type === "desk") chairAt(f, s(7) < 0.5 ? W * 0.68 : W * 0.32, D, 0.44, chair, H - top - 0.02);
       if (seats > 0) {
-        // the table set: a plate and a cup in front of each chair, a bowl and a bottle further back; plates and cups in colour on a light top
+        // the table set: a plate and a cup at each place, a bowl and a bottle further back; plates and cups in colour on a light top
         for (let k = 0; k < seats; k++) {
           const centre = o.type === "desk" ? (s(7) < 0.5 ? W * 0.68 : W * 0.32) : ((k + 0.5) * W) / seats;
           const light = colour[0] + colour[1] + colour[2] > 540;
