@@ -240,8 +240,10 @@ function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void
       for (let k = 0; k < n; k++) {
         const a0 = arm + k * span + 0.006;
         const a1 = arm + (k + 1) * span - 0.006;
-        f.box(a0, a1, seatTop - 0.06, seatTop + 0.06, back, D - 0.01, shade(fabric, 1.04), FABRIC);
-        f.box(a0, a1, seatTop + 0.04, H - 0.04, back - 0.02, back + 0.12, shade(fabric, 1.02), FABRIC);
+        // plump cushions: a seat cushion with a domed top, a rounded back cushion
+        f.box(a0, a1, seatTop - 0.06, seatTop, back, D - 0.01, shade(fabric, 1.04), FABRIC);
+        f.ellipsoid(a0, a1, seatTop - 0.05, seatTop + 0.07, back - 0.02, D, shade(fabric, 1.04), FABRIC);
+        f.ellipsoid(a0, a1, seatTop + 0.02, H, back - 0.06, back + 0.16, shade(fabric, 1.02), FABRIC);
       }
       if (o.type === "sofa" && s(8) < 0.7) {
         const pillow = mix(fabric, s(9) < 0.5 ? WHITE : [200, 160, 60], 0.6);
