@@ -17,7 +17,7 @@ import { loadTrajectoryLog, type TagQueryType, type TagQuestion, type Trajectory
 import { openEpisode, type Episode } from "../episodes/index.js";
 import { traceOfFailure, type AgentAnswer, type AgentTrace } from "../agents/index.js";
 import { tagAnswerContext, type TagAnswerContext } from "./history.js";
-import { RunDirectory, openRun, resultSettings } from "../store/index.js";
+import { RunDirectory, openRun, readJsonl, resultSettings } from "../store/index.js";
 import { ledgerCost, readCallLedger, withCallContext, type RunCost, type UsageLedger } from "../models/index.js";
 import { RECORDING_FILE } from "./sources.js";
 
@@ -115,7 +115,7 @@ export const TAG_ANSWERS_FILE = "answers.jsonl";
 const answerRecord = z.object({ question_id: z.string(), answer: z.string().nullable(), error: z.string().optional(), inputKey: z.string().optional() });
 
 /** What an answer was asked with: the agent's configuration (its command or module, model, image settings) and the question. */
-function tagAnswerKey(agent: TagAnswerAgent): (q: TagQuestion) => string {
+function tagAnswerKey(agent: Pick<TagAnswerAgent, "configuration">): (q: TagQuestion) => string {
   const configKey = canonicalJson(agent.configuration);
   return (q) => sha256Hex(`${configKey}\u0000${q.question_id}\u0000${q.question}`);
 }
@@ -177,6 +177,26 @@ export async function runTagAnswers(
 /** Opens `dir` as an answer-tag run folder: its settings are the agent's configuration, the questions file its input (refused when it holds another kind of run or other settings). */
 export function openTagAnswerRun(dir: string, configuration: Record<string, unknown>, questionsPath?: string): Promise<RunDirectory> {
   return openRun({ dir, kind: "answer-tag", settings: resultSettings(configuration), inputs: questionsPath ? [{ name: "questions", path: questionsPath, copy: true }] : [] });
+}
+
+/**
+ * The answers a rerun of `configuration`'s agent in the answer-tag folder `dir` would keep (the
+ * latest of each question, not failed, asked with the same settings), read without touching
+ * the folder: what `--dry-run` leaves out.
+ */
+export function keptTagAnswers(dir: string, questions: readonly TagQuestion[], configuration: Record<string, unknown>): Map<string, string | null> {
+  const keyOf = tagAnswerKey({ configuration });
+  const keys = new Map(questions.map((q) => [q.question_id, keyOf(q)]));
+  const kept = new Map<string, string | null>();
+  const parse = (value: unknown) => {
+    const parsed = answerRecord.safeParse(value);
+    return parsed.success ? parsed.data : undefined;
+  };
+  for (const record of readJsonl(join(dir, TAG_ANSWERS_FILE), parse, false).records) {
+    if (record.error === undefined && record.inputKey !== undefined && record.inputKey === keys.get(record.question_id)) kept.set(record.question_id, record.answer);
+    else kept.delete(record.question_id);
+  }
+  return kept;
 }
 
 /** The latest answer of each question in the folder, less the failed ones and those asked of another agent or with other settings. */

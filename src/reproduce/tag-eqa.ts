@@ -24,17 +24,19 @@ import { join } from "node:path";
 import { eqakitVersion, sha256Hex, writeFileAtomically } from "../core/index.js";
 import type { TagQuestion } from "../data/index.js";
 import { JUDGE_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { extractStructuredAnswer, scoreTagRun, type MeanEstimate, type TagScoreSummary } from "../eval/index.js";
+import { extractStructuredAnswer, scoreTagRun, structuredPrediction, type MeanEstimate, type TagScoreSummary } from "../eval/index.js";
 import {
   availableTagBaselines,
   runTagBaseline,
   tagBaseline,
   tagBaselineAgent,
   answerTagQuestions,
+  keptTagAnswers,
+  tagBaselineConfiguration,
   type TagAgentEpisode,
   type TagBaselineName,
 } from "../generate/index.js";
-import { openRun } from "../store/index.js";
+import { openRun, readJsonl } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
 import type { ReproduceResult, ReproduceSummary } from "./openeqa.js";
 import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
@@ -188,32 +190,60 @@ export async function reproduceTagTable(options: ReproduceTagOptions, runtime: M
   return { runDir: run.path, table, summary, markdown };
 }
 
+/** The questions a score-tag folder has scored (their latest judgement), read without touching it. */
+function scoredQuestions(dir: string): Set<string> {
+  const parse = (value: unknown): { questionId: string; status: string } | undefined => {
+    if (typeof value !== "object" || value === null) return undefined;
+    const r = value as { questionId?: unknown; status?: unknown };
+    return typeof r.questionId === "string" && typeof r.status === "string" ? { questionId: r.questionId, status: r.status } : undefined;
+  };
+  const scored = new Set<string>();
+  for (const r of readJsonl(join(dir, "judgements.jsonl"), parse, false).records) {
+    if (r.status === "scored") scored.add(r.questionId);
+    else scored.delete(r.questionId);
+  }
+  return scored;
+}
+
 /**
- * What `reproduceTagTable` would call, recorded in `plan`: each baseline prepares every
- * trajectory and answers every question against models that record the request and reply
- * `A: …`, and the judge is asked to read each answer once. Calls no model, writes nothing;
- * counts the whole table, as if no row had run yet.
+ * What `reproduceTagTable` would call, recorded in `plan`: each baseline prepares the
+ * trajectories its folder has no preparation of and answers the questions it has no answer to,
+ * against models that record the request and reply `A: …`, and the judge is asked to read each
+ * answer not scored yet. Calls no model, writes nothing.
  */
 export async function planTagTable(options: Omit<ReproduceTagOptions, "onRow" | "onProgress">, plan: CallPlan): Promise<string[]> {
   const baselines = options.baselines ?? availableTagBaselines();
   const notes: string[] = [];
   const judge = plan.model(options.judgeSpec, JUDGE_ROLE, "[]");
+  const byId = new Map(options.questions.map((q) => [q.question_id, q]));
   for (const name of baselines) {
+    const baseline = tagBaseline(name);
     const models = { llm: plan.model(options.model, "agent", "A: an answer"), captioner: plan.model(options.captioner, "captioner", "A caption.") };
-    const agent = tagBaselineAgent(tagBaseline(name), models, options.questions, options.episodes);
-    const predictions = await answerTagQuestions(options.questions, options.episodes, agent, { concurrency: 1 });
+    const dirs = tagRowDirs(name);
+    const answersDir = join(options.outDir, dirs.answers);
+    const kept = keptTagAnswers(answersDir, options.questions, tagBaselineConfiguration(baseline, models));
+    const scored = scoredQuestions(join(options.outDir, dirs.score));
+    const toAsk = options.questions.filter((q) => !kept.has(q.question_id));
+    let prepared = 0;
+    let reusedPreparations = 0;
+    const agent = tagBaselineAgent(baseline, models, options.questions, options.episodes, { preparedFrom: answersDir, onPrepared: (_, reused) => (reused ? reusedPreparations++ : prepared++) });
+    const predictions = await answerTagQuestions(toAsk, options.episodes, agent, { concurrency: 1 });
     agent.close();
-    const byId = new Map(options.questions.map((q) => [q.question_id, q]));
-    let judged = 0;
-    for (const p of predictions) {
-      if (p.error !== undefined || p.answer === null || p.answer.trim() === "") continue;
-      await extractStructuredAnswer(judge, byId.get(p.question_id)!.question, p.answer);
-      judged++;
+    const answers = new Map<string, string | null>(kept);
+    for (const p of predictions) if (p.error === undefined) answers.set(p.question_id, p.answer);
+    let toJudge = 0;
+    for (const [id, answer] of answers) {
+      if ((kept.has(id) && scored.has(id)) || answer === null || answer.trim() === "" || structuredPrediction(answer) !== undefined) continue;
+      await extractStructuredAnswer(judge, byId.get(id)!.question, answer);
+      toJudge++;
     }
     const failures = predictions.filter((p) => p.error !== undefined);
-    const trajectories = new Set(options.questions.map((q) => q.trajectory)).size;
-    notes.push(`row ${name}: ${trajectories} ${trajectories === 1 ? "trajectory" : "trajectories"} to prepare, ${options.questions.length} question(s) to answer, ${judged} answer(s) to judge${failures.length > 0 ? `; ${failures.length} would fail before any call, e.g. ${failures[0]!.question_id}: ${failures[0]!.error}` : ""}`);
+    notes.push(
+      `row ${name}: ${prepared} ${prepared === 1 ? "trajectory" : "trajectories"} to prepare${reusedPreparations > 0 ? ` (${reusedPreparations} prepared already)` : ""}, ` +
+        `${toAsk.length} of ${options.questions.length} question(s) to answer, ${toJudge} answer(s) to judge` +
+        (failures.length > 0 ? `; ${failures.length} would fail before any call, e.g. ${failures[0]!.question_id}: ${failures[0]!.error}` : ""),
+    );
   }
-  notes.push("the whole table is counted, as if no row had run yet (answers, preparations and judgements already in the run folder are not sent again)");
+  notes.push("calls that depend on the replies (a judge's second ask, the retrieval of LLM + API) are counted as when each reply is read at the first try");
   return notes;
 }

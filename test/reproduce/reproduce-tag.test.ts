@@ -31,7 +31,7 @@ interface TableJson {
 }
 
 describe("eqa reproduce tag-eqa-table-2", () => {
-  test("runs the Socratic baselines on a set made from a built-in recording, scores them and writes Table 2 beside the published rows; a rerun calls no model; --dry-run prices it", async () => {
+  test("runs the Socratic baselines on a set made from a built-in recording, scores them and writes Table 2 beside the published rows; a rerun calls no model; --dry-run prices what is left to do", async () => {
     const home = temporaryDir("eqakit-reproduce-tag-");
     const recording = join(home, "rec");
     await recordTask({ seed: 2, tasks: ["cool"], out: recording, width: 160, height: 120 });
@@ -93,7 +93,13 @@ describe("eqa reproduce tag-eqa-table-2", () => {
       assert.equal(dry.code, 0, dry.stderr);
       assert.equal(server.requests.length, before, "--dry-run calls no model");
       assert.match(dry.stdout, /captioner/);
-      assert.match(dry.stdout, /row socratic-ic: 1 trajectory to prepare, \d+ question\(s\) to answer, \d+ answer\(s\) to judge/);
+      assert.match(dry.stdout, new RegExp(`row socratic-ic: 1 trajectory to prepare, ${questions.length} of ${questions.length} question\\(s\\) to answer, ${questions.length} answer\\(s\\) to judge`));
+      assert.match(dry.stdout, /captioner +openai\/gpt-4o-mini +100 /, "50 captions per row");
+      // on the finished folder: nothing left to prepare, answer or judge
+      const done = await runCli([...args, "--dry-run"], cliEnv(home));
+      assert.equal(done.code, 0, done.stderr);
+      assert.match(done.stdout, new RegExp(`row socratic-ic-or: 0 trajectories to prepare, 0 of ${questions.length} question\\(s\\) to answer, 0 answer\\(s\\) to judge`));
+      assert.doesNotMatch(done.stdout, /captioner +openai/);
     });
   });
 

@@ -10,12 +10,13 @@
  * trajectory's questions (each recorded with the error) and is tried again by the next run; a
  * question whose answer fails fails alone.
  */
+import { join } from "node:path";
 import { canonicalJson, sha256Hex, type Question } from "../../core/index.js";
 import type { TagQuestion } from "../../data/index.js";
 import type { Episode } from "../../episodes/index.js";
 import { newTrace, promptHashes, traceOfFailure, keepTraceOfFailure, type AgentAnswer, type AgentTrace } from "../../agents/index.js";
 import { withCallContext, type UsageLedger } from "../../models/index.js";
-import type { RunDirectory } from "../../store/index.js";
+import { readJsonl, type RunDirectory } from "../../store/index.js";
 import type { TagAnswerContext } from "../history.js";
 import { openTagAnswerRun, runTagAnswers, type AnswerTagOptions, type TagAgentEpisode, type TagAnswerAgent, type TagAnswerRun } from "../tag-agent.js";
 import type { TagBaseline, TagBaselineModels, TagBaselineTrajectory } from "./types.js";
@@ -37,6 +38,8 @@ export function tagBaselineConfiguration(baseline: TagBaseline<unknown>, models:
 export interface TagBaselineAgentOptions {
   /** The run folder whose `prepared.jsonl` keeps and gives back preparations (baselines with a `preparedSchema`). */
   run?: RunDirectory;
+  /** A run folder whose `prepared.jsonl` gives back preparations, read without writing to it (`--dry-run`). */
+  preparedFrom?: string;
   /** Called when a trajectory's preparation is done (`reused`: read from the folder). */
   onPrepared?: (trajectory: string, reused: boolean) => void;
 }
@@ -58,8 +61,10 @@ export function tagBaselineAgent(
   const keyOf = (trajectory: string, source: TagAgentEpisode): string => sha256Hex(`${configKey}\u0000${trajectory}\u0000${canonicalJson(source.log)}`);
   const stored = new Map<string, unknown>();
   const schema = baseline.preparedSchema;
-  if (schema && options.run) {
-    for (const record of options.run.readRecords(TAG_PREPARED_FILE, (value) => preparedRecord(value)).records) {
+  const from = options.run?.file(TAG_PREPARED_FILE) ?? (options.preparedFrom !== undefined ? join(options.preparedFrom, TAG_PREPARED_FILE) : undefined);
+  if (schema && from !== undefined) {
+    // a run folder repairs a cut last line; a folder only read is left as it is
+    for (const record of readJsonl(from, (value) => preparedRecord(value), options.run !== undefined).records) {
       const parsed = schema.safeParse(record.prepared);
       if (parsed.success) stored.set(record.key, parsed.data);
     }
