@@ -40,6 +40,9 @@ import {
   aEqaRow,
   aEqaRowDir,
   aEqaRowSetup,
+  aEqaWithoutGuessDir,
+  scoreAEqaWithoutGuess,
+  withoutGuessCells,
   aEqaRun,
   aEqaRunId,
   aEqaSettings,
@@ -173,7 +176,7 @@ export function reproduceCommand(explore: () => Command): Command {
     const families = flags.rows ?? OPENEQA_FAMILIES;
     const active = flags.episodes ? await loadAEqaSetup(table, flags, model, captioner, judgeSpec) : undefined;
     const options: ReproduceOpenEqaOptions = {
-      ...(active ? { aEqa: { settings: aEqaSettings(active, aEqaExploreSettings(flags)), parts: families.map(aEqaRowDir) } } : {}),
+      ...(active ? { aEqa: { settings: aEqaSettings(active, aEqaExploreSettings(flags)), parts: families.flatMap((f) => [aEqaRowDir(f), ...(table.id === "openeqa-table-3" && f !== "blind" ? [aEqaWithoutGuessDir(f)] : [])]) } } : {}),
       table,
       selection,
       ...(flags.frames ? { framesRoot: flags.frames } : {}),
@@ -189,7 +192,7 @@ export function reproduceCommand(explore: () => Command): Command {
       // only the judge's calls would go through a batch: the table is priced live, the note says what --batch saves
       const plan = await openCallPlan({ ...flags, batch: false });
       try {
-        const notes = [...(await planOpenEqaTable(options, plan.plan)), ...(active ? await planAEqaRows(active, families, aEqaPlanOptions(flags, outDir), plan.plan) : [])];
+        const notes = [...(await planOpenEqaTable(options, plan.plan)), ...(active ? await planAEqaRows(active, families, { ...aEqaPlanOptions(flags, outDir), withoutGuess: table.id === "openeqa-table-3" }, plan.plan) : [])];
         const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the agents' calls stay live"] : [];
         console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes, ...batchNote]));
       } finally {
@@ -204,6 +207,22 @@ export function reproduceCommand(explore: () => Command): Command {
       await openOpenEqaRun(options);
       const explored = await runAEqaRows(explore, flags, active, families, table.id, outDir);
       aEqaCode = explored.code;
+      if (table.id === "openeqa-table-3") {
+        // Table III's A-EQA (w/o guess): each row's own answers where force-a-guess replaced them, judged as the EM-EQA ones are
+        const opened = await openModelRuntime(flags);
+        const judging = createProgress("judging w/o guess");
+        try {
+          const judge = opened.runtime.model(judgeSpec, { role: JUDGE_ROLE });
+          for (const r of explored.rows) {
+            if (r.family === "blind") continue;
+            const scored = await scoreAEqaWithoutGuess(active, join(outDir, aEqaRowDir(r.family)), judge, opened.runtime, { concurrency: flags.concurrency, callSettings: modelCallSettings(flags, opened.cachePath), onProgress: (done, total, failed) => judging.update(done, total, `a-eqa-${r.family}${failed > 0 ? ` (${failed} failed)` : ""}`) });
+            r.row = withoutGuessCells(r.row, scored);
+          }
+        } finally {
+          judging.stop();
+          opened.close();
+        }
+      }
       options.aEqa = { ...options.aEqa, rows: explored.rows.map((r) => r.row), notes: aEqaNotes(table.id, explored.rows.map((r) => r.measures)), runs: Object.fromEntries(explored.rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])) };
     }
     let progress = createProgress(flags.batch ? "answering" : "reproducing");
@@ -469,6 +488,10 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
   if (id !== "express-table-2" && !episodes.some((e) => e.answer !== undefined)) {
     throw new UserError(`${id} scores answers against the episodes' answers: none of these has one`, { file: flags.episodes, field: "answer" }, EPISODES_HINT[id]);
   }
+  const withoutGt = episodes.filter((e) => e.gtPathLengthM === undefined).length;
+  if (id === "express-table-1" && withoutGt > 0) {
+    console.error(`note: ${withoutGt} of ${episodes.length} episode(s) have no gt_path_length, so E′ leaves them out: eqa data convert a-eqa --gt-path-length FILE (the 3D-Mem authors' gt_path_length.json, metres) gives every A-EQA question one`);
+  }
   if (flags.env === "habitat") {
     const problems = await habitatProblems({ scenes: flags.scenes, bridgePython: flags.bridgePython, episodes });
     if (problems.length > 0) {
@@ -497,6 +520,8 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
     ...(flags.env === "habitat" ? ["--scenes", flags.scenes ?? "", "--bridge-python", flags.bridgePython] : []),
     "--model", flags.model ?? model.name, ...(flags.modelBaseUrl ? ["--model-base-url", flags.modelBaseUrl] : []),
     ...(judge ? ["--judge", flags.judge ?? judge.name, ...(flags.judgeBaseUrl ? ["--judge-base-url", flags.judgeBaseUrl] : []), "--mode", flags.mode] : []),
+    // C′ and E′ are LLM-Match's alone: no EAC call on the last frame, so a judge that reads no images (gpt-4-0613) serves
+    ...(id === "express-table-1" ? ["--no-eac"] : []),
     "--image-size", String(flags.imageSize), "--image-format", flags.imageFormat,
     ...(flags.maxSteps !== undefined ? ["--max-steps", String(flags.maxSteps)] : []),
     ...(flags.width !== undefined ? ["--width", String(flags.width)] : []),

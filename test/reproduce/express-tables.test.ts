@@ -86,6 +86,7 @@ describe("eqa reproduce express-table-1 and express-table-2", () => {
       assert.equal(first.code, 0, first.stderr);
       const calls = server.requests.length;
       assert.ok(server.requests.some(isJudgeCall) && server.requests.some((r) => !isJudgeCall(r)));
+      assert.equal(server.requests.filter((r) => text(r).includes("Give two marks.")).length, 0, "C′ and E′ are LLM-Match's alone: no EAC call");
       assert.match(first.stdout, /\| OpenEQA w\/ GPT-4V \| 41\.80±3\.20\* \| 7\.50±0\.60\* \|/);
 
       const again = await runCli(args, env);
