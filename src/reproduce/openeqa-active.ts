@@ -27,10 +27,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { UserError, canonicalJson, eqakitVersion, sha256Hex, writeFileAtomically, type Question } from "../core/index.js";
+import { UserError, canonicalJson, eqakitVersion, sha256Hex, writeFileAtomically, type Prediction, type Question } from "../core/index.js";
 import { FRONTIER_MAX_STEPS, createAgent, planExploration, type ActiveEpisode, type AgentSetup } from "../agents/index.js";
-import { aggregateLlmMatch, bootstrapMean, efficiencyPoints, judgeLlmMatch, prepareLlmMatchTask, type LlmMatchAggregates, type LlmMatchMode, type MeanEstimate } from "../eval/index.js";
-import { JUDGE_ROLE, type CallPlan, type ModelSpec } from "../models/index.js";
+import { aggregateLlmMatch, bootstrapMean, efficiencyPoints, judgeLlmMatch, prepareLlmMatchTask, scorePredictions, type LlmMatchAggregates, type LlmMatchMode, type MeanEstimate, type ScoreSummary } from "../eval/index.js";
+import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import type { RunDirectory } from "../store/index.js";
 import { OPENEQA_SECTIONS, categoryCells, estimateCell, isGpt4Judge, openEqaRowLabel, openEqaRowSetup, plainCell, type OpenEqaFamily, type ReproduceSummary } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
@@ -188,8 +188,96 @@ export function aEqaNotes(tableId: string, measures: readonly AEqaMeasures[]): s
     if (units.size === 0) notes.push("This run's A-EQA E: no judged episode has a ground-truth path length (gt_path_steps or gt_path_length), so no E.");
     else notes.push(`This run's A-EQA E (Eq. 2): path lengths in ${[...units].join(" and ")}${units.has("metres") ? ", the episodes' gt_path_length (the paper counts atomic actions, gt_path_steps)" : ", atomic actions as the paper counts them"}; episodes without a ground-truth length are left out of E.`);
   }
-  if (tableId === "openeqa-table-3") notes.push("This run's A-EQA (w/o guess) column is not run: A-EQA rows are scored with force-a-guess only.");
+  if (tableId === "openeqa-table-3") notes.push("This run's A-EQA (w/o guess): each agent's own answers where force-a-guess replaced them, judged in rows/a-eqa-<row>-without-guess; the blind row does not abstain, as in the paper.");
   return notes;
+}
+
+/** A row's folder of judgements without force-a-guess (Table III), relative to the reproduce run. */
+export function aEqaWithoutGuessDir(family: OpenEqaFamily): string {
+  return `${aEqaRowDir(family)}-without-guess`;
+}
+
+const exploreRecordSchema = z.object({
+  questionId: z.string(),
+  answer: z.string().nullable(),
+  error: z.string().nullable(),
+  details: z.object({ trace: z.object({ agentAnswer: z.string().nullable().optional(), forceGuess: z.object({ action: z.string() }).optional() }).optional() }).optional(),
+});
+
+/**
+ * An A-EQA row's answers before force-a-guess (Table III, w/o guess): each finished episode's
+ * answer, or the agent's own where the blind guess replaced it (its trace says so), read from
+ * the explore run's `episodes.jsonl` (the last record of each episode, as a resumed run reads it).
+ */
+export function aEqaAnswersWithoutGuess(rowDir: string): { predictions: Prediction[]; replaced: number } {
+  const path = join(rowDir, "episodes.jsonl");
+  const last = new Map<string, z.infer<typeof exploreRecordSchema>>();
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    if (line.trim() === "") continue;
+    let parsed: ReturnType<typeof exploreRecordSchema.safeParse>;
+    try {
+      parsed = exploreRecordSchema.safeParse(JSON.parse(line));
+    } catch {
+      continue; // a line cut by a killed run, as the run itself skips it
+    }
+    if (parsed.success) last.set(parsed.data.questionId, parsed.data);
+  }
+  let replaced = 0;
+  const predictions = [...last.values()]
+    .filter((r) => r.error === null)
+    .map((r) => {
+      const trace = r.details?.trace;
+      if (trace?.forceGuess?.action !== "guess") return { questionId: r.questionId, answer: r.answer };
+      replaced++;
+      return { questionId: r.questionId, answer: trace.agentAnswer ?? null };
+    });
+  return { predictions, replaced };
+}
+
+/**
+ * Judges an A-EQA row's answers before force-a-guess (`aEqaAnswersWithoutGuess`) with LLM-Match
+ * in `<rowDir>-without-guess` (an `eqa score` run folder: judgements reused on resume), over the
+ * episodes with a reference answer; the episodes file stands for the benchmark.
+ */
+export async function scoreAEqaWithoutGuess(
+  setup: AEqaSetup,
+  rowDir: string,
+  judge: ChatModel,
+  runtime: ModelRuntime,
+  options: { concurrency?: number; callSettings?: Record<string, unknown>; onProgress?: (done: number, total: number, failed: number) => void } = {},
+): Promise<ScoreSummary> {
+  const questions: Question[] = setup.episodes.flatMap((e) => (e.answer === undefined ? [] : [{ questionId: e.questionId, question: e.question, answer: e.answer, category: e.category ?? "", episodeHistory: e.scene } as Question]));
+  const byId = new Map(questions.map((q) => [q.questionId, q]));
+  const { predictions } = aEqaAnswersWithoutGuess(rowDir);
+  const judged = predictions.filter((p) => byId.has(p.questionId));
+  const answered = new Set(judged.map((p) => p.questionId));
+  const result = await scorePredictions({
+    benchmark: { path: setup.episodesFile, sha256: sha256Hex(readFileSync(setup.episodesFile)), questions, byId },
+    questions: questions.filter((q) => answered.has(q.questionId)),
+    predictions: judged,
+    predictionsPath: join(rowDir, "predictions.json"),
+    judge,
+    judgeSpec: setup.judgeSpec,
+    usage: runtime.usage,
+    mode: setup.mode,
+    outDir: `${rowDir}-without-guess`,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    settings: { withoutGuess: true, ...(options.callSettings ?? {}) },
+    ...(options.onProgress ? { onProgress: (p: { done: number; total: number; failed: number }) => options.onProgress!(p.done, p.total, p.failed) } : {}),
+  });
+  return result.summary;
+}
+
+/** Table III's A-EQA (w/o guess) cell beside the row's A-EQA cell: the score without force-a-guess and its change. */
+export function withoutGuessCells(row: UserRow, withoutGuess: ScoreSummary): UserRow {
+  const own = plainCell(estimateCell(withoutGuess.llmMatch.overall));
+  const guessed = row.cells["a-eqa"];
+  if (own === undefined) return row;
+  return {
+    ...row,
+    cells: { ...row.cells, "a-eqa-without-guess": { ...own, ...(guessed ? { change: own.value - guessed.value } : {}) } },
+    failed: row.failed + withoutGuess.counts.failed + withoutGuess.counts.judgeUnreadable,
+  };
 }
 
 /**
@@ -201,7 +289,7 @@ export function aEqaNotes(tableId: string, measures: readonly AEqaMeasures[]): s
 export async function planAEqaRows(
   setup: AEqaSetup,
   families: readonly OpenEqaFamily[],
-  options: { outDir: string; maxSteps?: number; observation: { width: number; height: number }; image: { maxSide: number; format: "png" | "jpeg" } },
+  options: { outDir: string; maxSteps?: number; observation: { width: number; height: number }; image: { maxSide: number; format: "png" | "jpeg" }; withoutGuess?: boolean },
   plan: CallPlan,
 ): Promise<string[]> {
   const notes: string[] = [];
@@ -213,11 +301,13 @@ export async function planAEqaRows(
       plan,
     );
     const judge = plan.model(setup.judgeSpec, JUDGE_ROLE, "Your mark: 3");
+    // Table III: the answers before force-a-guess are judged again in their own folder (counted as the answers given)
+    const judgings = options.withoutGuess && family !== "blind" ? 2 : 1;
     for (const e of setup.episodes.filter((e) => e.answer !== undefined).slice(0, planned.pending)) {
       const question = { questionId: e.questionId, question: e.question, answer: e.answer ?? "", category: e.category ?? "", episodeHistory: e.scene } as Question;
-      await judgeLlmMatch(prepareLlmMatchTask(question, "The answer an agent gives.", setup.mode, setup.judgeSpec.name), judge, setup.mode);
+      for (let k = 0; k < judgings; k++) await judgeLlmMatch(prepareLlmMatchTask(question, "The answer an agent gives.", setup.mode, setup.judgeSpec.name), judge, setup.mode);
     }
-    notes.push(`row a-eqa-${family}: ${planned.episodes} episode(s), ${planned.reused} already explored, ${planned.pending} to explore${family === "blind" ? " (one step: the blind LLM does not look)" : ""} and judge`);
+    notes.push(`row a-eqa-${family}: ${planned.episodes} episode(s), ${planned.reused} already explored, ${planned.pending} to explore${family === "blind" ? " (one step: the blind LLM does not look)" : ""} and judge${judgings === 2 ? " with and without force-a-guess" : ""}`);
   }
   notes.push(`A-EQA rows: the frontier explorer calls no model; the blind, socratic and vlm rows' answers are estimated on a stand-in recording of ${(options.maxSteps ?? FRONTIER_MAX_STEPS) + 1} blank ${options.observation.width}×${options.observation.height} frames (one per step of the budget, the agent sampling its K from them); the scene-graph rows' answers are counted, their tokens unknown before their graph is built; the judge's LLM-Match request is built with a stand-in answer`);
   return notes;

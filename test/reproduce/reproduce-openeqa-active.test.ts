@@ -202,6 +202,45 @@ describe("eqa reproduce openeqa-table-2 --episodes", () => {
   });
 });
 
+describe("eqa reproduce openeqa-table-3 --episodes", () => {
+  test("fills A-EQA with force-a-guess and A-EQA (w/o guess) from each agent's own answers where the blind guess replaced them, none for the blind row", async () => {
+    const dir = temporaryDir("eqakit-reproduce-aeqa-");
+    const episodes = writeEpisodes(dir);
+    const raw = readRawBenchmark();
+    const hm3d = raw.find((q) => q.episode_history.startsWith("hm3d-v0/"))!.episode_history;
+    const subset = join(dir, "subset.json");
+    writeFileSync(subset, JSON.stringify(raw.filter((q) => q.episode_history === hm3d).slice(0, 2).map((q) => q.question_id)));
+    const frames = join(dir, "frames");
+    await writeSceneEpisode(join(frames, hm3d), { layout: "hm3d", views: 4 });
+    const out = join(dir, "table3");
+    // the VLM abstains, force-a-guess replaces it with the blind answer; the judge marks an abstention 1 and an answer 4
+    const abstaining = (request: ReceivedRequest): string => {
+      const text = bodyText(request);
+      if (text.includes("Your mark")) return text.includes("I cannot tell") ? "Your mark: 1" : "Your mark: 4";
+      if (text.includes("Proposed Answer:")) return text.includes("I cannot tell") ? "Action: guess" : "Action: keep";
+      if (text.includes("image_url")) return "A: I cannot tell";
+      return "A: yes";
+    };
+    await withModelServer((request) => openAiReply(abstaining(request)), async (server) => {
+      const dry = await runCli(args("openeqa-table-3", episodes, server.url, join(dir, "dry"), ["--rows", "blind,vlm", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--frames", frames, "--dry-run"]), cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.match(dry.stdout, /row a-eqa-vlm: 2 episode\(s\), 0 already explored, 2 to explore and judge with and without force-a-guess/);
+      assert.equal(server.requests.length, 0);
+      const result = await runCli(args("openeqa-table-3", episodes, server.url, out, ["--rows", "blind,vlm", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--frames", frames]), cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(result.code, 0, result.stderr);
+    });
+    const table = readJson<TableJson>(join(out, "table.json"));
+    const [blind, vlm] = table.rows;
+    assert.deepEqual([blind!.cells["a-eqa"]?.value, blind!.cells["a-eqa-without-guess"]], [75, undefined]);
+    assert.deepEqual([vlm!.cells["a-eqa"]?.value, vlm!.cells["a-eqa-without-guess"]?.value, vlm!.cells["a-eqa-without-guess"]?.change], [75, 0, -75]);
+    assert.equal(vlm!.cells["a-eqa"]?.ci, undefined, "Table III prints no ±");
+    const markdown = readFileSync(join(out, "table.md"), "utf8");
+    assert.match(markdown, /\| openai\/gpt-4o \| [^|]+ \| [^|]+ \| \*?\*?75\.0\*?\*? \| \*?\*?0\.0 \(-75\.0\)\*?\*? \| no \|/);
+    assert.match(markdown, /rows\/a-eqa-<row>-without-guess/);
+    assert.ok(existsSync(join(out, "rows", "a-eqa-vlm-without-guess", "judgements.jsonl")));
+  });
+});
+
 describe("aEqaDifferences", () => {
   test("OpenEQA's 184 A-EQA questions in HM3D with a GPT-4 judge and compat scoring are comparable; other episodes, homes, judges or modes say what differs", () => {
     const subset = new Set(JSON.parse(readFileSync(openEqaSubsetFile, "utf8")) as string[]);
