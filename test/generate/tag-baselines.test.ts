@@ -133,4 +133,28 @@ describe("eqa answer-tag --agent socratic-ic | socratic-ic-or", () => {
       assert.ok(predictions.every((p) => p.answer !== null));
     });
   });
+  test("a question whose answer fails fails alone (recorded with its error, exit 1), and the next run asks that question alone", async () => {
+    const { home, questions, questionsFile } = await recordedSet();
+    const failing = questions[0]!;
+    let refused = 0;
+    // the first ask of one question's answer is refused as a bad request (not retried: it fails that item)
+    await withModelServer((request) => {
+      if (isAnswer(request) && promptOf(request).endsWith(`Q: ${failing.question}`) && refused++ === 0) return { status: 400, body: { error: { message: "bad request", type: "invalid_request_error" } } };
+      return openAiReply(reply(request));
+    }, async (server) => {
+      const out = join(home, "ic");
+      const args = ["answer-tag", "--questions", questionsFile, "--agent", "socratic-ic", "--out", out, "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--no-cache"];
+      const first = await runCli(args, cliEnv(home));
+      assert.equal(first.code, 1, first.stderr);
+      assert.match(first.stdout, new RegExp(`${questions.length - 1} of ${questions.length} questions answered, 0 without an answer, 1 failed`));
+      const failures = JSON.parse(readFileSync(join(out, "agent-failures.json"), "utf8")) as { question_id: string; error: string }[];
+      assert.deepEqual(failures.map((f) => f.question_id), [failing.question_id]);
+      const before = server.requests.length;
+      const second = await runCli(args, cliEnv(home));
+      assert.equal(second.code, 0, second.stderr);
+      const asked = server.requests.slice(before);
+      assert.equal(asked.filter(isCaption).length, 0, "the preparation is reused");
+      assert.deepEqual(asked.filter(isAnswer).map((r) => promptOf(r).endsWith(`Q: ${failing.question}`)), [true]);
+    });
+  });
 });
