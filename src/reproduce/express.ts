@@ -171,8 +171,21 @@ export function expressDifferences(setup: ExpressRowSetup): string[] {
   return differences;
 }
 
-const recordLine = z.object({ questionId: z.string(), error: z.string().nullable(), pathLengthM: z.number().nullable(), correct: z.boolean().optional() });
-const judgementLine = z.object({ questionId: z.string(), error: z.string().nullable(), llmMatch: z.number().nullable() });
+const recordLine = z.object({
+  questionId: z.string(),
+  error: z.string().nullable(),
+  pathLengthM: z.number().nullable(),
+  correct: z.boolean().optional(),
+  gtPathLengthM: z.number().nullable().optional(),
+  goalDistanceM: z.number().nullable().optional(),
+});
+const judgementLine = z.object({
+  questionId: z.string(),
+  error: z.string().nullable(),
+  llmMatch: z.number().nullable(),
+  eac: z.object({ status: z.string(), grounding: z.number().optional(), accuracy: z.number().optional() }).nullable().optional(),
+});
+const clip05 = (x: number): number => Math.min(5, Math.max(0, x));
 
 /** The last line of each question id in a JSONL file of the run (a resumed run appends what it did again). */
 function lastLines<T extends { questionId: string }>(path: string, schema: z.ZodType<T>): Map<string, T> {
@@ -183,10 +196,12 @@ function lastLines<T extends { questionId: string }>(path: string, schema: z.Zod
 
 /**
  * Each column's per-episode values, read back from the explore run's `episodes.jsonl` and
- * `judgements.jsonl`, for the ± (bootstrap standard error) and 95 % interval of Tables 1 and 2:
- * C′ (σ′ − 1)/4 · 100, E′ that times lᵢ/max(pᵢ, lᵢ), accuracy 100 or 0, path length in metres.
+ * `judgements.jsonl`, for each cell's ± (bootstrap standard error) and 95 % interval: C′
+ * (σ′ − 1)/4 · 100, E′ that times lᵢ/max(pᵢ, lᵢ); accuracy 100 or 0, path length in metres;
+ * C δσ/5 · 100 and C* σ/5 · 100 (clipped into [0, 5] as `expressMetrics` does), E_path C's times
+ * lᵢ/max(pᵢ, lᵢ), d_T the goal distance in metres.
  */
-function episodeValues(table: ExpressTableId, runDir: string, episodes: readonly Pick<ActiveEpisode, "questionId" | "gtPathLengthM">[]): Record<string, number[]> {
+function episodeValues(table: ExpressTableId, runDir: string, episodes: readonly Pick<ActiveEpisode, "questionId" | "gtPathLengthM" | "goalPosition">[]): Record<string, number[]> {
   const records = [...lastLines(join(runDir, "episodes.jsonl"), recordLine).values()].filter((r) => r.error === null);
   const byId = new Map(episodes.map((e) => [e.questionId, e]));
   if (table === "express-table-2") {
@@ -195,8 +210,25 @@ function episodeValues(table: ExpressTableId, runDir: string, episodes: readonly
       "path-length": records.flatMap((r) => (r.pathLengthM !== null ? [r.pathLengthM] : [])),
     };
   }
-  if (table !== "express-table-1") return {};
   const judgements = lastLines(join(runDir, "judgements.jsonl"), judgementLine);
+  if (table === "express-table-3") {
+    const values: Record<string, number[]> = { c: [], "c-star": [], "e-path": [], "d-t": [] };
+    for (const r of records) {
+      const j = judgements.get(r.questionId);
+      const episode = byId.get(r.questionId);
+      // as scoreExploration: an episode without a path length is in none of the four figures
+      if (!episode || !j || j.error !== null || r.pathLengthM === null) continue;
+      if (episode.goalPosition !== undefined && typeof r.goalDistanceM === "number" && Number.isFinite(r.goalDistanceM)) values["d-t"]!.push(r.goalDistanceM);
+      const eac = j.eac;
+      if (!Number.isFinite(r.pathLengthM) || eac?.status !== "ok" || eac.grounding === undefined || eac.accuracy === undefined) continue;
+      const grounded = (100 * clip05(eac.grounding * eac.accuracy)) / 5;
+      values.c!.push(grounded);
+      values["c-star"]!.push((100 * clip05(eac.accuracy)) / 5);
+      const l = episode.gtPathLengthM ?? r.gtPathLengthM ?? null;
+      if (l !== null) values["e-path"]!.push(grounded * pathRatio(r.pathLengthM, l));
+    }
+    return values;
+  }
   const values: Record<string, number[]> = { "c-prime": [], "e-prime": [] };
   for (const r of records) {
     const j = judgements.get(r.questionId);
@@ -254,10 +286,10 @@ function expressCells(table: ExpressTableId, parsed: ExploreSummaryRead, values:
 
 /**
  * The table's row from the explore run in `runDir` (its `summary.json`, judged for Tables 1 and
- * 3); Tables 1 and 2 give each cell its ± and interval from the run's episodes (`episodes`, the
- * ground-truth lengths).
+ * 3); each cell gets its ± and interval from the run's episodes (`episodes`: their ground-truth
+ * lengths and goals).
  */
-export function expressRow(runDir: string, setup: ExpressRowSetup, episodes: readonly Pick<ActiveEpisode, "questionId" | "gtPathLengthM">[]): UserRow {
+export function expressRow(runDir: string, setup: ExpressRowSetup, episodes: readonly Pick<ActiveEpisode, "questionId" | "gtPathLengthM" | "goalPosition">[]): UserRow {
   const parsed = readExploreSummary(runDir, setup.table);
   const { cells, leftOut } = expressCells(setup.table, parsed, episodeValues(setup.table, runDir, episodes));
   const differences = [...expressDifferences(setup), ...leftOut];

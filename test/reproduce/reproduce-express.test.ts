@@ -71,7 +71,7 @@ describe("eqa reproduce express-table-3", () => {
     const summary = readJson<{ kind: string; runs: Record<string, { answered: number; failed: number; scored: number }> }>(join(out, "summary.json"));
     assert.equal(summary.kind, "reproduce");
     assert.deepEqual({ ...summary.runs["fine-eqa-reference"], dollars: undefined }, { answered: 2, failed: 0, scored: 2, dollars: undefined });
-    const table = readJson<{ rows: { id: string; comparable: boolean; differences: string[]; cells: Record<string, { value: number }> }[] }>(join(out, "table.json"));
+    const table = readJson<{ rows: { id: string; comparable: boolean; differences: string[]; cells: Record<string, { value: number; ci?: number; interval?: [number, number] }> }[] }>(join(out, "table.json"));
     assert.equal(table.rows.length, 1);
     const row = table.rows[0]!;
     assert.equal(row.comparable, false);
@@ -83,7 +83,9 @@ describe("eqa reproduce express-table-3", () => {
     assert.match(markdown, /\| GPT-4o-mini \| 40\.55 \| 63\.95 \| 16\.22 \| 6\.43 \|  \|/);
     const mine = markdown.split("\n").find((l) => l.startsWith("| openai/gpt-4o-mini |"));
     assert.ok(mine, markdown);
-    assert.match(mine, new RegExp(`\\| ${express.c.toFixed(2)} \\| ${express.cStar.toFixed(2)} \\| ${express.ePath.toFixed(2)} \\| ${express.dT.toFixed(2)} \\| no \\|$`));
+    // each value with its ± (the bootstrap standard error over the episodes)
+    assert.match(mine, new RegExp(`\\| ${express.c.toFixed(2)}±\\d+\\.\\d\\d \\| ${express.cStar.toFixed(2)}±\\d+\\.\\d\\d \\| ${express.ePath.toFixed(2)}±\\d+\\.\\d\\d \\| ${express.dT.toFixed(2)}±\\d+\\.\\d\\d \\| no \\|$`));
+    assert.ok(["c", "c-star", "e-path", "d-t"].every((id) => typeof row.cells[id]?.ci === "number" && row.cells[id]?.interval !== undefined), JSON.stringify(row.cells));
     assert.match(markdown, /This run's rows: not comparable with the published rows: built-in homes, not HM3D; /);
 
     const csv = readFileSync(join(out, "table.csv"), "utf8").trim().split("\n");
