@@ -22,6 +22,10 @@
  * - Table 3, EXPRESS-Bench: C, C*, E_path and d_T from the EAC judge (`judged.express`). The
  *   records are recognised by the git blob id `eqa data fetch express-bench` checks them by.
  *
+ * Each cell's ± is the bootstrap standard error of the mean over the episodes (the paper does
+ * not say how it computed its own), read back from the run's `episodes.jsonl` and
+ * `judgements.jsonl` and given only when those are the summary's own episodes and mean.
+ *
  * Every table: a run in the built-in homes is never comparable ("built-in homes, not HM3D");
  * nor is one with eqakit's prompts instead of EXPRESS-Bench's (`--prompts original`), with a
  * fixed step budget, or with observations other than the reference's 512×512.
