@@ -13,3 +13,4 @@ export * from "./files.js";
 export * from "./net.js";
 export * from "./shard.js";
 export * from "./unreadable.js";
+export * from "./json-lines.js";

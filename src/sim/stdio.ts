@@ -7,7 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { z } from "zod";
-import { UserError, describeError } from "../core/index.js";
+import { JsonLineReader, UserError, describeError, type JsonLineProblem } from "../core/index.js";
 import {
   actResultSchema,
   actionSchema,
@@ -93,8 +93,7 @@ export class StdioEnvironment implements Environment {
       const tail = this.stderrTail.trim();
       this.fail(new EnvironmentError("exited", `the process ${options.command} exited (${signal ?? `code ${code}`})${tail ? `; its stderr ends with:\n${tail}` : ""}`));
     });
-    const lines = createInterface({ input: this.child.stdout });
-    lines.on("line", (line) => this.onLine(line));
+    new JsonLineReader(this.child.stdout, responseSchema, { message: (message) => this.onResponse(message), problem: (problem) => this.onProblem(problem) });
   }
 
   private fail(error: EnvironmentError): void {
@@ -106,23 +105,18 @@ export class StdioEnvironment implements Environment {
     }
   }
 
-  private onLine(line: string): void {
-    if (line.trim() === "") return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      this.fail(new EnvironmentError("malformed", `not JSON on stdout: ${line.slice(0, 200)}`, "an environment must write only JSON-RPC responses on stdout (logs go to stderr)"));
-      this.kill();
-      return;
+  private onProblem(problem: JsonLineProblem): void {
+    if (problem.kind === "not-json") {
+      this.fail(new EnvironmentError("malformed", `not JSON on stdout: ${problem.line.slice(0, 200)}`, "an environment must write only JSON-RPC responses on stdout (logs go to stderr)"));
+    } else if (problem.kind === "not-message") {
+      this.fail(new EnvironmentError("malformed", `not a JSON-RPC 2.0 response: ${problem.line.slice(0, 200)}`));
+    } else {
+      this.fail(new EnvironmentError("malformed", `a line on stdout longer than ${problem.maxLineBytes} bytes: ${problem.start}`));
     }
-    const response = responseSchema.safeParse(parsed);
-    if (!response.success) {
-      this.fail(new EnvironmentError("malformed", `not a JSON-RPC 2.0 response: ${line.slice(0, 200)}`));
-      this.kill();
-      return;
-    }
-    const message = response.data;
+    this.kill();
+  }
+
+  private onResponse(message: z.infer<typeof responseSchema>): void {
     const pending = message.id === null ? undefined : this.pending.get(message.id);
     if (!pending) {
       if ("error" in message) this.fail(new EnvironmentError("remote", message.error.message));

@@ -1,12 +1,12 @@
 /**
  * JSON-RPC 2.0 in both directions over a pair of byte streams, one message a line: eqakit's
- * requests to an agent and the agent's requests (callbacks) to eqakit. The reader splits
- * lines itself so that a line without end cannot grow past `MAX_LINE_BYTES`, and any line
- * that is not a JSON-RPC 2.0 message ends the connection with an error that quotes it.
+ * requests to an agent and the agent's requests (callbacks) to eqakit. Lines are read by core's
+ * `JsonLineReader`, capped at `MAX_LINE_BYTES`; any line that is not a JSON-RPC 2.0 message ends
+ * the connection with an error that quotes it.
  */
 import type { Readable, Writable } from "node:stream";
 import { z } from "zod";
-import { describeError } from "../../core/index.js";
+import { JsonLineReader, describeError, type JsonLineProblem } from "../../core/index.js";
 import { MAX_LINE_BYTES } from "./protocol.js";
 
 /** What went wrong with the other side: it could not start, died, hung, sent garbage or replied with an error. */
@@ -61,19 +61,18 @@ export class LineRpc {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private failure: RpcFailure | undefined;
-  private buffered: Buffer[] = [];
+  private readonly reader: JsonLineReader<z.infer<typeof messageSchema>>;
   /** Takes an error reply to no request (id null: the agent could not read a line) instead of ending the connection. */
   onStrayError: ((error: { code: number; message: string }) => void) | undefined;
-  private bufferedBytes = 0;
 
   constructor(
-    private readonly input: Readable,
+    input: Readable,
     private readonly output: Writable,
     private readonly handlers: RpcHandlers,
     /** Called once, with the failure that ended the connection. */
     private readonly onFailure: (failure: RpcFailure) => void = () => {},
   ) {
-    input.on("data", (chunk: Buffer) => this.onData(chunk));
+    this.reader = new JsonLineReader(input, messageSchema, { message: (message, line) => this.onMessage(message, line), problem: (problem) => this.onProblem(problem) }, { maxLineBytes: MAX_LINE_BYTES });
     output.on("error", () => {
       /* a closed pipe: the process's exit reports it */
     });
@@ -84,41 +83,21 @@ export class LineRpc {
     return this.failure;
   }
 
-  private onData(chunk: Buffer): void {
-    let start = 0;
-    for (let i = chunk.indexOf(10); i !== -1 && !this.failure; i = chunk.indexOf(10, start)) {
-      this.buffered.push(chunk.subarray(start, i));
-      const line = Buffer.concat(this.buffered).toString("utf8");
-      this.buffered = [];
-      this.bufferedBytes = 0;
-      start = i + 1;
-      this.onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
+  private onProblem(problem: JsonLineProblem): void {
+    switch (problem.kind) {
+      case "too-long":
+        this.fail(new RpcFailure("malformed", `a line on stdout longer than ${problem.maxLineBytes} bytes (it starts ${quote(problem.start)})`));
+        return;
+      case "not-json":
+        this.fail(new RpcFailure("malformed", `a line on stdout that is not JSON: ${quote(problem.line)} (logs go to stderr or the log method)`));
+        return;
+      case "not-message":
+        this.fail(new RpcFailure("malformed", `a line on stdout that is not a JSON-RPC 2.0 message: ${quote(problem.line)}`));
+        return;
     }
-    if (this.failure) return;
-    const rest = chunk.subarray(start);
-    this.bufferedBytes += rest.byteLength;
-    if (this.bufferedBytes > MAX_LINE_BYTES) {
-      this.fail(new RpcFailure("malformed", `a line on stdout longer than ${MAX_LINE_BYTES} bytes (it starts ${quote(Buffer.concat([...this.buffered, rest]).subarray(0, 200).toString("utf8"))})`));
-      return;
-    }
-    if (rest.byteLength > 0) this.buffered.push(rest);
   }
 
-  private onLine(line: string): void {
-    if (line.trim() === "") return;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      this.fail(new RpcFailure("malformed", `a line on stdout that is not JSON: ${quote(line)} (logs go to stderr or the log method)`));
-      return;
-    }
-    const parsed = messageSchema.safeParse(raw);
-    if (!parsed.success) {
-      this.fail(new RpcFailure("malformed", `a line on stdout that is not a JSON-RPC 2.0 message: ${quote(line)}`));
-      return;
-    }
-    const message = parsed.data;
+  private onMessage(message: z.infer<typeof messageSchema>, line: string): void {
     if ("method" in message) {
       if (message.id === undefined) {
         this.handlers.notify(message.method, message.params);
@@ -166,7 +145,7 @@ export class LineRpc {
       this.pending.delete(key);
       pending.reject(failure);
     }
-    this.input.removeAllListeners("data");
+    this.reader.stop();
     this.onFailure(failure);
   }
 
