@@ -41,6 +41,7 @@ import {
   aEqaRowDir,
   aEqaRowSetup,
   aEqaWithoutGuessDir,
+  aEqaQuestionSet,
   scoreAEqaWithoutGuess,
   withoutGuessCells,
   aEqaRun,
@@ -111,7 +112,7 @@ function tableArgument(value: string): PublishedTable {
  */
 export function reproduceCommand(explore: () => Command): Command {
   const command = new Command("reproduce")
-    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ten with --published`)
+    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ten with --published`)
     .argument("<table>", `the table: ${publishedTableIds().join(", ")}`, tableArgument)
     .addOption(new Option("--model <provider/model>", "the model every row runs with, e.g. openai/gpt-4o").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
@@ -126,14 +127,14 @@ export function reproduceCommand(explore: () => Command): Command {
     .addOption(new Option("--mode <mode>", "LLM-Match mode: compat (the reference's scoring, as the paper) or robust").argParser(oneOf(["robust", "compat"] as const)).default("compat"))
     .option("--instances <file>", "eqa-rm tables: EQARewardBench-style instances with ground-truth scores (JSONL, as eqa rm bench reads them)")
     .option("--max-k <k>", `eqa-rm tables: test-time scaling's K, a power of two (the paper's ${EQA_RM_K})`, powerOfTwo, EQA_RM_K)
-    .option("--episodes <file>", "express tables: the episodes Fine-EQA explores, as eqa explore reads them (table 1: A-EQA's from eqa data convert a-eqa; table 2: HM-EQA's questions.csv; table 3: express-bench.json; scenes home-<seed> for the built-in homes)")
-    .addOption(new Option("--env <env>", "express tables: builtin (the built-in simulator's homes; the row is then not comparable) or habitat (HM3D through the Habitat bridge, as the paper)").argParser(oneOf(["builtin", "habitat"] as const)).default("builtin"))
-    .option("--scenes <dir>", "express tables, --env habitat: your HM3D folder (holding train/, val/ …)")
-    .option("--bridge-python <path>", "express tables, --env habitat: the Python that has habitat-sim", "python3")
+    .option("--episodes <file>", "express tables: the episodes Fine-EQA explores, as eqa explore reads them (table 1: A-EQA's from eqa data convert a-eqa; table 2: HM-EQA's questions.csv; table 3: express-bench.json; scenes home-<seed> for the built-in homes); openeqa-table-5, and openeqa-table-2/3's A-EQA columns: the A-EQA episodes each family's row explores (eqa data convert a-eqa)")
+    .addOption(new Option("--env <env>", "express tables and A-EQA rows: builtin (the built-in simulator's homes; the row is then not comparable) or habitat (HM3D through the Habitat bridge, as the paper)").argParser(oneOf(["builtin", "habitat"] as const)).default("builtin"))
+    .option("--scenes <dir>", "express tables and A-EQA rows, --env habitat: your HM3D folder (holding train/, val/ …)")
+    .option("--bridge-python <path>", "express tables and A-EQA rows, --env habitat: the Python that has habitat-sim", "python3")
     .option("--prompts <set>", "express tables: Fine-EQA's and the EAC judge's prompts: eqakit (its own; the row is then not comparable) or original (EXPRESS-Bench's, from eqa data fetch express-bench) or the folder that command wrote them to", "eqakit")
-    .option("--max-steps <n>", "express tables: Fine-EQA's step budget instead of 3·√area (the row is then not comparable)", positiveInteger)
-    .option("--width <pixels>", "express tables: observation width (the reference's 512 unless given)", positiveInteger)
-    .option("--height <pixels>", "express tables: observation height (the reference's 512 unless given)", positiveInteger)
+    .option("--max-steps <n>", "express tables: Fine-EQA's step budget instead of 3·√area (the row is then not comparable); A-EQA rows: the frontier explorer's most actions (500)", positiveInteger)
+    .option("--width <pixels>", "express tables: observation width (the reference's 512 unless given); A-EQA rows: eqa explore's 640 unless given", positiveInteger)
+    .option("--height <pixels>", "express tables: observation height (the reference's 512 unless given); A-EQA rows: eqa explore's 480 unless given", positiveInteger)
     .option("--questions <file>", "tag-eqa-table-2: a TAG-EQA set with observations (the questions.json of eqa generate tag --source sim:DIR, its recordings where it found them)")
     .option("--baselines <list>", `tag-eqa-table-2: the baselines to run, comma-separated (default: all eqakit has of ${TAG_BASELINE_NAMES.join(",")})`, choiceList("baseline", TAG_BASELINE_NAMES))
     .option("--published", "print (and with --out write) the published table alone; call no model")
@@ -165,7 +166,7 @@ export function reproduceCommand(explore: () => Command): Command {
     }
     const notRun = NOT_RUN[table.id];
     if (notRun || !(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) {
-      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${[...OPENEQA_EM_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}`);
+      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}`);
     }
     const model = resolveRoleModel(flags, "model");
     const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
@@ -223,7 +224,7 @@ export function reproduceCommand(explore: () => Command): Command {
           opened.close();
         }
       }
-      options.aEqa = { ...options.aEqa, rows: explored.rows.map((r) => r.row), notes: aEqaNotes(table.id, explored.rows.map((r) => r.measures)), runs: Object.fromEntries(explored.rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])) };
+      options.aEqa = { ...options.aEqa, rows: explored.rows.map((r) => r.row), notes: aEqaNotes(table.id, explored.rows.map((r) => r.measures), aEqaQuestionSet(active.episodes)), runs: Object.fromEntries(explored.rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])) };
     }
     let progress = createProgress(flags.batch ? "answering" : "reproducing");
     let row = "";
@@ -363,7 +364,7 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
   checkPriceFile();
   const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: families.map(aEqaRowDir) });
   const explored = await runAEqaRows(exploreCommand, flags, setup, families, table.id, run.path);
-  const written = await writeAEqaTable(table, run, explored.rows, settings);
+  const written = await writeAEqaTable(table, run, explored.rows, setup, settings);
   console.log(`\n${written.markdown}`);
   console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's explore run in ${join(run.path, "rows")}`);
   return explored.code !== 0 || explored.rows.some((r) => r.row.failed > 0) ? 1 : 0;

@@ -19,10 +19,10 @@
  *   is its HM3D EM-EQA score and it prints no E; neither does this row.
  *
  * Comparable with the published rows only when run in HM3D (`--env habitat`) on OpenEQA's own
- * 184 A-EQA questions (recognised by the SHA-256 of their ids, questions, answers and categories,
- * as `eqa data convert a-eqa` writes them), with a GPT-4 judge and compat scoring; the built-in
- * homes never are. The paper's GPT-4V row ran on those 184 questions, the others on all 557 HM3D
- * questions (Table V's footnote).
+ * A-EQA questions (recognised by the SHA-256 of their sorted ids, as the express tables do: the
+ * 184 of `open-eqa-v0-184-questions.json`, on which the paper ran its GPT-4V row, or all 557 HM3D
+ * questions, on which it ran the others; `eqa data convert a-eqa [--full]` writes either), with a
+ * GPT-4 judge and compat scoring; the built-in homes never are. The notes say which set ran.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -34,6 +34,7 @@ import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type Mode
 import type { RunDirectory } from "../store/index.js";
 import { OPENEQA_SECTIONS, categoryCells, estimateCell, isGpt4Judge, openEqaRowLabel, openEqaRowSetup, plainCell, type OpenEqaFamily, type ReproduceSummary } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
+import { A_EQA_FULL_IDS_SHA256, A_EQA_SUBSET_IDS_SHA256, questionIdsSha256 } from "./express.js";
 import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
 /** The OpenEQA tables made of A-EQA rows alone. */
@@ -41,12 +42,6 @@ export const OPENEQA_A_EQA_TABLES = ["openeqa-table-5"] as const;
 /** The OpenEQA tables with A-EQA columns, filled when `--episodes` is given. */
 export const OPENEQA_A_EQA_COLUMN_TABLES = ["openeqa-table-2", "openeqa-table-3", "openeqa-table-5"] as const;
 
-/**
- * SHA-256 of OpenEQA's 184 A-EQA questions (`open-eqa-v0-184-questions.json` of OpenEQA v0):
- * canonical JSON of `[question_id, question, answer, category]` per question, sorted by id.
- */
-export const OPENEQA_A_EQA_SHA256 = "cbdedbb689ce01ba9ed94ac625d3fc9082191174be0f70eda3a689d1c96efd64";
-const OPENEQA_A_EQA_QUESTIONS = 184;
 
 /** Frames per question where A-EQA's settings differ from EM-EQA's (Appendix V: the multi-frame VLM's K = 75). */
 const A_EQA_FRAMES: Partial<Record<OpenEqaFamily, number>> = { vlm: 75 };
@@ -65,10 +60,15 @@ export function aEqaRowSetup(family: OpenEqaFamily, model: ModelSpec, captioner:
   return frames === undefined ? setup : { ...setup, numFrames: frames };
 }
 
-/** The SHA-256 a question set is recognised by (see `OPENEQA_A_EQA_SHA256`). */
-export function aEqaQuestionSetSha256(episodes: readonly ActiveEpisode[]): string {
-  const list = episodes.map((e) => [e.questionId, e.question, e.answer ?? null, e.category ?? null]).sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0));
-  return sha256Hex(canonicalJson(list));
+/**
+ * Which of OpenEQA's A-EQA question sets the episodes are, by the SHA-256 of their sorted ids
+ * (as the express tables recognise them): `subset`, the 184 questions of
+ * `open-eqa-v0-184-questions.json` (the paper's GPT-4V row); `full`, all 557 HM3D questions
+ * (the paper's other rows); undefined for any other set.
+ */
+export function aEqaQuestionSet(episodes: readonly ActiveEpisode[]): "subset" | "full" | undefined {
+  const ids = questionIdsSha256(episodes.map((e) => e.questionId));
+  return ids === A_EQA_SUBSET_IDS_SHA256 ? "subset" : ids === A_EQA_FULL_IDS_SHA256 ? "full" : undefined;
 }
 
 export interface AEqaSetup {
@@ -86,7 +86,7 @@ export interface AEqaSetup {
 export function aEqaDifferences(setup: AEqaSetup): string[] {
   const differences: string[] = [];
   if (setup.env !== "habitat") differences.push("built-in homes, not HM3D");
-  if (aEqaQuestionSetSha256(setup.episodes) !== OPENEQA_A_EQA_SHA256) differences.push(`${setup.episodes.length} episode(s) of ${setup.episodesFile}, not OpenEQA's ${OPENEQA_A_EQA_QUESTIONS} A-EQA questions`);
+  if (aEqaQuestionSet(setup.episodes) === undefined) differences.push(`${setup.episodes.length} episode(s) of ${setup.episodesFile}, not OpenEQA's A-EQA questions (the 184 of its subset, or all 557)`);
   if (!isGpt4Judge(setup.judgeSpec)) differences.push(`judge ${setup.judgeSpec.name}, the paper's was GPT-4`);
   if (setup.mode !== "compat") differences.push(`LLM-Match ${setup.mode} mode, the paper's scoring is the reference's (compat)`);
   return differences;
@@ -94,7 +94,7 @@ export function aEqaDifferences(setup: AEqaSetup): string[] {
 
 /** The A-EQA settings that decide a table's numbers (the reproduce run's manifest holds them beside the EM-EQA ones). */
 export function aEqaSettings(setup: AEqaSetup, explore: Record<string, unknown>): Record<string, unknown> {
-  return { episodes: aEqaQuestionSetSha256(setup.episodes), episodeStarts: sha256Hex(canonicalJson(setup.episodes)), env: setup.env, ...explore };
+  return { episodes: sha256Hex(canonicalJson(setup.episodes)), env: setup.env, ...explore };
 }
 
 const exploreSummarySchema = z.object({
@@ -179,8 +179,9 @@ export function aEqaRow(tableId: string, family: OpenEqaFamily, rowDir: string, 
 }
 
 /** The notes an A-EQA table (or the A-EQA columns of one) carries: how the rows were made and E's unit. */
-export function aEqaNotes(tableId: string, measures: readonly AEqaMeasures[]): string[] {
+export function aEqaNotes(tableId: string, measures: readonly AEqaMeasures[], questionSet?: "subset" | "full"): string[] {
   const notes = [
+    ...(questionSet === "subset" ? ["This run's A-EQA rows ran on the 184 questions of OpenEQA's A-EQA subset, as the paper's GPT-4V row; its other rows ran on all 557 HM3D questions."] : []),
     "This run's A-EQA rows: frontier exploration from each episode's start (eqa explore --agent frontier), then the row's EM-EQA agent answers from the frames it recorded (the multi-frame VLM from K = 75, Appendix V), with force-a-guess; the blind row answers without exploring (one step) and has no E, as in the paper; judged with LLM-Match alone (eqa explore --judge --no-eac).",
   ];
   if (tableId === "openeqa-table-2") {
@@ -321,9 +322,10 @@ export async function writeAEqaTable(
   published: PublishedTable,
   run: RunDirectory,
   rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[],
+  setup: AEqaSetup,
   settings: Record<string, unknown>,
 ): Promise<{ table: ReproducedTable; markdown: string }> {
-  const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: published.id, rows: rows.map((r) => r.row), notes: aEqaNotes(published.id, rows.map((r) => r.measures)) };
+  const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: published.id, rows: rows.map((r) => r.row), notes: aEqaNotes(published.id, rows.map((r) => r.measures), aEqaQuestionSet(setup.episodes)) };
   const markdown = formatTableMarkdown(published, table);
   await run.writeJson(TABLE_FILES.json, table);
   await writeFileAtomically(run.file(TABLE_FILES.markdown), markdown);

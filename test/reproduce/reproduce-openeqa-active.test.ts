@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ActiveEpisode } from "../../src/agents/index.js";
-import { OPENEQA_A_EQA_SHA256, aEqaDifferences, aEqaQuestionSetSha256 } from "../../src/reproduce/index.js";
+import { aEqaDifferences, aEqaQuestionSet } from "../../src/reproduce/index.js";
 import { resolveModel } from "../../src/models/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { killMidway } from "../helpers/kill.js";
@@ -50,7 +50,7 @@ function args(table: string, episodes: string, url: string, out: string, extra: 
 
 interface TableJson {
   table: string;
-  rows: { id: string; runDir: string; comparable: boolean; differences: string[]; failed: number; cells: Record<string, { value: number; ci?: number; n: number }> }[];
+  rows: { id: string; runDir: string; comparable: boolean; differences: string[]; failed: number; cells: Record<string, { value: number; ci?: number; change?: number; n: number }> }[];
   notes: string[];
 }
 
@@ -94,7 +94,7 @@ describe("eqa reproduce openeqa-table-5", () => {
       assert.deepEqual([row.cells["object-recognition"]?.value, row.cells["attribute-recognition"]?.value, row.cells["llm-match"]?.value, row.cells["llm-match"]?.n], [75, 75, 75, 2], row.id);
       assert.equal(row.cells["spatial-understanding"], undefined, "a category without episodes has no number");
       assert.equal(row.comparable, false);
-      assert.deepEqual(row.differences.slice(0, 2), ["built-in homes, not HM3D", `2 episode(s) of ${episodes}, not OpenEQA's 184 A-EQA questions`]);
+      assert.deepEqual(row.differences.slice(0, 2), ["built-in homes, not HM3D", `2 episode(s) of ${episodes}, not OpenEQA's A-EQA questions (the 184 of its subset, or all 557)`]);
       assert.ok(row.differences.includes("judge openai/gpt-4o, the paper's was GPT-4"));
     }
     const explore = readJson<{ config: { answerer: { agent: string; sampling?: { count: number } } } }>(join(out, "rows", "a-eqa-vlm", "summary.json"));
@@ -242,17 +242,22 @@ describe("eqa reproduce openeqa-table-3 --episodes", () => {
 });
 
 describe("aEqaDifferences", () => {
-  test("OpenEQA's 184 A-EQA questions in HM3D with a GPT-4 judge and compat scoring are comparable; other episodes, homes, judges or modes say what differs", () => {
+  test("OpenEQA's A-EQA questions (the 184 of its subset, or all 557 HM3D ones) in HM3D with a GPT-4 judge and compat scoring are comparable; other episodes, homes, judges or modes say what differs", () => {
     const subset = new Set(JSON.parse(readFileSync(openEqaSubsetFile, "utf8")) as string[]);
     const episodes: ActiveEpisode[] = readRawBenchmark()
       .filter((q) => subset.has(q.question_id))
       .map((q) => ({ questionId: q.question_id, question: q.question, answer: q.answer, category: q.category, scene: "val/00853-5cdEh9F2hJL", start: { position: [0, 0, 0], yaw: 0, pitch: 0 } }));
     assert.equal(episodes.length, 184);
-    assert.equal(aEqaQuestionSetSha256(episodes), OPENEQA_A_EQA_SHA256);
+    assert.equal(aEqaQuestionSet(episodes), "subset");
     const base = { episodesFile: "a-eqa.json", episodes, env: "habitat" as const, model: resolveModel("openai/gpt-4o", { baseURL: "http://127.0.0.1:9/v1" }), judgeSpec: resolveModel("openai/gpt-4-0613", { baseURL: "http://127.0.0.1:9/v1" }), mode: "compat" as const };
     assert.deepEqual(aEqaDifferences(base), []);
     assert.deepEqual(aEqaDifferences({ ...base, episodes: [...episodes].reverse() }), [], "the order of the episodes does not matter");
-    assert.deepEqual(aEqaDifferences({ ...base, episodes: episodes.slice(1) }), ["183 episode(s) of a-eqa.json, not OpenEQA's 184 A-EQA questions"]);
+    const full: ActiveEpisode[] = readRawBenchmark()
+      .filter((q) => q.episode_history.startsWith("hm3d-v0/"))
+      .map((q) => ({ questionId: q.question_id, question: q.question, answer: q.answer, category: q.category, scene: "val/00853-5cdEh9F2hJL" }));
+    assert.equal(aEqaQuestionSet(full), "full");
+    assert.deepEqual(aEqaDifferences({ ...base, episodes: full }), []);
+    assert.deepEqual(aEqaDifferences({ ...base, episodes: episodes.slice(1) }), ["183 episode(s) of a-eqa.json, not OpenEQA's A-EQA questions (the 184 of its subset, or all 557)"]);
     assert.deepEqual(aEqaDifferences({ ...base, env: "builtin", judgeSpec: resolveModel("openai/gpt-4o", { baseURL: "http://127.0.0.1:9/v1" }), mode: "robust" }), [
       "built-in homes, not HM3D",
       "judge openai/gpt-4o, the paper's was GPT-4",
