@@ -21,6 +21,7 @@
  * and `summary.json` are written at the end.
  */
 import { join } from "node:path";
+import { z } from "zod";
 import { eqakitVersion, sha256Hex, writeFileAtomically } from "../core/index.js";
 import type { TagQuestion } from "../data/index.js";
 import { JUDGE_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
@@ -192,11 +193,8 @@ export async function reproduceTagTable(options: ReproduceTagOptions, runtime: M
 
 /** The questions a score-tag folder has scored (their latest judgement), read without touching it. */
 function scoredQuestions(dir: string): Set<string> {
-  const parse = (value: unknown): { questionId: string; status: string } | undefined => {
-    if (typeof value !== "object" || value === null) return undefined;
-    const r = value as { questionId?: unknown; status?: unknown };
-    return typeof r.questionId === "string" && typeof r.status === "string" ? { questionId: r.questionId, status: r.status } : undefined;
-  };
+  const line = z.object({ questionId: z.string(), status: z.string() });
+  const parse = (value: unknown): z.infer<typeof line> | undefined => line.safeParse(value).data;
   const scored = new Set<string>();
   for (const r of readJsonl(join(dir, "judgements.jsonl"), parse, false).records) {
     if (r.status === "scored") scored.add(r.questionId);

@@ -11,6 +11,7 @@
  * question whose answer fails fails alone.
  */
 import { join } from "node:path";
+import { z } from "zod";
 import { canonicalJson, sha256Hex, type Question } from "../../core/index.js";
 import type { TagQuestion } from "../../data/index.js";
 import type { Episode } from "../../episodes/index.js";
@@ -114,10 +115,12 @@ export function tagBaselineAgent(
   };
 }
 
+/** One line of `prepared.jsonl` as a rerun reads it (the preparation itself is read by the baseline's schema). */
+const preparedLine = z.object({ key: z.string(), prepared: z.unknown() });
+
 function preparedRecord(value: unknown): { key: string; prepared: unknown } | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const record = value as { key?: unknown; prepared?: unknown };
-  return typeof record.key === "string" && "prepared" in record ? { key: record.key, prepared: record.prepared } : undefined;
+  const parsed = preparedLine.safeParse(value);
+  return parsed.success ? { key: parsed.data.key, prepared: parsed.data.prepared } : undefined;
 }
 
 export interface TagBaselineRunOptions extends AnswerTagOptions {
