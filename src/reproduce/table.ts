@@ -97,7 +97,9 @@ export function layRows(published: PublishedTable, reproduced: ReproducedTable):
     comparable: null,
     cells: published.columns.map((c) => {
       const cell = row.cells[c.id]!;
-      return { text: cell.value === null ? cell.text : cellText(cell.value, cell.ci, decimals[published.columns.indexOf(c)]!) + (cell.asterisk ? "*" : "") + (cell.change !== undefined ? ` (${cell.change > 0 ? "+" : ""}${cell.change})` : ""), bold: cell.bold === true };
+      // a published number keeps the decimals the paper printed it with (41.8±3.2 beside 43.27)
+      const own = /(\d+)(?:\.(\d+))?/.exec(cell.text.replace(/<[^>]+>/g, ""))?.[2]?.length ?? 0;
+      return { text: cell.value === null ? cell.text : cellText(cell.value, cell.ci, own) + (cell.asterisk ? "*" : "") + (cell.change !== undefined ? ` (${cell.change > 0 ? "+" : ""}${cell.change})` : ""), bold: cell.bold === true };
     }),
     values: published.columns.map((c) => row.cells[c.id]!.value),
     cis: published.columns.map((c) => row.cells[c.id]!.ci ?? null),

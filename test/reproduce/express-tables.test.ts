@@ -87,7 +87,7 @@ describe("eqa reproduce express-table-1 and express-table-2", () => {
       const calls = server.requests.length;
       assert.ok(server.requests.some(isJudgeCall) && server.requests.some((r) => !isJudgeCall(r)));
       assert.equal(server.requests.filter((r) => text(r).includes("Give two marks.")).length, 0, "C′ and E′ are LLM-Match's alone: no EAC call");
-      assert.match(first.stdout, /\| OpenEQA w\/ GPT-4V \| 41\.80±3\.20\* \| 7\.50±0\.60\* \|/);
+      assert.match(first.stdout, /\| OpenEQA w\/ GPT-4V \| 41\.8±3\.2\* \| 7\.5±0\.6\* \|/);
 
       const again = await runCli(args, env);
       assert.equal(again.code, 0, again.stderr);
