@@ -191,7 +191,7 @@ export function formatPosition(p: readonly number[]): string {
   return `(x=${p[0]}, y=${p[1]}, z=${p[2]})`;
 }
 
-/** What `selectObservations` kept: indices into the observations, in step order, and how many of them were essential. */
+/** What `selectObservations` kept: indices into the observations, in step order, and how many of them were essential (all of them when there were no more than K). */
 export interface ObservationSelection {
   indices: number[];
   essential: number;

@@ -96,7 +96,7 @@ export function socraticBaseline(name: Extract<TagBaselineName, "socratic-ic" | 
       trace.frames = kept.map((o) => o.frame);
       const captions = await Promise.all(kept.map((o) => caption(trajectory, o.frame, objects ? [...new Set(o.objects.map((x) => words(x.type)))] : null, models.captioner, trace)));
       trace.captions = Object.fromEntries(kept.map((o, i) => [String(o.frame), captions[i]!]));
-      trace.notes.push(`${kept.length} of ${all.length} observations kept, ${selection.essential} of them by the minimum spanning tree of events and objects`);
+      trace.notes.push(kept.length === all.length ? `all ${all.length} observations kept (no more than ${limit})` : `${kept.length} of ${all.length} observations kept, ${selection.essential} of them by the minimum spanning tree of events and objects`);
       return {
         observations: kept.map((o, i) => ({
           step: o.step,
