@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadTrajectoryLog, type TagQuestion, type TrajectoryLog } from "../../src/data/index.js";
-import { buildTagDataset, describeActions, maskSightings, selectObservations, type TagObservation } from "../../src/generate/index.js";
+import { openEpisode } from "../../src/episodes/index.js";
+import { buildTagDataset, describeActions, maskSightings, observeTrajectory, selectObservations, tagAnswerContext, TrajectoryWorld, type TagObservation } from "../../src/generate/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { jsonLines, killMidway } from "../helpers/kill.js";
@@ -61,6 +62,31 @@ describe("selectObservations", () => {
     assert.deepEqual(selectObservations(observations, events, 10).indices, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     // more essential observations than K: the events' first
     assert.deepEqual(selectObservations(observations, events, 2).indices, [3, 7]);
+  });
+});
+
+describe("observeTrajectory", () => {
+  test("estimates each visible object's position from its mask's depth, in the grounding frame: within centimetres of the truth for small objects, the visible side of furniture within a metre", async () => {
+    const { home, log } = await recordedSet(1);
+    const episode = await openEpisode(join(home, "rec", "frames"), log.id);
+    const tag = await tagAnswerContext(log, episode);
+    const observations = await observeTrajectory({ id: log.id, episode, log, tag });
+    assert.equal(observations.length, log.steps.length);
+    assert.deepEqual(observations[0]!.position, [0, 0, 0], "the first observation's camera is the grounding frame's origin");
+    const world = new TrajectoryWorld(log);
+    const kinds = new Map(log.objects.map((o) => [o.id, o.kind]));
+    const errors: Record<string, number[]> = { object: [], furniture: [] };
+    for (const o of observations) {
+      for (const seen of o.objects) {
+        const truth = world.groundedPositionNear(seen.id, o.step);
+        assert.ok(seen.position && truth && seen.pixels >= 10);
+        errors[kinds.get(seen.id)!]?.push(Math.hypot(truth[0] - seen.position[0], truth[1] - seen.position[1], truth[2] - seen.position[2]));
+      }
+    }
+    const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+    assert.ok(errors.object!.length > 20 && errors.furniture!.length > 20);
+    assert.ok(median(errors.object!) < 0.15, `small objects: median error ${median(errors.object!)} m`);
+    assert.ok(median(errors.furniture!) < 0.6, `furniture: median error ${median(errors.furniture!)} m`);
   });
 });
 
