@@ -86,6 +86,14 @@ describe("eqa reproduce openeqa-table-5", () => {
       assert.equal(server.requests.length, calls, "finished explorations, answers and judgements are not asked again");
     });
 
+    // the report shows the table with this run's rows
+    const report = join(dir, "report.html");
+    const reported = await runCli(["report", out, "--out", report], env);
+    assert.equal(reported.code, 0, reported.stderr);
+    const page = readFileSync(report, "utf8");
+    assert.match(page, /Category-level Performance on A-EQA/);
+    assert.match(page, /w\/ Sparse Voxel Map/);
+
     const table = readJson<TableJson>(join(out, "table.json"));
     assert.equal(table.table, "openeqa-table-5");
     assert.deepEqual(table.rows.map((r) => [r.id, r.runDir]), ["blind", "socratic", "conceptgraph", "svm", "vlm"].map((f) => [f, join("rows", `a-eqa-${f}`)]));
@@ -151,6 +159,24 @@ describe("eqa reproduce openeqa-table-5", () => {
     } finally {
       await server.close();
     }
+  });
+
+  test("--env habitat without --scenes, and episodes without answers, are refused before any call (exit 2)", async () => {
+    const dir = temporaryDir("eqakit-reproduce-aeqa-");
+    const episodes = writeEpisodes(dir);
+    const unanswered = join(dir, "unanswered.json");
+    writeFileSync(unanswered, JSON.stringify([{ question_id: "q0", question: "Is there a sofa?", scene: "home-0" }]));
+    await withModelServer((request) => openAiReply(reply(request)), async (server) => {
+      const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
+      const habitat = await runCli(args("openeqa-table-5", episodes, server.url, join(dir, "run")).map((a) => (a === "builtin" ? "habitat" : a)), env);
+      assert.equal(habitat.code, 2, habitat.stderr);
+      assert.match(habitat.stderr, /--scenes/);
+      const none = await runCli(args("openeqa-table-5", unanswered, server.url, join(dir, "run")), env);
+      assert.equal(none.code, 2, none.stderr);
+      assert.match(none.stderr, /answer/);
+      assert.equal(server.requests.length, 0);
+      assert.equal(existsSync(join(dir, "run")), false);
+    });
   });
 
   test("without --episodes it is refused before any call (exit 2), naming how to make the episodes", async () => {
