@@ -61,7 +61,7 @@ describe("eqa reproduce openeqa-table-5", () => {
     const out = join(dir, "table5");
     const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
     await withModelServer((request) => openAiReply(reply(request)), async (server) => {
-      const dry = await runCli(args("openeqa-table-5", episodes, server.url, out, ["--dry-run"]), env);
+      const dry = await runCli(args("openeqa-table-5", episodes, server.url, out, ["--captioner", "openai/gpt-4o-mini", "--captioner-base-url", `${server.url}/v1`, "--dry-run"]), env);
       assert.equal(dry.code, 0, dry.stderr);
       assert.equal(server.requests.length, 0);
       assert.equal(existsSync(out), false, "a dry run writes nothing");
@@ -69,9 +69,11 @@ describe("eqa reproduce openeqa-table-5", () => {
       assert.match(dry.stdout, /agent +openai\/gpt-4o +\d+ +0 +\d+ +\d+ +\$\d/, "the answering agent's calls are priced");
       assert.match(dry.stdout, /judge +openai\/gpt-4o +10 +0 +\d+ +\d+ +\$\d/, "one LLM-Match request per episode and row");
       assert.match(dry.stdout, /stand-in recording of 7 blank 64×48 frames/);
+      assert.match(dry.stdout, /captioner +openai\/gpt-4o-mini +14 +0 +\d+ +\d+ +\$\d/, "the socratic row captions the 7 frames of each episode's stand-in recording");
       assert.match(dry.stdout, /row a-eqa-vlm: 2 episode\(s\), 0 already explored, 2 to explore and judge/);
 
-      const first = await runCli(args("openeqa-table-5", episodes, server.url, out), env);
+      const captioner = ["--captioner", "openai/gpt-4o-mini", "--captioner-base-url", `${server.url}/v1`];
+      const first = await runCli(args("openeqa-table-5", episodes, server.url, out, captioner), env);
       assert.equal(first.code, 0, first.stderr);
       const calls = server.requests.length;
       assert.ok(calls > 0);
@@ -81,7 +83,8 @@ describe("eqa reproduce openeqa-table-5", () => {
       assert.ok(!server.requests.some((r) => bodyText(r).includes("Give two marks.")), "no EAC call: LLM-Match alone");
       assert.match(first.stdout, /\| 1 GPT-4 \| \*\*25\.3\*\* \| \*\*28\.4\*\* \|/);
 
-      const again = await runCli(args("openeqa-table-5", episodes, server.url, out), env);
+      assert.ok(server.requests.some((r) => bodyText(r).includes('"model":"gpt-4o-mini"') && bodyText(r).includes("image_url")), "the socratic row's frames are described by --captioner");
+      const again = await runCli(args("openeqa-table-5", episodes, server.url, out, captioner), env);
       assert.equal(again.code, 0, again.stderr);
       assert.equal(server.requests.length, calls, "finished explorations, answers and judgements are not asked again");
     });
