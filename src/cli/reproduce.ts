@@ -478,6 +478,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
   if (flags.batch) throw new UserError("--batch is for the OpenEQA tables", { field: "--batch" }, `eqa explore judges ${id}'s episodes live`);
   const model = resolveRoleModel(flags, "model");
   const judge = expressNeedsJudge(id) ? resolveRoleModel(flags, "judge") : undefined;
+  if (!judge && flags.judge) console.error(`note: ${id} needs no judge (accuracy is the choice letter read from each reply): --judge (or EQA_JUDGE) is not used`);
   const builtinScene = (scene: string): string | undefined => {
     const problem = builtinSceneProblem(scene);
     return problem && `${problem}; HM3D scenes run with --env habitat --scenes DIR`;

@@ -137,10 +137,11 @@ describe("eqa reproduce express-table-1 and express-table-2", () => {
     const out = join(dir, "table2");
     const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
     await withModelServer(reply, async (server) => {
-      const result = await runCli(["reproduce", "express-table-2", "--episodes", episodes, "--env", "builtin", ...modelArgs(server.url, false), "--out", out], env);
+      const result = await runCli(["reproduce", "express-table-2", "--episodes", episodes, "--env", "builtin", ...modelArgs(server.url), "--out", out], env);
       assert.equal(result.code, 0, result.stderr);
       assert.ok(server.requests.length > 0);
       assert.equal(server.requests.filter(isJudgeCall).length, 0, "accuracy needs no judge");
+      assert.match(result.stderr, /express-table-2 needs no judge .*: --judge \(or EQA_JUDGE\) is not used/);
       assert.match(result.stdout, /\| Explore-EQA \| 50\.4 \| 93\.687 \|/);
     });
     const records = jsonLines(join(out, "rows", "fine-eqa-reference", "episodes.jsonl")) as ExploreRecordLine[];
