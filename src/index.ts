@@ -123,7 +123,7 @@ export {
 } from "./eval/index.js";
 
 // generating TAG-EQA questions
-export { buildTagDataset, type TagDataset, type DatasetOptions, loadTrajectorySource, runTagAnswers, answerTagQuestions, tagSetEpisodes, type TagAnswerRun, type TagAgentPrediction } from "./generate/index.js";
+export { buildTagDataset, type TagDataset, type DatasetOptions, loadTrajectorySource, runTagAnswers, answerTagQuestions, tagSetEpisodes, type TagAnswerRun, type TagAgentPrediction, runTagBaseline, tagBaseline, type TagBaselineName } from "./generate/index.js";
 export { generateHome, recordTask } from "./sim/index.js";
 
 // reward models (EQA-RM)
