@@ -183,4 +183,24 @@ describe("eqa answer-tag --agent socratic-ic | socratic-ic-or", () => {
       assert.deepEqual(asked.filter(isAnswer).map((r) => promptOf(r).endsWith(`Q: ${failing.question}`)), [true]);
     });
   });
+  test("a preparation that fails fails the questions waiting for it, and the trajectory's next question prepares it again", async () => {
+    const { home, questions, questionsFile } = await recordedSet();
+    let refused = 0;
+    // the first caption asked is refused as a bad request: the first preparation fails
+    await withModelServer((request) => (isCaption(request) && refused++ === 0 ? { status: 400, body: { error: { message: "bad image", type: "invalid_request_error" } } } : openAiReply(reply(request))), async (server) => {
+      const out = join(home, "ic");
+      const args = ["answer-tag", "--questions", questionsFile, "--agent", "socratic-ic", "--out", out, "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--concurrency", "1", "--no-cache"];
+      const first = await runCli(args, cliEnv(home));
+      assert.equal(first.code, 1, first.stderr);
+      const failures = JSON.parse(readFileSync(join(out, "agent-failures.json"), "utf8")) as { question_id: string; error: string }[];
+      assert.deepEqual(failures.map((f) => f.question_id), [questions[0]!.question_id]);
+      assert.match(failures[0]!.error, /bad image/);
+      assert.equal(jsonLines(join(out, "prepared.jsonl")).length, 1, "the second preparation succeeded and was kept");
+      const before = server.requests.length;
+      const second = await runCli(args, cliEnv(home));
+      assert.equal(second.code, 0, second.stderr);
+      assert.equal(server.requests.slice(before).filter(isCaption).length, 0);
+      assert.equal(server.requests.slice(before).filter(isAnswer).length, 1);
+    });
+  });
 });
