@@ -269,18 +269,22 @@ function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void
       break;
     }
     case "fridge": {
-      const split = H * (0.3 + 0.08 * s(2));
-      const top = s(3) < 0.5; // freezer on top or below
-      const cut = top ? H - split : split;
+      // French doors over a freezer drawer, handles beside the seam, notes held by magnets
+      const cut = H * (0.3 + 0.04 * s(2));
       f.box(0, W, 0.02, H, 0, D - 0.05, colour, METAL);
       f.box(0.005, W - 0.005, 0.02, cut - 0.008, D - 0.05, D - 0.02, colour, METAL);
-      f.box(0.005, W - 0.005, cut + 0.008, H - 0.005, D - 0.05, D - 0.02, colour, METAL);
+      f.box(0.005, W / 2 - 0.004, cut + 0.008, H - 0.005, D - 0.05, D - 0.02, colour, METAL);
+      f.box(W / 2 + 0.004, W - 0.005, cut + 0.008, H - 0.005, D - 0.05, D - 0.02, colour, METAL);
       f.box(0, W, 0, 0.06, 0.04, D - 0.06, BLACK, PLASTIC);
-      const ha = W - 0.08;
-      const h1 = top ? cut - 0.45 : cut + 0.08;
-      f.box(ha, ha + 0.025, h1, h1 + 0.4, D - 0.02, D, STEEL, METAL);
-      const h2 = top ? cut + 0.08 : cut - 0.3;
-      f.box(ha, ha + 0.025, h2, h2 + 0.22, D - 0.02, D, STEEL, METAL);
+      f.box(W / 2 - 0.05, W / 2 - 0.03, cut + 0.25, H - 0.2, D - 0.02, D, STEEL, METAL);
+      f.box(W / 2 + 0.03, W / 2 + 0.05, cut + 0.25, H - 0.2, D - 0.02, D, STEEL, METAL);
+      f.box(0.15, W - 0.15, cut - 0.1, cut - 0.08, D - 0.02, D, STEEL, METAL);
+      const notes: Rgb[] = [[250, 250, 245], [240, 220, 120], [120, 170, 220], [230, 130, 120]];
+      for (let k = 0; k < 4; k++) {
+        const a = (k < 2 ? 0.06 : W / 2 + 0.08) + 0.1 * (k % 2) + 0.03 * s(40 + k);
+        const y = cut + 0.5 + 0.15 * (k % 2) + 0.1 * s(50 + k);
+        f.box(a, a + 0.08 + 0.03 * s(60 + k), y, y + 0.11 + 0.04 * s(70 + k), D - 0.02, D - 0.017, notes[k] as Rgb, PAPER);
+      }
       break;
     }
     case "cabinet":
