@@ -1,5 +1,5 @@
 import { renderPromptFile, type Question } from "../core/index.js";
-import type { ChatModel } from "../models/index.js";
+import { FORCE_GUESS_ROLE, inRole, type ChatModel } from "../models/index.js";
 import { blindAnswer } from "./blind.js";
 import { tracedCall } from "./calls.js";
 import type { AgentTrace, ForceGuessTrace } from "./types.js";
@@ -20,9 +20,11 @@ export function parseForceGuessAction(reply: string | null): "guess" | "keep" | 
  * OpenEQA's force-a-guess (appendix VII): the agent's language model is asked whether the
  * answer abstains; if it does, the blind LLM's answer replaces it. An unreadable verdict
  * keeps the answer, and says so in the trace with the reply; the run's summary counts it apart
- * (neither abstaining nor not).
+ * (neither abstaining nor not). Both calls are recorded in the run's ledger under the role
+ * `force-guess`, so that their cost shows apart from the agent's answers.
  */
-export async function forceGuess(question: Question, answer: string | null, model: ChatModel, trace: AgentTrace): Promise<string | null> {
+export async function forceGuess(question: Question, answer: string | null, agentModel: ChatModel, trace: AgentTrace): Promise<string | null> {
+  const model = inRole(agentModel, FORCE_GUESS_ROLE);
   const prompt = renderPromptFile(FORCE_GUESS_PROMPT, { question: question.question, old_answer: answer ?? "" });
   const response = await tracedCall(trace, model, "force-guess", FORCE_GUESS_PROMPT, { messages: [{ role: "user", content: prompt }], ...CLASSIFY_PARAMS });
   const action = parseForceGuessAction(response.text);

@@ -19,6 +19,7 @@
  */
 import type { ModelCallCache } from "../store/index.js";
 import { billedDollars, type CallMode } from "./cost.js";
+import { currentCallContext } from "./ledger.js";
 import { adaptRequest } from "./families.js";
 import { imageSize } from "./images.js";
 import type { ModelSpec, Protocol } from "./names.js";
@@ -201,7 +202,8 @@ class RecordingModel implements ChatModel {
     // the request as the runtime would send it and key it
     const adapted = adaptRequest(this.spec.profile, request, 1);
     const cached = this.cache ? (await this.cache.get(requestCacheKey(this.spec, adapted.request, adapted.thinking))) !== undefined : false;
-    this.calls.push({ role: this.role, model: this.name, mode: this.mode, cached, ...estimateRequestTokens(this.spec.protocol, adapted.request) });
+    // a role set where the call is made (force-a-guess's, a stop check's) wins, as in the ledger
+    this.calls.push({ role: currentCallContext().role ?? this.role, model: this.name, mode: this.mode, cached, ...estimateRequestTokens(this.spec.protocol, adapted.request) });
     const texts = Array.from({ length: request.n ?? 1 }, () => this.reply);
     return { text: this.reply, texts, finishReason: "stop", usage: { promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, latencyMs: 0, retries: 0, cached } };
   }

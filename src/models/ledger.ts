@@ -1,7 +1,7 @@
 /**
  * The ledger of a run's model calls: `calls.jsonl` in the run folder, one line per call as it
- * completes, for every role (agent, captioner, judge, reward model, explorer, stop-check, an
- * external agent's `model/complete`…), live or batch, cached or not, answered or failed. It is the
+ * completes, for every role (agent, captioner, judge, reward model, explorer, stop-check,
+ * force-guess, an external agent's `model/complete`…), live or batch, cached or not, answered or failed. It is the
  * run's bill: every cost figure is computed from it (`ledgerCost`), and a resumed run appends
  * to it, so the calls of earlier processes stay counted.
  *
@@ -27,6 +27,11 @@ import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
  */
 export const JUDGE_ROLE = "judge";
 export const REWARD_MODEL_ROLE = "reward model";
+/**
+ * Force-a-guess's calls of the agent's model (its abstention check and the blind guess that
+ * replaces an abstaining answer): costed on a row of their own, within the answering stage.
+ */
+export const FORCE_GUESS_ROLE = "force-guess";
 
 /** The ledger's file in a run folder. */
 export const CALLS_FILE = "calls.jsonl";

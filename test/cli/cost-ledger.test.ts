@@ -393,7 +393,13 @@ describe("every other run-writing command: each request its servers received is 
       const ledger = folders.flatMap((folder) => readCallLedger(folder).filter((e) => !e.cached));
       assert.equal(ledger.length, received, "every request in one ledger, once");
       assert.equal(ledger.filter((e) => e.role === "judge").length, readJson<{ cost: Cost }>(join(vlm, "summary.json")).cost.total.calls, "the run's summary costs its judge");
-      assert.equal(ledger.filter((e) => e.role === "agent").length, readJson<{ cost: Cost }>(join(vlm, "answers", "summary.json")).cost.total.calls, "the answers' summary costs its agent");
+      // force-a-guess's checks are the agent model's calls on a row of their own, within the answers' cost
+      const answers = readJson<{ cost: Cost }>(join(vlm, "answers", "summary.json")).cost;
+      const forceGuesses = ledger.filter((e) => e.role === "force-guess").length;
+      assert.ok(forceGuesses > 0, "the vlm agent forces a guess by default");
+      assert.deepEqual(answers.roles.map((r) => [r.role, r.calls]), [["agent", ledger.filter((e) => e.role === "agent").length], ["force-guess", forceGuesses]]);
+      assert.equal(ledger.filter((e) => e.role !== "judge").length, answers.total.calls, "the answers' summary costs its agent and force-a-guess");
+      assert.equal(tableRow(result.stdout, "force-guess")?.[0], String(forceGuesses), `the printed cost table:\n${result.stdout}`);
       assert.equal(tableRow(result.stdout, "total")?.[0], String(received), `the printed cost table:\n${result.stdout}`);
     } finally {
       await model.close();

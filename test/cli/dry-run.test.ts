@@ -233,16 +233,17 @@ describe("eqa run --dry-run", () => {
       assert.equal(existsSync(out), false);
       const captioner = planRow(dry.stdout, "captioner") ?? [];
       const agent = planRow(dry.stdout, "agent") ?? [];
+      const forceGuess = planRow(dry.stdout, "force-guess") ?? [];
       const judge = planRow(dry.stdout, "judge") ?? [];
-      // 3 questions on one episode: 4 frames captioned once, then per question an answer and force-a-guess's check, and a judgement
-      assert.deepEqual([captioner[0], agent[0], judge[0]], ["4", "6", "3"]);
+      // 3 questions on one episode: 4 frames captioned once, then per question an answer, force-a-guess's check (a role of its own), and a judgement
+      assert.deepEqual([captioner[0], agent[0], forceGuess[0], judge[0]], ["4", "3", "3", "3"]);
       // each caption request holds a 512x288 frame: 85 + 170 tokens at OpenAI's detail high
       assert.ok(Number(captioner[2]) >= 4 * 255, `caption prompt tokens ${captioner[2]}`);
       const real = await runCli(args, cliEnv(home));
       assert.equal(real.code, 0, real.stderr);
       assert.equal(server.requests.length, 4 + 6 + 3);
       const summary = readJson(join(out, "summary.json")) as { answer: { cost: CostSection }; score: { cost: CostSection } };
-      assert.deepEqual(summary.answer.cost.roles.map((r) => [r.role, r.model, r.calls]).sort(), [["agent", "openai/gpt-4o", 6], ["captioner", "openai/gpt-4o-mini", 4]]);
+      assert.deepEqual(summary.answer.cost.roles.map((r) => [r.role, r.model, r.calls]).sort(), [["agent", "openai/gpt-4o", 3], ["captioner", "openai/gpt-4o-mini", 4], ["force-guess", "openai/gpt-4o", 3]]);
       assert.deepEqual(summary.score.cost.roles.map((r) => [r.role, r.model, r.calls]), [["judge", "openai/gpt-4.1", 3]]);
     } finally {
       await server.close();
