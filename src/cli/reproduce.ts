@@ -549,7 +549,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
 
 /** What each express table's `--episodes` is, and where to get it. */
 const EPISODES_HINT: Record<ExpressTableId, string> = {
-  "express-table-1": 'A-EQA\'s episodes: eqa data fetch openeqa, then eqa data convert a-eqa --states DIR --gt-path-length FILE --out a-eqa.json (docs/active-eqa.md); on the built-in homes, a JSON list of {"question_id", "question", "answer", "scene": "home-3", "gt_path_length"}',
+  "express-table-1": 'A-EQA\'s episodes: eqa data fetch openeqa, then eqa data convert a-eqa --full --states DIR --gt-path-length FILE --out a-eqa.json (docs/active-eqa.md; --full: all 557 questions, as the paper); on the built-in homes, a JSON list of {"question_id", "question", "answer", "scene": "home-3", "gt_path_length"}',
   "express-table-2": `HM-EQA's questions.csv with scene_init_poses.csv beside it (${HM_EQA_SOURCE}); on the built-in homes, a JSON list of {"question_id", "question", "choices", "answer": "B", "scene": "home-3"}`,
   "express-table-3": 'EXPRESS-Bench\'s records: eqa data fetch express-bench writes express-bench.json; on the built-in homes, a JSON list of {"question_id", "question", "answer", "scene": "home-3", "goal_position"?, "gt_path_length"?} (docs/active-eqa.md#episodes)',
 };
