@@ -138,7 +138,6 @@ export async function reproduceTagTable(options: ReproduceTagOptions, runtime: M
     options.onRow?.(name, index, baselines.length);
     const dirs = tagRowDirs(name);
     const answersDir = join(run.path, dirs.answers);
-    let answeredCount = 0;
     let answerFailures = 0;
     const answered = await runTagBaseline(tagBaseline(name), models, options.questions, options.episodes, answersDir, {
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
@@ -150,7 +149,6 @@ export async function reproduceTagTable(options: ReproduceTagOptions, runtime: M
       },
     });
     const ok = new Set(answered.predictions.filter((p) => p.error === undefined).map((p) => p.question_id));
-    answeredCount = ok.size;
     const scored = await scoreTagRun({
       questions: options.questions.filter((q) => ok.has(q.question_id)),
       questionsPath: options.questionsPath,
@@ -177,8 +175,8 @@ export async function reproduceTagTable(options: ReproduceTagOptions, runtime: M
       differences,
       failed,
     });
-    const dollars = [answered.cost.total.dollars, summary.cost.total.dollars];
-    runs[name] = { answered: answeredCount, failed, scored: summary.counts.scored, dollars: dollars.some((d) => d === null) ? null : dollars.reduce<number>((a, b) => a + b!, 0) };
+    const [answering, judging] = [answered.cost.total.dollars, summary.cost.total.dollars];
+    runs[name] = { answered: ok.size, failed, scored: summary.counts.scored, dollars: answering === null || judging === null ? null : answering + judging };
   }
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows, notes: NOTES };
   const markdown = formatTableMarkdown(options.table, table);
