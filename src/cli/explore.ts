@@ -183,7 +183,8 @@ async function planExploreRun(flags: ExploreFlags, explorer: ExplorerName, activ
   const opened = await openCallPlan(flags);
   try {
     const image = { maxSide: flags.imageSize, format: flags.imageFormat };
-    const answerer = emAgent ? createAgent(emAgent, opened.plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" }))) : undefined;
+    const build = (setup: AgentSetup) => createAgent(setup, opened.plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" })));
+    const answerer = emAgent ? { ...build(emAgent), fresh: () => build(emAgent).agent } : undefined;
     const outDir = flags.out ?? defaultRunPath("explore");
     const planned = await planExploration(
       {

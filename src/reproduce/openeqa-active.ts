@@ -295,10 +295,11 @@ export async function planAEqaRows(
 ): Promise<string[]> {
   const notes: string[] = [];
   for (const family of families) {
-    const { agent, models } = createAgent({ ...aEqaRowSetup(family, setup.model, setup.captioner), image: options.image }, plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" })));
+    const build = () => createAgent({ ...aEqaRowSetup(family, setup.model, setup.captioner), image: options.image }, plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" })));
+    const { agent, models } = build();
     const maxSteps = family === "blind" ? A_EQA_BLIND_STEPS : options.maxSteps;
     const planned = await planExploration(
-      { episodes: setup.episodes, explorer: "frontier", outDir: join(options.outDir, aEqaRowDir(family)), answerer: { agent, models }, ...(maxSteps !== undefined ? { maxSteps } : {}), image: options.image, observation: options.observation },
+      { episodes: setup.episodes, explorer: "frontier", outDir: join(options.outDir, aEqaRowDir(family)), answerer: { agent, models, fresh: () => build().agent }, ...(maxSteps !== undefined ? { maxSteps } : {}), image: options.image, observation: options.observation },
       plan,
     );
     const judge = plan.model(setup.judgeSpec, JUDGE_ROLE, "Your mark: 3");

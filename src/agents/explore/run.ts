@@ -34,7 +34,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, selectShard, sha256Hex, writeFileAtomically, type Shard } from "../../core/index.js";
 import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
-import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type Episode, type ImageOptions } from "../../episodes/index.js";
+import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type Episode, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
 import { ModelCallError, ledgerCost, mergeCallLedgers, readCallLedger, runModelBatch, type CallEntry, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
 import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
@@ -391,8 +391,8 @@ export interface ExplorePlanOptions {
   outDir: string;
   /** Fine-EQA's VLM. */
   vlm?: ModelSpec;
-  /** frontier: the EM-EQA agent answering from the collected frames (built on the plan's runtime). */
-  answerer?: { agent: Agent; models: ModelSpec[] };
+  /** frontier: the EM-EQA agent answering from the collected frames (built on the plan's runtime); `fresh` builds another like it, so that each episode is planned with an agent that has described no frame yet. */
+  answerer?: { agent: Agent; models: ModelSpec[]; fresh?: () => Agent };
   /** The judge of `--judge`: an LLM-Match and an EAC call per episode. */
   judge?: ModelSpec;
   /** false: the judge makes no EAC call (`--no-eac`). */
@@ -466,9 +466,9 @@ export async function planExploration(options: ExplorePlanOptions, plan: CallPla
   if (options.explorer === "frontier" && answerer && pending.length > 0) {
     if (STAND_IN_ANSWERERS.has(answerer.agent.name)) {
       // the frames are not known before exploring: the agent answers from a stand-in recording of blank frames of the run's size, as long as the step budget allows
-      for (const [k, e] of pending.entries()) {
-        const recording = await blankRecording(options.observation, (options.maxSteps ?? FRONTIER_MAX_STEPS) + 1, k);
-        await answerer.agent.answer({ questionId: e.questionId, question: askedQuestion(e), answer: e.answer ?? "", category: e.category ?? "", episodeHistory: recording.id } as Parameters<Agent["answer"]>[0], recording);
+      const recording = await blankRecording(options.observation, (options.maxSteps ?? FRONTIER_MAX_STEPS) + 1);
+      for (const e of pending) {
+        await (answerer.fresh?.() ?? answerer.agent).answer({ questionId: e.questionId, question: askedQuestion(e), answer: e.answer ?? "", category: e.category ?? "", episodeHistory: recording.id } as Parameters<Agent["answer"]>[0], recording);
       }
     } else {
       plan.addEstimate({ role: "agent", model: answerer.models[0]?.name ?? answerer.agent.name, calls: pending.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: false });
@@ -486,20 +486,28 @@ export const FRONTIER_MAX_STEPS = 500;
 export const STAND_IN_ANSWERERS: ReadonlySet<string> = new Set(["blind", "vlm", "socratic"]);
 
 /**
- * An episode of `frames` plain frames of the observation's size, each of its own colour, and
- * unlike the other episodes' (an agent that describes each image once, as the socratic agent
- * does, is asked about every frame); only the frames an agent samples are made.
+ * An episode of `frames` plain frames of the observation's size, each of its own colour (an agent
+ * that describes each image once, as the socratic agent does, is asked about every frame); only
+ * the frames an agent samples are made, each once.
  */
-async function blankRecording(observation: { width: number; height: number }, frames: number, episode: number): Promise<Episode> {
+async function blankRecording(observation: { width: number; height: number }, frames: number): Promise<Episode> {
   const sharp = await loadSharp();
-  const frame = (index: number): Promise<Buffer> => sharp({ create: { width: observation.width, height: observation.height, channels: 3, background: { r: index & 255, g: ((index >> 8) + 16 * episode) & 255, b: (episode >> 4) & 255 } } }).png().toBuffer();
+  const prepared = new Map<string, Promise<PreparedImage>>();
+  const frame = (index: number, image: ImageOptions | undefined): Promise<PreparedImage> => {
+    const key = `${index}\u0000${canonicalJson(image ?? {})}`;
+    if (!prepared.has(key)) {
+      const colour = { r: index & 255, g: (index >> 8) & 255, b: 128 };
+      prepared.set(key, sharp({ create: { width: observation.width, height: observation.height, channels: 3, background: colour } }).png().toBuffer().then((png) => prepareImage(png, image)));
+    }
+    return prepared.get(key)!;
+  };
   return {
     id: "stand-in-recording",
     path: "stand-in-recording",
     kind: "images",
     frameCount: frames,
     notes: [],
-    images: (indices, image) => Promise.all(indices.map(async (index) => ({ ...(await prepareImage(await frame(index), image)), index }))),
+    images: (indices, image) => Promise.all(indices.map(async (index) => ({ ...(await frame(index, image)), index }))),
     frame: () => Promise.reject(new Error("a stand-in recording has no geometry")),
   };
 }
