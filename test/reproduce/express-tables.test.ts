@@ -160,28 +160,31 @@ describe("eqa reproduce express-table-1 and express-table-2", () => {
     for (const file of ["table.csv", "table.tex"]) assert.match(readFileSync(join(out, file), "utf8"), /Explore-EQA/);
   });
 
-  test("killed with SIGKILL after its first episode and run again, table 1 does not ask the finished episode's questions again and ends with the table of an uninterrupted run", async () => {
-    const dir = temporaryDir("eqakit-express-kill-");
-    const episodes = writeOpenEpisodes(dir);
-    const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
-    await withModelServer(reply, async (server) => {
-      const args = (out: string): string[] => ["reproduce", "express-table-1", "--episodes", episodes, "--env", "builtin", ...modelArgs(server.url), "--out", out];
-      const whole = await runCli(args(join(dir, "whole")), env);
-      assert.equal(whole.code, 0, whole.stderr);
+  for (const table of ["express-table-1", "express-table-2"]) {
+    test(`killed with SIGKILL after its first episode and run again, ${table} does not ask the finished episode's questions again and ends with the table of an uninterrupted run`, async () => {
+      const dir = temporaryDir("eqakit-express-kill-");
+      const judged = table === "express-table-1";
+      const episodes = judged ? writeOpenEpisodes(dir) : writeChoiceEpisodes(dir);
+      const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
+      await withModelServer(reply, async (server) => {
+        const args = (out: string): string[] => ["reproduce", table, "--episodes", episodes, "--env", "builtin", ...modelArgs(server.url, judged), "--out", out];
+        const whole = await runCli(args(join(dir, "whole")), env);
+        assert.equal(whole.code, 0, whole.stderr);
 
-      const out = join(dir, "resumed");
-      const explored = join(out, "rows", "fine-eqa-reference", "episodes.jsonl");
-      await killMidway(args(out), env, () => jsonLines(explored).length >= 1);
-      const finished = (jsonLines(explored) as ExploreRecordLine[]).map((r) => QUESTIONS[Number(r.questionId.slice(1))]!);
-      const before = server.requests.length;
-      const resumed = await runCli(args(out), env);
-      assert.equal(resumed.code, 0, resumed.stderr);
-      const asked = server.requests.slice(before).filter((r) => !isJudgeCall(r));
-      for (const question of finished) assert.equal(asked.filter((r) => text(r).includes(question)).length, 0, `${question} was explored again`);
-      const cells = (run: string): unknown => readJson<TableJson>(join(dir, run, "table.json")).rows.map((r) => [r.id, r.cells, r.differences]);
-      assert.deepEqual(cells("resumed"), cells("whole"));
+        const out = join(dir, "resumed");
+        const explored = join(out, "rows", "fine-eqa-reference", "episodes.jsonl");
+        await killMidway(args(out), env, () => jsonLines(explored).length >= 1);
+        const finished = (jsonLines(explored) as ExploreRecordLine[]).map((r) => QUESTIONS[Number(r.questionId.slice(1))]!);
+        const before = server.requests.length;
+        const resumed = await runCli(args(out), env);
+        assert.equal(resumed.code, 0, resumed.stderr);
+        const asked = server.requests.slice(before).filter((r) => !isJudgeCall(r));
+        for (const question of finished) assert.equal(asked.filter((r) => text(r).includes(question)).length, 0, `${question} was explored again`);
+        const cells = (run: string): unknown => readJson<TableJson>(join(dir, run, "table.json")).rows.map((r) => [r.id, r.cells, r.differences]);
+        assert.deepEqual(cells("resumed"), cells("whole"));
+      });
     });
-  });
+  }
 
   test("what a run needs and is not here is named with how to get it, exit 2, before any call and before the run folder is made", async () => {
     const dir = temporaryDir("eqakit-express-missing-");
