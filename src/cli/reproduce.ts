@@ -107,8 +107,9 @@ function tableArgument(value: string): PublishedTable {
 }
 
 /**
- * `eqa reproduce`. `explore` makes the `eqa explore` command that runs express-table-3's row:
- * given by the program that assembles the commands, since command files never import each other.
+ * `eqa reproduce`. `explore` makes the `eqa explore` command that runs the express tables' row
+ * and OpenEQA's A-EQA rows: given by the program that assembles the commands, since command
+ * files never import each other.
  */
 export function reproduceCommand(explore: () => Command): Command {
   const command = new Command("reproduce")

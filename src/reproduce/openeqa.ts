@@ -1,5 +1,6 @@
 /**
- * `eqa reproduce openeqa-table-4` (and the EM-EQA columns of Table II): OpenEQA's agent
+ * `eqa reproduce openeqa-table-4` (and the EM-EQA columns of Tables II and III, beside which
+ * `aEqa` lays the A-EQA rows of openeqa-active.ts): OpenEQA's agent
  * families (seed 001, Section III) run with the user's model, each at the paper's settings,
  * answered and scored with LLM-Match in a run folder of its own, then laid out beside the
  * paper's rows.
@@ -37,7 +38,7 @@ import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex,
 export const OPENEQA_FAMILIES = ["blind", "socratic", "conceptgraph", "svm", "vlm"] as const satisfies readonly AgentName[];
 export type OpenEqaFamily = (typeof OPENEQA_FAMILIES)[number];
 
-/** The EM-EQA tables `reproduceOpenEqaTable` fills (the A-EQA columns of Tables II and III need exploration). */
+/** The EM-EQA tables `reproduceOpenEqaTable` fills (the A-EQA columns of Tables II and III, with `--episodes`, come from openeqa-active.ts's explore runs: `aEqa`). */
 export const OPENEQA_EM_TABLES = ["openeqa-table-2", "openeqa-table-3", "openeqa-table-4"] as const;
 
 /** SHA-256 of OpenEQA v0's `open-eqa-v0.json` (1,636 questions; md5 c0bd01fdce18206112a29fc3eab50cbb). */
