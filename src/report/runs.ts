@@ -18,6 +18,7 @@ import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate } from "
 import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath } from "../store/index.js";
 import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
 import { exploreHeadline, exploreSummarySchema, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
+import { loadRewardBuild, loadRewardReview, type RewardFolder } from "./reward-runs.js";
 import { loadTagPart, tagSummarySchema, type TagRunPart } from "./tag-runs.js";
 import { modelCallNotes } from "./text.js";
 
@@ -242,7 +243,7 @@ export function demoRecordings(paths: readonly string[]): string | undefined {
  */
 export function runFolders(path: string): { dir: string; label: string }[] {
   const root = resolve(path);
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new UserError("not a run directory", { file: path }, "pass folders written by eqa score, answer, run, explore, score-tag, answer-tag, rm score, rm bench, memory build, generate tag or demo");
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new UserError("not a run directory", { file: path }, "pass folders written by eqa score, answer, run, explore, score-tag, answer-tag, rm score, rm bench, rm build, rm review --import, memory build, generate tag or demo");
   if (isRunFolder(root)) return [{ dir: root, label: basename(root) }];
   const found: string[] = [];
   const walk = (dir: string, depth: number): void => {
@@ -292,7 +293,7 @@ const KINDS_WITHOUT_SUMMARY = ["generate-tag", "memory", "answer-tag", "rm-build
 /** Reads one run directory (not a folder of runs: see `loadRuns`). */
 export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   const path = resolve(dir);
-  if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, "pass folders written by eqa score, answer, run, explore, score-tag, answer-tag, rm score, rm bench, memory build, generate tag or demo");
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, "pass folders written by eqa score, answer, run, explore, score-tag, answer-tag, rm score, rm bench, rm build, rm review --import, memory build, generate tag or demo");
   const notes: string[] = [];
   const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", metrics: [], otherUsage: [], costs: [], figures: [], questions: [], commands: [], notes };
   const commandsFile = join(path, COMMANDS_FILE);
@@ -395,6 +396,15 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     const dataset = await loadTagDataset(path);
     run.metrics = dataset.headline;
     run.questions = dataset.questions.map((q, i) => ({ ...q, position: i, judgeReplies: [], frames: [], calls: [] }));
+  } else if (run.kind === "rm-build" || run.kind === "rm-review") {
+    const folder: RewardFolder = run.kind === "rm-build" ? loadRewardBuild(path) : await loadRewardReview(path);
+    run.metrics = folder.headline;
+    notes.push(...folder.notes);
+    run.questions = folder.rows.map(({ replies, ...row }) => ({ ...row, judgeReplies: replies, frames: [], calls: [] }));
+    if (folder.calls) {
+      run.otherUsage.push([run.kind, usageTotals.parse(folder.calls.usage)]);
+      run.costs.push({ stage: run.kind, cost: runCostSchema.parse(folder.calls.cost) });
+    }
   } else if (run.kind === "answer-tag") {
     const answered = loadTagAnswers(path);
     run.metrics = answered.headline;

@@ -16,6 +16,13 @@ export const GROUND_TRUTH_PARAMS: GenerationParams = { temperature: 0, maxTokens
 
 export const RESPONSES_FILE = "responses.jsonl";
 export const GT_SCORES_FILE = "ground-truth-scores.jsonl";
+/** The instances `eqa rm build` made (scored responses), one JSON line each. */
+export const REWARD_INSTANCES_FILE = "instances.jsonl";
+/** The split (§3.2): the benchmark D_B and the fine-tuning set D_F, episode-disjoint. */
+export const BENCHMARK_SPLIT_FILE = "benchmark.jsonl";
+export const FINETUNE_SPLIT_FILE = "finetune.jsonl";
+/** `eqa rm review --import`: the instances the review kept, corrected scores applied. */
+export const REVIEWED_FILE = "reviewed.jsonl";
 
 interface ResponseRecord {
   key: string;
@@ -185,7 +192,7 @@ export async function buildRewardBench(options: BuildOptions): Promise<BuildResu
       ...(scored.critique !== null ? { critique: scored.critique } : {}),
     });
   }
-  await writeRewardInstances(run.file("instances.jsonl"), instances);
+  await writeRewardInstances(run.file(REWARD_INSTANCES_FILE), instances);
   await writeFileAtomically(run.file("review.csv"), reviewCsv(instances));
   const split = splitByEpisode(instances, { finetuneFraction: options.finetuneFraction, seed: options.seed });
   await writeSplit(run, split);
@@ -221,8 +228,8 @@ export function splitByEpisode(instances: readonly RewardInstance[], options: { 
 }
 
 export async function writeSplit(run: RunDirectory, split: SplitResult): Promise<void> {
-  await writeRewardInstances(run.file("benchmark.jsonl"), split.benchmark);
-  await writeRewardInstances(run.file("finetune.jsonl"), split.finetune);
+  await writeRewardInstances(run.file(BENCHMARK_SPLIT_FILE), split.benchmark);
+  await writeRewardInstances(run.file(FINETUNE_SPLIT_FILE), split.finetune);
 }
 
 export const REVIEW_COLUMNS = ["id", "source", "category", "question", "ground_truth_answer", "predicted_answer", "reasoning_trace", "critique", "ground_truth_score", "decision", "corrected_score", "note"] as const;

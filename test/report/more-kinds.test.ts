@@ -9,18 +9,20 @@ import { launchBrowser, layoutProblems, shown } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
-import { temporaryDir } from "../helpers/paths.js";
+import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { generateHome } from "../../src/sim/index.js";
 
-/** Reward-model runs, a memory build, a generated TAG-EQA dataset and an answer-tag run, each made by its command, read by the one loader. */
+/** Reward-model runs, a reward-model set built and reviewed, a memory build, a generated TAG-EQA dataset and an answer-tag run, each made by its command, read by the one loader. */
 const home = temporaryDir("eqakit-more-kinds-");
-const runs = { rmScore: join(home, "rm-score"), rmBench: join(home, "rm-bench"), memory: join(home, "memory"), dataset: join(home, "dataset"), answers: join(home, "answer-tag"), hmEqa: join(home, "hm-eqa") };
+const runs = { rmScore: join(home, "rm-score"), rmBench: join(home, "rm-bench"), rmBuild: join(home, "rm-build"), rmReview: join(home, "rm-review"), memory: join(home, "memory"), dataset: join(home, "dataset"), answers: join(home, "answer-tag"), hmEqa: join(home, "hm-eqa") };
 const WIDTHS = [1366, 760, 390];
 /** Each kind's headline metrics, as the report and the viewer name them. */
 const HEADLINES: Record<keyof typeof runs, string[]> = {
   rmScore: ["accuracy", "RMSE"],
   rmBench: ["RMSE (K=2, vote)"],
+  rmBuild: ["instances", "unusable responses", "benchmark split", "fine-tuning split", "environment: ScanNet", "score 6"],
+  rmReview: ["accepted", "rejected", "corrected", "instances kept", "fine-tuning split"],
   memory: ["episodes built"],
   dataset: ["questions"],
   answers: ["answered"],
@@ -28,10 +30,26 @@ const HEADLINES: Record<keyof typeof runs, string[]> = {
 };
 let server: ModelServer;
 let browser: Browser;
+/** The requests `eqa rm build` sent. */
+let buildRequests = 0;
+/** The ground-truth score the review corrects to 9. */
+let correctedFrom = 0;
+/** The questions `eqa rm build` is given: one HM3D, two ScanNet episodes; the responder cannot answer the fourth, the scorer gives the second ScanNet one 2. */
+const raw = readRawBenchmark();
+const hm3d = raw.filter((q) => q.episode_history.startsWith("hm3d"));
+const scannet = raw.filter((q) => q.episode_history.startsWith("scannet"));
+const rmQuestions = [hm3d[0]!, scannet[0]!, scannet.find((q) => q.episode_history !== scannet[0]!.episode_history)!, hm3d.find((q) => q.episode_history !== hm3d[0]!.episode_history)!];
+const [, , lowScored, unanswered] = rmQuestions;
 
-/** The reward model gives every instance 7 with a critique; the blind agent of an HM-EQA exploration picks B. */
+/** The reward model gives every instance 7 with a critique; the blind agent of an HM-EQA exploration picks B; rm build's responder and scorer answer as above. */
 function rewardModel(request: ReceivedRequest) {
-  if (JSON.stringify(request.body).includes("Answer with the letter of one option only")) return openAiReply("B");
+  const body = JSON.stringify(request.body);
+  if (body.includes("Answer with the letter of one option only")) return openAiReply("B");
+  if (body.includes("Role: You are an intelligent Embodied Question Answering")) {
+    if (body.includes(JSON.stringify(unanswered!.question).slice(1, -1))) return openAiReply("I cannot tell from these frames.");
+    return openAiReply("<reasoning_trace>\n<think>\nI scan the room.\n</think>\n</reasoning_trace>\n<predicted_answer>\nOn the table.\n</predicted_answer>");
+  }
+  if (body.includes("Answer Ground Truth: ")) return openAiReply(`<critique>\nChecked against the answer.\n</critique>\n<score>${body.includes(JSON.stringify(lowScored!.question).slice(1, -1)) ? 2 : 6}</score>`);
   return openAiReply("<critique>\nThe trace matches the frames.\n</critique>\n<score>7</score>");
 }
 
@@ -47,6 +65,22 @@ before(async () => {
   assert.equal(scored.code, 0, scored.stderr);
   const benched = await runCli(["rm", "bench", ...model, "--max-k", "2", "--resamples", "100", "--out", runs.rmBench], env);
   assert.equal(benched.code, 0, benched.stderr);
+  // an EQARewardBench-style set: 4 questions, 2 responses each, then the human check
+  const buildFrames = join(home, "build-frames");
+  for (const q of rmQuestions) await writeRgbEpisode(join(buildFrames, q.episode_history), 6, 48, 32);
+  const subset = join(home, "rm-subset.json");
+  writeFileSync(subset, JSON.stringify(rmQuestions.map((q) => q.question_id)));
+  const before = server.requests.length;
+  const building = await runCli(["rm", "build", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--frames", buildFrames, "--responder", "openai/resp", "--responder-base-url", `${server.url}/v1`, "--scorer", "openai/scorer", "--scorer-base-url", `${server.url}/v1`, "--out", runs.rmBuild, "--no-cache"], env);
+  assert.equal(building.code, 0, building.stderr);
+  buildRequests = server.requests.length - before;
+  const sheet = readFileSync(join(runs.rmBuild, "review.csv"), "utf8").split("\r\n");
+  const made = readFileSync(join(runs.rmBuild, "instances.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id: string; ground_truth_score: number });
+  const ids = made.map((i) => i.id);
+  correctedFrom = made[1]!.ground_truth_score;
+  writeFileSync(join(home, "review.csv"), [sheet[0], `${ids[0]},,,,,,,,,reject,,`, `${ids[1]},,,,,,,,,,9,closer to 9`, `${ids[2]},,,,,,,,,accept,,`].join("\r\n"));
+  const reviewed = await runCli(["rm", "review", "--instances", join(runs.rmBuild, "instances.jsonl"), "--import", join(home, "review.csv"), "--out", runs.rmReview], env);
+  assert.equal(reviewed.code, 0, reviewed.stderr);
 
   const scenes = join(home, "scenes");
   await writeSceneEpisode(join(scenes, "hm3d-v0", "scene"), { layout: "hm3d", views: 6 });
@@ -97,6 +131,45 @@ describe("loadRun on every other kind eqakit writes", () => {
     assert.ok(run.figures.some((f) => f.endsWith("scaling-curves.png")));
   });
 
+  test("eqa rm build: the instances made, by environment and question type, their ground-truth scores, the unusable responses, the split, and the cost of every call from the ledger", async () => {
+    const run = await loadRun(runs.rmBuild);
+    assert.equal(run.kind, "rm-build");
+    const value = (name: string): number | null | undefined => run.metrics.find((m) => m.name === name)?.value;
+    // 3 questions answered twice; the fourth's 2 replies hold no answer
+    assert.deepEqual([value("instances"), value("unusable responses"), value("scores failed")], [6, 2, undefined]);
+    assert.deepEqual([value("environment: HM3D"), value("environment: ScanNet")], [2, 4]);
+    const categories = run.metrics.filter((m) => m.name.startsWith("question type: ")).reduce((n, m) => n + (m.value ?? 0), 0);
+    assert.equal(categories, 6);
+    assert.deepEqual([value("score 2"), value("score 6"), value("score 7")], [2, 4, 0]);
+    assert.equal(value("mean ground-truth score"), (2 * 2 + 4 * 6) / 6);
+    // all HM3D in the benchmark; one of the two ScanNet episodes set aside
+    assert.deepEqual([value("benchmark split"), value("fine-tuning split")], [4, 2]);
+    const failed = run.questions.filter((q) => q.error !== undefined);
+    assert.deepEqual(failed.map((q) => [q.questionId, q.failedStage]).sort(), [0, 1].map((i) => [`${unanswered!.question_id}#${i}`, "answer"]));
+    assert.ok(failed.every((q) => q.judgeReplies[0] === "I cannot tell from these frames."));
+    const instance = run.questions.find((q) => q.questionId === `${lowScored!.question_id}#0`);
+    assert.deepEqual([instance?.question, instance?.answer, instance?.groundTruth, instance?.category], [lowScored!.question, "On the table.", lowScored!.answer, lowScored!.category]);
+    assert.match(instance?.judgeReplies[0] ?? "", /^ground-truth score 2\/10: Checked against the answer\.$/);
+    // the responder's 8 calls and the scorer's 6, from the run's ledger
+    const cost = run.costs.find((c) => c.stage === "rm-build")?.cost;
+    assert.deepEqual(cost?.roles.map((r) => [r.role, r.calls]), [["responder", 8], ["scorer", 6]]);
+    assert.equal(cost?.total.calls, buildRequests);
+    assert.equal(run.otherUsage.find(([stage]) => stage === "rm-build")?.[1].calls, buildRequests);
+    assert.deepEqual(run.notes, []);
+  });
+
+  test("eqa rm review --import: the instances accepted, rejected, corrected and not reviewed, those kept and the split again", async () => {
+    const run = await loadRun(runs.rmReview);
+    assert.equal(run.kind, "rm-review");
+    const value = (name: string): number | null | undefined => run.metrics.find((m) => m.name === name)?.value;
+    assert.deepEqual([value("accepted"), value("rejected"), value("corrected"), value("not reviewed"), value("instances kept")], [1, 1, 1, 3, 5]);
+    assert.equal((value("benchmark split") ?? 0) + (value("fine-tuning split") ?? 0), 5);
+    const [rejected, corrected, accepted] = run.questions;
+    assert.deepEqual([rejected?.judgeReplies[0], corrected?.judgeReplies[0], accepted?.judgeReplies[0]], ["review: rejected", `review: score corrected from ${correctedFrom} to 9`, "review: kept"]);
+    assert.equal(run.questions.length, 6);
+    assert.deepEqual(run.costs, []);
+  });
+
   test("eqa memory build: the episodes built, each with its object instances", async () => {
     const run = await loadRun(runs.memory);
     assert.equal(run.kind, "memory");
@@ -140,7 +213,7 @@ describe("loadRun on every other kind eqakit writes", () => {
       try {
         await page.goto(pathToFileURL(out).href);
         const kinds = (await page.locator("#headline").textContent()) ?? "";
-        for (const kind of ["rm-score", "rm-bench", "memory", "generate-tag", "answer-tag", "explore"]) assert.ok(kinds.includes(kind), kind);
+        for (const kind of ["rm-score", "rm-bench", "rm-build", "rm-review", "memory", "generate-tag", "answer-tag", "explore"]) assert.ok(kinds.includes(kind), kind);
         assert.match((await page.locator('#question-table tr[data-id="hm-eqa-0"]').textContent()) ?? "", /GreyBlueRedGreen/, "the choices under the question");
         assert.ok(!kinds.includes("unknown"));
         for (const metric of Object.values(HEADLINES).flat()) assert.equal(await page.locator(`#metrics tr[data-metric="${metric}"]`).count() > 0, true, metric);
