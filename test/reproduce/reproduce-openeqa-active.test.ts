@@ -1,14 +1,14 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ActiveEpisode } from "../../src/agents/index.js";
 import { aEqaDifferences, aEqaQuestionSet } from "../../src/reproduce/index.js";
 import { resolveModel } from "../../src/models/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { killMidway } from "../helpers/kill.js";
+import { jsonLines, killMidway } from "../helpers/kill.js";
 import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
-import { openEqaBenchmarkFile, openEqaSubsetFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { openEqaBenchmarkFile, openEqaSubsetFile, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 
 /**
@@ -33,11 +33,11 @@ function reply(request: ReceivedRequest): string {
   return "A: yes";
 }
 
-/** Two episodes in two built-in homes, with categories and ground-truth path lengths in steps and metres. */
-function writeEpisodes(dir: string): string {
+/** Two episodes in two built-in homes (or the scenes `scene(seed)` names), with categories and ground-truth path lengths in steps and metres. */
+function writeEpisodes(dir: string, scene = (seed: number): string => `home-${seed}`): string {
   const episodes = [
-    { question_id: "q0", question: "Is there a kettle in the kitchen?", answer: "Yes", category: "object recognition", scene: "home-0", gt_path_length: 3, gt_path_steps: 4 },
-    { question_id: "q1", question: "What colour is the sofa?", answer: "Blue", category: "attribute recognition", scene: "home-1", gt_path_length: 2, gt_path_steps: 2 },
+    { question_id: "q0", question: "Is there a kettle in the kitchen?", answer: "Yes", category: "object recognition", scene: scene(0), gt_path_length: 3, gt_path_steps: 4 },
+    { question_id: "q1", question: "What colour is the sofa?", answer: "Blue", category: "attribute recognition", scene: scene(1), gt_path_length: 2, gt_path_steps: 2 },
   ];
   const path = join(dir, "episodes.json");
   writeFileSync(path, JSON.stringify(episodes));
@@ -180,6 +180,47 @@ describe("eqa reproduce openeqa-table-5", () => {
       assert.equal(server.requests.length, 0);
       assert.equal(existsSync(join(dir, "run")), false);
     });
+  });
+
+  test("--env habitat passes --scenes and --bridge-python to each row's explore run: with a bridge Python serving the built-in simulator, the rows run in 'HM3D' and say only what else differs", async () => {
+    const dir = temporaryDir("eqakit-reproduce-aeqa-");
+    const episodes = writeEpisodes(dir, (seed) => `val/0000${seed}-home${seed}`);
+    const scenes = join(dir, "hm3d");
+    for (const seed of [0, 1]) {
+      mkdirSync(join(scenes, "val", `0000${seed}-home${seed}`), { recursive: true });
+      writeFileSync(join(scenes, "val", `0000${seed}-home${seed}`, `home${seed}.basis.glb`), "");
+    }
+    // a Python "with habitat-sim": imports succeed, and bridge.py --scene-root R --scene …/0000N-… serves the built-in home N
+    const seen = join(dir, "bridge-calls.jsonl");
+    const python = join(dir, "habitat-python");
+    writeFileSync(
+      python,
+      `#!${process.execPath}
+const { spawn } = require("node:child_process");
+const { appendFileSync } = require("node:fs");
+const args = process.argv.slice(2);
+if (args[0] === "-c") process.exit(0);
+appendFileSync(${JSON.stringify(seen)}, JSON.stringify(args) + "\\n");
+const value = (name) => args[args.indexOf(name) + 1];
+const seed = /\\/0*(\\d+)-/.exec(value("--scene"))[1];
+const child = spawn(process.execPath, ["--import", ${JSON.stringify(import.meta.resolve("tsx"))}, ${JSON.stringify(join(projectRoot, "src", "sim", "server-main.ts"))}, "--seed", seed, "--width", value("--width"), "--height", value("--height")], { stdio: "inherit" });
+child.on("exit", (code) => process.exit(code ?? 1));
+`,
+    );
+    chmodSync(python, 0o755);
+    const out = join(dir, "table5");
+    await withModelServer((request) => openAiReply(reply(request)), async (server) => {
+      const habitat = args("openeqa-table-5", episodes, server.url, out, ["--rows", "vlm", "--scenes", scenes, "--bridge-python", python]).map((a) => (a === "builtin" ? "habitat" : a));
+      const result = await runCli(habitat, cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(result.code, 0, result.stderr);
+    });
+    const bridged = jsonLines(seen) as string[][];
+    assert.equal(bridged.length, 2, "one bridge process per scene");
+    for (const a of bridged) assert.equal(a[a.indexOf("--scene-root") + 1], scenes);
+    const row = readJson<TableJson>(join(out, "table.json")).rows[0]!;
+    assert.deepEqual([row.cells["llm-match"]?.value, row.cells["llm-match"]?.n], [75, 2]);
+    assert.equal(row.differences.includes("built-in homes, not HM3D"), false);
+    assert.match(row.differences[0]!, /^2 episode\(s\) of .*, not OpenEQA's A-EQA questions/);
   });
 
   test("without --episodes it is refused before any call (exit 2), naming how to make the episodes", async () => {
