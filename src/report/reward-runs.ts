@@ -101,14 +101,17 @@ function instanceHeadline(instances: readonly RewardInstance[]): HeadlineMetric[
   return out;
 }
 
+/** The question an instance answers: its text, category, episode and ground truth. */
+function questionFields(i: RewardInstance | undefined): Pick<RewardBuildRow, "question" | "category" | "episode" | "groundTruth"> {
+  if (!i) return {};
+  return { question: i.question, ...(i.category !== undefined ? { category: i.category } : {}), episode: i.episodeHistory, ...(i.groundTruthAnswer !== undefined ? { groundTruth: i.groundTruthAnswer } : {}) };
+}
+
 function instanceRow(i: RewardInstance, review?: string): RewardBuildRow {
   const scored = i.groundTruthScore === null ? [] : [`ground-truth score ${i.groundTruthScore}/10${i.critique ? `: ${i.critique}` : ""}`];
   return {
+    ...questionFields(i),
     questionId: i.id,
-    question: i.question,
-    ...(i.category !== undefined ? { category: i.category } : {}),
-    episode: i.episodeHistory,
-    ...(i.groundTruthAnswer !== undefined ? { groundTruth: i.groundTruthAnswer } : {}),
     answer: i.predictedAnswer,
     replies: review === undefined ? scored : [review, ...scored],
   };
@@ -136,7 +139,10 @@ export function loadRewardBuild(dir: string): RewardFolder {
 
   const rows = made.map((i) => instanceRow(i));
   const responseOf = new Map(responses.map((r) => [r.key, r]));
+  // a failed response's question, as another response's instance has it (the responses file names only its id)
+  const questionOf = new Map(made.map((i) => [i.questionId ?? i.id, i]));
   const rowOf = (r: z.infer<typeof responseRecordSchema>, error: string, failedStage: "answer" | "judge", replies: (string | null)[]): RewardBuildRow => ({
+    ...questionFields(questionOf.get(r.questionId)),
     questionId: `${r.questionId}#${r.sampleIndex}`,
     answer: r.predictedAnswer,
     replies: replies.flatMap((reply) => (reply === null ? [] : [reply])),
