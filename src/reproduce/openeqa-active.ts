@@ -39,14 +39,20 @@ import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex,
 
 /** The OpenEQA tables made of A-EQA rows alone. */
 export const OPENEQA_A_EQA_TABLES = ["openeqa-table-5"] as const;
-/** The OpenEQA tables with A-EQA columns, filled when `--episodes` is given. */
-export const OPENEQA_A_EQA_COLUMN_TABLES = ["openeqa-table-2", "openeqa-table-3", "openeqa-table-5"] as const;
-
 
 /** Frames per question where A-EQA's settings differ from EM-EQA's (Appendix V: the multi-frame VLM's K = 75). */
 const A_EQA_FRAMES: Partial<Record<OpenEqaFamily, number>> = { vlm: 75 };
 /** The blind row's step budget: it answers without looking, so it does not explore. */
 export const A_EQA_BLIND_STEPS = 1;
+
+/**
+ * An episode as the question LLM-Match judges and the table's columns group. Its category is
+ * free text in an episodes file: one of OpenEQA's seven falls in that column, any other only in
+ * the overall score (hence the cast); the scene stands for the episode history.
+ */
+function episodeQuestion(e: ActiveEpisode): Question {
+  return { questionId: e.questionId, question: e.question, answer: e.answer ?? "", category: (e.category ?? "") as Question["category"], episodeHistory: e.scene };
+}
 
 /** A row's explore run, relative to the reproduce run. */
 export function aEqaRowDir(family: OpenEqaFamily): string {
@@ -130,7 +136,7 @@ export function aEqaMeasures(rowDir: string, episodes: readonly ActiveEpisode[])
   const scores = summary.judged.scores;
   const paths = new Map(readRunFile(join(rowDir, "predictions.json"), predictionsSchema).map((p) => [p.question_id, p]));
   const scored = episodes.filter((e) => scores[e.questionId] !== undefined);
-  const llmMatch = aggregateLlmMatch(scored.map((e) => ({ question: { questionId: e.questionId, question: e.question, answer: e.answer ?? "", category: e.category ?? "", episodeHistory: e.scene } as Question, score: scores[e.questionId]! })));
+  const llmMatch = aggregateLlmMatch(scored.map((e) => ({ question: episodeQuestion(e), score: scores[e.questionId]! })));
   const unit = scored.some((e) => e.gtPathSteps !== undefined) ? "steps" : "metres";
   const points = scored.flatMap((e) => {
     const gt = unit === "steps" ? e.gtPathSteps : e.gtPathLengthM;
@@ -247,7 +253,7 @@ export async function scoreAEqaWithoutGuess(
   runtime: ModelRuntime,
   options: { concurrency?: number; callSettings?: Record<string, unknown>; onProgress?: (done: number, total: number, failed: number) => void } = {},
 ): Promise<ScoreSummary> {
-  const questions: Question[] = setup.episodes.flatMap((e) => (e.answer === undefined ? [] : [{ questionId: e.questionId, question: e.question, answer: e.answer, category: e.category ?? "", episodeHistory: e.scene } as Question]));
+  const questions = setup.episodes.flatMap((e) => (e.answer === undefined ? [] : [episodeQuestion(e)]));
   const byId = new Map(questions.map((q) => [q.questionId, q]));
   const { predictions } = aEqaAnswersWithoutGuess(rowDir);
   const judged = predictions.filter((p) => byId.has(p.questionId));
@@ -306,8 +312,7 @@ export async function planAEqaRows(
     // Table III: the answers before force-a-guess are judged again in their own folder (counted as the answers given)
     const judgings = options.withoutGuess && family !== "blind" ? 2 : 1;
     for (const e of setup.episodes.filter((e) => e.answer !== undefined).slice(0, planned.pending)) {
-      const question = { questionId: e.questionId, question: e.question, answer: e.answer ?? "", category: e.category ?? "", episodeHistory: e.scene } as Question;
-      for (let k = 0; k < judgings; k++) await judgeLlmMatch(prepareLlmMatchTask(question, "The answer an agent gives.", setup.mode, setup.judgeSpec.name), judge, setup.mode);
+      for (let k = 0; k < judgings; k++) await judgeLlmMatch(prepareLlmMatchTask(episodeQuestion(e), "The answer an agent gives.", setup.mode, setup.judgeSpec.name), judge, setup.mode);
     }
     notes.push(`row a-eqa-${family}: ${planned.episodes} episode(s), ${planned.reused} already explored, ${planned.pending} to explore${family === "blind" ? " (one step: the blind LLM does not look)" : ""} and judge${judgings === 2 ? " with and without force-a-guess" : ""}`);
   }
