@@ -164,7 +164,7 @@ describe("eqa reproduce openeqa-table-5", () => {
     }
   });
 
-  test("--env habitat without --scenes, and episodes without answers, are refused before any call (exit 2)", async () => {
+  test("--env habitat without --scenes, episodes without answers and --batch are refused before any call (exit 2)", async () => {
     const dir = temporaryDir("eqakit-reproduce-aeqa-");
     const episodes = writeEpisodes(dir);
     const unanswered = join(dir, "unanswered.json");
@@ -177,6 +177,9 @@ describe("eqa reproduce openeqa-table-5", () => {
       const none = await runCli(args("openeqa-table-5", unanswered, server.url, join(dir, "run")), env);
       assert.equal(none.code, 2, none.stderr);
       assert.match(none.stderr, /answer/);
+      const batch = await runCli(args("openeqa-table-5", episodes, server.url, join(dir, "run"), ["--batch"]), env);
+      assert.equal(batch.code, 2, batch.stderr);
+      assert.match(batch.stderr, /--batch is for the EM-EQA tables/);
       assert.equal(server.requests.length, 0);
       assert.equal(existsSync(join(dir, "run")), false);
     });
