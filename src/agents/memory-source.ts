@@ -2,7 +2,7 @@ import { UserError } from "../core/index.js";
 import type { Episode, SamplingSpec } from "../episodes/index.js";
 import { loadObjectDetector, loadSentenceEncoder, type ChatModel, type SentenceEncoder } from "../models/index.js";
 import { promptHashes } from "./calls.js";
-import { buildMemory, DETECT_OBJECTS_PROMPT, MEMORY_DEFAULT_FRAMES, OBJECT_CAPTION_PROMPT, type BuiltMemory, type MemoryInstance, type MemoryOptions, type SceneGraph } from "./memory/index.js";
+import { buildMemory, DETECT_OBJECTS_PROMPT, MAX_DETECTIONS, MEMORY_DEFAULT_FRAMES, MEMORY_MIN_SCORE, OBJECT_CAPTION_PROMPT, type BuiltMemory, type MemoryInstance, type MemoryOptions, type SceneGraph } from "./memory/index.js";
 import { openMemoryFolder, type MemoryFolder } from "./memory-store.js";
 import type { AgentTrace } from "./types.js";
 
@@ -30,6 +30,8 @@ export interface MemoryBuildSettings {
   sampling: SamplingSpec;
   detector: "without-masks" | "always" | "never";
   minScore: number;
+  /** Detections kept a frame (absent when the detector never runs; memories built before it was recorded kept 20). */
+  detectorViews?: { maxPerFrame: number };
   ignoreLabels: string[];
   captioner: string | null;
   vlmDetect: boolean;
@@ -42,7 +44,8 @@ export function memoryBuildSettings(options: Omit<MemorySourceOptions, "memoryDi
   return {
     sampling: options.sampling ?? { kind: "uniform", count: MEMORY_DEFAULT_FRAMES },
     detector: options.detector === undefined ? "without-masks" : options.detector ? "always" : "never",
-    minScore: options.minScore ?? 0.3,
+    minScore: options.minScore ?? MEMORY_MIN_SCORE,
+    ...(options.detector !== false ? { detectorViews: { maxPerFrame: MAX_DETECTIONS } } : {}),
     ignoreLabels: [...new Set(options.ignoreLabels ?? [])].sort(),
     captioner: options.captioner?.name ?? null,
     vlmDetect,

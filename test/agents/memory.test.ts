@@ -5,7 +5,7 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { buildMemory, writeMemory, type SceneGraph } from "../../src/agents/index.js";
 import { extractVideoFrames, openEpisode } from "../../src/episodes/index.js";
-import { loadObjectDetector, readRgbImage } from "../../src/models/index.js";
+import { loadObjectDetector, readRgbImage, type Detection, type ObjectDetector } from "../../src/models/index.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { openEqaDir, temporaryDir } from "../helpers/paths.js";
 import { IMAGE, SCENE, truthCentre, writeSceneEpisode } from "./scene-fixture.js";
@@ -149,5 +149,28 @@ describe("the embedded detector", () => {
     } finally {
       globalThis.fetch = realFetch;
     }
+  });
+});
+
+describe("a frame crowded with objects", () => {
+  test("every detection at the least confidence is an object view, not only the detector's default 20 (a shelf of books does not crowd the furniture out)", async () => {
+    // a detector keeping CenterNet's contract: detections by falling score, at most maxDetections (20 unless asked)
+    const asked: (number | undefined)[] = [];
+    const crowded: ObjectDetector = {
+      name: "crowded-frame",
+      async detect(image, options = {}) {
+        asked.push(options.maxDetections);
+        const all: Detection[] = Array.from({ length: 30 }, (_, k) => ({
+          label: k < 28 ? "book" : "chair",
+          score: 0.9 - k * 0.01,
+          box: [(k % 6) * (image.width / 6), Math.floor(k / 6) * (image.height / 5), image.width / 8, image.height / 6] as [number, number, number, number],
+        }));
+        return all.filter((d) => d.score >= (options.minScore ?? 0.2)).slice(0, options.maxDetections ?? 20);
+      },
+    };
+    const dir = await writeRgbEpisode(join(root, "crowded"), 1, 320, 240);
+    const { graph } = await buildMemory(await openEpisode(dir), { detector: crowded });
+    assert.equal(graph.instances.length, 30, `asked for at most ${asked.join(", ")} detections`);
+    assert.equal(graph.instances.filter((i) => i.label === "chair").length, 2);
   });
 });

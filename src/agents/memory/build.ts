@@ -19,6 +19,10 @@ export const MEMORY_DEFAULT_FRAMES = 60;
 const CAPTION_PARAMS = { temperature: 0.2, maxTokens: 96, seed: 1234 } as const;
 /** Longest side of the frame the detector and the crops are taken from. */
 const DETECT_SIDE = 768;
+/** Detector confidence kept unless told otherwise (`--min-score`). */
+export const MEMORY_MIN_SCORE = 0.3;
+/** Detections kept per frame: all CenterNet gives (100), so that a shelf of books does not crowd the furniture out. */
+export const MAX_DETECTIONS = 100;
 
 /** What a memory without depth says of its objects' places (in its notes and in what the agents are told). */
 export const APPROXIMATE_NOTE =
@@ -104,7 +108,7 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
       detector ??= typeof options.detector === "function" ? await options.detector() : options.detector!;
       // a frame file is decoded once, as it is; other frames (video) come prepared
       const rgb = frame.rgbPath ? await readRgbImage(frame.rgbPath) : await readRgbImage((await episode.images([index], { maxSide: DETECT_SIDE, format: "png" }))[0]!.data);
-      const detections = await detector.detect(rgb, { minScore: options.minScore ?? 0.3 });
+      const detections = await detector.detect(rgb, { minScore: options.minScore ?? MEMORY_MIN_SCORE, maxDetections: MAX_DETECTIONS });
       const withFractions = detections.map((d) => ({ ...d, fraction: [d.box[0] / rgb.width, d.box[1] / rgb.height, d.box[2] / rgb.width, d.box[3] / rgb.height] as [number, number, number, number] }));
       views.push(...viewsFromDetections(index, withFractions, geometry, "detector"));
     }
