@@ -39,6 +39,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   answer: async () => jsonScript("./answer-frames.ts", quick ? ["--runs", "1"] : []),
   sim: async () => jsonScript("./sim.ts", quick ? ["--frames", "60"] : []),
   "sim-detect": async () => jsonScript("./sim-detect.ts", quick ? ["--seeds", "0-2", "--views", "3"] : []),
+  "sim-memory": async () => jsonScript("./sim-memory.ts", quick ? ["--seeds", "0-1"] : []),
   explore: async () => jsonScript("./explore.ts", quick ? ["--seeds", "0"] : []),
   coverage: async () => jsonScript("./explore-coverage.ts", quick ? ["--seeds", "5-6"] : []),
   hungarian: async () => jsonScript("./hungarian.ts", quick ? ["--matrices", "2", "--repeats", "3"] : []),
