@@ -252,6 +252,8 @@ function failuresSection(runs: LoadedRun[]): Html {
         ["structured judge", run.tag?.summary?.failures ?? []],
         ["explore", run.explore?.failures ?? []],
         ["judge (explore)", run.explore?.judged?.failures ?? []],
+        // the kinds without those stages (rm build, memory build, …) name their failures on their rows
+        [run.kind, run.answer || run.score || run.tag || run.explore ? [] : run.questions.flatMap((q) => (q.error === undefined ? [] : [{ questionId: q.questionId, error: q.error }]))],
       ] as const
     ).flatMap(([stage, failures]) => (failures.length > 0 ? [{ run, stage, failures }] : [])),
   );

@@ -218,6 +218,7 @@ describe("loadRun on every other kind eqakit writes", () => {
         assert.ok(!kinds.includes("unknown"));
         for (const metric of Object.values(HEADLINES).flat()) assert.equal(await page.locator(`#metrics tr[data-metric="${metric}"]`).count() > 0, true, metric);
         assert.match((await page.locator('#question-table tr[data-id="i-2"]').textContent()) ?? "", /score 7[\s\S]*score 9|score 9[\s\S]*score 7/, "the reward model's score beside the ground truth");
+        assert.match((await page.locator("#failures").textContent()) ?? "", /rm-build · rm-build: 2[\s\S]*response: /, "the build's unusable responses among the failures");
         assert.deepEqual(await layoutProblems(page), [], `the report at ${width} px`);
       } finally {
         await page.close();
