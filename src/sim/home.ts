@@ -8,6 +8,7 @@ import { seededRandom, randomInt, type Random } from "../core/index.js";
 import { ROOM_TYPES, catalogueType, objectCatalogue, type Rgb, type RoomType, type ObjectStateName } from "./catalogue.js";
 import { NavGrid } from "./navgrid.js";
 import type { AgentState, Point3 } from "./protocol.js";
+import { frontSide } from "./parts.js";
 
 export const HOME_FORMAT = "eqakit-sim-home/1";
 export const CEILING_HEIGHT = 2.5;
@@ -85,6 +86,9 @@ function pick<T>(random: Random, items: readonly T[]): T {
 }
 
 const round3 = (v: number): number => Math.round(v * 1000) / 1000;
+
+/** How deep from its back a piece of furniture's screen stands (a TV on its stand, a desk's monitor): small objects go in front of it. */
+const SCREEN_DEPTH_M: Record<string, number> = { "tv stand": 0.25, desk: 0.2 };
 
 /** A home from a seed (any integer); the same seed gives the same home. */
 export function generateHome(seed: number): Home {
@@ -229,11 +233,16 @@ export function generateHome(seed: number): Home {
       const turned = random() < 0.5;
       const sx = turned ? small.size[2] : small.size[0];
       const sz = turned ? small.size[0] : small.size[2];
-      const spanX = f.max[0] - f.min[0] - sx - 0.04;
-      const spanZ = f.max[2] - f.min[2] - sz - 0.04;
+      if (f.max[0] - f.min[0] - sx - 0.04 <= 0 || f.max[2] - f.min[2] - sz - 0.04 <= 0) continue;
+      const [u, v] = [random(), random()];
+      // on a TV stand or a desk, in front of the screen standing at its back (parts.ts), where it can be seen
+      const back = SCREEN_DEPTH_M[f.type] ?? 0;
+      const front = back > 0 ? frontSide({ rooms }, f) : 3;
+      const spanX = f.max[0] - f.min[0] - sx - 0.04 - (back > 0 && front <= 1 ? back : 0);
+      const spanZ = f.max[2] - f.min[2] - sz - 0.04 - (back > 0 && front >= 2 ? back : 0);
       if (spanX <= 0 || spanZ <= 0) continue;
-      const minX = round3(f.min[0] + 0.02 + random() * spanX);
-      const minZ = round3(f.min[2] + 0.02 + random() * spanZ);
+      const minX = round3(f.min[0] + 0.02 + (back > 0 && front === 1 ? back : 0) + u * spanX);
+      const minZ = round3(f.min[2] + 0.02 + (back > 0 && front === 3 ? back : 0) + v * spanZ);
       const min: Point3 = [minX, f.max[1], minZ];
       const max: Point3 = [round3(minX + sx), round3(f.max[1] + small.size[1]), round3(minZ + sz)];
       if (placed.some((o) => min[0] < o.max[0] && max[0] > o.min[0] && min[2] < o.max[2] && max[2] > o.min[2])) continue;

@@ -47,7 +47,7 @@ const mix = (a: Rgb, b: Rgb, k: number): Rgb => [Math.round(a[0] + (b[0] - a[0])
  * Which side of a piece of furniture is its front: the side facing away from the nearest wall
  * of its room (0: −x, 1: +x, 2: −z, 3: +z).
  */
-export function frontSide(home: Home, o: SceneObject): 0 | 1 | 2 | 3 {
+export function frontSide(home: Pick<Home, "rooms">, o: Pick<SceneObject, "roomId" | "min" | "max">): 0 | 1 | 2 | 3 {
   const room = o.roomId === null ? undefined : home.rooms[o.roomId];
   if (!room) return 3;
   const gaps = [o.min[0] - room.min[0], room.max[0] - o.max[0], o.min[2] - room.min[1], room.max[1] - o.max[2]];

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../../src/core/index.js";
 import { loadTrajectoryLog } from "../../src/data/index.js";
 import { openEpisode } from "../../src/episodes/index.js";
-import { HouseholdEnvironment, TASK_TYPES, TaskDoer, generateHome, objectName, planTasks, recordTask, type PlannedTask, type SimEvent, type TaskType } from "../../src/sim/index.js";
+import { HouseholdEnvironment, TASK_TYPES, TaskDoer, frontSide, generateHome, objectName, planTasks, recordTask, type PlannedTask, type SimEvent, type TaskType } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { temporaryDir } from "../helpers/paths.js";
 
@@ -54,6 +54,25 @@ describe("the task-doer", () => {
       }
     });
   }
+
+  test("small objects on a TV stand or a desk stand in front of its screen, where the task-doer sees them", async () => {
+    for (let seed = 0; seed < 30; seed++) {
+      const home = generateHome(seed);
+      for (const o of home.objects) {
+        const under = home.objects.find((f) => f.id === o.on);
+        if (!under || (under.type !== "tv stand" && under.type !== "desk")) continue;
+        const front = frontSide(home, under);
+        const fromBack = [under.max[0] - o.max[0], o.min[0] - under.min[0], under.max[2] - o.max[2], o.min[2] - under.min[2]][front] as number;
+        assert.ok(fromBack >= 0.2, `seed ${seed}: ${objectName(o)} ${fromBack.toFixed(2)} m from the back of ${objectName(under)}`);
+      }
+    }
+    // the remote control on home 8's TV stand was once placed behind the television
+    const home = generateHome(8);
+    const [task] = planTasks(home, ["pick_and_place"], 8);
+    assert.ok(task && task.object.type === "remote control");
+    const outcome = await new TaskDoer(new HouseholdEnvironment(home, { width: 64, height: 48 }), { seed: 8, failureRate: 0 }).perform(task);
+    assert.ok(outcome.done, outcome.reason);
+  });
 
   test("failures and detours are seeded: a failure rate makes failed actions, the same seed the same actions", async () => {
     const home = generateHome(5);
