@@ -3,9 +3,12 @@ import { UserError, formatJudgeUnreadable } from "../core/index.js";
 import { loadTagQuestions } from "../data/index.js";
 import {
   DEFAULT_MAX_ANSWER_CHARS,
+  defaultTextSimilarity,
   exactTextSimilarity,
   loadTagPredictions,
+  planTagScore,
   scoreTagRun,
+  tagScoreRunContract,
   validateStructuredJudge,
   type MeanEstimate,
   type ScorePair,
@@ -16,11 +19,12 @@ import {
 import { renderAnswer } from "../generate/index.js";
 import { JUDGE_ROLE, ledgerCost, readCallLedger, type ModelSpec } from "../models/index.js";
 import { formatRunCost, formatTable } from "../report/index.js";
-import { defaultRunPath } from "../store/index.js";
+import { checkRun, defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress, failureDetail } from "./progress.js";
+import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
-interface ScoreTagFlags extends ModelCallFlags {
+interface ScoreTagFlags extends ModelCallFlags, BatchFlags {
   questions: string;
   predictions?: string;
   out?: string;
@@ -57,6 +61,7 @@ export function scoreTagCommand(): Command {
     .option("--seed <n>", "with --validate: seed of the sample and the perturbations", nonNegativeInteger, 0)
     .option("--disruptions <n>", "with --validate: disruptions per answer", positiveInteger, 3);
   addModelCallOptions(command);
+  addBatchOptions(command);
   return command.action(async (flags: ScoreTagFlags) => {
     process.exitCode = flags.validate ? await runValidation(flags) : await runScoreTag(flags);
   });
@@ -77,23 +82,35 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
   const questions = await loadTagQuestions(flags.questions);
   const predictions = await loadTagPredictions(flags.predictions, { maxAnswerChars: flags.maxAnswerChars });
   const similarity = similarityOf(flags);
-  const opened = await openModelRuntime(flags);
+  const run = {
+    questions,
+    questionsPath: flags.questions,
+    predictions,
+    predictionsPath: flags.predictions,
+    ...(judgeSpec ? { judgeSpec } : {}),
+    grounded: flags.grounded ?? false,
+    allowMissing: flags.allowMissing ?? false,
+    allowUnknown: flags.allowUnknown ?? false,
+    ...(similarity ? { match: { similarity } } : {}),
+    outDir: flags.out ?? defaultRunPath("score-tag"),
+    bootstrap: { seed: flags.bootstrapSeed },
+  };
+  // --batch: the judge's first asks of the free-text answers answered through the batch API, then
+  // read from the cache; the folder is checked before the batch writes in it
+  let batched: Awaited<ReturnType<typeof runBatch>> | undefined;
+  if (flags.batch) {
+    if (!judgeSpec) throw new UserError("--batch sends the judge's calls as one batch: give the judge", { field: "--judge" }, "give --judge PROVIDER/MODEL (openai/… or anthropic/…), or drop --batch for structured answers alone");
+    checkRun(tagScoreRunContract(run, (similarity ?? (await defaultTextSimilarity())).name));
+    batched = await runBatch(flags, judgeSpec, JUDGE_ROLE, run.outDir, (collector) => planTagScore(run, collector));
+  }
+  const opened = batched?.opened ?? (await openModelRuntime(flags));
   const progress = createProgress("scoring");
   try {
     const result = await scoreTagRun({
-      questions,
-      questionsPath: flags.questions,
-      predictions,
-      predictionsPath: flags.predictions,
-      ...(judgeSpec ? { judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }), judgeSpec } : {}),
-      grounded: flags.grounded ?? false,
-      allowMissing: flags.allowMissing ?? false,
-      allowUnknown: flags.allowUnknown ?? false,
-      ...(similarity ? { match: { similarity } } : {}),
-      outDir: flags.out ?? defaultRunPath("score-tag"),
+      ...run,
+      ...(judgeSpec ? { judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }) } : {}),
       concurrency: flags.concurrency,
-      bootstrap: { seed: flags.bootstrapSeed },
-      settings: modelCallSettings(flags, opened.cachePath),
+      settings: { ...modelCallSettings(flags, opened.cachePath), ...(batched ? { batch: batched.report } : {}) },
       usage: opened.runtime.usage,
       onProgress: (p) => progress.update(p.done, p.total, failureDetail(p.failed, p.unreadable)),
     });
@@ -116,6 +133,7 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
 }
 
 async function runValidation(flags: ScoreTagFlags): Promise<number> {
+  if (flags.batch) throw new UserError("--batch is for scoring predictions", { field: "--batch" }, "eqa score-tag --validate calls the judge live: drop --batch");
   const judgeSpec = judgeSpecOf(flags);
   if (!judgeSpec) throw new UserError("--validate needs a judge to read the rendered answers", { field: "--judge" }, "give --judge PROVIDER/MODEL (and --judge-base-url for a local server)");
   const questions = await loadTagQuestions(flags.questions);

@@ -6,6 +6,8 @@ import type { StructuredAnswer } from "../../src/data/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, startModelServer, type ModelServer } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
+import { costOf } from "../../src/models/index.js";
 import { tagDataset } from "../eval/structured-fixtures.js";
 
 const questions = tagDataset();
@@ -51,14 +53,16 @@ function predictions(): { question_id: string; answer: string | StructuredAnswer
   ];
 }
 
-async function scriptedJudge(): Promise<ModelServer> {
+/** The judge's reply to a prompt: scripted by the answer it is asked to read. */
+function judgeReply(prompt: string): string {
   const replies = new Map(Object.values(freeText).map((f) => [f.text, f.reply]));
-  return startModelServer((request) => {
-    const prompt = lastUserText(request);
-    if (prompt.startsWith("That reply could not be read")) return openAiReply("Still vague, sorry.");
-    const answer = prompt.split("\nAnswer: ").at(-1)!.replace(/\nJSON:$/, "");
-    return openAiReply(replies.get(answer) ?? "[]");
-  });
+  if (prompt.startsWith("That reply could not be read")) return "Still vague, sorry.";
+  const answer = prompt.split("\nAnswer: ").at(-1)!.replace(/\nJSON:$/, "");
+  return replies.get(answer) ?? "[]";
+}
+
+async function scriptedJudge(): Promise<ModelServer> {
+  return startModelServer((request) => openAiReply(judgeReply(lastUserText(request))));
 }
 
 describe("eqa score-tag", () => {
@@ -230,5 +234,70 @@ describe("eqa score-tag", () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("eqa score-tag --batch", () => {
+  test("the judge's asks go through OpenAI batches (a re-ask of an unreadable reply in a second round), none live; the scores are a live run's and the ledger bills each batch reply once at the batch price", async () => {
+    const home = temporaryDir();
+    const questionsFile = writeJson(home, "questions.json", questions);
+    const predictionsFile = writeJson(home, "predictions.json", predictions());
+    const args = (out: string, url: string, extra: string[] = []): string[] => ["score-tag", "--questions", questionsFile, "--predictions", predictionsFile, "--judge", "openai/gpt-4o", "--judge-base-url", `${url}/v1`, "--out", out, "--no-cache", ...extra];
+
+    const live = await scriptedJudge();
+    const liveOut = join(home, "live");
+    try {
+      const result = await runCli(args(liveOut, live.url), cliEnv(home));
+      assert.equal(result.code, 1, result.stderr);
+    } finally {
+      await live.close();
+    }
+
+    const emulator = openAiBatchEmulator({ answer: (body) => judgeReply(lastUserText({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body })) });
+    const server = await startModelServer((request, index) => emulator.script(request, index));
+    try {
+      const out = join(home, "batched");
+      const result = await runCli(args(out, server.url, ["--batch", "--batch-poll-seconds", "0.05"]), cliEnv(home));
+      assert.equal(result.code, 1, "the same unreadable answer as the live run: " + result.stderr);
+      // round 1: the three free-text answers' first asks (structured and empty answers need no judge);
+      // round 2: q-where's re-ask, made once the batch's reply to it could not be read
+      assert.deepEqual([...emulator.batches.values()].map((b) => b.customIds.length), [3, 1], result.stderr);
+      assert.equal(emulator.live, 0);
+      assert.match(result.stderr, /submitted batch batch_1: 3 request\(s\)/);
+
+      assert.deepEqual(readJson(join(out, "metrics.json")), readJson(join(liveOut, "metrics.json")));
+      const summary = readJson(join(out, "summary.json")) as SummaryShape & { config: { batch: { provider: string; ids: string[]; requests: number } }; cost: { roles: { role: string; calls: number; cacheHits: number; dollars: number }[] } };
+      const liveSummary = readJson(join(liveOut, "summary.json")) as SummaryShape;
+      assert.deepEqual(summary.scores, liveSummary.scores);
+      assert.deepEqual(summary.counts, liveSummary.counts);
+      assert.deepEqual([summary.config.batch.provider, summary.config.batch.ids, summary.config.batch.requests], ["openai", ["batch_1", "batch_2"], 4]);
+      // the batches' four replies billed once each at half price; the run's reads of them are cache hits, not calls
+      const batchRole = summary.cost.roles.find((r) => r.role === "judge (batch)")!;
+      const judgeRole = summary.cost.roles.find((r) => r.role === "judge")!;
+      assert.deepEqual([batchRole.calls, batchRole.cacheHits], [4, 0]);
+      assert.deepEqual([judgeRole.calls, judgeRole.cacheHits], [0, 4]);
+      const full = costOf("openai/gpt-4o", { promptTokens: 40, completionTokens: 12 })!;
+      assert.equal(batchRole.dollars, Math.round(full * 0.5 * 1e9) / 1e9);
+
+      // run again: q-where is asked again, all from the run's cache; nothing is submitted or called
+      const again = await runCli(args(out, server.url, ["--batch", "--batch-poll-seconds", "0.05"]), cliEnv(home));
+      assert.equal(again.code, 1, again.stderr);
+      assert.equal(emulator.batches.size, 2);
+      assert.equal(emulator.live, 0);
+      assert.deepEqual((readJson(join(out, "summary.json")) as SummaryShape).scores, liveSummary.scores);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("--batch without --judge, or with --validate, is refused (exit 2)", async () => {
+    const home = temporaryDir();
+    const questionsFile = writeJson(home, "questions.json", questions);
+    const noJudge = await runCli(["score-tag", "--questions", questionsFile, "--predictions", writeJson(home, "predictions.json", predictions()), "--out", join(home, "a"), "--batch"], cliEnv(home));
+    assert.equal(noJudge.code, 2, noJudge.stderr);
+    assert.match(noJudge.stderr, /--judge/);
+    const validate = await runCli(["score-tag", "--questions", questionsFile, "--validate", "--judge", "openai/gpt-4o", "--out", join(home, "b"), "--batch"], cliEnv(home));
+    assert.equal(validate.code, 2, validate.stderr);
+    assert.match(validate.stderr, /--batch is for scoring predictions/);
   });
 });

@@ -16,8 +16,8 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
-import { describeModel, emptyUsage, ledgerCost, readCallLedger, runModelBatch, sumUsage, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
-import { RunDirectory, openRun, resultSettings, reusableRecords, type RunContract } from "../../store/index.js";
+import { JUDGE_ROLE, describeModel, emptyUsage, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { RunDirectory, openRun, peekReusableRecords, resultSettings, reusableRecords, type RunContract } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { extractStructuredAnswer, extractionPromptHashes, structuredPrediction, TAG_EXTRACT_PARAMS, type Extraction } from "./structured-extract.js";
@@ -226,6 +226,46 @@ function prepareTasks(options: TagScoreOptions, similarityName: string): { tasks
   return { tasks, missing: missingIds.length, unknown };
 }
 
+/** An answer the judge reads: free text (a structured answer is used as it is, an empty one scores without a call). */
+function needsJudge(task: TagTask): task is TagTask & { answer: string | StructuredAnswer } {
+  return task.structured === undefined && task.answer !== null && !(typeof task.answer === "string" && task.answer.trim() === "");
+}
+
+/** The text of a free-text answer as the judge is given it. */
+const answerText = (answer: string | StructuredAnswer): string => (typeof answer === "string" ? answer : JSON.stringify(answer));
+
+/** What `planTagScore` counts. */
+export interface TagScorePlan {
+  questions: number;
+  /** Judgements the run folder already holds. */
+  reused: number;
+  /** Questions that would be scored now. */
+  pending: number;
+  /** Of those, the free-text answers the judge would read. */
+  toJudge: number;
+}
+
+/**
+ * What `scoreTagRun` would ask its judge, recorded in `plan`: the first request for every
+ * free-text answer the run folder has not scored yet, built as the run builds it (each reply
+ * taken as read at the first try; a re-ask is made by the run itself). The batch of `eqa
+ * score-tag --batch` is made of these requests. Calls no model and writes nothing.
+ */
+export async function planTagScore(options: Omit<TagScoreOptions, "judge" | "usage" | "onProgress" | "run">, plan: CallPlan): Promise<TagScorePlan> {
+  const similarity = options.match?.similarity ?? (await defaultTextSimilarity());
+  const judge = options.judgeSpec ? plan.model(options.judgeSpec, JUDGE_ROLE, "[]") : undefined;
+  const { tasks } = prepareTasks({ ...options, ...(judge ? { judge } : {}) }, similarity.name);
+  const earlier = peekReusableRecords(options.outDir, JUDGEMENTS_FILE, asTagJudgement, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (j) => j.status === "scored");
+  const pending = tasks.filter((t) => !earlier.has(t.question.question_id));
+  let toJudge = 0;
+  for (const task of pending) {
+    if (!judge || !needsJudge(task)) continue;
+    await extractStructuredAnswer(judge, task.questionText, answerText(task.answer));
+    toJudge++;
+  }
+  return { questions: tasks.length, reused: earlier.size, pending: pending.length, toJudge };
+}
+
 function isValid(answer: StructuredAnswer | null): boolean {
   return answer !== null && answer.some((g) => g.objects.length > 0 || (g.value !== null && !(Array.isArray(g.value) && g.value.length === 0)));
 }
@@ -233,9 +273,9 @@ function isValid(answer: StructuredAnswer | null): boolean {
 async function judgeTask(task: TagTask, options: TagScoreOptions, similarity: SimilaritySource): Promise<TagJudgement> {
   let extraction: Extraction;
   if (task.structured) extraction = { source: "structured", answer: task.structured, replies: [], error: null, usage: emptyUsage() };
-  else if (task.answer === null || (typeof task.answer === "string" && task.answer.trim() === "")) extraction = { source: "empty", answer: [], replies: [], error: null, usage: emptyUsage() };
+  else if (!needsJudge(task)) extraction = { source: "empty", answer: [], replies: [], error: null, usage: emptyUsage() };
   else if (!options.judge) return failedJudgement(task, NO_JUDGE_HINT);
-  else extraction = await extractStructuredAnswer(options.judge, task.questionText, typeof task.answer === "string" ? task.answer : JSON.stringify(task.answer));
+  else extraction = await extractStructuredAnswer(options.judge, task.questionText, answerText(task.answer));
   if (extraction.source === "judge" && extraction.answer === null) {
     return { ...failedJudgement(task, extraction.error ?? "the judge's replies could not be read"), status: "unreadable", source: "judge", replies: extraction.replies, usage: extraction.usage };
   }
