@@ -1,13 +1,15 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
-import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, type Aggregation } from "../reward/index.js";
+import { configureFrameCache } from "../episodes/index.js";
+import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, planRewardScores, type Aggregation, type RmSamplePlan } from "../reward/index.js";
 import { REWARD_MODEL_ROLE, checkPriceFile } from "../models/index.js";
-import { formatRunCost } from "../report/index.js";
+import { formatCallPlan, formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, oneOf, openModelRuntime, outputDirectory, positiveInteger, powerOfTwo, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
+import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 
-interface RmBenchFlags extends ModelCallFlags, FrameFlags {
+interface RmBenchFlags extends ModelCallFlags, FrameFlags, DryRunFlags {
   instances: string;
   model?: string;
   modelBaseUrl?: string;
@@ -33,11 +35,25 @@ export function rmBenchCommand(): Command {
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
   addFrameOptions(command);
   addModelCallOptions(command);
+  addDryRunOption(command);
   return command.action(async (flags: RmBenchFlags) => {
     const spec = resolveRoleModel(flags, "model");
     const file = await loadRewardInstances(flags.instances);
     const ks = SCALING_KS.filter((k) => k <= flags.maxK);
     if (!ks.includes(flags.maxK)) ks.push(flags.maxK);
+    if (flags.dryRun) {
+      const outDir = flags.out ?? defaultRunPath("rm-bench");
+      // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
+      configureFrameCache({ dir: false });
+      const opened = await openCallPlan(flags);
+      try {
+        const planned = await planRewardScores({ file, spec, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir }, opened.plan);
+        console.log(formatCallPlan(opened.plan.roles(), rewardPlanNotes(planned, flags.maxK, outDir)));
+      } finally {
+        opened.close();
+      }
+      return;
+    }
     checkPriceFile();
     const opened = await openModelRuntime(flags);
     const progress = createProgress("sampling");
@@ -75,4 +91,12 @@ export function rmBenchCommand(): Command {
       opened.close();
     }
   });
+}
+
+/** What a dry run of the reward model's samples says beside its table: instances to resume, K, and what the Ks below it cost. */
+export function rewardPlanNotes(planned: RmSamplePlan, maxK: number, outDir: string): string[] {
+  return [
+    `${planned.instances} instance(s): ${planned.reused} already sampled in ${outDir}, ${planned.pending} to sample, ${maxK} sample(s) each (${planned.calls} call(s))`,
+    ...(maxK > 1 ? [`K = 1 … ${maxK} are scored from the same ${maxK} samples per instance: the smaller Ks cost no call of their own`] : []),
+  ];
 }

@@ -11,13 +11,15 @@
  * ScanNet instances only, as the paper's caption says. EQARewardBench itself is not published,
  * so no row is comparable with the paper's; the notes say so, with any other difference (K, τ).
  * Resume is `eqa rm bench`'s: samples already in `rows/bench/evaluations.jsonl` are not asked again.
+ * `--dry-run` plans the same run's requests (planRewardTable); `--batch` is not offered, as
+ * `eqa rm bench` sends its samples live.
  */
 import { join } from "node:path";
 import { OPENEQA_CATEGORIES, UserError, eqakitVersion, writeFileAtomically } from "../core/index.js";
-import type { RewardInstanceFile } from "../data/index.js";
+import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { ImageOptions } from "../episodes/index.js";
-import { REWARD_MODEL_ROLE, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { TTS_PARAMS, benchRewardModel, type RewardMetrics } from "../reward/index.js";
+import { REWARD_MODEL_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { TTS_PARAMS, benchRewardModel, planRewardScores, type RewardMetrics } from "../reward/index.js";
 import { openRun } from "../store/index.js";
 import type { ReproduceResult, ReproduceSummary } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
@@ -73,13 +75,36 @@ function rewardCells(tableId: string, metrics: RewardMetrics): Record<string, Us
   return cells;
 }
 
-/** Runs the reward-model benchmark for the table and writes the table with the paper's rows. */
-export async function reproduceRewardTable(options: ReproduceRewardOptions, runtime: ModelRuntime): Promise<ReproduceResult> {
+/** The table's instances: all of them for Table 1, the ScanNet ones for Table 2 (the ScanNet part of the benchmark alone). */
+function tableInstances(options: Pick<ReproduceRewardOptions, "table" | "file">): RewardInstance[] {
   checkTable(options.table);
-  const maxK = options.maxK ?? EQA_RM_K;
-  // Table 2 is the ScanNet part of the benchmark alone
   const instances = options.table.id === "eqa-rm-table-2" ? options.file.instances.filter((i) => i.source === "scannet") : options.file.instances;
   if (instances.length === 0) throw new UserError("holds no ScanNet instance, and Table 2 is the ScanNet part of EQARewardBench", { file: options.file.path, field: "source" }, "give instances whose episode_history is scannet-v0/… (or whose source is scannet)");
+  return instances;
+}
+
+/**
+ * `--dry-run` of the table: the reward model's requests of the one `eqa rm bench` run in
+ * `rows/bench/` (K samples per instance at the table's K; the K = 1 row is read from the first
+ * of them), leaving out the instances that folder already holds, as `eqa rm bench --dry-run`
+ * plans them. Calls no model and writes nothing. Returns the notes printed beside the plan.
+ */
+export async function planRewardTable(options: Omit<ReproduceRewardOptions, "concurrency" | "callSettings" | "onProgress">, plan: CallPlan): Promise<string[]> {
+  const instances = tableInstances(options);
+  const maxK = options.maxK ?? EQA_RM_K;
+  const benchDir = join(options.outDir, "rows", "bench");
+  const planned = await planRewardScores({ file: options.file, instances, spec: options.spec, samples: maxK, params: TTS_PARAMS, ...(options.framesRoot ? { framesRoot: options.framesRoot } : {}), ...(options.image ? { image: options.image } : {}), outDir: benchDir }, plan);
+  const rows = maxK > 1 ? `2 row(s) from one set of samples: ${options.spec.name} as a judge (K = 1, each instance's first sample) and with test-time scaling (K = ${maxK})` : `1 row: ${options.spec.name} as a judge (K = 1)`;
+  return [
+    `${options.table.id}: ${rows}, in ${options.outDir}`,
+    `${planned.instances} instance(s)${options.table.id === "eqa-rm-table-2" ? " (the ScanNet ones)" : ""}: ${planned.reused} already sampled in ${benchDir}, ${planned.pending} to sample, ${maxK} sample(s) each (${planned.calls} call(s))`,
+  ];
+}
+
+/** Runs the reward-model benchmark for the table and writes the table with the paper's rows. */
+export async function reproduceRewardTable(options: ReproduceRewardOptions, runtime: ModelRuntime): Promise<ReproduceResult> {
+  const instances = tableInstances(options);
+  const maxK = options.maxK ?? EQA_RM_K;
   const settings = { table: options.table.id, model: options.spec.name, instances: options.file.sha256, maxK, tolerance: EQA_RM_TOLERANCE };
   const run = await openRun({ dir: options.outDir, kind: "reproduce", settings, parts: [join("rows", "bench")] });
   const benchDir = join(run.path, "rows", "bench");

@@ -20,4 +20,3 @@ export * from "./csv.js";
 export * from "./build.js";
 export * from "./format.js";
 export * from "./metrics.js";
-export * from "./batch.js";

@@ -1,10 +1,11 @@
+import { join, resolve } from "node:path";
 import { eqakitVersion, UserError } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
-import type { ImageOptions } from "../episodes/index.js";
+import type { EpisodeFrameImage, ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
-import { describeModel, emptyUsage, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger } from "../models/index.js";
-import { RunDirectory, openRun, resultSettings, type RunContract } from "../store/index.js";
+import { REWARD_MODEL_ROLE, describeModel, emptyUsage, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger } from "../models/index.js";
+import { RunDirectory, openRun, readJsonl, resultSettings, type RunContract } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
 import { KeyframeLoader } from "./keyframes.js";
@@ -121,11 +122,9 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
       items: instances,
       concurrency: options.concurrency ?? 8,
       work: async (instance) => {
-        const keyframes = await loader.keyframeIndices(instance);
-        const images = await (await loader.episode(instance)).images(keyframes, options.image);
-        const inputKey = evaluationInputKey(options.model.name, instance, images, params, { samples: k, prompt: rmPromptHashes([RM_PROMPTS.evaluator]) });
+        const { keyframes, images, inputKey } = await instanceInputs(loader, instance, options.model.name, params, k, options.image);
         const before = earlier.get(instance.id);
-        if (before && before.inputKey === inputKey && before.samples.every((s) => !s.callFailed)) {
+        if (before && reusable(before, inputKey)) {
           progress.reused++;
           records.set(instance.id, before);
           return null;
@@ -169,6 +168,61 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
   }
   const ordered = instances.map((i) => records.get(i.id)).filter((r): r is RmEvaluationRecord => r !== undefined);
   return { run, records: ordered, reused: progress.reused, wallTimeMs: performance.now() - started };
+}
+
+/** An instance's keyframes, their images and the key of what its evaluations are made from. */
+async function instanceInputs(loader: KeyframeLoader, instance: RewardInstance, model: string, params: GenerationParams, k: number, image: ImageOptions | undefined): Promise<{ keyframes: number[]; images: EpisodeFrameImage[]; inputKey: string }> {
+  const keyframes = await loader.keyframeIndices(instance);
+  const images = await (await loader.episode(instance)).images(keyframes, image);
+  return { keyframes, images, inputKey: evaluationInputKey(model, instance, images, params, { samples: k, prompt: rmPromptHashes([RM_PROMPTS.evaluator]) }) };
+}
+
+/** A record made from the same inputs whose calls all went through: a run keeps it and asks nothing again. */
+function reusable(record: RmEvaluationRecord, inputKey: string): boolean {
+  return record.inputKey === inputKey && record.samples.every((s) => !s.callFailed);
+}
+
+/** What `eqa rm bench --dry-run` and `eqa rm score --batch` plan. */
+export interface RmSamplePlan {
+  instances: number;
+  /** Instances the run directory already holds with the same inputs. */
+  reused: number;
+  /** Instances that would be sampled now, K calls each. */
+  pending: number;
+  /** The calls: pending × K. */
+  calls: number;
+}
+
+/**
+ * Records, in `plan`, the reward model's request for every sample of every instance the run
+ * directory does not hold yet, built as sampleRewardModel builds them (keyframes, images,
+ * sample indices). Calls no model and writes nothing: the run directory's evaluations are
+ * only read, and a missing directory is left missing.
+ */
+export async function planRewardScores(options: Omit<RmScoreOptions, "model" | "usage" | "onProgress">, plan: CallPlan): Promise<RmSamplePlan> {
+  const instances = options.instances ?? options.file.instances;
+  const k = options.samples ?? 1;
+  if (!Number.isInteger(k) || k < 1) throw new UserError(`the number of samples must be a whole number of at least 1, got ${k}`, { field: "--samples" });
+  const params = options.params ?? TTS_PARAMS;
+  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
+  for (const instance of instances) loader.episodePath(instance);
+  const earlier = new Map<string, RmEvaluationRecord>();
+  for (const record of readJsonl(join(resolve(options.outDir), EVALUATIONS_FILE), asRecord, false).records) earlier.set(record.id, record);
+  const model = plan.model(options.spec, REWARD_MODEL_ROLE);
+  const indices = Array.from({ length: k }, (_, i) => i);
+  let reused = 0;
+  let pending = 0;
+  for (const instance of instances) {
+    const { images, inputKey } = await instanceInputs(loader, instance, model.name, params, k, options.image);
+    const before = earlier.get(instance.id);
+    if (before && reusable(before, inputKey)) {
+      reused++;
+      continue;
+    }
+    pending++;
+    await sampleEvaluations(model, instance, imageParts(images), params, indices);
+  }
+  return { instances: instances.length, reused, pending, calls: pending * k };
 }
 
 function asRecord(value: unknown): RmEvaluationRecord | undefined {
