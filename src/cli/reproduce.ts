@@ -57,6 +57,7 @@ import {
   type PublishedTable,
   type ReproducedTable,
   TAG_TABLES,
+  answerTagRows,
   planTagTable,
   reproduceTagTable,
 } from "../reproduce/index.js";
@@ -377,7 +378,6 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
  */
 async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags): Promise<number> {
   if (!flags.questions) throw new UserError(`${table.id} needs a TAG-EQA set with observations`, { field: "--questions" }, "make one from simulator recordings (eqa sim record, then eqa generate tag --source sim:DIR) and pass its questions.json with --questions (the paper's set is not published)");
-  if (flags.batch) throw new UserError("--batch is for the OpenEQA tables", { field: "--batch" }, "eqa score-tag reads tag-eqa-table-2's answers live");
   const model = resolveRoleModel(flags, "model");
   const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : model;
   const judgeSpec = resolveRoleModel(flags, "judge");
@@ -389,26 +389,38 @@ async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags)
     const plan = await openCallPlan({ ...flags, batch: false });
     try {
       const notes = await planTagTable(options, plan.plan);
-      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${notes.length - 1} row(s) in ${outDir}`, ...notes]));
+      const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the baselines' calls stay live"] : [];
+      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${notes.length - 1} row(s) in ${outDir}`, ...notes, ...batchNote]));
     } finally {
       plan.close();
     }
     return 0;
   }
   checkPriceFile();
-  const opened = await openModelRuntime(flags);
-  const progress = createProgress("reproducing");
+  let progress = createProgress(flags.batch ? "answering" : "reproducing");
   let row = "";
+  const reporting = {
+    onRow: (name: TagBaselineName, index: number, total: number) => (row = `row ${index + 1}/${total} ${name}`),
+    onProgress: (stage: string, done: number, total: number, failed: number) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
+  };
+  // --batch: every row answered live first, then the judge's requests of all rows in one batch, read from the cache by the run that follows
+  let batched: Awaited<ReturnType<typeof runBatch>> | undefined;
+  if (flags.batch) {
+    checkBatchSupport(judgeSpec);
+    const live = await openModelRuntime(flags);
+    let collect: Awaited<ReturnType<typeof answerTagRows>>;
+    try {
+      collect = await answerTagRows({ ...options, callSettings: modelCallSettings(flags, live.cachePath), ...reporting }, live.runtime);
+    } finally {
+      progress.stop();
+      live.close();
+    }
+    batched = await runBatch(flags, judgeSpec, JUDGE_ROLE, outDir, collect);
+    progress = createProgress("reproducing");
+  }
+  const opened = batched?.opened ?? (await openModelRuntime(flags));
   try {
-    const result = await reproduceTagTable(
-      {
-        ...options,
-        callSettings: modelCallSettings(flags, opened.cachePath),
-        onRow: (name, index, total) => (row = `row ${index + 1}/${total} ${name}`),
-        onProgress: (stage, done, total, failed) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
-      },
-      opened.runtime,
-    );
+    const result = await reproduceTagTable({ ...options, callSettings: modelCallSettings(flags, opened.cachePath), ...reporting }, opened.runtime);
     progress.stop();
     console.log(result.markdown);
     console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's answer-tag and score-tag runs in ${join(result.runDir, "rows")}`);

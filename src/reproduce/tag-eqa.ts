@@ -25,10 +25,11 @@ import { z } from "zod";
 import { eqakitVersion, sha256Hex, writeFileAtomically } from "../core/index.js";
 import type { TagQuestion } from "../data/index.js";
 import { JUDGE_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { extractStructuredAnswer, scoreTagRun, structuredPrediction, type MeanEstimate, type TagScoreSummary } from "../eval/index.js";
+import { extractStructuredAnswer, planTagScore, scoreTagRun, structuredPrediction, type MeanEstimate, type TagScoreOptions, type TagScoreSummary } from "../eval/index.js";
 import {
   availableTagBaselines,
   runTagBaseline,
+  type TagAnswerRun,
   tagBaseline,
   tagBaselineAgent,
   answerTagQuestions,
@@ -37,7 +38,7 @@ import {
   type TagAgentEpisode,
   type TagBaselineName,
 } from "../generate/index.js";
-import { openRun, readJsonl } from "../store/index.js";
+import { openRun, readJsonl, type RunDirectory } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
 import type { ReproduceResult, ReproduceSummary } from "./openeqa.js";
 import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
@@ -125,40 +126,76 @@ const NOTES = [
  * Runs the table's rows (each an answer-tag run and a score-tag run under `rows/<name>`), then
  * writes the table. A row's failed questions are left out of its numbers and counted in the notes.
  */
-export async function reproduceTagTable(options: ReproduceTagOptions, runtime: ModelRuntime): Promise<ReproduceResult> {
+/** The reproduce run's folder (a folder of other settings refused) and the baselines its rows run. */
+async function openTagRun(options: ReproduceTagOptions): Promise<{ run: RunDirectory; baselines: readonly TagBaselineName[]; settings: Record<string, unknown> }> {
   const baselines = options.baselines ?? availableTagBaselines();
   for (const name of baselines) tagBaseline(name);
   const settings = reproduceSettings(options, baselines);
   const run = await openRun({ dir: options.outDir, kind: "reproduce", settings, parts: baselines.flatMap((name) => [tagRowDirs(name).answers, tagRowDirs(name).score]), inputs: [{ name: "questions", path: options.questionsPath, copy: true }] });
+  return { run, baselines, settings };
+}
+
+/** A row's answers: the baseline's answer-tag run in `rows/<name>/answers`, which resumes. */
+async function answerTagRow(options: ReproduceTagOptions, runPath: string, name: TagBaselineName, runtime: ModelRuntime): Promise<TagAnswerRun> {
   const models = { llm: runtime.model(options.model, { role: "agent" }), captioner: runtime.model(options.captioner, { role: "captioner" }) };
+  let answerFailures = 0;
+  return runTagBaseline(tagBaseline(name), models, options.questions, options.episodes, join(runPath, tagRowDirs(name).answers), {
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    questionsPath: options.questionsPath,
+    usage: runtime.usage,
+    onAnswer: (prediction, done, total) => {
+      if (prediction.error !== undefined) answerFailures++;
+      options.onProgress?.("answering", done, total, answerFailures);
+    },
+  });
+}
+
+/** The score-tag run of a row's answered questions in `rows/<name>/score`, as `reproduceTagTable` runs it and `--batch` plans it. */
+function rowScoreOptions(options: ReproduceTagOptions, runPath: string, name: TagBaselineName, answered: TagAnswerRun): Omit<TagScoreOptions, "judge" | "usage" | "onProgress"> {
+  const ok = new Set(answered.predictions.filter((p) => p.error === undefined).map((p) => p.question_id));
+  return {
+    questions: options.questions.filter((q) => ok.has(q.question_id)),
+    questionsPath: options.questionsPath,
+    predictions: answered.predictions.filter((p) => ok.has(p.question_id)).map((p) => ({ question_id: p.question_id, answer: p.answer })),
+    predictionsPath: join(runPath, tagRowDirs(name).answers, "predictions.json"),
+    judgeSpec: options.judgeSpec,
+    outDir: join(runPath, tagRowDirs(name).score),
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    ...(options.callSettings ? { settings: options.callSettings } : {}),
+  };
+}
+
+/**
+ * `--batch`'s first pass: every row answered (live), then a function that records in a plan
+ * (the batch's collector) the judge's requests of every row's answers not scored yet.
+ * `reproduceTagTable` run afterwards reuses the answers and reads the judge's replies from the cache.
+ */
+export async function answerTagRows(options: ReproduceTagOptions, runtime: ModelRuntime): Promise<(plan: CallPlan) => Promise<void>> {
+  const { run, baselines } = await openTagRun(options);
+  const answered: { name: TagBaselineName; answers: TagAnswerRun }[] = [];
+  for (const [index, name] of baselines.entries()) {
+    options.onRow?.(name, index, baselines.length);
+    answered.push({ name, answers: await answerTagRow(options, run.path, name, runtime) });
+  }
+  return async (plan) => {
+    for (const { name, answers } of answered) await planTagScore(rowScoreOptions(options, run.path, name, answers), plan);
+  };
+}
+
+export async function reproduceTagTable(options: ReproduceTagOptions, runtime: ModelRuntime): Promise<ReproduceResult> {
+  const { run, baselines, settings } = await openTagRun(options);
   const judge = runtime.model(options.judgeSpec, { role: JUDGE_ROLE });
   const rows: UserRow[] = [];
   const runs: ReproduceSummary["runs"] = {};
   for (const [index, name] of baselines.entries()) {
     options.onRow?.(name, index, baselines.length);
     const dirs = tagRowDirs(name);
-    const answersDir = join(run.path, dirs.answers);
-    let answerFailures = 0;
-    const answered = await runTagBaseline(tagBaseline(name), models, options.questions, options.episodes, answersDir, {
-      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-      questionsPath: options.questionsPath,
-      usage: runtime.usage,
-      onAnswer: (prediction, done, total) => {
-        if (prediction.error !== undefined) answerFailures++;
-        options.onProgress?.("answering", done, total, answerFailures);
-      },
-    });
-    const ok = new Set(answered.predictions.filter((p) => p.error === undefined).map((p) => p.question_id));
+    const answered = await answerTagRow(options, run.path, name, runtime);
+    const scoring = rowScoreOptions(options, run.path, name, answered);
+    const ok = new Set(scoring.questions.map((q) => q.question_id));
     const scored = await scoreTagRun({
-      questions: options.questions.filter((q) => ok.has(q.question_id)),
-      questionsPath: options.questionsPath,
-      predictions: answered.predictions.filter((p) => ok.has(p.question_id)).map((p) => ({ question_id: p.question_id, answer: p.answer })),
-      predictionsPath: join(answersDir, "predictions.json"),
+      ...scoring,
       judge,
-      judgeSpec: options.judgeSpec,
-      outDir: join(run.path, dirs.score),
-      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-      ...(options.callSettings ? { settings: options.callSettings } : {}),
       usage: runtime.usage,
       onProgress: (p) => options.onProgress?.("judging", p.done, p.total, p.failed + p.unreadable),
     });

@@ -6,8 +6,11 @@ import { loadTrajectoryLog } from "../../src/data/index.js";
 import { buildTagDataset, maskSightings } from "../../src/generate/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
+import { costOf, ledgerCost, readCallLedger } from "../../src/models/index.js";
+import type { TagQuestion } from "../../src/data/index.js";
 
 /**
  * `eqa reproduce tag-eqa-table-2` against a loopback OpenAI-compatible server, on a TAG-EQA set
@@ -103,6 +106,56 @@ describe("eqa reproduce tag-eqa-table-2", () => {
     });
   });
 
+  test("--batch answers every row live, then sends all rows' judge requests as one batch; the table is a live run's and each batch reply is billed once at the batch price", async () => {
+    const home = temporaryDir("eqakit-reproduce-tag-");
+    const { questions, questionsFile } = await recordedSet(home);
+    const args = (url: string, out: string, extra: string[] = []): string[] => [
+      "reproduce", "tag-eqa-table-2", "--questions", questionsFile, "--baselines", "socratic-ic,socratic-ic-or",
+      "--model", "openai/gpt-4o", "--model-base-url", `${url}/v1`, "--captioner", "openai/gpt-4o-mini", "--captioner-base-url", `${url}/v1`,
+      "--judge", "openai/gpt-4o", "--judge-base-url", `${url}/v1`, "--out", out, "--no-cache", ...extra,
+    ];
+    const liveOut = join(home, "live");
+    await withModelServer((request) => openAiReply(reply(request)), async (server) => {
+      const result = await runCli(args(server.url, liveOut), cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+    });
+
+    const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
+    let liveJudgeCalls = 0;
+    const server = await startModelServer((request, index) => {
+      if (request.path === "/v1/chat/completions" && isJudge(request)) liveJudgeCalls++;
+      return emulator.script(request, index);
+    });
+    try {
+      const out = join(home, "batched");
+      const result = await runCli(args(server.url, out, ["--batch", "--batch-poll-seconds", "0.05"]), cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(liveJudgeCalls, 0);
+      // both rows answer every question alike: the same judge request, sent once in the one batch
+      const distinct = new Set(questions.map((q) => q.question)).size;
+      assert.deepEqual([...emulator.batches.values()].map((b) => b.customIds.length), [distinct]);
+      const rows = (dir: string): unknown => (JSON.parse(readFileSync(join(dir, "table.json"), "utf8")) as TableJson).rows.map((r) => [r.id, r.cells, r.failed]);
+      assert.deepEqual(rows(out), rows(liveOut));
+      // the run folder's ledger: the batch's replies, each once at half the listed price
+      const batchCost = ledgerCost(readCallLedger(out));
+      assert.deepEqual(batchCost.roles.map((r) => [r.role, r.calls]), [["judge (batch)", distinct]]);
+      assert.equal(batchCost.total.dollars, Math.round(costOf("openai/gpt-4o", { promptTokens: 10 * distinct, completionTokens: 3 * distinct })! * 0.5 * 1e9) / 1e9);
+      // each row's scoring read every judgement from the cache: no judge call of its own
+      for (const row of ["socratic-ic", "socratic-ic-or"]) {
+        const judge = ledgerCost(readCallLedger(join(out, "rows", row, "score"))).roles.find((r) => r.role === "judge")!;
+        assert.deepEqual([judge.calls, judge.cacheHits], [0, questions.length]);
+      }
+      // run again: nothing is asked or submitted
+      const requests = server.requests.length;
+      const again = await runCli(args(server.url, out, ["--batch", "--batch-poll-seconds", "0.05"]), cliEnv(home));
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(server.requests.length, requests);
+      assert.deepEqual(rows(out), rows(liveOut));
+    } finally {
+      await server.close();
+    }
+  });
+
   test("without --questions it says what the table needs, before any model is called (exit 2)", async () => {
     const home = temporaryDir("eqakit-reproduce-tag-");
     const result = await runCli(["reproduce", "tag-eqa-table-2", "--model", "openai/gpt-4o", "--judge", "openai/gpt-4o", "--out", join(home, "t")], cliEnv(home));
@@ -111,3 +164,15 @@ describe("eqa reproduce tag-eqa-table-2", () => {
     assert.match(result.stderr, /eqa generate tag --source sim:DIR/);
   });
 });
+
+/** A TAG-EQA set made from one recording of the built-in simulator (160×120). */
+async function recordedSet(home: string): Promise<{ questions: TagQuestion[]; questionsFile: string }> {
+  const recording = join(home, "rec");
+  await recordTask({ seed: 2, tasks: ["cool"], out: recording, width: 160, height: 120 });
+  const log = await loadTrajectoryLog(join(recording, "trajectory.json"));
+  const sightings = await maskSightings(log, join(recording, "frames"));
+  const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 4, seed: 0 });
+  const questionsFile = join(home, "questions.json");
+  writeFileSync(questionsFile, JSON.stringify(questions));
+  return { questions, questionsFile };
+}
