@@ -4,6 +4,7 @@ import { Command, Option } from "commander";
 import { loadActiveEpisodes } from "../agents/index.js";
 import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
+import { configureFrameCache } from "../episodes/index.js";
 import { useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, type ModelSpec } from "../models/index.js";
 import { formatCallPlan } from "../report/index.js";
@@ -22,6 +23,7 @@ import {
   type ExpressTableId,
   OPENEQA_EM_TABLES,
   answerOpenEqaRows,
+  planRewardTable,
   reproduceRewardTable,
   OPENEQA_FAMILIES,
   REPRODUCED_TABLE_FORMAT,
@@ -447,9 +449,21 @@ async function printPublished(table: PublishedTable, out: string | undefined): P
 /** The eqa-rm tables: one `eqa rm bench` run with the user's model as the reward model. */
 async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFlags): Promise<number> {
   if (!flags.instances) throw new UserError(`${table.id} needs EQARewardBench-style instances with ground-truth scores`, { field: "--instances" }, "EQARewardBench is not published: build a set with eqa rm build (docs/reward-models.md), then pass it with --instances FILE");
-  if (flags.dryRun || flags.batch) throw new UserError(`${flags.dryRun ? "--dry-run" : "--batch"} is for the OpenEQA tables`, { field: flags.dryRun ? "--dry-run" : "--batch" }, "eqa rm bench runs the eqa-rm tables' calls live");
+  if (flags.batch) throw new UserError(`--batch is not offered for ${table.id}: its calls are eqa rm bench's sampled evaluations, which eqa rm bench sends live (it has no batch mode)`, { field: "--batch" }, `run ${table.id} without --batch; --dry-run gives its calls, tokens and dollars first`);
   const spec = resolveRoleModel(flags, "model");
   const file = await loadRewardInstances(flags.instances);
+  if (flags.dryRun) {
+    // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
+    configureFrameCache({ dir: false });
+    const plan = await openCallPlan({ ...flags, batch: false });
+    try {
+      const notes = await planRewardTable({ table, file, spec, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, maxK: flags.maxK, outDir: flags.out ?? defaultRunPath("reproduce") }, plan.plan);
+      console.log(formatCallPlan(plan.plan.roles(), notes));
+    } finally {
+      plan.close();
+    }
+    return 0;
+  }
   checkPriceFile();
   const opened = await openModelRuntime(flags);
   const progress = createProgress("sampling");

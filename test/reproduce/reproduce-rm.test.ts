@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
@@ -85,6 +85,55 @@ describe("eqa reproduce eqa-rm-table-1 and eqa-rm-table-2", () => {
       assert.equal(server.requests.length, 2);
       const table = readJson(join(out, "table.json")) as TableJson;
       assert.deepEqual(table.rows.map((r) => [r.id, values(r)]), [["judge", { "object-recognition": 100, "spatial-understanding": 100 }]]);
+    });
+  });
+
+  test("--dry-run: the whole table's calls (K samples of each instance at --max-k, the K = 1 row read from them), tokens with the keyframes and dollars; no call, nothing written; the real run sends those calls. --batch is refused, saying why", async () => {
+    const s = await setup();
+    await withModelServer((request) => openAiReply(judge(request)), async (server) => {
+      const env = cliEnv(s.home, { OPENAI_API_KEY: "sk-test" });
+      const out = join(s.home, "t1");
+      const args = (table: string): string[] => ["reproduce", table, "--instances", s.instances, "--frames", s.frames, "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--max-k", "4", "--out", out];
+      const before = readdirSync(s.home, { recursive: true }).length;
+      const dry = await runCli([...args("eqa-rm-table-1"), "--dry-run"], env);
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.equal(server.requests.length, 0);
+      assert.equal(existsSync(out), false);
+      assert.equal(readdirSync(s.home, { recursive: true }).length, before);
+      assert.match(dry.stdout, /dry run: no model was called and nothing was written/);
+      assert.match(dry.stdout, /eqa-rm-table-1: 2 row\(s\) from one set of samples: openai\/gpt-4o as a judge \(K = 1, each instance's first sample\) and with test-time scaling \(K = 4\)/);
+      assert.match(dry.stdout, /4 instance\(s\): 0 already sampled in .*bench, 4 to sample, 4 sample\(s\) each \(16 call\(s\)\)/);
+      const row = /reward model\s+openai\/gpt-4o\s+16\s+0\s+(\d+)\s+12288\s+\$([\d.]+)/.exec(dry.stdout);
+      assert.ok(row, dry.stdout);
+
+      // Table 2 counts the ScanNet instances alone
+      const scanNet = await runCli([...args("eqa-rm-table-2"), "--dry-run"], env);
+      assert.equal(scanNet.code, 0, scanNet.stderr);
+      assert.match(scanNet.stdout, /2 instance\(s\) \(the ScanNet ones\): 0 already sampled in .*, 2 to sample, 4 sample\(s\) each \(8 call\(s\)\)/);
+      assert.match(scanNet.stdout, /reward model\s+openai\/gpt-4o\s+8\s+0\s+\d+\s+6144\s+\$/);
+
+      const batch = await runCli([...args("eqa-rm-table-1"), "--batch"], env);
+      assert.equal(batch.code, 2);
+      assert.match(batch.stderr, /--batch is not offered for eqa-rm-table-1: its calls are eqa rm bench's sampled evaluations, which eqa rm bench sends live/);
+      assert.equal(server.requests.length, 0);
+
+      const real = await runCli([...args("eqa-rm-table-1"), "--no-cache"], env);
+      assert.equal(real.code, 0, real.stderr);
+      assert.equal(server.requests.length, 16);
+      // the prompt tokens as the dry run estimates them, from what was sent: text characters / 4 a request, 255 tokens per 64×48 image
+      let prompt = 0;
+      for (const request of server.requests) {
+        const parts = (request.body as { messages: { content: { type: string; text?: string }[] }[] }).messages.flatMap((m) => m.content);
+        prompt += Math.ceil(parts.reduce((n, p) => n + (p.text?.length ?? 0), 0) / 4) + 255 * parts.filter((p) => p.type === "image_url").length;
+      }
+      assert.equal(Number(row[1]), prompt);
+      assert.equal(Number(row[2]), Math.round(((prompt * 2.5 + 16 * 768 * 10) / 1e6) * 1e4) / 1e4);
+
+      // the finished table has nothing left to sample
+      const after = await runCli([...args("eqa-rm-table-1"), "--dry-run"], env);
+      assert.equal(after.code, 0, after.stderr);
+      assert.match(after.stdout, /4 instance\(s\): 4 already sampled in .*bench, 0 to sample/);
+      assert.equal(server.requests.length, 16);
     });
   });
 });
