@@ -136,4 +136,23 @@ describe("eqa rm bench --dry-run", () => {
       },
     );
   });
+
+  test("the requests counted are the run's to the byte: after a cached run, a dry run in a new folder finds every one of them in the model-call cache, at no cost", async () => {
+    const s = await setup();
+    await withModelServer(reply, async (server) => {
+      const env = cliEnv(s.home, { OPENAI_API_KEY: "sk-test" });
+      const args = (out: string): string[] => ["rm", "bench", "--instances", s.instances, "--frames", s.frames, "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--max-k", "2", "--resamples", "50", "--out", join(s.home, out)];
+      const real = await runCli(args("first"), env);
+      assert.equal(real.code, 0, real.stderr);
+      assert.equal(server.requests.length, 6);
+      const dry = await runCli([...args("second"), "--dry-run"], env);
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.equal(server.requests.length, 6);
+      assert.match(dry.stdout, /3 instance\(s\): 0 already sampled in .*second, 3 to sample/);
+      assert.deepEqual(
+        { calls: planRow(dry.stdout)?.calls, cached: planRow(dry.stdout)?.cached, dollars: planRow(dry.stdout)?.dollars },
+        { calls: 6, cached: 6, dollars: 0 },
+      );
+    });
+  });
 });
