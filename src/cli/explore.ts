@@ -1,8 +1,8 @@
 import { Command, Option } from "commander";
 import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, type AgentSetup, FRONTIER_MAX_STEPS, STAND_IN_ANSWERERS, FINE_EQA_REFERENCE_OBSERVATION, createAgent, isFineEqa, loadActiveEpisodes, planExploration, runExploration, sceneOpener, type ActiveEpisode, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
 import { UserError, formatJudgeUnreadable, type Shard } from "../core/index.js";
-import { scoreExploration, useExpressOriginalPrompts, writeExploreReliability, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
-import { JUDGE_ROLE, checkPriceFile, describeModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { planExploreScore, scoreExploration, useExpressOriginalPrompts, writeExploreReliability, writeExploreScores, type LlmMatchMode } from "../eval/index.js";
+import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, describeModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { HouseholdEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
@@ -10,10 +10,11 @@ import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSetting
 import { builtinOrExternalAgent } from "./agent-options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress, failureDetail } from "./progress.js";
+import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
 type EnvKind = EnvironmentKind;
 
-interface ExploreFlags extends ModelCallFlags, DryRunFlags, ShardFlags {
+interface ExploreFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ShardFlags {
   episodes: string;
   env: EnvKind;
   agent: ExplorerName | ExternalAgentSpec;
@@ -79,6 +80,7 @@ export function exploreCommand(): Command {
     .option("--prompts <set>", "Fine-EQA's and the EAC judge's prompts: eqakit (its own), original (EXPRESS-Bench's files, from eqa data fetch express-bench) or the folder that command wrote them to", "eqakit");
   addModelCallOptions(command);
   addDryRunOption(command);
+  addBatchOptions(command);
   addShardOption(command, "episodes");
   return command.action(async (flags: ExploreFlags) => {
     const own = typeof flags.agent === "object" ? flags.agent : undefined;
@@ -94,6 +96,11 @@ export function exploreCommand(): Command {
     const spec = needsModel ? resolveRoleModel(flags, "model") : undefined;
     if (isFineEqa(explorer) && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
     const judgeSpec = flags.judge ? resolveRoleModel(flags, "judge") : undefined;
+    if (flags.batch) {
+      // only the judge's calls can go as a batch: an explorer's calls depend on each other's replies
+      if (!judgeSpec) throw new UserError("--batch sends the judge's calls as one batch: give the judge", { field: "--judge" }, "give --judge PROVIDER/MODEL (openai/… or anthropic/…), or drop --batch");
+      checkBatchSupport(judgeSpec);
+    }
     const image = { maxSide: flags.imageSize, format: flags.imageFormat };
     if (flags.captioner && !flags.emAgent) throw new UserError("--captioner is for the frontier explorer's --em-agent", { field: "--captioner" });
     const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
@@ -115,6 +122,7 @@ export function exploreCommand(): Command {
     const opened = await openModelRuntime(flags);
     const progress = createProgress("exploring");
     const active = activeAgent(opened.runtime);
+    let batched: Awaited<ReturnType<typeof runBatch>> | undefined;
     try {
       const answerer = spec && flags.emAgent ? createAgent(emAgentSetup(spec, flags.emAgent), opened.runtime) : undefined;
       const result = await runExploration({
@@ -133,9 +141,13 @@ export function exploreCommand(): Command {
         onProgress: (done, total, failed) => progress.update(done, total, failed > 0 ? `(${failed} failed)` : ""),
       });
       progress.stop();
+      // --batch: the judge's requests of every explored episode answered through the batch API, then read from the cache
+      const scoring = judgeSpec ? { runDir: result.runDir, episodes, records: result.records, judgeSpec, mode: flags.mode, eac: flags.eac, image } : undefined;
+      batched = flags.batch && scoring ? await runBatch(flags, scoring.judgeSpec, JUDGE_ROLE, result.runDir, (collector) => planExploreScore(scoring, collector)) : undefined;
+      const judgeRuntime = (batched?.opened ?? opened).runtime;
       const judging = createProgress("judging");
-      const scores = judgeSpec
-        ? await scoreExploration({ runDir: result.runDir, episodes, records: result.records, judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }), judgeSpec, mode: flags.mode, eac: flags.eac, image, onProgress: (done, total, failed, unreadable) => judging.update(done, total, failureDetail(failed, unreadable)) })
+      const scores = scoring
+        ? await scoreExploration({ ...scoring, judge: judgeRuntime.model(scoring.judgeSpec, { role: JUDGE_ROLE }), onProgress: (done, total, failed, unreadable) => judging.update(done, total, failureDetail(failed, unreadable)) })
         : undefined;
       judging.stop();
       const withReliability = await writeExploreReliability(result.runDir, result.summary, result.records);
@@ -174,13 +186,15 @@ export function exploreCommand(): Command {
       progress.stop();
       await active?.close();
       opened.close();
+      batched?.opened.close();
     }
   });
 }
 
 /** `eqa explore --dry-run`: the explorer's, the agent's and the judge's calls, as a most, without starting an environment. */
 async function planExploreRun(flags: ExploreFlags, explorer: ExplorerName, activeAgent: ExternalActiveAgent | undefined, episodes: ActiveEpisode[], spec: ModelSpec | undefined, judgeSpec: ModelSpec | undefined, shard: Shard | undefined, emAgent: AgentSetup | undefined): Promise<void> {
-  const opened = await openCallPlan(flags);
+  // only the judge's calls would go through a batch: the run is priced live, a note says what --batch saves
+  const opened = await openCallPlan({ ...flags, batch: false });
   try {
     const image = { maxSide: flags.imageSize, format: flags.imageFormat };
     const build = (setup: AgentSetup) => createAgent(setup, opened.plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" })));
@@ -211,6 +225,7 @@ async function planExploreRun(flags: ExploreFlags, explorer: ExplorerName, activ
     if (activeAgent) notes.push("your own agent's model calls (model/complete) are known only as it makes them: not counted");
     if (answerer) notes.push(STAND_IN_ANSWERERS.has(answerer.agent.name) ? `the ${answerer.agent.name} agent answers once per episode from the frames the exploration collects: its calls, tokens and dollars are estimated on a stand-in recording of ${(flags.maxSteps ?? FRONTIER_MAX_STEPS) + 1} blank ${flags.width}×${flags.height} frames (one per step of the budget), of which it samples its frames` : `the ${answerer.agent.name} agent answers once per episode from the frames the exploration collects: its calls are counted, its tokens are not estimated`);
     if (judgeSpec) notes.push(flags.eac ? "the judge makes an LLM-Match and an EAC call per episode: counted, not estimated" : "the judge makes an LLM-Match call per episode: counted, not estimated");
+    if (flags.batch) notes.push("with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the explorer's and agents' calls stay live");
     console.log(formatCallPlan(opened.plan.roles(), notes));
   } finally {
     opened.close();

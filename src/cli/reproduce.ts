@@ -309,7 +309,7 @@ function aEqaPlanOptions(flags: ReproduceFlags, outDir: string) {
  * in rows/a-eqa-<family> (resumable as every explore run), at the paper's A-EQA settings
  * (the VLM's K = 75; the blind row one step), then the row read back from its run.
  */
-async function runAEqaRows(exploreCommand: () => Command, flags: ReproduceFlags, setup: AEqaSetup, families: readonly OpenEqaFamily[], tableId: string, outDir: string): Promise<{ rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[]; code: number }> {
+async function runAEqaRows(exploreCommand: () => Command, flags: ReproduceFlags, setup: AEqaSetup, families: readonly OpenEqaFamily[], tableId: string, outDir: string, batch = false): Promise<{ rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[]; code: number }> {
   const rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[] = [];
   let code = 0;
   for (const family of families) {
@@ -330,6 +330,7 @@ async function runAEqaRows(exploreCommand: () => Command, flags: ReproduceFlags,
       ...(flags.height !== undefined ? ["--height", String(flags.height)] : []),
       "--concurrency", String(flags.concurrency), "--max-retries", String(flags.maxRetries), "--timeout", String(flags.timeout),
       ...(flags.cache === false ? ["--no-cache"] : typeof flags.cache === "string" ? ["--cache", flags.cache] : []),
+      ...(batch ? exploreBatchArgs(flags) : []),
       "--out", rowDir,
     ];
     console.log(`${tableId}: A-EQA row ${family} (frontier exploration, then the ${family} agent) in ${rowDir}`);
@@ -341,13 +342,21 @@ async function runAEqaRows(exploreCommand: () => Command, flags: ReproduceFlags,
   return { rows, code };
 }
 
+/** `--batch` and its limits as `eqa explore` takes them: a row's judge calls go through the batch API once it has explored. */
+function exploreBatchArgs(flags: ReproduceFlags): string[] {
+  return [
+    "--batch", "--batch-poll-seconds", String(flags.batchPollSeconds),
+    ...(flags.batchMaxRequests !== undefined ? ["--batch-max-requests", String(flags.batchMaxRequests)] : []),
+    ...(flags.batchMaxMb !== undefined ? ["--batch-max-mb", String(flags.batchMaxMb)] : []),
+  ];
+}
+
 /**
  * openeqa-table-5 (A-EQA by category): each family's A-EQA row (`runAEqaRows`), then the table
  * beside the paper's rows. `--dry-run` prices the rows as `eqa explore --dry-run` does.
  */
 async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags, exploreCommand: () => Command): Promise<number> {
   if (!flags.episodes) throw new UserError(`${table.id} needs the A-EQA episodes the rows explore`, { field: "--episodes" }, A_EQA_EPISODES_HINT);
-  if (flags.batch) throw new UserError(`--batch is for the EM-EQA tables`, { field: "--batch" }, `eqa explore judges ${table.id}'s episodes live`);
   const model = resolveRoleModel(flags, "model");
   const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
   const judgeSpec = resolveRoleModel(flags, "judge");
@@ -359,7 +368,8 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
     const plan = await openCallPlan({ ...flags, batch: false });
     try {
       const notes = await planAEqaRows(setup, families, aEqaPlanOptions(flags, outDir), plan.plan);
-      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${families.length} A-EQA row(s) on ${setup.episodes.length} episode(s) (${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${outDir}`, ...notes]));
+      const batchNote = flags.batch ? ["with --batch each row's judge calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic) once it has explored; the explorer's and agents' calls stay live"] : [];
+      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${families.length} A-EQA row(s) on ${setup.episodes.length} episode(s) (${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${outDir}`, ...notes, ...batchNote]));
     } finally {
       plan.close();
     }
@@ -367,7 +377,7 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
   }
   checkPriceFile();
   const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: families.map(aEqaRowDir) });
-  const explored = await runAEqaRows(exploreCommand, flags, setup, families, table.id, run.path);
+  const explored = await runAEqaRows(exploreCommand, flags, setup, families, table.id, run.path, flags.batch === true);
   const written = await writeAEqaTable(table, run, explored.rows, setup, settings);
   console.log(`\n${written.markdown}`);
   console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's explore run in ${join(run.path, "rows")}`);
@@ -502,9 +512,9 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
 async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFlags, exploreCommand: () => Command): Promise<void> {
   const id = table.id as ExpressTableId;
   if (!flags.episodes) throw new UserError(`${id} needs the episodes Fine-EQA explores`, { field: "--episodes" }, EPISODES_HINT[id]);
-  if (flags.batch) throw new UserError("--batch is for the OpenEQA tables", { field: "--batch" }, `eqa explore judges ${id}'s episodes live`);
   const model = resolveRoleModel(flags, "model");
   const judge = expressNeedsJudge(id) ? resolveRoleModel(flags, "judge") : undefined;
+  if (flags.batch && !judge) throw new UserError(`${id} has no judge calls to send as a batch: accuracy is the choice letter read from each reply`, { field: "--batch" }, `drop --batch; Fine-EQA's own calls depend on each other's replies and go live`);
   if (!judge && flags.judge) console.error(`note: ${id} needs no judge (accuracy is the choice letter read from each reply): --judge (or EQA_JUDGE) is not used`);
   const builtinScene = (scene: string): string | undefined => {
     const problem = builtinSceneProblem(scene);
@@ -557,6 +567,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
     ...(flags.height !== undefined ? ["--height", String(flags.height)] : []),
     "--concurrency", String(flags.concurrency), "--max-retries", String(flags.maxRetries), "--timeout", String(flags.timeout),
     ...(flags.cache === false ? ["--no-cache"] : typeof flags.cache === "string" ? ["--cache", flags.cache] : []),
+    ...(flags.batch ? exploreBatchArgs(flags) : []),
     "--out", rowDir,
   ];
   if (flags.dryRun) {

@@ -4,8 +4,10 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateHome } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
+import { ledgerCost, readCallLedger } from "../../src/models/index.js";
 
 /**
  * `eqa reproduce express-table-3` against a loopback VLM and judge on two episodes in the
@@ -97,6 +99,47 @@ describe("eqa reproduce express-table-3", () => {
     assert.match(latex, /openai\/gpt-4o-mini\$\^\\dagger\$ & /);
     assert.match(latex, /built-in homes, not HM3D/);
     assert.match(latex, /\\bottomrule/);
+  });
+
+  test("--batch: Fine-EQA explores live, then the judge's LLM-Match and EAC requests go as one batch; the row's figures are a live run's and each batch reply is billed once", async () => {
+    const dir = temporaryDir("eqakit-reproduce-express-");
+    const episodes = writeEpisodes(dir);
+    const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
+    const args = (url: string, out: string, extra: string[] = []): string[] => ["reproduce", "express-table-3", "--episodes", episodes, "--env", "builtin", "--model", "openai/gpt-4o-mini", "--model-base-url", `${url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${url}/v1`, "--max-steps", "3", "--width", "64", "--height", "48", "--image-size", "64", "--concurrency", "1", "--no-cache", "--out", out, ...extra];
+    const liveOut = join(dir, "live");
+    await withModelServer(reply, async (server) => {
+      const live = await runCli(args(server.url, liveOut), env);
+      assert.equal(live.code, 0, live.stderr);
+    });
+    const isJudge = (text: string): boolean => text.includes("Give two marks.") || text.includes("Your mark:");
+    const emulator = openAiBatchEmulator({ answer: (body) => (JSON.stringify(body).includes("Give two marks.") ? "1, 4" : "Your mark: 4") });
+    let liveJudgeCalls = 0;
+    const server = await startModelServer((request, index) => {
+      if (request.path !== "/v1/chat/completions") return emulator.script(request, index);
+      if (isJudge(JSON.stringify(request.body))) liveJudgeCalls++;
+      return reply(request);
+    });
+    try {
+      const out = join(dir, "batched");
+      const result = await runCli(args(server.url, out, ["--batch", "--batch-poll-seconds", "0.05"]), env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(liveJudgeCalls, 0);
+      // the two episodes' EAC requests (each with its own last frame) and their LLM-Match requests (the same question, answer and reply: one request)
+      assert.deepEqual([...emulator.batches.values()].map((b) => b.customIds.length), [3]);
+      const judged = (d: string): unknown => readJson<{ judged: { express: unknown; llmMatch: unknown } }>(join(d, "rows", "fine-eqa-reference", "summary.json")).judged;
+      const row = (d: string): unknown => readJson<{ rows: { cells: unknown }[] }>(join(d, "table.json")).rows.map((r) => r.cells);
+      assert.deepEqual(row(out), row(liveOut));
+      const ledger = ledgerCost(readCallLedger(join(out, "rows", "fine-eqa-reference")));
+      assert.deepEqual(ledger.roles.filter((r) => r.role.startsWith("judge")).map((r) => [r.role, r.calls, r.cacheHits]), [["judge (batch)", 3, 0], ["judge", 0, 4]]);
+      const figures = (d: string): unknown => { const j = judged(d) as { express: unknown; llmMatch: unknown }; return [j.express, j.llmMatch]; };
+      assert.deepEqual(figures(out), figures(liveOut));
+      const requests = server.requests.length;
+      const again = await runCli(args(server.url, out, ["--batch", "--batch-poll-seconds", "0.05"]), env);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(server.requests.length, requests, "a finished row calls no model and submits no batch");
+    } finally {
+      await server.close();
+    }
   });
 
   test("HM3D through the Habitat bridge without --scenes and a missing episodes file are refused with exit 2 before any call, naming what to get", async () => {

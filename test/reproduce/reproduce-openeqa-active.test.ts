@@ -10,6 +10,8 @@ import { jsonLines, killMidway } from "../helpers/kill.js";
 import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { openEqaBenchmarkFile, openEqaSubsetFile, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
+import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
+import { ledgerCost, readCallLedger } from "../../src/models/index.js";
 
 /**
  * OpenEQA's A-EQA rows (`eqa reproduce openeqa-table-5`, and the A-EQA columns of Table II with
@@ -164,7 +166,45 @@ describe("eqa reproduce openeqa-table-5", () => {
     }
   });
 
-  test("--env habitat without --scenes, episodes without answers and --batch are refused before any call (exit 2)", async () => {
+  test("--batch: each row explores and answers live, then its LLM-Match requests go as one batch; the table is a live run's and each batch reply is billed once", async () => {
+    const dir = temporaryDir("eqakit-reproduce-aeqa-");
+    const episodes = writeEpisodes(dir);
+    const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
+    const rows = ["--rows", "blind,vlm"];
+    const liveOut = join(dir, "live");
+    await withModelServer((request) => openAiReply(reply(request)), async (server) => {
+      const live = await runCli(args("openeqa-table-5", episodes, server.url, liveOut, rows), env);
+      assert.equal(live.code, 0, live.stderr);
+    });
+    const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
+    let liveJudgeCalls = 0;
+    const server = await startModelServer((request, index) => {
+      if (request.path === "/v1/chat/completions" && bodyText(request).includes("Your mark")) liveJudgeCalls++;
+      return emulator.script(request, index);
+    });
+    try {
+      const out = join(dir, "batched");
+      const result = await runCli(args("openeqa-table-5", episodes, server.url, out, [...rows, "--batch", "--batch-poll-seconds", "0.05"]), env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(liveJudgeCalls, 0);
+      // one batch per row, each with the row's two episodes' LLM-Match requests
+      assert.deepEqual([...emulator.batches.values()].map((b) => b.customIds.length), [2, 2]);
+      const table = (d: string): unknown => readJson<TableJson>(join(d, "table.json")).rows.map((r) => [r.id, r.cells, r.failed]);
+      assert.deepEqual(table(out), table(liveOut));
+      for (const row of ["a-eqa-blind", "a-eqa-vlm"]) {
+        const cost = ledgerCost(readCallLedger(join(out, "rows", row)));
+        assert.deepEqual(cost.roles.filter((r) => r.role.startsWith("judge")).map((r) => [r.role, r.calls, r.cacheHits]), [["judge (batch)", 2, 0], ["judge", 0, 2]], row);
+      }
+      const requests = server.requests.length;
+      const again = await runCli(args("openeqa-table-5", episodes, server.url, out, [...rows, "--batch", "--batch-poll-seconds", "0.05"]), env);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(server.requests.length, requests, "a finished table calls no model and submits no batch");
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("--env habitat without --scenes and episodes without answers are refused before any call (exit 2)", async () => {
     const dir = temporaryDir("eqakit-reproduce-aeqa-");
     const episodes = writeEpisodes(dir);
     const unanswered = join(dir, "unanswered.json");
@@ -177,9 +217,6 @@ describe("eqa reproduce openeqa-table-5", () => {
       const none = await runCli(args("openeqa-table-5", unanswered, server.url, join(dir, "run")), env);
       assert.equal(none.code, 2, none.stderr);
       assert.match(none.stderr, /answer/);
-      const batch = await runCli(args("openeqa-table-5", episodes, server.url, join(dir, "run"), ["--batch"]), env);
-      assert.equal(batch.code, 2, batch.stderr);
-      assert.match(batch.stderr, /--batch is for the EM-EQA tables/);
       assert.equal(server.requests.length, 0);
       assert.equal(existsSync(join(dir, "run")), false);
     });

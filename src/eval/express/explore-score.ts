@@ -20,8 +20,8 @@
 import { canonicalJson, judgeUnreadable, loadPromptFile, sha256Hex, type JudgeUnreadable, type Question, type UnreadableReply } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
-import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
-import { reopenRun, reusableRecords } from "../../store/index.js";
+import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
+import { peekReusableRecords, reopenRun, reusableRecords } from "../../store/index.js";
 import { EAC_PROMPT, judgeEac, type EacJudgement } from "./eac.js";
 import { expressMetrics, reliabilityMetrics, type ExpressMetrics, type ReliabilityItem, type ReliabilityMetrics } from "./express-metrics.js";
 import { judgeLlmMatch, llmMatchPoints, openEqaEfficiency, prepareLlmMatchTask, type EfficiencySummary, type LlmMatchMode } from "../openeqa/index.js";
@@ -83,17 +83,56 @@ function asJudgement(value: unknown): ExploreJudgement | undefined {
 }
 
 /** Judges every finished episode with a reference answer and computes E, C, C*, E_path, d_T (see the module comment). */
-export async function scoreExploration(options: ExploreScoreOptions): Promise<ExploreScores> {
+/** The episodes an exploration's judge reads (finished, with an answer to compare with) and each one's input key. */
+function judgeItems(options: Omit<ExploreScoreOptions, "judge" | "onProgress">, judgeName: string) {
   const mode = options.mode ?? "robust";
-  const run = reopenRun(options.runDir, "explore");
   const episodes = new Map(options.episodes.map((e) => [e.questionId, e]));
   const items = options.records.filter((r) => r.error === null && episodes.get(r.questionId)?.answer !== undefined);
   // the EAC prompt's hash: judgements made with eqakit's prompt and with the benchmark's are not mixed
   const eacPrompt = options.eac === false ? null : loadPromptFile(EAC_PROMPT).sha256;
-  const keyOf = (r: ExploreRecord): string => sha256Hex(canonicalJson([options.judge.name, mode, eacPrompt, r.questionId, r.inputKey, r.answer, r.frames]));
+  const keyOf = (r: ExploreRecord): string => sha256Hex(canonicalJson([judgeName, mode, eacPrompt, r.questionId, r.inputKey, r.answer, r.frames]));
   const wanted = new Map(items.map((r) => [r.questionId, keyOf(r)]));
+  return { mode, episodes, items, eacPrompt, keyOf, wanted };
+}
+
+/** A judgement kept: neither failed nor with an unreadable reply (those are asked again). */
+const kept = (j: ExploreJudgement): boolean => j.error === null && (j.unreadable ?? []).length === 0;
+
+/** The judge's calls for one episode: LLM-Match on the answer, then EAC on the last frame (when asked for and there is one). */
+async function judgeEpisode(r: ExploreRecord, episode: ActiveEpisode, runPath: string, judges: { llmMatch: ChatModel; eac: ChatModel }, mode: LlmMatchMode, eacPrompt: string | null, image: ImageOptions | undefined) {
+  const question = { questionId: r.questionId, question: episode.question, answer: episode.answer ?? "", category: episode.category ?? "", episodeHistory: r.questionId } as Question;
+  const task = prepareLlmMatchTask(question, r.answer, mode, judges.llmMatch.name);
+  const match = await judgeLlmMatch(task, judges.llmMatch, mode);
+  const frame = lastFramePath(runPath, r);
+  let eac: EacJudgement | null = null;
+  if (frame && r.answer !== null && eacPrompt !== null) {
+    const prepared = await prepareImage(frame, image);
+    eac = await judgeEac(judges.eac, { question: episode.question, answer: episode.answer ?? "", response: r.answer, image: prepared });
+  }
+  return { match, eac };
+}
+
+/**
+ * What `scoreExploration` would ask its judge, recorded in `plan` (the batch of `eqa explore
+ * --batch`): the LLM-Match and EAC requests of every episode not judged yet in the run folder,
+ * built as the run builds them, each reply taken as read at the first try (a re-ask comes in a
+ * later round, from the batch's real reply). Calls no model and writes nothing. Returns the
+ * number of episodes to judge.
+ */
+export async function planExploreScore(options: Omit<ExploreScoreOptions, "judge" | "onProgress">, plan: CallPlan): Promise<number> {
+  const judges = { llmMatch: plan.model(options.judgeSpec, JUDGE_ROLE, "5"), eac: plan.model(options.judgeSpec, JUDGE_ROLE, "5, 5") };
+  const { mode, episodes, items, eacPrompt, wanted } = judgeItems(options, judges.llmMatch.name);
+  const judged = peekReusableRecords(options.runDir, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, kept);
+  const pending = items.filter((r) => !judged.has(r.questionId));
+  for (const r of pending) await judgeEpisode(r, episodes.get(r.questionId)!, options.runDir, judges, mode, eacPrompt, options.image);
+  return pending.length;
+}
+
+export async function scoreExploration(options: ExploreScoreOptions): Promise<ExploreScores> {
+  const run = reopenRun(options.runDir, "explore");
+  const { mode, episodes, items, eacPrompt, keyOf, wanted } = judgeItems(options, options.judge.name);
   // a judgement with an unreadable reply is asked again, as a failed one is
-  const judgements = reusableRecords(run, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.error === null && (j.unreadable ?? []).length === 0);
+  const judgements = reusableRecords(run, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, kept);
   const pending = items.filter((r) => !judgements.has(r.questionId));
   let failed = 0;
   let unreadable = 0;
@@ -115,17 +154,8 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
         options.onProgress?.(judgements.size, items.length, failed, unreadable);
       },
       work: async (r) => {
-        const episode = episodes.get(r.questionId) as ActiveEpisode;
-        const question = { questionId: r.questionId, question: episode.question, answer: episode.answer ?? "", category: episode.category ?? "", episodeHistory: r.questionId } as Question;
-        const task = prepareLlmMatchTask(question, r.answer, mode, options.judge.name);
-        const match = await judgeLlmMatch(task, options.judge, mode);
-        const frame = lastFramePath(run.path, r);
-        let eac: EacJudgement | null = null;
+        const { match, eac } = await judgeEpisode(r, episodes.get(r.questionId) as ActiveEpisode, run.path, { llmMatch: options.judge, eac: options.judge }, mode, eacPrompt, options.image);
         const usages = [match.usage];
-        if (frame && r.answer !== null && eacPrompt !== null) {
-          const image = await prepareImage(frame, options.image);
-          eac = await judgeEac(options.judge, { question: episode.question, answer: episode.answer ?? "", response: r.answer, image });
-        }
         const unreadable: Omit<UnreadableReply, "questionId">[] = [];
         if (match.unreadable) unreadable.push({ judge: "llm-match", error: match.error ?? "unreadable", replies: match.replies });
         if (eac?.status === "failed") unreadable.push({ judge: "eac", error: eac.error, replies: [eac.raw] });
