@@ -158,4 +158,22 @@ describe("eqa reproduce express-table-3", () => {
       assert.equal(existsSync(join(dir, "run")), false);
     });
   });
+
+  test("--batch is refused before any call where there is no judge to batch: express-table-2 and eqa explore without --judge (exit 2)", async () => {
+    const dir = temporaryDir("eqakit-reproduce-express-");
+    const episodes = writeEpisodes(dir);
+    await withModelServer(reply, async (server) => {
+      const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
+      const model = ["--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`];
+      const table2 = await runCli(["reproduce", "express-table-2", "--episodes", episodes, ...model, "--batch", "--out", join(dir, "t2")], env);
+      assert.equal(table2.code, 2, table2.stderr);
+      assert.match(table2.stderr, /express-table-2 has no judge calls to send as a batch/);
+      const explore = await runCli(["explore", "--episodes", episodes, "--env", "builtin", "--agent", "fine-eqa:reference", ...model, "--batch", "--out", join(dir, "x")], env);
+      assert.equal(explore.code, 2, explore.stderr);
+      assert.match(explore.stderr, /--batch sends the judge's calls as one batch/);
+      assert.equal(server.requests.length, 0);
+      assert.equal(existsSync(join(dir, "t2")), false);
+      assert.equal(existsSync(join(dir, "x")), false);
+    });
+  });
 });
