@@ -15,6 +15,8 @@ export interface MemorySourceOptions {
    * episodes without instance masks (masks, when an episode has them, are the objects).
    */
   detector?: boolean;
+  /** False leaves the episode's instance masks out: the detector finds the objects on every frame. */
+  masks?: boolean;
   /** Also ask the captioner for each frame's objects (open-vocabulary detection). */
   vlmDetect?: boolean;
   /** Instance-mask labels that are not objects (walls, floors), left out. */
@@ -29,6 +31,8 @@ export interface MemorySourceOptions {
 export interface MemoryBuildSettings {
   sampling: SamplingSpec;
   detector: "without-masks" | "always" | "never";
+  /** Present when the episode's instance masks were left out (absent: used where an episode has them). */
+  masks?: "ignored";
   minScore: number;
   /** Detections kept a frame (absent when the detector never runs; memories built before it was recorded kept 20). */
   detectorViews?: { maxPerFrame: number };
@@ -44,6 +48,7 @@ export function memoryBuildSettings(options: Omit<MemorySourceOptions, "memoryDi
   return {
     sampling: options.sampling ?? { kind: "uniform", count: MEMORY_DEFAULT_FRAMES },
     detector: options.detector === undefined ? "without-masks" : options.detector ? "always" : "never",
+    ...(options.masks === false ? { masks: "ignored" as const } : {}),
     minScore: options.minScore ?? MEMORY_MIN_SCORE,
     ...(options.detector !== false ? { detectorViews: { maxPerFrame: MAX_DETECTIONS } } : {}),
     ignoreLabels: [...new Set(options.ignoreLabels ?? [])].sort(),
@@ -60,6 +65,7 @@ export async function buildEpisodeMemory(episode: Episode, options: Omit<MemoryS
   return buildMemory(episode, {
     detector: options.detector === false ? null : loadObjectDetector,
     detectorUse: options.detector === true ? "always" : "without-masks",
+    useMasks: options.masks !== false,
     encoder,
     ...(options.sampling ? { sampling: options.sampling } : {}),
     ...(options.captioner ? { captioner: options.captioner } : {}),

@@ -1,5 +1,6 @@
 import { Option, type Command } from "commander";
-import { AGENT_NAMES, isExternalAgentValue, parseExternalAgent, type AgentName, type AgentSetup, type ExternalAgentSpec } from "../agents/index.js";
+import { UserError } from "../core/index.js";
+import { AGENT_NAMES, isExternalAgentValue, parseExternalAgent, type AgentName, type AgentSetup, type ExternalAgentSpec, type MemorySourceOptions } from "../agents/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
 import { addImageOptions, argumentParser, commaList, framesPath, oneOf, outputDirectory, positiveInteger, positiveSeconds, type ImageFlags, resolveRoleModel } from "./options.js";
@@ -23,6 +24,7 @@ export interface AgentFlags extends ImageFlags {
   boxes: boolean;
   tools: "native" | "text";
   detector?: boolean;
+  masks?: boolean;
   vlmDetect?: boolean;
   ignoreLabels?: string[];
   memory?: string;
@@ -37,7 +39,18 @@ export function addMemorySourceOptions(command: Command, prefix = ""): Command {
   return command
     .option("--detector", `${prefix}run the embedded detector on every frame, also where the episode has instance masks`)
     .option("--no-detector", `${prefix}never run the embedded detector: use the episode's instance masks only (by default the detector runs on episodes without masks)`)
+    .option("--no-masks", `${prefix}leave the episode's instance masks out: the embedded detector finds the objects on every frame, as in a video without masks`)
     .option("--ignore-labels <list>", `${prefix}instance-mask labels that are not objects, left out (e.g. wall,floor,ceiling for simulator recordings)`, commaList);
+}
+
+/** What the shared memory options ask for; both object sources turned off is refused. */
+export function memorySourceOptions(flags: Pick<AgentFlags, "detector" | "masks" | "ignoreLabels">): Pick<MemorySourceOptions, "detector" | "masks" | "ignoreLabels"> {
+  if (flags.masks === false && flags.detector === false) throw new UserError("--no-masks and --no-detector leave nothing to find the objects with", { field: "--no-masks" }, "keep one of them");
+  return {
+    ...(flags.detector !== undefined ? { detector: flags.detector } : {}),
+    ...(flags.masks === false ? { masks: false } : {}),
+    ...(flags.ignoreLabels ? { ignoreLabels: flags.ignoreLabels } : {}),
+  };
 }
 
 export function addAgentOptions(command: Command): Command {
@@ -87,6 +100,6 @@ export function agentSetupFromFlags(flags: AgentFlags): AgentSetup {
     ...(flags.sampling ? { sampling: parseSamplingSpec(flags.sampling) } : {}),
     image: { maxSide: flags.imageSize, format: flags.imageFormat },
     forceGuess: flags.forceGuess,
-    memory: { ...(flags.topN !== undefined ? { topN: flags.topN } : {}), boxes: flags.boxes, tools: flags.tools, ...(flags.detector !== undefined ? { detector: flags.detector } : {}), ...(flags.vlmDetect ? { vlmDetect: true } : {}), ...(flags.ignoreLabels ? { ignoreLabels: flags.ignoreLabels } : {}), ...(flags.memory !== undefined ? { memoryDir: flags.memory } : {}) },
+    memory: { ...(flags.topN !== undefined ? { topN: flags.topN } : {}), boxes: flags.boxes, tools: flags.tools, ...memorySourceOptions(flags), ...(flags.vlmDetect ? { vlmDetect: true } : {}), ...(flags.memory !== undefined ? { memoryDir: flags.memory } : {}) },
   };
 }

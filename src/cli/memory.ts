@@ -5,7 +5,7 @@ import { loadQuestionSelection, readJsonFile } from "../data/index.js";
 import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/index.js";
 import { ledgerCost, readCallLedger } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
-import { addMemorySourceOptions } from "./agent-options.js";
+import { addMemorySourceOptions, memorySourceOptions } from "./agent-options.js";
 import { addModelCallOptions, addShardOption, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger, shardFromFlags, type ShardFlags, unitInterval, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
@@ -20,6 +20,7 @@ interface MemoryBuildFlags extends ModelCallFlags, ShardFlags {
   captioner?: string;
   captionerBaseUrl?: string;
   detector?: boolean;
+  masks?: boolean;
   vlmDetect?: boolean;
   minScore?: number;
   ignoreLabels?: string[];
@@ -60,9 +61,8 @@ export function memoryCommand(): Command {
       ...(sampling ? { sampling } : {}),
       ...(captionerSpec && opened ? { captioner: opened.runtime.model(captionerSpec, { role: "captioner" }) } : {}),
       ...(flags.vlmDetect ? { vlmDetect: true } : {}),
-      ...(flags.detector !== undefined ? { detector: flags.detector } : {}),
+      ...memorySourceOptions(flags),
       ...(flags.minScore !== undefined ? { minScore: flags.minScore } : {}),
-      ...(flags.ignoreLabels ? { ignoreLabels: flags.ignoreLabels } : {}),
     };
     const progress = createProgress(selection ? "episodes" : "frames");
     try {

@@ -1,6 +1,6 @@
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { answerQuestions, buildEpisodeMemory, buildMemory, createAgent } from "../../src/agents/index.js";
@@ -106,5 +106,27 @@ describe("eqa answer --ignore-labels", () => {
     const built = await runCli(["memory", "build", "--frames", join(root, "hm3d-v0", "scene"), "--out", join(home, "memory"), "--ignore-labels", "lamp,cabinet", "--sampling", "every:4"], cliEnv(home));
     assert.equal(built.code, 0, built.stderr);
     assert.match(built.stdout, /3 instances/);
+  });
+});
+
+describe("eqa memory build --no-masks", () => {
+  test("leaves an episode's instance masks out: the detector finds the objects on every frame, as in a video without masks", async () => {
+    const home = temporaryDir("eqakit-no-masks-");
+    const frames = join(root, "hm3d-v0", "scene");
+    const built = await runCli(["memory", "build", "--frames", frames, "--out", join(home, "memory"), "--no-masks", "--sampling", "every:4"], cliEnv(home));
+    assert.equal(built.code, 0, built.stderr);
+    const graph = JSON.parse(readFileSync(join(home, "memory", "scene-graph.json"), "utf8")) as { detector: string | null; notes: string[]; instances: { label: string }[] };
+    assert.ok(graph.detector, "the detector ran");
+    assert.ok(graph.notes.some((n) => /^the instance masks of \d+ frames were left out/.test(n)), graph.notes.join("\n"));
+    assert.ok(graph.instances.every((i) => i.label !== "cabinet" && i.label !== "lamp"), "no instance from the masks' labels");
+
+    const withMasks = await runCli(["memory", "build", "--frames", frames, "--out", join(home, "masks"), "--sampling", "every:4"], cliEnv(home));
+    assert.equal(withMasks.code, 0, withMasks.stderr);
+    const fromMasks = JSON.parse(readFileSync(join(home, "masks", "scene-graph.json"), "utf8")) as { instances: { label: string }[] };
+    assert.ok(fromMasks.instances.some((i) => i.label === "cabinet"), "by default the masks are the objects");
+
+    const neither = await runCli(["memory", "build", "--frames", frames, "--out", join(home, "none"), "--no-masks", "--no-detector"], cliEnv(home));
+    assert.equal(neither.code, 2);
+    assert.match(neither.stderr, /--no-masks and --no-detector leave nothing to find the objects with/);
   });
 });

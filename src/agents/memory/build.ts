@@ -76,6 +76,7 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
   const useMasks = options.useMasks ?? true;
   const ignoredLabels = new Set(options.ignoredMaskLabels ?? []);
   let usedMasks = false;
+  let maskedFramesIgnored = 0;
   let detector: ObjectDetector | undefined;
   let detectorSkipped = false;
   const intrinsicsUsed = new Set<string>();
@@ -98,11 +99,12 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
       const stride = Math.max(1, Math.round(Math.sqrt((geometry.camera.width * geometry.camera.height) / 20000)));
       mapParts.push(voxelDownsample(backProject(geometry.depth, geometry.camera, geometry.pose, { stride }).points, 0.05).centroids);
     }
+    if (!useMasks && frame.masks) maskedFramesIgnored++;
     if (useMasks && frame.masks) {
       usedMasks = true;
       views.push(...viewsFromMasks(index, frame.masks, geometry, ignoredLabels));
     }
-    const wantsDetector = options.detector && ((options.detectorUse ?? "always") === "always" || !frame.masks);
+    const wantsDetector = options.detector && ((options.detectorUse ?? "always") === "always" || !frame.masks || !useMasks);
     if (options.detector && !wantsDetector) detectorSkipped = true;
     if (wantsDetector) {
       detector ??= typeof options.detector === "function" ? await options.detector() : options.detector!;
@@ -123,6 +125,7 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
   else if (!hasPositions) notes.push("positions are missing: the frames have no depth or no valid poses, so instances have no 3-D boxes");
   if (!hasPositions && views.some((v) => v.maskId === undefined)) notes.push(APPROXIMATE_NOTE);
   if (intrinsicsUsed.size > 0) notes.push(`depth back-projected with the intrinsics of ${[...intrinsicsUsed].join("; ")}`);
+  if (maskedFramesIgnored > 0) notes.push(`the instance masks of ${maskedFramesIgnored} frames were left out: the objects are the detector's`);
   if (detectorSkipped && usedMasks) notes.push("objects from the episode's instance masks; the detector did not run on frames with masks (ask for it with --detector)");
   if (skippedPoses > 0) notes.push(`${skippedPoses} of ${indices.length} frames skipped: invalid pose`);
   if (!detector && !options.vlmDetector && !usedMasks) notes.push("no object views: no detector was used and the episode has no instance masks");
