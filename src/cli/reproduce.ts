@@ -99,12 +99,6 @@ interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageF
   baselines?: TagBaselineName[];
 }
 
-/**
- * What each table that `eqa reproduce` does not run yet needs, and the commands that make its
- * rows today: said before any model is called.
- */
-const NOT_RUN: Record<string, { needs: string; hint: string }> = {};
-
 function tableArgument(value: string): PublishedTable {
   return publishedTable(value);
 }
@@ -168,10 +162,7 @@ export function reproduceCommand(explore: () => Command): Command {
       process.exitCode = await reproduceAEqaCommand(table, flags, explore);
       return;
     }
-    const notRun = NOT_RUN[table.id];
-    if (notRun || !(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) {
-      throw new UserError(`eqa reproduce does not run ${table.id} yet: ${notRun?.needs ?? "no runner"}`, { field: "TABLE" }, `${notRun?.hint ?? ""}; eqa reproduce ${table.id} --published prints the published rows; runnable now: ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}`);
-    }
+    if (!(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) throw new Error(`eqa reproduce has no runner for ${table.id}`);
     const model = resolveRoleModel(flags, "model");
     const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
     const judgeSpec = resolveRoleModel(flags, "judge");
