@@ -6,7 +6,7 @@ import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { configureFrameCache } from "../episodes/index.js";
 import { useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
-import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, type ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, type BatchCollector, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { formatCallPlan } from "../report/index.js";
 import {
   EQA_RM_K,
@@ -221,39 +221,64 @@ export function reproduceCommand(explore: () => Command): Command {
       }
       options.aEqa = { ...options.aEqa, rows: explored.rows.map((r) => r.row), notes: aEqaNotes(table.id, explored.rows.map((r) => r.measures), aEqaQuestionSet(active.episodes)), runs: Object.fromEntries(explored.rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])) };
     }
-    let progress = createProgress(flags.batch ? "answering" : "reproducing");
-    let row = "";
-    const reporting = {
-      onRow: (family: OpenEqaFamily, index: number, total: number) => (row = `row ${index + 1}/${total} ${family}`),
-      onProgress: (stage: string, done: number, total: number, failed: number) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
-    };
-    // --batch: every row answered live first, then the judge's requests of the whole table in one batch, read from the cache by the run that follows
-    let batched: Awaited<ReturnType<typeof runBatch>> | undefined;
-    if (flags.batch) {
-      checkBatchSupport(judgeSpec);
-      const live = await openModelRuntime(flags);
-      let collect: Awaited<ReturnType<typeof answerOpenEqaRows>>;
-      try {
-        collect = await answerOpenEqaRows({ ...options, callSettings: modelCallSettings(flags, live.cachePath), ...reporting }, live.runtime);
-      } finally {
-        progress.stop();
-        live.close();
-      }
-      batched = await runBatch(flags, judgeSpec, JUDGE_ROLE, outDir, collect);
-      progress = createProgress("reproducing");
-    }
-    const opened = batched?.opened ?? (await openModelRuntime(flags));
+    const result = await runTableRows(
+      flags,
+      judgeSpec,
+      outDir,
+      (callSettings, runtime, reporting) => answerOpenEqaRows({ ...options, callSettings, ...reporting }, runtime),
+      (callSettings, runtime, reporting) => reproduceOpenEqaTable({ ...options, callSettings, ...reporting }, runtime),
+    );
+    console.log(result.markdown);
+    console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's run in ${join(result.runDir, "rows")}`);
+    process.exitCode = aEqaCode !== 0 || result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
+  });
+}
+
+/** A table's progress on one line: the row, then its stage ("row 2/5 socratic answering"). */
+interface RowReporting {
+  onRow: (row: string, index: number, total: number) => void;
+  onProgress: (stage: string, done: number, total: number, failed: number) => void;
+}
+
+/**
+ * Runs a table's rows with `reproduce`. With --batch, `answer` first answers every row live and
+ * collects the judge's requests of all rows; they go in one batch through the provider's batch
+ * API, and `reproduce` then reads the judgements from the cache.
+ */
+async function runTableRows<Result>(
+  flags: ReproduceFlags,
+  judgeSpec: ModelSpec,
+  outDir: string,
+  answer: (callSettings: ReturnType<typeof modelCallSettings>, runtime: ModelRuntime, reporting: RowReporting) => Promise<(collector: BatchCollector) => Promise<unknown>>,
+  reproduce: (callSettings: ReturnType<typeof modelCallSettings>, runtime: ModelRuntime, reporting: RowReporting) => Promise<Result>,
+): Promise<Result> {
+  let progress = createProgress(flags.batch ? "answering" : "reproducing");
+  let row = "";
+  const reporting: RowReporting = {
+    onRow: (name, index, total) => (row = `row ${index + 1}/${total} ${name}`),
+    onProgress: (stage, done, total, failed) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
+  };
+  let batched: Awaited<ReturnType<typeof runBatch>> | undefined;
+  if (flags.batch) {
+    checkBatchSupport(judgeSpec);
+    const live = await openModelRuntime(flags);
+    let collect: (collector: BatchCollector) => Promise<unknown>;
     try {
-      const result = await reproduceOpenEqaTable({ ...options, callSettings: modelCallSettings(flags, opened.cachePath), ...reporting }, opened.runtime);
-      progress.stop();
-      console.log(result.markdown);
-      console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's run in ${join(result.runDir, "rows")}`);
-      process.exitCode = aEqaCode !== 0 || result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
+      collect = await answer(modelCallSettings(flags, live.cachePath), live.runtime, reporting);
     } finally {
       progress.stop();
-      opened.close();
+      live.close();
     }
-  });
+    batched = await runBatch(flags, judgeSpec, JUDGE_ROLE, outDir, collect);
+    progress = createProgress("reproducing");
+  }
+  const opened = batched?.opened ?? (await openModelRuntime(flags));
+  try {
+    return await reproduce(modelCallSettings(flags, opened.cachePath), opened.runtime, reporting);
+  } finally {
+    progress.stop();
+    opened.close();
+  }
 }
 
 /** What the A-EQA rows' `--episodes` is, and where to get it. */
@@ -400,38 +425,16 @@ async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags)
     return 0;
   }
   checkPriceFile();
-  let progress = createProgress(flags.batch ? "answering" : "reproducing");
-  let row = "";
-  const reporting = {
-    onRow: (name: TagBaselineName, index: number, total: number) => (row = `row ${index + 1}/${total} ${name}`),
-    onProgress: (stage: string, done: number, total: number, failed: number) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
-  };
-  // --batch: every row answered live first, then the judge's requests of all rows in one batch, read from the cache by the run that follows
-  let batched: Awaited<ReturnType<typeof runBatch>> | undefined;
-  if (flags.batch) {
-    checkBatchSupport(judgeSpec);
-    const live = await openModelRuntime(flags);
-    let collect: Awaited<ReturnType<typeof answerTagRows>>;
-    try {
-      collect = await answerTagRows({ ...options, callSettings: modelCallSettings(flags, live.cachePath), ...reporting }, live.runtime);
-    } finally {
-      progress.stop();
-      live.close();
-    }
-    batched = await runBatch(flags, judgeSpec, JUDGE_ROLE, outDir, collect);
-    progress = createProgress("reproducing");
-  }
-  const opened = batched?.opened ?? (await openModelRuntime(flags));
-  try {
-    const result = await reproduceTagTable({ ...options, callSettings: modelCallSettings(flags, opened.cachePath), ...reporting }, opened.runtime);
-    progress.stop();
-    console.log(result.markdown);
-    console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's answer-tag and score-tag runs in ${join(result.runDir, "rows")}`);
-    return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
-  } finally {
-    progress.stop();
-    opened.close();
-  }
+  const result = await runTableRows(
+    flags,
+    judgeSpec,
+    outDir,
+    (callSettings, runtime, reporting) => answerTagRows({ ...options, callSettings, ...reporting }, runtime),
+    (callSettings, runtime, reporting) => reproduceTagTable({ ...options, callSettings, ...reporting }, runtime),
+  );
+  console.log(result.markdown);
+  console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's answer-tag and score-tag runs in ${join(result.runDir, "rows")}`);
+  return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
 }
 
 /** `--published`: the paper's table alone, printed, and written to `out` in the three formats when given. */
