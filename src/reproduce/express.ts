@@ -41,7 +41,7 @@ import { bootstrapMean, llmMatchPoints, pathRatio, type LlmMatchMode } from "../
 import { readJsonl } from "../store/index.js";
 import type { ReproduceSummary } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
-import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+import { REPRODUCED_TABLE_FORMAT, writeTableFiles, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
 export const EXPRESS_TABLES = ["express-table-1", "express-table-2", "express-table-3"] as const;
 export type ExpressTableId = (typeof EXPRESS_TABLES)[number];
@@ -333,11 +333,7 @@ function expressNotes(setup: ExpressRowSetup): string[] {
  */
 export async function writeExpressTable(published: PublishedTable, row: UserRow, setup: ExpressRowSetup, dir: string, rowDir: string, settings: Record<string, unknown>): Promise<{ table: ReproducedTable; markdown: string }> {
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: published.id, rows: [row], notes: expressNotes(setup) };
-  const markdown = formatTableMarkdown(published, table);
-  await writeFileAtomically(join(dir, TABLE_FILES.json), `${JSON.stringify(table, null, 2)}\n`);
-  await writeFileAtomically(join(dir, TABLE_FILES.markdown), markdown);
-  await writeFileAtomically(join(dir, TABLE_FILES.csv), formatTableCsv(published, table));
-  await writeFileAtomically(join(dir, TABLE_FILES.latex), formatTableLatex(published, table));
+  const markdown = await writeTableFiles(dir, published, table);
   const explored = readExploreSummary(rowDir, setup.table);
   const summary: ReproduceSummary = {
     kind: "reproduce",

@@ -25,14 +25,14 @@
  * (`table.json`, `table.md`, `table.csv`, `table.tex`) and `summary.json` are written at the end.
  */
 import { join } from "node:path";
-import { OPENEQA_CATEGORIES, UserError, eqakitVersion, sha256Hex, writeFileAtomically, type Question } from "../core/index.js";
+import { OPENEQA_CATEGORIES, UserError, eqakitVersion, sha256Hex, type Question } from "../core/index.js";
 import { loadPredictions, type QuestionSelection } from "../data/index.js";
 import { PREDICTIONS_FILE, answerQuestions, answerRunContract, createAgent, planAnswers, type AgentName, type AgentSetup } from "../agents/index.js";
 import { answerAndScore, loadPredictionsWithoutGuess, planScore, scorePredictions, scoreRunContract, type LlmMatchAggregates, type LlmMatchMode, type RunSummary, type ScoreSummary } from "../eval/index.js";
 import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { openRun, type RunDirectory } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
-import { REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableCsv, formatTableLatex, formatTableMarkdown, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+import { REPRODUCED_TABLE_FORMAT, writeTableFiles, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
 /** OpenEQA's agent families, as `eqa answer --agent` names them, in the paper's row order. */
 export const OPENEQA_FAMILIES = ["blind", "socratic", "conceptgraph", "svm", "vlm"] as const satisfies readonly AgentName[];
@@ -362,11 +362,7 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
   const aEqaNotes = options.aEqa?.rows ? (options.aEqa.notes ?? []) : [A_EQA_NOTE];
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows: options.aEqa?.rows ? mergeAEqaRows(rows, options.aEqa.rows) : rows, notes: [...(options.table.id === "openeqa-table-3" ? [TABLE_3_NOTE] : []), ...(options.table.id !== "openeqa-table-4" ? aEqaNotes : [])] };
   Object.assign(runs, options.aEqa?.runs ?? {});
-  const markdown = formatTableMarkdown(options.table, table);
-  await run.writeJson(TABLE_FILES.json, table);
-  await writeFileAtomically(run.file(TABLE_FILES.markdown), markdown);
-  await writeFileAtomically(run.file(TABLE_FILES.csv), formatTableCsv(options.table, table));
-  await writeFileAtomically(run.file(TABLE_FILES.latex), formatTableLatex(options.table, table));
+  const markdown = await writeTableFiles(run.path, options.table, table);
   const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: options.table.id, settings, rows: table.rows, runs };
   await run.writeJson("summary.json", summary);
   return { runDir: run.path, table, summary, markdown };

@@ -6,7 +6,9 @@
  * a column is better lower). Rows a user did not run are not in the table; a cell a user row
  * has no number for (a column its run does not measure) prints "–".
  */
+import { join } from "node:path";
 import { z } from "zod";
+import { writeFileAtomically } from "../core/index.js";
 import type { PublishedColumn, PublishedTable } from "./published.js";
 
 export const REPRODUCED_TABLE_FORMAT = "eqakit-reproduced-table/1" as const;
@@ -240,4 +242,14 @@ export function formatTableLatex(published: PublishedTable, reproduced: Reproduc
   lines.push(`\\par\\smallskip{\\footnotesize ${[...notes.map(latexEscape), ...dagger].join(" \\\\ ")}}`);
   lines.push("\\end{table}");
   return `${lines.join("\n")}\n`;
+}
+
+/** Writes a table of this run beside the published rows in every format into `dir` (table.json, .md, .csv, .tex); returns its Markdown. */
+export async function writeTableFiles(dir: string, published: PublishedTable, table: ReproducedTable): Promise<string> {
+  const markdown = formatTableMarkdown(published, table);
+  await writeFileAtomically(join(dir, TABLE_FILES.json), `${JSON.stringify(table, null, 2)}\n`);
+  await writeFileAtomically(join(dir, TABLE_FILES.markdown), markdown);
+  await writeFileAtomically(join(dir, TABLE_FILES.csv), formatTableCsv(published, table));
+  await writeFileAtomically(join(dir, TABLE_FILES.latex), formatTableLatex(published, table));
+  return markdown;
 }
