@@ -201,7 +201,7 @@ export function reproduceCommand(explore: () => Command): Command {
     if (active && options.aEqa) {
       // the run folder is opened (and a folder of other settings refused) before the A-EQA rows write into it
       await openOpenEqaRun(options);
-      const explored = await runAEqaRows(explore, flags, active, families, table.id, outDir);
+      const explored = await runAEqaRows(explore, flags, active, families, table.id, outDir, flags.batch === true);
       aEqaCode = explored.code;
       if (table.id === "openeqa-table-3") {
         // Table III's A-EQA (w/o guess): each row's own answers where force-a-guess replaced them, judged as the EM-EQA ones are

@@ -310,6 +310,42 @@ describe("eqa reproduce openeqa-table-2 --episodes", () => {
     assert.match(markdown, /path lengths in steps, atomic actions as the paper counts them/);
     assert.doesNotMatch(markdown, /no A-EQA numbers/);
   });
+
+  test("--batch: the A-EQA rows' LLM-Match requests go as a batch per row and the EM-EQA rows' as one more; the table is a live run's", async () => {
+    const dir = temporaryDir("eqakit-reproduce-aeqa-");
+    const episodes = writeEpisodes(dir);
+    const raw = readRawBenchmark();
+    const hm3d = raw.find((q) => q.episode_history.startsWith("hm3d-v0/"))!.episode_history;
+    const subset = join(dir, "subset.json");
+    writeFileSync(subset, JSON.stringify(raw.filter((q) => q.episode_history === hm3d).slice(0, 2).map((q) => q.question_id)));
+    const frames = join(dir, "frames");
+    await writeSceneEpisode(join(frames, hm3d), { layout: "hm3d", views: 4 });
+    const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
+    const rows = ["--rows", "blind,vlm", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--frames", frames];
+    const liveOut = join(dir, "live");
+    await withModelServer((request) => openAiReply(reply(request)), async (server) => {
+      const live = await runCli(args("openeqa-table-2", episodes, server.url, liveOut, rows), env);
+      assert.equal(live.code, 0, live.stderr);
+    });
+    const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
+    let liveJudgeCalls = 0;
+    const server = await startModelServer((request, index) => {
+      if (request.path === "/v1/chat/completions" && bodyText(request).includes("Your mark")) liveJudgeCalls++;
+      return emulator.script(request, index);
+    });
+    try {
+      const out = join(dir, "batched");
+      const result = await runCli(args("openeqa-table-2", episodes, server.url, out, [...rows, "--batch", "--batch-poll-seconds", "0.05"]), env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(liveJudgeCalls, 0);
+      // a batch for each A-EQA row's two episodes, then one for the EM-EQA rows' four answers
+      assert.deepEqual([...emulator.batches.values()].map((b) => b.customIds.length), [2, 2, 4]);
+      const table = (d: string): unknown => readJson<TableJson>(join(d, "table.json")).rows.map((r) => [r.id, r.cells, r.failed]);
+      assert.deepEqual(table(out), table(liveOut));
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe("eqa reproduce openeqa-table-3 --episodes", () => {
