@@ -83,7 +83,8 @@ export function withArticle(phrase: string): string {
   return /^[aeiou]/.test(phrase) ? `an ${phrase}` : `a ${phrase}`;
 }
 
-const PAST: Record<TrajectoryEventType, string> = {
+/** Each action of the log in the past tense ("you picked up the mug"). */
+export const PAST_TENSE: Record<TrajectoryEventType, string> = {
   pickup: "picked up",
   put: "put down",
   open: "opened",
@@ -127,7 +128,7 @@ export function ordinalWord(n: number): string {
 
 /** "you opened the fridge for the second time"; the ordinal is said when there were several such events (`total`). */
 export function eventClause(ref: EventRef, total?: number): string {
-  const base = `you ${PAST[ref.type]} the ${words(ref.objectType)}`;
+  const base = `you ${PAST_TENSE[ref.type]} the ${words(ref.objectType)}`;
   return total !== undefined && total <= 1 ? base : `${base} for the ${ordinalWord(ref.ordinal)} time`;
 }
 

@@ -29,10 +29,10 @@
  *   how many nodes they capture (the paper does not say what it does then); when fewer, the rest
  *   of the K are spread evenly over the other observations. The kept observations are in step order.
  */
-import type { TrajectoryLog } from "../../data/index.js";
+import type { TrajectoryEventType, TrajectoryLog } from "../../data/index.js";
 import { SEEN_MIN_PIXELS } from "../sightings.js";
 import { SEEN_RANGE, type Vec3 } from "../world.js";
-import { words } from "../phrases.js";
+import { PAST_TENSE, words } from "../phrases.js";
 import type { TagBaselineTrajectory } from "./types.js";
 
 /** The paper's K: observations kept per trajectory. */
@@ -145,17 +145,6 @@ const MOVES: Record<string, string> = {
   look_down: "looked down",
   teleport: "was moved to another place",
 };
-const VERBS: Record<string, string> = {
-  pickup: "picked up",
-  open: "opened",
-  close: "closed",
-  toggle_on: "turned on",
-  toggle_off: "turned off",
-  slice: "sliced",
-  fill: "filled",
-  empty: "emptied",
-  break: "broke",
-};
 
 /**
  * Each step's action in words with whether it succeeded, in step order (step 0, the first
@@ -179,7 +168,7 @@ export function describeActions(log: TrajectoryLog): TagActionDescription[] {
       const held = log.steps[step.step - 1]?.held ?? null;
       const receptacle = target ? objects.get(target) : undefined;
       text = `put ${the(held)} ${receptacle?.receptacle === "in" ? "in" : "on"} ${the(target)}`;
-    } else if (VERBS[type] !== undefined) text = `${VERBS[type]} ${the(target)}`;
+    } else if (Object.hasOwn(PAST_TENSE, type)) text = `${PAST_TENSE[type as TrajectoryEventType]} ${the(target)}`;
     else text = step.action.replace(/_/g, " ");
     out.push({ step: step.step, text, success: step.success });
   }
