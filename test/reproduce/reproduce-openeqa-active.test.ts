@@ -46,6 +46,28 @@ function writeEpisodes(dir: string, scene = (seed: number): string => `home-${se
   return path;
 }
 
+/** Two EM-EQA questions of one HM3D episode, drawn as a small synthetic scene: the flags that run them. */
+async function writeEmEqaQuestions(dir: string): Promise<string[]> {
+  const raw = readRawBenchmark();
+  const hm3d = raw.find((q) => q.episode_history.startsWith("hm3d-v0/"))!.episode_history;
+  const subset = join(dir, "subset.json");
+  writeFileSync(subset, JSON.stringify(raw.filter((q) => q.episode_history === hm3d).slice(0, 2).map((q) => q.question_id)));
+  const frames = join(dir, "frames");
+  await writeSceneEpisode(join(frames, hm3d), { layout: "hm3d", views: 4 });
+  return ["--benchmark", openEqaBenchmarkFile, "--subset", subset, "--frames", frames];
+}
+
+/** OpenAI's batch API answering as `reply` does, counting the LLM-Match requests asked live. */
+async function batchServer(): Promise<{ emulator: ReturnType<typeof openAiBatchEmulator>; server: Awaited<ReturnType<typeof startModelServer>>; liveJudgeCalls: () => number }> {
+  const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
+  let live = 0;
+  const server = await startModelServer((request, index) => {
+    if (request.path === "/v1/chat/completions" && bodyText(request).includes("Your mark")) live++;
+    return emulator.script(request, index);
+  });
+  return { emulator, server, liveJudgeCalls: () => live };
+}
+
 function args(table: string, episodes: string, url: string, out: string, extra: string[] = []): string[] {
   return ["reproduce", table, "--episodes", episodes, "--env", "builtin", "--model", "openai/gpt-4o", "--model-base-url", `${url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${url}/v1`, "--max-steps", "6", "--width", "64", "--height", "48", "--image-size", "64", "--concurrency", "1", "--no-cache", "--out", out, ...extra];
 }
@@ -176,17 +198,12 @@ describe("eqa reproduce openeqa-table-5", () => {
       const live = await runCli(args("openeqa-table-5", episodes, server.url, liveOut, rows), env);
       assert.equal(live.code, 0, live.stderr);
     });
-    const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
-    let liveJudgeCalls = 0;
-    const server = await startModelServer((request, index) => {
-      if (request.path === "/v1/chat/completions" && bodyText(request).includes("Your mark")) liveJudgeCalls++;
-      return emulator.script(request, index);
-    });
+    const { emulator, server, liveJudgeCalls } = await batchServer();
     try {
       const out = join(dir, "batched");
       const result = await runCli(args("openeqa-table-5", episodes, server.url, out, [...rows, "--batch", "--batch-poll-seconds", "0.05"]), env);
       assert.equal(result.code, 0, result.stderr);
-      assert.equal(liveJudgeCalls, 0);
+      assert.equal(liveJudgeCalls(), 0);
       // one batch per row, each with the row's two episodes' LLM-Match requests
       assert.deepEqual([...emulator.batches.values()].map((b) => b.customIds.length), [2, 2]);
       const table = (d: string): unknown => readJson<TableJson>(join(d, "table.json")).rows.map((r) => [r.id, r.cells, r.failed]);
@@ -280,16 +297,10 @@ describe("eqa reproduce openeqa-table-2 --episodes", () => {
   test("fills the A-EQA columns: C for every row, E (Eq. 2, in steps) for all but the blind row, beside the EM-EQA columns", async () => {
     const dir = temporaryDir("eqakit-reproduce-aeqa-");
     const episodes = writeEpisodes(dir);
-    // two EM-EQA questions of one HM3D episode, drawn as a small synthetic scene
-    const raw = readRawBenchmark();
-    const hm3d = raw.find((q) => q.episode_history.startsWith("hm3d-v0/"))!.episode_history;
-    const subset = join(dir, "subset.json");
-    writeFileSync(subset, JSON.stringify(raw.filter((q) => q.episode_history === hm3d).slice(0, 2).map((q) => q.question_id)));
-    const frames = join(dir, "frames");
-    await writeSceneEpisode(join(frames, hm3d), { layout: "hm3d", views: 4 });
+    const emEqa = await writeEmEqaQuestions(dir);
     const out = join(dir, "table2");
     await withModelServer((request) => openAiReply(reply(request)), async (server) => {
-      const result = await runCli(args("openeqa-table-2", episodes, server.url, out, ["--rows", "blind,vlm", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--frames", frames]), cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
+      const result = await runCli(args("openeqa-table-2", episodes, server.url, out, ["--rows", "blind,vlm", ...emEqa]), cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
       assert.equal(result.code, 0, result.stderr);
     });
     const table = readJson<TableJson>(join(out, "table.json"));
@@ -314,30 +325,20 @@ describe("eqa reproduce openeqa-table-2 --episodes", () => {
   test("--batch: the A-EQA rows' LLM-Match requests go as a batch per row and the EM-EQA rows' as one more; the table is a live run's", async () => {
     const dir = temporaryDir("eqakit-reproduce-aeqa-");
     const episodes = writeEpisodes(dir);
-    const raw = readRawBenchmark();
-    const hm3d = raw.find((q) => q.episode_history.startsWith("hm3d-v0/"))!.episode_history;
-    const subset = join(dir, "subset.json");
-    writeFileSync(subset, JSON.stringify(raw.filter((q) => q.episode_history === hm3d).slice(0, 2).map((q) => q.question_id)));
-    const frames = join(dir, "frames");
-    await writeSceneEpisode(join(frames, hm3d), { layout: "hm3d", views: 4 });
+    const emEqa = await writeEmEqaQuestions(dir);
     const env = cliEnv(dir, { OPENAI_API_KEY: "sk-test" });
-    const rows = ["--rows", "blind,vlm", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--frames", frames];
+    const rows = ["--rows", "blind,vlm", ...emEqa];
     const liveOut = join(dir, "live");
     await withModelServer((request) => openAiReply(reply(request)), async (server) => {
       const live = await runCli(args("openeqa-table-2", episodes, server.url, liveOut, rows), env);
       assert.equal(live.code, 0, live.stderr);
     });
-    const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
-    let liveJudgeCalls = 0;
-    const server = await startModelServer((request, index) => {
-      if (request.path === "/v1/chat/completions" && bodyText(request).includes("Your mark")) liveJudgeCalls++;
-      return emulator.script(request, index);
-    });
+    const { emulator, server, liveJudgeCalls } = await batchServer();
     try {
       const out = join(dir, "batched");
       const result = await runCli(args("openeqa-table-2", episodes, server.url, out, [...rows, "--batch", "--batch-poll-seconds", "0.05"]), env);
       assert.equal(result.code, 0, result.stderr);
-      assert.equal(liveJudgeCalls, 0);
+      assert.equal(liveJudgeCalls(), 0);
       // a batch for each A-EQA row's two episodes, then one for the EM-EQA rows' four answers
       assert.deepEqual([...emulator.batches.values()].map((b) => b.customIds.length), [2, 2, 4]);
       const table = (d: string): unknown => readJson<TableJson>(join(d, "table.json")).rows.map((r) => [r.id, r.cells, r.failed]);
@@ -352,12 +353,7 @@ describe("eqa reproduce openeqa-table-3 --episodes", () => {
   test("fills A-EQA with force-a-guess and A-EQA (w/o guess) from each agent's own answers where the blind guess replaced them, none for the blind row", async () => {
     const dir = temporaryDir("eqakit-reproduce-aeqa-");
     const episodes = writeEpisodes(dir);
-    const raw = readRawBenchmark();
-    const hm3d = raw.find((q) => q.episode_history.startsWith("hm3d-v0/"))!.episode_history;
-    const subset = join(dir, "subset.json");
-    writeFileSync(subset, JSON.stringify(raw.filter((q) => q.episode_history === hm3d).slice(0, 2).map((q) => q.question_id)));
-    const frames = join(dir, "frames");
-    await writeSceneEpisode(join(frames, hm3d), { layout: "hm3d", views: 4 });
+    const emEqa = await writeEmEqaQuestions(dir);
     const out = join(dir, "table3");
     // the VLM abstains, force-a-guess replaces it with the blind answer; the judge marks an abstention 1 and an answer 4
     const abstaining = (request: ReceivedRequest): string => {
@@ -368,11 +364,11 @@ describe("eqa reproduce openeqa-table-3 --episodes", () => {
       return "A: yes";
     };
     await withModelServer((request) => openAiReply(abstaining(request)), async (server) => {
-      const dry = await runCli(args("openeqa-table-3", episodes, server.url, join(dir, "dry"), ["--rows", "blind,vlm", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--frames", frames, "--dry-run"]), cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
+      const dry = await runCli(args("openeqa-table-3", episodes, server.url, join(dir, "dry"), ["--rows", "blind,vlm", ...emEqa, "--dry-run"]), cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
       assert.equal(dry.code, 0, dry.stderr);
       assert.match(dry.stdout, /row a-eqa-vlm: 2 episode\(s\), 0 already explored, 2 to explore and judge with and without force-a-guess/);
       assert.equal(server.requests.length, 0);
-      const result = await runCli(args("openeqa-table-3", episodes, server.url, out, ["--rows", "blind,vlm", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--frames", frames]), cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
+      const result = await runCli(args("openeqa-table-3", episodes, server.url, out, ["--rows", "blind,vlm", ...emEqa]), cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));
       assert.equal(result.code, 0, result.stderr);
     });
     const table = readJson<TableJson>(join(out, "table.json"));
