@@ -142,7 +142,12 @@ function headlineSection(runs: LoadedRun[]): Html {
     const figures = own.length > 0 ? html`<div class="figures">${own.slice(0, 8).map((m) => html`<span class="figure-chip" title="${m.about}">${metricText(m)}</span> `)}${own.length > 8 ? html`<span class="hint">… see Metrics</span>` : html``}</div>` : html``;
     const exploreMatch = run.explore?.judged?.llmMatch;
     const llmMatch = run.score ? estimateCells(run.score.llmMatch.overall, "overall") : exploreMatch && exploreMatch.correctness !== null ? html`<td class="num">${exploreMatch.n}</td><td class="num" data-field="overall" data-value="${exploreMatch.correctness}">${fmt(exploreMatch.correctness)}</td><td>–</td><td>–</td>` : html`<td>–</td><td>–</td><td>–</td><td>–</td>`;
-    const status = !run.score && !run.answer && run.metrics.length === 0 ? html`<div class="hint">${run.questions.length > 0 ? `no summary yet: ${run.questions.length} question(s) recorded so far` : "no summary: nothing to show yet"}</div>` : html``;
+    const status =
+      run.kind === "reproduce"
+        ? html`<div class="hint">its table: <a href="#reproduced">Reproduced tables</a></div>`
+        : !run.score && !run.answer && run.metrics.length === 0
+          ? html`<div class="hint">${run.questions.length > 0 ? `no summary yet: ${run.questions.length} question(s) recorded so far` : "no summary: nothing to show yet"}</div>`
+          : html``;
     return html`<tr data-run="${i}"><td class="nowrap">${swatch}${run.label}</td><td class="nowrap">${run.kind}</td><td>${agent ?? "–"}${model ? ` (${model})` : ""}</td><td>${judge ?? "–"}</td>${llmMatch}<td class="num">${run.answer?.abstentionRate !== null && run.answer?.abstentionRate !== undefined ? `${fmt(100 * run.answer.abstentionRate)}%` : "–"}</td><td class="text">${figures}${status}</td></tr>`;
   });
   const confidence = runs.find((r) => r.score)?.score?.llmMatch.overall.confidence ?? 0.95;

@@ -119,6 +119,8 @@ describe("eqa reproduce openeqa-table-4", () => {
       assert.equal(reported.code, 0, reported.stderr);
       const page = readFileSync(report, "utf8");
       assert.match(page, /<section id="reproduced"><h2>Reproduced tables<\/h2>/);
+      assert.match(page, /its table: <a href="#reproduced">Reproduced tables<\/a>/, "the headline points to the table");
+      assert.doesNotMatch(page, /nothing to show yet/);
       assert.match(page, /<tr class="published"><td>9 GPT-4V\*<\/td>/);
       // each cell of this run's rows with its 95 % bootstrap interval (every answer judged 4: a point)
       assert.match(page, /<tr class="mine"><td>openai\/gpt-4o w\/ Sparse Voxel Map<\/td><td class="num"><b>75\.0±0\.0<\/b><br><span class="hint">\[75\.0, 75\.0\]<\/span><\/td>.*not comparable \(n = 4\)<\/td><\/tr>/);
