@@ -6,7 +6,7 @@ import { UserError, writeFileAtomically } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { configureFrameCache } from "../episodes/index.js";
 import { useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
-import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, type BatchCollector, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, REWARD_MODEL_ROLE, checkBatchSupport, checkPriceFile, type BatchCollector, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { formatCallPlan } from "../report/index.js";
 import {
   EQA_RM_K,
@@ -453,34 +453,31 @@ async function printPublished(table: PublishedTable, out: string | undefined): P
 /** The eqa-rm tables: one `eqa rm bench` run with the user's model as the reward model. */
 async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFlags): Promise<number> {
   if (!flags.instances) throw new UserError(`${table.id} needs EQARewardBench-style instances with ground-truth scores`, { field: "--instances" }, "EQARewardBench is not published: build a set with eqa rm build (docs/reward-models.md), then pass it with --instances FILE");
-  if (flags.batch) throw new UserError(`--batch is not offered for ${table.id}: its calls are eqa rm bench's sampled evaluations, which eqa rm bench sends live (it has no batch mode)`, { field: "--batch" }, `run ${table.id} without --batch; --dry-run gives its calls, tokens and dollars first`);
   const spec = resolveRoleModel(flags, "model");
   const file = await loadRewardInstances(flags.instances);
+  const sampling = { table, file, spec, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, maxK: flags.maxK, outDir: flags.out ?? defaultRunPath("reproduce") };
   if (flags.dryRun) {
     // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
     configureFrameCache({ dir: false });
     const plan = await openCallPlan({ ...flags, batch: false });
     try {
-      const notes = await planRewardTable({ table, file, spec, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, maxK: flags.maxK, outDir: flags.out ?? defaultRunPath("reproduce") }, plan.plan);
-      console.log(formatCallPlan(plan.plan.roles(), notes));
+      const notes = await planRewardTable(sampling, plan.plan);
+      const batchNote = flags.batch ? ["with --batch the reward model's samples go through the batch API at the batch price (half the listed price at OpenAI and Anthropic)"] : [];
+      console.log(formatCallPlan(plan.plan.roles(), [...notes, ...batchNote]));
     } finally {
       plan.close();
     }
     return 0;
   }
   checkPriceFile();
-  const opened = await openModelRuntime(flags);
+  // --batch: the reward model's samples of the whole table through the batch API first, read from the cache by the benchmark run
+  const batched = flags.batch ? await runBatch(flags, spec, REWARD_MODEL_ROLE, sampling.outDir, (collector) => planRewardTable(sampling, collector)) : undefined;
+  const opened = batched?.opened ?? (await openModelRuntime(flags));
   const progress = createProgress("sampling");
   try {
     const result = await reproduceRewardTable(
       {
-        table,
-        file,
-        spec,
-        ...(flags.frames ? { framesRoot: flags.frames } : {}),
-        image: { maxSide: flags.imageSize, format: flags.imageFormat },
-        maxK: flags.maxK,
-        outDir: flags.out ?? defaultRunPath("reproduce"),
+        ...sampling,
         concurrency: flags.concurrency,
         callSettings: modelCallSettings(flags, opened.cachePath),
         onProgress: (done, total, failed) => progress.update(done, total, failed > 0 ? `(${failed} failed)` : ""),

@@ -1,15 +1,16 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
 import { configureFrameCache } from "../episodes/index.js";
-import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, planRewardScores, type Aggregation, type RmSamplePlan } from "../reward/index.js";
+import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, planRewardScores, rmRunContract, type Aggregation, type RmSamplePlan } from "../reward/index.js";
 import { REWARD_MODEL_ROLE, checkPriceFile } from "../models/index.js";
+import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
-import { defaultRunPath } from "../store/index.js";
+import { checkRun, defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, oneOf, openModelRuntime, outputDirectory, positiveInteger, powerOfTwo, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 
-interface RmBenchFlags extends ModelCallFlags, FrameFlags, DryRunFlags {
+interface RmBenchFlags extends ModelCallFlags, FrameFlags, DryRunFlags, BatchFlags {
   instances: string;
   model?: string;
   modelBaseUrl?: string;
@@ -36,6 +37,7 @@ export function rmBenchCommand(): Command {
   addFrameOptions(command);
   addModelCallOptions(command);
   addDryRunOption(command);
+  addBatchOptions(command);
   return command.action(async (flags: RmBenchFlags) => {
     const spec = resolveRoleModel(flags, "model");
     const file = await loadRewardInstances(flags.instances);
@@ -55,7 +57,13 @@ export function rmBenchCommand(): Command {
       return;
     }
     checkPriceFile();
-    const opened = await openModelRuntime(flags);
+    const outDir = flags.out ?? defaultRunPath("rm-bench");
+    const sampling = { file, spec, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir };
+    // --batch: the reward model's samples answered through the batch API first, then read from the cache;
+    // the folder is checked before the batch writes in it
+    if (flags.batch) checkRun(rmRunContract({ ...sampling, aggregate: flags.aggregate, tolerance: flags.tolerance, runKind: "rm-bench", runSettings: { ks } }));
+    const batched = flags.batch ? await runBatch(flags, spec, REWARD_MODEL_ROLE, outDir, (collector) => planRewardScores(sampling, collector)) : undefined;
+    const opened = batched?.opened ?? (await openModelRuntime(flags));
     const progress = createProgress("sampling");
     try {
       const result = await benchRewardModel({
@@ -67,12 +75,12 @@ export function rmBenchCommand(): Command {
         params: TTS_PARAMS,
         ...(flags.frames ? { framesRoot: flags.frames } : {}),
         image: { maxSide: flags.imageSize, format: flags.imageFormat },
-        outDir: flags.out ?? defaultRunPath("rm-bench"),
+        outDir,
         concurrency: flags.concurrency,
         tolerance: flags.tolerance,
         bootstrap: { seed: flags.bootstrapSeed, resamples: flags.resamples },
         usage: opened.runtime.usage,
-        settings: modelCallSettings(flags, opened.cachePath),
+        settings: { ...modelCallSettings(flags, opened.cachePath), ...(batched ? { batch: batched.report } : {}) },
         onProgress: (p) => progress.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
       });
       progress.stop();

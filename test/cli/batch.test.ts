@@ -310,3 +310,37 @@ describe("eqa rm score --batch", () => {
     }
   });
 });
+
+describe("eqa rm bench --batch", () => {
+  test("the K samples of every instance go in one batch; the benchmark reads them as a live run's, and a rerun sends nothing", async () => {
+    const home = temporaryDir();
+    const framesRoot = join(home, "frames");
+    await writeRgbEpisode(join(framesRoot, "hm3d-v0", "000-hm3d-a"), 6, 32, 24);
+    const instances = join(home, "instances.jsonl");
+    writeFileSync(
+      instances,
+      ["What colour is the sofa?", "Is the door open?", "How many chairs are there?"]
+        .map((question, i) => JSON.stringify({ id: `i-${i}`, question, predicted_answer: "An answer.", reasoning_trace: ["I look around."], episode_history: "hm3d-v0/000-hm3d-a", ground_truth_score: 7, environment: "HM3D" }))
+        .join("\n") + "\n",
+    );
+    const { server, batches } = await startOpenAiBatchServer(true, () => "<critique>\nThe trace matches the frames.\n</critique>\n<score>6</score>");
+    try {
+      const out = join(home, "run");
+      const args = ["rm", "bench", "--instances", instances, "--frames", framesRoot, "--model", "openai/judge-vl", "--model-base-url", `${server.url}/v1`, "--max-k", "2", "--resamples", "50", "--out", out, "--no-cache", "--batch", ...POLL];
+      const result = await runCli(args, cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual([...batches.values()].map((ids) => ids.length), [6]);
+      assert.equal(server.requests.filter((r) => r.path.endsWith("/chat/completions")).length, 0, "no sample is asked live");
+      const bench = readJson(join(out, "bench.json")) as { counts: { samples: number; failedSamples: number } };
+      assert.deepEqual([bench.counts.samples, bench.counts.failedSamples], [6, 0]);
+      const ledger = readCallLedger(out);
+      assert.deepEqual([ledger.filter((e) => e.mode === "batch").length, ledger.filter((e) => e.cached).length], [6, 6]);
+      const requests = server.requests.length;
+      const again = await runCli(args, cliEnv(home));
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(server.requests.length, requests, "a finished benchmark submits no batch");
+    } finally {
+      await server.close();
+    }
+  });
+});

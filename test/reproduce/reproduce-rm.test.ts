@@ -4,7 +4,8 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
-import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
 import { temporaryDir } from "../helpers/paths.js";
 
 /**
@@ -88,7 +89,7 @@ describe("eqa reproduce eqa-rm-table-1 and eqa-rm-table-2", () => {
     });
   });
 
-  test("--dry-run: the whole table's calls (K samples of each instance at --max-k, the K = 1 row read from them), tokens with the keyframes and dollars; no call, nothing written; the real run sends those calls. --batch is refused, saying why", async () => {
+  test("--dry-run: the whole table's calls (K samples of each instance at --max-k, the K = 1 row read from them), tokens with the keyframes and dollars; no call, nothing written; the real run sends those calls", async () => {
     const s = await setup();
     await withModelServer((request) => openAiReply(judge(request)), async (server) => {
       const env = cliEnv(s.home, { OPENAI_API_KEY: "sk-test" });
@@ -112,11 +113,6 @@ describe("eqa reproduce eqa-rm-table-1 and eqa-rm-table-2", () => {
       assert.match(scanNet.stdout, /2 instance\(s\) \(the ScanNet ones\): 0 already sampled in .*, 2 to sample, 4 sample\(s\) each \(8 call\(s\)\)/);
       assert.match(scanNet.stdout, /reward model\s+openai\/gpt-4o\s+8\s+0\s+\d+\s+6144\s+\$/);
 
-      const batch = await runCli([...args("eqa-rm-table-1"), "--batch"], env);
-      assert.equal(batch.code, 2);
-      assert.match(batch.stderr, /--batch is not offered for eqa-rm-table-1: its calls are eqa rm bench's sampled evaluations, which eqa rm bench sends live/);
-      assert.equal(server.requests.length, 0);
-
       const real = await runCli([...args("eqa-rm-table-1"), "--no-cache"], env);
       assert.equal(real.code, 0, real.stderr);
       assert.equal(server.requests.length, 16);
@@ -135,5 +131,28 @@ describe("eqa reproduce eqa-rm-table-1 and eqa-rm-table-2", () => {
       assert.match(after.stdout, /4 instance\(s\): 4 already sampled in .*bench, 0 to sample/);
       assert.equal(server.requests.length, 16);
     });
+  });
+
+  test("--batch: every sample of the table goes in one batch through the provider's batch API, and the table equals a live run's", async () => {
+    const s = await setup();
+    const env = cliEnv(s.home, { OPENAI_API_KEY: "sk-test" });
+    const args = (url: string, out: string): string[] => ["reproduce", "eqa-rm-table-1", "--instances", s.instances, "--frames", s.frames, "--model", "openai/judge-vl", "--model-base-url", `${url}/v1`, "--max-k", "2", "--out", out, "--no-cache"];
+    await withModelServer((request) => openAiReply(judge(request)), async (server) => {
+      const live = await runCli(args(server.url, join(s.home, "live")), env);
+      assert.equal(live.code, 0, live.stderr);
+    });
+    const emulator = openAiBatchEmulator({ answer: (body) => judge({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
+    const server = await startModelServer((request, index) => emulator.script(request, index));
+    try {
+      const out = join(s.home, "batched");
+      const result = await runCli([...args(server.url, out), "--batch", "--batch-poll-seconds", "0.05"], env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual([...emulator.batches.values()].map((b) => b.customIds.length), [8], "two samples of each of the four instances");
+      assert.equal(server.requests.filter((r) => r.path === "/v1/chat/completions").length, 0, "no sample asked live");
+      const cells = (dir: string): unknown => (readJson(join(dir, "table.json")) as TableJson).rows.map((r) => [r.id, values(r)]);
+      assert.deepEqual(cells(out), cells(join(s.home, "live")));
+    } finally {
+      await server.close();
+    }
   });
 });
