@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { loadActiveEpisodes } from "../../src/agents/index.js";
 import { A_EQA_FULL_IDS_SHA256, expressDifferences, expressQuestionSetDifference, questionIdsSha256 } from "../../src/reproduce/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
+import { writeHabitatStandIn } from "../helpers/habitat-standin.js";
 import { jsonLines, killMidway } from "../helpers/kill.js";
 import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { fixturesDir, hmEqaDir, openEqaBenchmarkFile, openEqaSubsetFile, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
@@ -217,29 +218,7 @@ describe("eqa reproduce express-table-1 and express-table-2", () => {
   test("--env habitat passes --scenes and --bridge-python to the explore run: with a bridge Python serving the built-in simulator for each scene, table 2's row runs in 'HM3D' and says only what else differs", async () => {
     const dir = temporaryDir("eqakit-express-habitat-");
     const episodes = writeChoiceEpisodes(dir, (seed) => `val/0000${seed}-home${seed}`);
-    const scenes = join(dir, "hm3d");
-    for (const seed of [0, 1]) {
-      mkdirSync(join(scenes, "val", `0000${seed}-home${seed}`), { recursive: true });
-      writeFileSync(join(scenes, "val", `0000${seed}-home${seed}`, `home${seed}.basis.glb`), "");
-    }
-    // a Python "with habitat-sim": imports succeed, and bridge.py --scene-root R --scene …/0000N-… serves the built-in home N
-    const seen = join(dir, "bridge-calls.jsonl");
-    const python = join(dir, "habitat-python");
-    writeFileSync(
-      python,
-      `#!${process.execPath}
-const { spawn } = require("node:child_process");
-const { appendFileSync } = require("node:fs");
-const args = process.argv.slice(2);
-if (args[0] === "-c") process.exit(0);
-appendFileSync(${JSON.stringify(seen)}, JSON.stringify(args) + "\\n");
-const value = (name) => args[args.indexOf(name) + 1];
-const seed = /\\/0*(\\d+)-/.exec(value("--scene"))[1];
-const child = spawn(process.execPath, ["--import", ${JSON.stringify(import.meta.resolve("tsx"))}, ${JSON.stringify(join(projectRoot, "src", "sim", "server-main.ts"))}, "--seed", seed, "--width", value("--width"), "--height", value("--height")], { stdio: "inherit" });
-child.on("exit", (code) => process.exit(code ?? 1));
-`,
-    );
-    chmodSync(python, 0o755);
+    const { scenes, python, calls: seen } = writeHabitatStandIn(dir, [0, 1]);
     const out = join(dir, "table2");
     await withModelServer(reply, async (server) => {
       const result = await runCli(["reproduce", "express-table-2", "--episodes", episodes, "--env", "habitat", "--scenes", scenes, "--bridge-python", python, ...modelArgs(server.url, false), "--out", out], cliEnv(dir, { OPENAI_API_KEY: "sk-test" }));

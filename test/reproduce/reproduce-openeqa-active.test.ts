@@ -1,14 +1,15 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ActiveEpisode } from "../../src/agents/index.js";
 import { aEqaDifferences, aEqaQuestionSet } from "../../src/reproduce/index.js";
 import { resolveModel } from "../../src/models/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
+import { writeHabitatStandIn } from "../helpers/habitat-standin.js";
 import { jsonLines, killMidway } from "../helpers/kill.js";
 import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
-import { openEqaBenchmarkFile, openEqaSubsetFile, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { openEqaBenchmarkFile, openEqaSubsetFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
 import { ledgerCost, readCallLedger } from "../../src/models/index.js";
@@ -242,29 +243,7 @@ describe("eqa reproduce openeqa-table-5", () => {
   test("--env habitat passes --scenes and --bridge-python to each row's explore run: with a bridge Python serving the built-in simulator, the rows run in 'HM3D' and say only what else differs", async () => {
     const dir = temporaryDir("eqakit-reproduce-aeqa-");
     const episodes = writeEpisodes(dir, (seed) => `val/0000${seed}-home${seed}`);
-    const scenes = join(dir, "hm3d");
-    for (const seed of [0, 1]) {
-      mkdirSync(join(scenes, "val", `0000${seed}-home${seed}`), { recursive: true });
-      writeFileSync(join(scenes, "val", `0000${seed}-home${seed}`, `home${seed}.basis.glb`), "");
-    }
-    // a Python "with habitat-sim": imports succeed, and bridge.py --scene-root R --scene …/0000N-… serves the built-in home N
-    const seen = join(dir, "bridge-calls.jsonl");
-    const python = join(dir, "habitat-python");
-    writeFileSync(
-      python,
-      `#!${process.execPath}
-const { spawn } = require("node:child_process");
-const { appendFileSync } = require("node:fs");
-const args = process.argv.slice(2);
-if (args[0] === "-c") process.exit(0);
-appendFileSync(${JSON.stringify(seen)}, JSON.stringify(args) + "\\n");
-const value = (name) => args[args.indexOf(name) + 1];
-const seed = /\\/0*(\\d+)-/.exec(value("--scene"))[1];
-const child = spawn(process.execPath, ["--import", ${JSON.stringify(import.meta.resolve("tsx"))}, ${JSON.stringify(join(projectRoot, "src", "sim", "server-main.ts"))}, "--seed", seed, "--width", value("--width"), "--height", value("--height")], { stdio: "inherit" });
-child.on("exit", (code) => process.exit(code ?? 1));
-`,
-    );
-    chmodSync(python, 0o755);
+    const { scenes, python, calls: seen } = writeHabitatStandIn(dir, [0, 1]);
     const out = join(dir, "table5");
     await withModelServer((request) => openAiReply(reply(request)), async (server) => {
       const habitat = args("openeqa-table-5", episodes, server.url, out, ["--rows", "vlm", "--scenes", scenes, "--bridge-python", python]).map((a) => (a === "builtin" ? "habitat" : a));
