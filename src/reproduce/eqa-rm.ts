@@ -15,15 +15,15 @@
  * `eqa rm bench` sends its samples live.
  */
 import { join } from "node:path";
-import { OPENEQA_CATEGORIES, UserError, eqakitVersion } from "../core/index.js";
+import { OPENEQA_CATEGORIES, UserError } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { ImageOptions } from "../episodes/index.js";
 import { REWARD_MODEL_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { TTS_PARAMS, benchRewardModel, planRewardScores, type RewardMetrics } from "../reward/index.js";
 import { openRun } from "../store/index.js";
-import type { ReproduceResult, ReproduceSummary } from "./openeqa.js";
+import type { ReproduceResult } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
-import { REPRODUCED_TABLE_FORMAT, writeTableFiles, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
 export const EQA_RM_TABLES = ["eqa-rm-table-1", "eqa-rm-table-2"] as const;
 /** The paper's accuracy tolerance τ and test-time scaling K (Section 5.1, Table 1). */
@@ -137,16 +137,7 @@ export async function reproduceRewardTable(options: ReproduceRewardOptions, runt
   }
   const notes = [`This run's rows score with eqakit's EQA-RM evaluator prompt at the paper's τ = ${EQA_RM_TOLERANCE} (eqa rm bench); ${unscored > 0 ? `${unscored} instance(s) without a ground-truth score are left out` : "every instance has a ground-truth score"}.`];
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows, notes };
-  const markdown = await writeTableFiles(run.path, options.table, table);
-  const summary: ReproduceSummary = {
-    kind: "reproduce",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    table: options.table.id,
-    settings,
-    rows,
-    runs: { bench: { answered: result.summary.counts.instances, failed: result.summary.counts.failedSamples, scored: result.summary.counts.withGroundTruth, dollars: result.summary.cost.total.dollars } },
-  };
-  await run.writeJson("summary.json", summary);
+  const runs = { bench: { answered: result.summary.counts.instances, failed: result.summary.counts.failedSamples, scored: result.summary.counts.withGroundTruth, dollars: result.summary.cost.total.dollars } };
+  const { markdown, summary } = await writeReproduction(run.path, options.table, table, settings, runs);
   return { runDir: run.path, table, summary, markdown };
 }

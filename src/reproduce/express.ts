@@ -34,14 +34,13 @@ import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
-import { UserError, eqakitVersion, sha256Hex, writeFileAtomically } from "../core/index.js";
+import { UserError, sha256Hex } from "../core/index.js";
 import { KNOWN_DATASETS, gitBlobId } from "../data/index.js";
 import { habitatSceneFile, type ActiveEpisode } from "../agents/index.js";
 import { bootstrapMean, llmMatchPoints, pathRatio, type LlmMatchMode } from "../eval/index.js";
 import { readJsonl } from "../store/index.js";
-import type { ReproduceSummary } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
-import { REPRODUCED_TABLE_FORMAT, writeTableFiles, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
 export const EXPRESS_TABLES = ["express-table-1", "express-table-2", "express-table-3"] as const;
 export type ExpressTableId = (typeof EXPRESS_TABLES)[number];
@@ -333,18 +332,8 @@ function expressNotes(setup: ExpressRowSetup): string[] {
  */
 export async function writeExpressTable(published: PublishedTable, row: UserRow, setup: ExpressRowSetup, dir: string, rowDir: string, settings: Record<string, unknown>): Promise<{ table: ReproducedTable; markdown: string }> {
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: published.id, rows: [row], notes: expressNotes(setup) };
-  const markdown = await writeTableFiles(dir, published, table);
   const explored = readExploreSummary(rowDir, setup.table);
-  const summary: ReproduceSummary = {
-    kind: "reproduce",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    table: published.id,
-    settings,
-    rows: [row],
-    runs: { [row.id]: { answered: explored.counts.finished, failed: row.failed, scored: expressCells(setup.table, explored).scored, dollars: explored.cost?.total.dollars ?? null } },
-  };
-  await writeFileAtomically(join(dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  const { markdown } = await writeReproduction(dir, published, table, settings, { [row.id]: { answered: explored.counts.finished, failed: row.failed, scored: expressCells(setup.table, explored).scored, dollars: explored.cost?.total.dollars ?? null } });
   return { table, markdown };
 }
 

@@ -27,7 +27,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { UserError, canonicalJson, eqakitVersion, sha256Hex, type Prediction, type Question } from "../core/index.js";
+import { UserError, canonicalJson, sha256Hex, type Prediction, type Question } from "../core/index.js";
 import { FRONTIER_MAX_STEPS, createAgent, planExploration, type ActiveEpisode, type AgentSetup } from "../agents/index.js";
 import { aggregateLlmMatch, bootstrapMean, efficiencyPoints, judgeLlmMatch, prepareLlmMatchTask, scorePredictions, type LlmMatchAggregates, type LlmMatchMode, type MeanEstimate, type ScoreSummary } from "../eval/index.js";
 import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
@@ -35,7 +35,7 @@ import type { RunDirectory } from "../store/index.js";
 import { OPENEQA_SECTIONS, categoryCells, estimateCell, isGpt4Judge, openEqaRowLabel, openEqaRowSetup, plainCell, type OpenEqaFamily, type ReproduceSummary } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
 import { A_EQA_FULL_IDS_SHA256, A_EQA_SUBSET_IDS_SHA256, questionIdsSha256 } from "./express.js";
-import { REPRODUCED_TABLE_FORMAT, writeTableFiles, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
 /** The OpenEQA tables made of A-EQA rows alone. */
 export const OPENEQA_A_EQA_TABLES = ["openeqa-table-5"] as const;
@@ -332,17 +332,7 @@ export async function writeAEqaTable(
   settings: Record<string, unknown>,
 ): Promise<{ table: ReproducedTable; markdown: string }> {
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: published.id, rows: rows.map((r) => r.row), notes: aEqaNotes(published.id, rows.map((r) => r.measures), aEqaQuestionSet(setup.episodes)) };
-  const markdown = await writeTableFiles(run.path, published, table);
-  const summary: ReproduceSummary = {
-    kind: "reproduce",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    table: published.id,
-    settings,
-    rows: table.rows,
-    runs: Object.fromEntries(rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])),
-  };
-  await run.writeJson("summary.json", summary);
+  const { markdown } = await writeReproduction(run.path, published, table, settings, Object.fromEntries(rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])));
   return { table, markdown };
 }
 

@@ -25,14 +25,15 @@
  * (`table.json`, `table.md`, `table.csv`, `table.tex`) and `summary.json` are written at the end.
  */
 import { join } from "node:path";
-import { OPENEQA_CATEGORIES, UserError, eqakitVersion, sha256Hex, type Question } from "../core/index.js";
+import { OPENEQA_CATEGORIES, UserError, sha256Hex, type Question } from "../core/index.js";
 import { loadPredictions, type QuestionSelection } from "../data/index.js";
 import { PREDICTIONS_FILE, answerQuestions, answerRunContract, createAgent, planAnswers, type AgentName, type AgentSetup } from "../agents/index.js";
 import { answerAndScore, loadPredictionsWithoutGuess, planScore, scorePredictions, scoreRunContract, type LlmMatchAggregates, type LlmMatchMode, type RunSummary, type ScoreSummary } from "../eval/index.js";
 import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { openRun, type RunDirectory } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
-import { REPRODUCED_TABLE_FORMAT, writeTableFiles, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproducedTable, type UserCell, type UserRow, type ReproduceSummary } from "./table.js";
+export type { ReproduceSummary };
 
 /** OpenEQA's agent families, as `eqa answer --agent` names them, in the paper's row order. */
 export const OPENEQA_FAMILIES = ["blind", "socratic", "conceptgraph", "svm", "vlm"] as const satisfies readonly AgentName[];
@@ -82,16 +83,6 @@ export interface ReproduceOpenEqaOptions {
   aEqa?: { settings: Record<string, unknown>; parts: string[]; rows?: UserRow[]; notes?: string[]; runs?: ReproduceSummary["runs"] };
 }
 
-export interface ReproduceSummary {
-  kind: "reproduce";
-  eqakitVersion: string;
-  createdAt: string;
-  table: string;
-  settings: Record<string, unknown>;
-  rows: UserRow[];
-  /** Each row's run summary (answers, scores, cost), by row id. */
-  runs: Record<string, { answered: number; failed: number; scored: number; dollars: number | null }>;
-}
 
 export interface ReproduceResult {
   runDir: string;
@@ -362,9 +353,7 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
   const aEqaNotes = options.aEqa?.rows ? (options.aEqa.notes ?? []) : [A_EQA_NOTE];
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows: options.aEqa?.rows ? mergeAEqaRows(rows, options.aEqa.rows) : rows, notes: [...(options.table.id === "openeqa-table-3" ? [TABLE_3_NOTE] : []), ...(options.table.id !== "openeqa-table-4" ? aEqaNotes : [])] };
   Object.assign(runs, options.aEqa?.runs ?? {});
-  const markdown = await writeTableFiles(run.path, options.table, table);
-  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: options.table.id, settings, rows: table.rows, runs };
-  await run.writeJson("summary.json", summary);
+  const { markdown, summary } = await writeReproduction(run.path, options.table, table, settings, runs);
   return { runDir: run.path, table, summary, markdown };
 }
 

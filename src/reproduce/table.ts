@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { writeFileAtomically } from "../core/index.js";
+import { eqakitVersion, writeFileAtomically } from "../core/index.js";
 import type { PublishedColumn, PublishedTable } from "./published.js";
 
 export const REPRODUCED_TABLE_FORMAT = "eqakit-reproduced-table/1" as const;
@@ -244,12 +244,29 @@ export function formatTableLatex(published: PublishedTable, reproduced: Reproduc
   return `${lines.join("\n")}\n`;
 }
 
-/** Writes a table of this run beside the published rows in every format into `dir` (table.json, .md, .csv, .tex); returns its Markdown. */
-export async function writeTableFiles(dir: string, published: PublishedTable, table: ReproducedTable): Promise<string> {
+/** A reproduce run's `summary.json`: what decided its numbers, its rows, and each row's run. */
+export interface ReproduceSummary {
+  kind: "reproduce";
+  eqakitVersion: string;
+  createdAt: string;
+  table: string;
+  settings: Record<string, unknown>;
+  rows: UserRow[];
+  /** Each row's run summary (answers, scores, cost), by row id. */
+  runs: Record<string, { answered: number; failed: number; scored: number; dollars: number | null }>;
+}
+
+/**
+ * Writes a reproduce run's results into `dir`: its table beside the published rows in every
+ * format (table.json, .md, .csv, .tex) and `summary.json`; returns the Markdown and the summary.
+ */
+export async function writeReproduction(dir: string, published: PublishedTable, table: ReproducedTable, settings: Record<string, unknown>, runs: ReproduceSummary["runs"]): Promise<{ markdown: string; summary: ReproduceSummary }> {
   const markdown = formatTableMarkdown(published, table);
   await writeFileAtomically(join(dir, TABLE_FILES.json), `${JSON.stringify(table, null, 2)}\n`);
   await writeFileAtomically(join(dir, TABLE_FILES.markdown), markdown);
   await writeFileAtomically(join(dir, TABLE_FILES.csv), formatTableCsv(published, table));
   await writeFileAtomically(join(dir, TABLE_FILES.latex), formatTableLatex(published, table));
-  return markdown;
+  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: published.id, settings, rows: table.rows, runs };
+  await writeFileAtomically(join(dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  return { markdown, summary };
 }

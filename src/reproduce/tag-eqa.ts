@@ -22,7 +22,7 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { eqakitVersion, sha256Hex } from "../core/index.js";
+import { sha256Hex } from "../core/index.js";
 import type { TagQuestion } from "../data/index.js";
 import { JUDGE_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { extractStructuredAnswer, planTagScore, scoreTagRun, structuredPrediction, type MeanEstimate, type TagScoreOptions, type TagScoreSummary } from "../eval/index.js";
@@ -41,7 +41,7 @@ import {
 import { openRun, readJsonl, type RunDirectory } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
 import type { ReproduceResult, ReproduceSummary } from "./openeqa.js";
-import { REPRODUCED_TABLE_FORMAT, writeTableFiles, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
 export const TAG_TABLES = ["tag-eqa-table-2"] as const;
 
@@ -216,9 +216,7 @@ export async function reproduceTagTable(options: ReproduceTagOptions, runtime: M
     runs[name] = { answered: ok.size, failed, scored: summary.counts.scored, dollars: answering === null || judging === null ? null : answering + judging };
   }
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows, notes: NOTES };
-  const markdown = await writeTableFiles(run.path, options.table, table);
-  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: options.table.id, settings, rows, runs };
-  await run.writeJson("summary.json", summary);
+  const { markdown, summary } = await writeReproduction(run.path, options.table, table, settings, runs);
   return { runDir: run.path, table, summary, markdown };
 }
 
