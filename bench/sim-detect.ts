@@ -21,29 +21,8 @@ import { loadSharp } from "../src/episodes/index.js";
 import { loadObjectDetector } from "../src/models/embedded/index.js";
 import { HouseholdEnvironment, generateHome, homeNavGrid } from "../src/sim/index.js";
 import { textFlag as flag } from "./flags.js";
+import { COCO_CLASSES as COCO } from "./sim-coco.js";
 
-/** The COCO classes a catalogue type is found as. */
-const COCO: Record<string, string[]> = {
-  sofa: ["couch"],
-  armchair: ["chair", "couch"],
-  table: ["dining table"],
-  desk: ["dining table"],
-  "coffee table": ["dining table"],
-  bed: ["bed"],
-  toilet: ["toilet"],
-  "tv stand": ["tv"],
-  laptop: ["laptop"],
-  microwave: ["microwave"],
-  stove: ["oven"],
-  sink: ["sink"],
-  fridge: ["refrigerator"],
-  plant: ["potted plant"],
-  book: ["book"],
-  vase: ["vase"],
-  mug: ["cup"],
-  bowl: ["bowl"],
-  bottle: ["bottle"],
-};
 
 const [from, to] = flag("seeds", "0-9").split("-").map(Number) as [number, number];
 const viewsPerHome = Number(flag("views", "6"));
