@@ -274,18 +274,22 @@ describe("eqa score --batch", () => {
   });
 });
 
+/** Reward-model instances (ground truth 7) asking these questions of one HM3D episode of six frames. */
+async function rewardInstances(questions: string[], extra: Record<string, string> = {}): Promise<{ home: string; framesRoot: string; instances: string }> {
+  const home = temporaryDir();
+  const framesRoot = join(home, "frames");
+  await writeRgbEpisode(join(framesRoot, "hm3d-v0", "000-hm3d-a"), 6, 32, 24);
+  const instances = join(home, "instances.jsonl");
+  writeFileSync(
+    instances,
+    questions.map((question, i) => JSON.stringify({ id: `i-${i}`, question, predicted_answer: "An answer.", reasoning_trace: ["I look around."], episode_history: "hm3d-v0/000-hm3d-a", ground_truth_score: 7, ...extra })).join("\n") + "\n",
+  );
+  return { home, framesRoot, instances };
+}
+
 describe("eqa rm score --batch", () => {
   test("every sample of every instance goes in one batch; scores are recorded as a live run records them", async () => {
-    const home = temporaryDir();
-    const framesRoot = join(home, "frames");
-    await writeRgbEpisode(join(framesRoot, "hm3d-v0", "000-hm3d-a"), 6, 32, 24);
-    const instances = join(home, "instances.jsonl");
-    writeFileSync(
-      instances,
-      ["What colour is the sofa?", "Is the door open?"]
-        .map((question, i) => JSON.stringify({ id: `i-${i}`, question, predicted_answer: "An answer.", reasoning_trace: ["I look around."], episode_history: "hm3d-v0/000-hm3d-a", ground_truth_score: 7 }))
-        .join("\n") + "\n",
-    );
+    const { home, framesRoot, instances } = await rewardInstances(["What colour is the sofa?", "Is the door open?"]);
     const { server, batches } = await startOpenAiBatchServer(true, () => "<critique>\nThe trace matches the frames.\n</critique>\n<score>7</score>");
     try {
       const out = join(home, "run");
@@ -313,16 +317,7 @@ describe("eqa rm score --batch", () => {
 
 describe("eqa rm bench --batch", () => {
   test("the K samples of every instance go in one batch; the benchmark reads them as a live run's, and a rerun sends nothing", async () => {
-    const home = temporaryDir();
-    const framesRoot = join(home, "frames");
-    await writeRgbEpisode(join(framesRoot, "hm3d-v0", "000-hm3d-a"), 6, 32, 24);
-    const instances = join(home, "instances.jsonl");
-    writeFileSync(
-      instances,
-      ["What colour is the sofa?", "Is the door open?", "How many chairs are there?"]
-        .map((question, i) => JSON.stringify({ id: `i-${i}`, question, predicted_answer: "An answer.", reasoning_trace: ["I look around."], episode_history: "hm3d-v0/000-hm3d-a", ground_truth_score: 7, environment: "HM3D" }))
-        .join("\n") + "\n",
-    );
+    const { home, framesRoot, instances } = await rewardInstances(["What colour is the sofa?", "Is the door open?", "How many chairs are there?"], { environment: "HM3D" });
     const { server, batches } = await startOpenAiBatchServer(true, () => "<critique>\nThe trace matches the frames.\n</critique>\n<score>6</score>");
     try {
       const out = join(home, "run");
