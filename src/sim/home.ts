@@ -8,7 +8,7 @@ import { seededRandom, randomInt, type Random } from "../core/index.js";
 import { ROOM_TYPES, catalogueType, objectCatalogue, type Rgb, type RoomType, type ObjectStateName } from "./catalogue.js";
 import { NavGrid } from "./navgrid.js";
 import type { AgentState, Point3 } from "./protocol.js";
-import { frontSide } from "./parts.js";
+import { SCREEN_DEPTH_M, frontSide } from "./parts.js";
 
 export const HOME_FORMAT = "eqakit-sim-home/1";
 export const CEILING_HEIGHT = 2.5;
@@ -87,8 +87,6 @@ function pick<T>(random: Random, items: readonly T[]): T {
 
 const round3 = (v: number): number => Math.round(v * 1000) / 1000;
 
-/** How deep from its back a piece of furniture's screen stands (a TV on its stand, a desk's monitor): small objects go in front of it. */
-const SCREEN_DEPTH_M: Record<string, number> = { "tv stand": 0.25, desk: 0.2 };
 
 /** A home from a seed (any integer); the same seed gives the same home. */
 export function generateHome(seed: number): Home {

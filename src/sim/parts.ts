@@ -44,6 +44,13 @@ const shade = (c: Rgb, k: number): Rgb => [Math.min(255, Math.round(c[0] * k)), 
 const mix = (a: Rgb, b: Rgb, k: number): Rgb => [Math.round(a[0] + (b[0] - a[0]) * k), Math.round(a[1] + (b[1] - a[1]) * k), Math.round(a[2] + (b[2] - a[2]) * k)];
 
 /**
+ * How deep from its back the screen standing on a piece of furniture reaches (the TV's, at most
+ * 0.24 m, and a desk's monitor, 0.185 m, as shapeFurniture draws them): the home puts small
+ * objects in front of it, where they can be seen.
+ */
+export const SCREEN_DEPTH_M: Readonly<Record<string, number>> = { "tv stand": 0.25, desk: 0.2 };
+
+/**
  * Which side of a piece of furniture is its front: the side facing away from the nearest wall
  * of its room (0: −x, 1: +x, 2: −z, 3: +z).
  */
