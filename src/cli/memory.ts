@@ -41,7 +41,7 @@ export function memoryCommand(): Command {
     .option("--captioner <provider/model>", "a vision-language model that describes each object's best crop (default: captions are detector labels)")
     .option("--captioner-base-url <url>", "the captioner's endpoint")
     .option("--vlm-detect", "the captioner also lists each frame's objects with boxes (open-vocabulary detection)")
-    .option("--min-score <p>", "least detector confidence kept (default 0.3)", unitInterval);
+    .option("--min-score <p>", "least detector confidence of an object detected once (default 0.3; in two frames or more, two thirds of it)", unitInterval);
   addMemorySourceOptions(build);
   addShardOption(build, "episodes");
   addModelCallOptions(build);

@@ -21,6 +21,14 @@ const CAPTION_PARAMS = { temperature: 0.2, maxTokens: 96, seed: 1234 } as const;
 const DETECT_SIDE = 768;
 /** Detector confidence kept unless told otherwise (`--min-score`). */
 export const MEMORY_MIN_SCORE = 0.3;
+/**
+ * An object detected in this many of the frames looked at may rest on detections below
+ * `minScore`, down to `MEMORY_SUPPORT_FRACTION` of it (0.2 at the default 0.3): CenterNet scores
+ * tables and desks seen from across a room near 0.2, and a detection seen again is evidence a
+ * single one is not.
+ */
+export const MEMORY_SUPPORT_FRAMES = 2;
+export const MEMORY_SUPPORT_FRACTION = 2 / 3;
 /** Detections kept per frame: all CenterNet gives (100), so that a shelf of books does not crowd the furniture out. */
 export const MAX_DETECTIONS = 100;
 
@@ -45,7 +53,7 @@ export interface MemoryOptions {
   captioner?: ChatModel;
   /** A vision-language model asked for the objects of each frame with their boxes (open-vocabulary detection). */
   vlmDetector?: ChatModel;
-  /** Detector confidence kept (default 0.3). */
+  /** Least detector confidence of an object detected once (default 0.3); one detected in more frames may rest on two thirds of it. */
   minScore?: number;
   onFrame?: (done: number, total: number) => void;
   /** Called for each model call (the captions), for traces. */
@@ -74,6 +82,8 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
   let withGeometry = 0;
   let firstPose: Float64Array | undefined;
   const useMasks = options.useMasks ?? true;
+  const minScore = options.minScore ?? MEMORY_MIN_SCORE;
+  const supportScore = Math.round(minScore * MEMORY_SUPPORT_FRACTION * 100) / 100;
   const ignoredLabels = new Set(options.ignoredMaskLabels ?? []);
   let usedMasks = false;
   let maskedFramesIgnored = 0;
@@ -110,7 +120,7 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
       detector ??= typeof options.detector === "function" ? await options.detector() : options.detector!;
       // a frame file is decoded once, as it is; other frames (video) come prepared
       const rgb = frame.rgbPath ? await readRgbImage(frame.rgbPath) : await readRgbImage((await episode.images([index], { maxSide: DETECT_SIDE, format: "png" }))[0]!.data);
-      const detections = await detector.detect(rgb, { minScore: options.minScore ?? MEMORY_MIN_SCORE, maxDetections: MAX_DETECTIONS });
+      const detections = await detector.detect(rgb, { minScore: supportScore, maxDetections: MAX_DETECTIONS });
       const withFractions = detections.map((d) => ({ ...d, fraction: [d.box[0] / rgb.width, d.box[1] / rgb.height, d.box[2] / rgb.width, d.box[3] / rgb.height] as [number, number, number, number] }));
       views.push(...viewsFromDetections(index, withFractions, geometry, "detector"));
     }
@@ -141,7 +151,9 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
     labels.forEach((l, i) => vectors.set(l, embedded[i]!));
   }
   const places = new Map(indices.map((index, order) => [index, { order, ...(episode.timestamps?.[index] !== undefined ? { seconds: episode.timestamps[index] } : {}) }]));
-  const drafts = mergeViews(placed, embeddingSimilarity(vectors), places);
+  const merged = mergeViews(placed, embeddingSimilarity(vectors), places);
+  const drafts = merged.filter((draft) => confirmed(draft, minScore));
+  if (drafts.length < merged.length) notes.push(`${merged.length - drafts.length} ${merged.length - drafts.length === 1 ? "object" : "objects"} left out: detected at ${supportScore}-${minScore} in fewer than ${MEMORY_SUPPORT_FRAMES} frames`);
   const instances = drafts.map((draft, id) => toInstance(draft, id));
   if (options.captioner) await captionInstances(episode, instances, options.captioner, options.onCall);
   const graph: SceneGraph = {
@@ -160,6 +172,15 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
     notes: [...episode.notes.filter((n) => /invalid pose/.test(n)), ...notes],
   };
   return { graph, mapPoints: mapParts.length > 0 ? voxelDownsample(concatPoints(mapParts), 0.05).centroids : new Float32Array(0) };
+}
+
+/**
+ * Whether an instance stands: it has a view from the masks or a vision-language model, a
+ * detection at `minScore` or above, or detections below it in `MEMORY_SUPPORT_FRAMES` frames.
+ */
+function confirmed(draft: DraftInstance, minScore: number): boolean {
+  if (draft.views.some((v) => v.source !== "detector" || v.score >= minScore)) return true;
+  return new Set(draft.views.map((v) => v.frame)).size >= MEMORY_SUPPORT_FRAMES;
 }
 
 /** Where a frame's depth intrinsics came from: the episode folder's intrinsics files. */
