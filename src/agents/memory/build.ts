@@ -6,7 +6,7 @@ import { aabbCenter, backProject, cameraPosition, concatPoints, groundingTransfo
 import { z } from "zod";
 import { ModelCallError, readRgbImage, type ChatModel, type ChatRequest, type ChatResponse, type Detection, type ObjectDetector, type SentenceEncoder } from "../../models/index.js";
 import { minAreaOrientedBox } from "./boxes.js";
-import { embeddingSimilarity, mainLabel, mergeViews, type DraftInstance } from "./merge.js";
+import { embeddingSimilarity, mainLabel, mergeViews, standingInstances, type DraftInstance } from "./merge.js";
 import { inferRelations } from "./relations.js";
 import type { AgentPosition, MemoryInstance, ObjectView, SceneGraph, ViewRecord } from "./types.js";
 import { VIEW_PARAMETERS, frameGeometry, viewsFromDetections, viewsFromMasks } from "./views.js";
@@ -152,8 +152,8 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
   }
   const places = new Map(indices.map((index, order) => [index, { order, ...(episode.timestamps?.[index] !== undefined ? { seconds: episode.timestamps[index] } : {}) }]));
   const merged = mergeViews(placed, embeddingSimilarity(vectors), places);
-  const drafts = merged.filter((draft) => confirmed(draft, minScore));
-  if (drafts.length < merged.length) notes.push(`${merged.length - drafts.length} ${merged.length - drafts.length === 1 ? "object" : "objects"} left out: detected at ${supportScore}-${minScore} in fewer than ${MEMORY_SUPPORT_FRAMES} frames`);
+  const drafts = standingInstances(merged, minScore, MEMORY_SUPPORT_FRAMES);
+  if (drafts.length < merged.length) notes.push(`${merged.length - drafts.length} ${merged.length - drafts.length === 1 ? "object" : "objects"} left out: detected at ${supportScore}-${minScore} only, in fewer than ${MEMORY_SUPPORT_FRAMES} frames or where a surer object of another kind stands`);
   const instances = drafts.map((draft, id) => toInstance(draft, id));
   if (options.captioner) await captionInstances(episode, instances, options.captioner, options.onCall);
   const graph: SceneGraph = {
@@ -172,15 +172,6 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
     notes: [...episode.notes.filter((n) => /invalid pose/.test(n)), ...notes],
   };
   return { graph, mapPoints: mapParts.length > 0 ? voxelDownsample(concatPoints(mapParts), 0.05).centroids : new Float32Array(0) };
-}
-
-/**
- * Whether an instance stands: it has a view from the masks or a vision-language model, a
- * detection at `minScore` or above, or detections below it in `MEMORY_SUPPORT_FRAMES` frames.
- */
-function confirmed(draft: DraftInstance, minScore: number): boolean {
-  if (draft.views.some((v) => v.source !== "detector" || v.score >= minScore)) return true;
-  return new Set(draft.views.map((v) => v.frame)).size >= MEMORY_SUPPORT_FRAMES;
 }
 
 /** Where a frame's depth intrinsics came from: the episode folder's intrinsics files. */

@@ -1,4 +1,4 @@
-import { aabbOf, overlapOfSmaller, voxelDownsample, concatPoints, type Aabb } from "../../geometry/index.js";
+import { aabbIntersection, aabbOf, aabbVolume, overlapOfSmaller, voxelDownsample, concatPoints, type Aabb } from "../../geometry/index.js";
 import { cosineSimilarity } from "../../models/index.js";
 import { VIEW_PARAMETERS } from "./views.js";
 import type { ObjectView } from "./types.js";
@@ -206,3 +206,23 @@ function centreShift(a: Box2d, b: Box2d): number {
 }
 
 export { mainLabel };
+
+/**
+ * The instances that stand. One from the masks or a vision-language model, or with a detection at
+ * `minScore` or above, is sure. One resting on weaker detections alone stands when it was detected
+ * in `supportFrames` frames or more, and does not lie mostly within a surer instance of another
+ * label (the detector's second guess at that object: a sofa also scored as a bed): surer means
+ * sure, or more detections' confidence in all.
+ */
+export function standingInstances(instances: readonly DraftInstance[], minScore: number, supportFrames: number): DraftInstance[] {
+  const sure = (d: DraftInstance): boolean => d.views.some((v) => v.source !== "detector" || v.score >= minScore);
+  const evidence = (d: DraftInstance): number => (sure(d) ? Infinity : d.views.reduce((sum, v) => sum + v.score, 0));
+  const supported = instances.filter((d) => sure(d) || new Set(d.views.map((v) => v.frame)).size >= supportFrames);
+  return supported.filter((d) => {
+    if (sure(d) || !d.box) return true;
+    const label = mainLabel(d.views);
+    // mostly within the other's box: a cup on a table does not take the table's place
+    const within = (o: DraftInstance): number => aabbIntersection(o.box!, d.box!) / Math.max(1e-12, aabbVolume(d.box!));
+    return !supported.some((o) => o !== d && o.box && mainLabel(o.views) !== label && evidence(o) > evidence(d) && within(o) >= MERGE_PARAMETERS.mergeOverlap);
+  });
+}
