@@ -6,7 +6,7 @@ import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/
 import { ledgerCost, readCallLedger } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { addMemorySourceOptions, memorySourceOptions } from "./agent-options.js";
-import { addModelCallOptions, addShardOption, framesPath, type ModelCallFlags, openModelRuntime, outputDirectory, positiveInteger, shardFromFlags, type ShardFlags, unitInterval, resolveRoleModel } from "./options.js";
+import { addModelCallOptions, addShardOption, framesPath, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, shardFromFlags, type ShardFlags, unitInterval, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
 interface MemoryBuildFlags extends ModelCallFlags, ShardFlags {
@@ -23,6 +23,7 @@ interface MemoryBuildFlags extends ModelCallFlags, ShardFlags {
   masks?: boolean;
   vlmDetect?: boolean;
   minScore?: number;
+  supportFrames?: number;
   ignoreLabels?: string[];
 }
 
@@ -41,7 +42,8 @@ export function memoryCommand(): Command {
     .option("--captioner <provider/model>", "a vision-language model that describes each object's best crop (default: captions are detector labels)")
     .option("--captioner-base-url <url>", "the captioner's endpoint")
     .option("--vlm-detect", "the captioner also lists each frame's objects with boxes (open-vocabulary detection)")
-    .option("--min-score <p>", "least detector confidence of an object detected once (default 0.3; in two frames or more, two thirds of it)", unitInterval);
+    .option("--min-score <p>", "least detector confidence of an object (default 0.3)", unitInterval)
+    .option("--support-frames <n>", "an object detected only below --min-score, down to two thirds of it, is kept when detected in this many frames looked at (default 2; 0 never keeps it)", nonNegativeInteger);
   addMemorySourceOptions(build);
   addShardOption(build, "episodes");
   addModelCallOptions(build);
@@ -63,6 +65,7 @@ export function memoryCommand(): Command {
       ...(flags.vlmDetect ? { vlmDetect: true } : {}),
       ...memorySourceOptions(flags),
       ...(flags.minScore !== undefined ? { minScore: flags.minScore } : {}),
+      ...(flags.supportFrames !== undefined ? { supportFrames: flags.supportFrames } : {}),
     };
     const progress = createProgress(selection ? "episodes" : "frames");
     try {

@@ -211,6 +211,13 @@ describe("detections below the least confidence", () => {
     const strict = await buildMemory(await openEpisode(dir), { detector: scripted, sampling: { kind: "every", step: 1 }, minScore: 0.6 });
     assert.deepEqual(asked, [0.4, 0.4, 0.4]);
     assert.deepEqual(strict.graph.instances, []);
+
+    // --support-frames 0: only what is detected at --min-score
+    frame = 0;
+    asked.length = 0;
+    const sureOnly = await buildMemory(await openEpisode(dir), { detector: scripted, sampling: { kind: "every", step: 1 }, supportFrames: 0 });
+    assert.deepEqual(asked, [0.3, 0.3, 0.3]);
+    assert.deepEqual(sureOnly.graph.instances.map((i) => i.label), ["chair"]);
   });
 });
 

@@ -55,6 +55,8 @@ export interface MemoryOptions {
   vlmDetector?: ChatModel;
   /** Least detector confidence of an object detected once (default 0.3); one detected in more frames may rest on two thirds of it. */
   minScore?: number;
+  /** Frames an object detected only below `minScore` (down to two thirds of it) must be detected in to be kept (default 2; 0: never). */
+  supportFrames?: number;
   onFrame?: (done: number, total: number) => void;
   /** Called for each model call (the captions), for traces. */
   onCall?: (call: { role: string; model: string; prompt: string; promptSha256: string; frames: number[]; reply: string | null; cached: boolean; usage: { promptTokens: number; completionTokens: number; thinkingTokens: number } }) => void;
@@ -83,7 +85,8 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
   let firstPose: Float64Array | undefined;
   const useMasks = options.useMasks ?? true;
   const minScore = options.minScore ?? MEMORY_MIN_SCORE;
-  const supportScore = Math.round(minScore * MEMORY_SUPPORT_FRACTION * 100) / 100;
+  const supportFrames = options.supportFrames ?? MEMORY_SUPPORT_FRAMES;
+  const supportScore = supportFrames > 0 ? Math.round(minScore * MEMORY_SUPPORT_FRACTION * 100) / 100 : minScore;
   const ignoredLabels = new Set(options.ignoredMaskLabels ?? []);
   let usedMasks = false;
   let maskedFramesIgnored = 0;
@@ -152,8 +155,8 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
   }
   const places = new Map(indices.map((index, order) => [index, { order, ...(episode.timestamps?.[index] !== undefined ? { seconds: episode.timestamps[index] } : {}) }]));
   const merged = mergeViews(placed, embeddingSimilarity(vectors), places);
-  const drafts = standingInstances(merged, minScore, MEMORY_SUPPORT_FRAMES);
-  if (drafts.length < merged.length) notes.push(`${merged.length - drafts.length} ${merged.length - drafts.length === 1 ? "object" : "objects"} left out: detected at ${supportScore}-${minScore} only, in fewer than ${MEMORY_SUPPORT_FRAMES} frames or where a surer object of another kind stands`);
+  const drafts = standingInstances(merged, minScore, supportFrames);
+  if (drafts.length < merged.length) notes.push(`${merged.length - drafts.length} ${merged.length - drafts.length === 1 ? "object" : "objects"} left out: detected at ${supportScore}-${minScore} only, in fewer than ${supportFrames} frames or where a surer object of another kind stands`);
   const instances = drafts.map((draft, id) => toInstance(draft, id));
   if (options.captioner) await captionInstances(episode, instances, options.captioner, options.onCall);
   const graph: SceneGraph = {
