@@ -8,7 +8,8 @@
  * and from a copy of the frames without the mask files (`NNNNN-instance.png`,
  * `instance_labels.json`), so that the embedded detector finds the objects, with its defaults.
  * Both look at the same frames (`--sampling`, 60 uniformly by default); `--min-score` is the
- * detector's least confidence (`eqa memory build`'s default 0.3 unless given).
+ * detector's least confidence (`eqa memory build`'s default 0.3 unless given), `--support-frames`
+ * as `eqa memory build`'s (0 unless given).
  *
  * An object of the masks' memory counts when it is of a COCO class (bench/sim-coco.ts, books
  * and mugs left out: a sofa is a couch, an armchair a chair or a couch, a table, desk or coffee
@@ -20,7 +21,7 @@
  * furniture class (chair, couch, dining table, bed) at no object of a matching type is
  * unmatched (chairs match armchairs, sofas and desks).
  *
- *   node --import tsx bench/sim-memory.ts [--seeds 0-4] [--size 512] [--sampling uniform:60] [--min-score 0.3] [--out DIR]
+ *   node --import tsx bench/sim-memory.ts [--seeds 0-4] [--size 512] [--sampling uniform:60] [--min-score 0.3] [--support-frames 0] [--out DIR]
  *
  * Run by `npm run bench -- sim-memory`. Prints one JSON line of figures.
  */
@@ -44,6 +45,7 @@ const size = Number(flag("size", "512"));
 const samplingText = flag("sampling", "uniform:60");
 const sampling = parseSamplingSpec(samplingText);
 const minScore = process.argv.includes("--min-score") ? Number(flag("min-score", "0.3")) : undefined;
+const supportFrames = Number(flag("support-frames", "0"));
 const out = flag("out", fileURLToPath(new URL("./out/sim-memory", import.meta.url)));
 
 /** Distance from a point to a box (0 inside). */
@@ -76,7 +78,7 @@ for (let seed = from; seed <= to; seed++) {
   for (const name of readdirSync(summary.framesDir)) if (!name.endsWith("-instance.png") && name !== "instance_labels.json") cpSync(join(summary.framesDir, name), join(rgbOnly, name));
   const masks = await buildEpisodeMemory(await openEpisode(summary.framesDir, `home-${seed}`), { sampling, detector: false, ignoreLabels: ["wall", "floor", "ceiling"] });
   const started = performance.now();
-  const rgb = await buildEpisodeMemory(await openEpisode(rgbOnly, `home-${seed}`), { sampling, ...(minScore !== undefined ? { minScore } : {}) });
+  const rgb = await buildEpisodeMemory(await openEpisode(rgbOnly, `home-${seed}`), { sampling, supportFrames, ...(minScore !== undefined ? { minScore } : {}) });
   const seconds = Math.round(performance.now() - started) / 1000;
   const placed = rgb.graph.instances.filter((i) => i.center && i.box);
   const objects = masks.graph.instances.filter((i) => i.box && i.center);
@@ -115,6 +117,7 @@ console.log(
     size: `${size}x${size}`,
     sampling: samplingText,
     minScore: minScore ?? 0.3,
+    supportFrames,
     homes: to - from + 1,
     objects: seen,
     found,

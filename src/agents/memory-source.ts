@@ -2,7 +2,7 @@ import { UserError } from "../core/index.js";
 import type { Episode, SamplingSpec } from "../episodes/index.js";
 import { loadObjectDetector, loadSentenceEncoder, type ChatModel, type SentenceEncoder } from "../models/index.js";
 import { promptHashes } from "./calls.js";
-import { buildMemory, DETECT_OBJECTS_PROMPT, MAX_DETECTIONS, MEMORY_DEFAULT_FRAMES, MEMORY_MIN_SCORE, MEMORY_SUPPORT_FRAMES, OBJECT_CAPTION_PROMPT, type BuiltMemory, type MemoryInstance, type MemoryOptions, type SceneGraph } from "./memory/index.js";
+import { buildMemory, DETECT_OBJECTS_PROMPT, MAX_DETECTIONS, MEMORY_DEFAULT_FRAMES, MEMORY_MIN_SCORE, OBJECT_CAPTION_PROMPT, type BuiltMemory, type MemoryInstance, type MemoryOptions, type SceneGraph } from "./memory/index.js";
 import { openMemoryFolder, type MemoryFolder } from "./memory-store.js";
 import type { AgentTrace } from "./types.js";
 
@@ -23,7 +23,7 @@ export interface MemorySourceOptions {
   ignoreLabels?: readonly string[];
   /** Least detector confidence kept (default 0.3). */
   minScore?: number;
-  /** Frames an object detected only below `minScore` must be detected in to be kept (default 2; 0: never). */
+  /** Frames an object detected only below `minScore` must be detected in to be kept (default 0: never kept). */
   supportFrames?: number;
   /** A folder that `eqa memory build --benchmark` wrote: memories are read from it, never built. */
   memoryDir?: string;
@@ -36,7 +36,7 @@ export interface MemoryBuildSettings {
   /** Present when the episode's instance masks were left out (absent: used where an episode has them). */
   masks?: "ignored";
   minScore: number;
-  /** Frames an object detected only below minScore is kept at (absent in memories built before such objects were kept). */
+  /** Frames an object detected only below minScore must be detected in to be kept (absent: never kept). */
   supportFrames?: number;
   /** Detections kept a frame (absent when the detector never runs; memories built before it was recorded kept 20). */
   detectorViews?: { maxPerFrame: number };
@@ -54,7 +54,7 @@ export function memoryBuildSettings(options: Omit<MemorySourceOptions, "memoryDi
     detector: options.detector === undefined ? "without-masks" : options.detector ? "always" : "never",
     ...(options.masks === false ? { masks: "ignored" as const } : {}),
     minScore: options.minScore ?? MEMORY_MIN_SCORE,
-    ...(options.detector !== false ? { supportFrames: options.supportFrames ?? MEMORY_SUPPORT_FRAMES } : {}),
+    ...(options.detector !== false && options.supportFrames ? { supportFrames: options.supportFrames } : {}),
     ...(options.detector !== false ? { detectorViews: { maxPerFrame: MAX_DETECTIONS } } : {}),
     ignoreLabels: [...new Set(options.ignoreLabels ?? [])].sort(),
     captioner: options.captioner?.name ?? null,

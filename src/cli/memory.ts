@@ -43,7 +43,7 @@ export function memoryCommand(): Command {
     .option("--captioner-base-url <url>", "the captioner's endpoint")
     .option("--vlm-detect", "the captioner also lists each frame's objects with boxes (open-vocabulary detection)")
     .option("--min-score <p>", "least detector confidence of an object (default 0.3)", unitInterval)
-    .option("--support-frames <n>", "an object detected only below --min-score, down to two thirds of it, is kept when detected in this many frames looked at (default 2; 0 never keeps it)", nonNegativeInteger);
+    .option("--support-frames <n>", "an object detected only below --min-score, down to two thirds of it, is kept when detected in this many frames looked at (default 0: never)", nonNegativeInteger);
   addMemorySourceOptions(build);
   addShardOption(build, "episodes");
   addModelCallOptions(build);

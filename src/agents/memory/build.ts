@@ -22,12 +22,12 @@ const DETECT_SIDE = 768;
 /** Detector confidence kept unless told otherwise (`--min-score`). */
 export const MEMORY_MIN_SCORE = 0.3;
 /**
- * An object detected in this many of the frames looked at may rest on detections below
- * `minScore`, down to `MEMORY_SUPPORT_FRACTION` of it (0.2 at the default 0.3): CenterNet scores
- * tables and desks seen from across a room near 0.2, and a detection seen again is evidence a
- * single one is not.
+ * With `supportFrames` N > 0, an object detected in N or more of the frames looked at may rest on
+ * detections below `minScore`, down to `MEMORY_SUPPORT_FRACTION` of it (0.2 at the default 0.3):
+ * CenterNet scores tables seen from across a room near 0.2, and a detection seen again is
+ * evidence a single one is not. Off by default: in the built-in homes and the OpenEQA demo
+ * video it adds more objects that are not there than it finds (docs/memory.md).
  */
-export const MEMORY_SUPPORT_FRAMES = 2;
 export const MEMORY_SUPPORT_FRACTION = 2 / 3;
 /** Detections kept per frame: all CenterNet gives (100), so that a shelf of books does not crowd the furniture out. */
 export const MAX_DETECTIONS = 100;
@@ -55,7 +55,7 @@ export interface MemoryOptions {
   vlmDetector?: ChatModel;
   /** Least detector confidence of an object detected once (default 0.3); one detected in more frames may rest on two thirds of it. */
   minScore?: number;
-  /** Frames an object detected only below `minScore` (down to two thirds of it) must be detected in to be kept (default 2; 0: never). */
+  /** Frames an object detected only below `minScore` (down to two thirds of it) must be detected in to be kept (default 0: never kept). */
   supportFrames?: number;
   onFrame?: (done: number, total: number) => void;
   /** Called for each model call (the captions), for traces. */
@@ -85,7 +85,7 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
   let firstPose: Float64Array | undefined;
   const useMasks = options.useMasks ?? true;
   const minScore = options.minScore ?? MEMORY_MIN_SCORE;
-  const supportFrames = options.supportFrames ?? MEMORY_SUPPORT_FRAMES;
+  const supportFrames = options.supportFrames ?? 0;
   const supportScore = supportFrames > 0 ? Math.round(minScore * MEMORY_SUPPORT_FRACTION * 100) / 100 : minScore;
   const ignoredLabels = new Set(options.ignoredMaskLabels ?? []);
   let usedMasks = false;
