@@ -53,7 +53,7 @@ export interface MemoryOptions {
   captioner?: ChatModel;
   /** A vision-language model asked for the objects of each frame with their boxes (open-vocabulary detection). */
   vlmDetector?: ChatModel;
-  /** Least detector confidence of an object detected once (default 0.3); one detected in more frames may rest on two thirds of it. */
+  /** Least detector confidence of an object (default 0.3; see `supportFrames`). */
   minScore?: number;
   /** Frames an object detected only below `minScore` (down to two thirds of it) must be detected in to be kept (default 0: never kept). */
   supportFrames?: number;
