@@ -7,6 +7,7 @@ import { temporaryDir } from "../helpers/paths.js";
 import { runCli, cliEnv } from "../helpers/cli.js";
 import { writeSceneEpisode } from "./scene-fixture.js";
 import { loadRun } from "../../src/report/index.js";
+import { memoryBuildSettings } from "../../src/agents/index.js";
 
 let framesRoot: string;
 let benchmark: string;
@@ -181,3 +182,13 @@ function writeSubset(dir: string, ids: string[]): string {
   writeFileSync(file, JSON.stringify(ids));
   return file;
 }
+
+describe("what a memory folder keys its memories by", () => {
+  test("--support-frames keys a memory apart; without it the key is the one memories built before it had", () => {
+    assert.equal("supportFrames" in memoryBuildSettings({}), false);
+    assert.equal("supportFrames" in memoryBuildSettings({ supportFrames: 0 }), false);
+    assert.equal(memoryBuildSettings({ supportFrames: 2 }).supportFrames, 2);
+    // without the detector nothing is detected, weakly or not
+    assert.equal("supportFrames" in memoryBuildSettings({ detector: false, supportFrames: 2 }), false);
+  });
+});
