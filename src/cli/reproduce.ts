@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
 import { loadActiveEpisodes } from "../agents/index.js";
-import { UserError, writeFileAtomically } from "../core/index.js";
+import { UserError } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { configureFrameCache } from "../episodes/index.js";
 import { useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
@@ -28,9 +28,8 @@ import {
   OPENEQA_FAMILIES,
   REPRODUCED_TABLE_FORMAT,
   TABLE_FILES,
-  formatTableCsv,
-  formatTableLatex,
   formatTableMarkdown,
+  writeTableFormats,
   planOpenEqaTable,
   publishedTable,
   publishedTableIds,
@@ -440,13 +439,12 @@ async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags)
 /** `--published`: the paper's table alone, printed, and written to `out` in the three formats when given. */
 async function printPublished(table: PublishedTable, out: string | undefined): Promise<void> {
   const empty: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: table.id, rows: [] };
-  const markdown = formatTableMarkdown(table, empty);
-  console.log(markdown);
-  if (out === undefined) return;
+  if (out === undefined) {
+    console.log(formatTableMarkdown(table, empty));
+    return;
+  }
   mkdirSync(out, { recursive: true });
-  await writeFileAtomically(join(out, TABLE_FILES.markdown), markdown);
-  await writeFileAtomically(join(out, TABLE_FILES.csv), formatTableCsv(table, empty));
-  await writeFileAtomically(join(out, TABLE_FILES.latex), formatTableLatex(table, empty));
+  console.log(await writeTableFormats(out, table, empty));
   console.log(`wrote ${out}/{${TABLE_FILES.markdown},${TABLE_FILES.csv},${TABLE_FILES.latex}}`);
 }
 

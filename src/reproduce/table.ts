@@ -256,16 +256,22 @@ export interface ReproduceSummary {
   runs: Record<string, { answered: number; failed: number; scored: number; dollars: number | null }>;
 }
 
+/** Writes a table in Markdown, CSV and LaTeX (booktabs) into `dir`; returns the Markdown. */
+export async function writeTableFormats(dir: string, published: PublishedTable, table: ReproducedTable): Promise<string> {
+  const markdown = formatTableMarkdown(published, table);
+  await writeFileAtomically(join(dir, TABLE_FILES.markdown), markdown);
+  await writeFileAtomically(join(dir, TABLE_FILES.csv), formatTableCsv(published, table));
+  await writeFileAtomically(join(dir, TABLE_FILES.latex), formatTableLatex(published, table));
+  return markdown;
+}
+
 /**
  * Writes a reproduce run's results into `dir`: its table beside the published rows in every
  * format (table.json, .md, .csv, .tex) and `summary.json`; returns the Markdown and the summary.
  */
 export async function writeReproduction(dir: string, published: PublishedTable, table: ReproducedTable, settings: Record<string, unknown>, runs: ReproduceSummary["runs"]): Promise<{ markdown: string; summary: ReproduceSummary }> {
-  const markdown = formatTableMarkdown(published, table);
   await writeFileAtomically(join(dir, TABLE_FILES.json), `${JSON.stringify(table, null, 2)}\n`);
-  await writeFileAtomically(join(dir, TABLE_FILES.markdown), markdown);
-  await writeFileAtomically(join(dir, TABLE_FILES.csv), formatTableCsv(published, table));
-  await writeFileAtomically(join(dir, TABLE_FILES.latex), formatTableLatex(published, table));
+  const markdown = await writeTableFormats(dir, published, table);
   const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: published.id, settings, rows: table.rows, runs };
   await writeFileAtomically(join(dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return { markdown, summary };

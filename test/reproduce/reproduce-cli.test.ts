@@ -273,3 +273,18 @@ describe("eqa reproduce openeqa-table-4", () => {
     }
   });
 });
+
+describe("eqa reproduce --published", () => {
+  test("prints the paper's table and, with --out, writes it as Markdown, CSV and LaTeX, without a model", async () => {
+    const home = temporaryDir("eqakit-reproduce-published-");
+    const out = join(home, "table-4");
+    const run = await runCli(["reproduce", "openeqa-table-4", "--published", "--out", out], cliEnv(home));
+    assert.equal(run.code, 0, run.stderr);
+    const markdown = readFileSync(join(out, "table.md"), "utf8");
+    assert.match(markdown, /TABLE IV/);
+    assert.ok(run.stdout.includes(markdown.trim()), run.stdout);
+    assert.match(readFileSync(join(out, "table.csv"), "utf8"), /^source,section,row,comparable,.*llm-match/);
+    assert.match(readFileSync(join(out, "table.tex"), "utf8"), /\\toprule/);
+    assert.equal(existsSync(join(out, "table.json")), false);
+  });
+});
