@@ -3,7 +3,7 @@
  * refuse (HTTP 400 with the provider's error shape) and thinking where they think, so that a
  * request eqakit gets wrong fails here as it would against the hosted model.
  */
-import { anthropicReply, openAiReply, type ReceivedRequest, type Script, type ScriptedReply } from "./model-server.js";
+import { anthropicReply, openAiReply, startModelServer, type ModelServer, type ReceivedRequest, type Script, type ScriptedReply } from "./model-server.js";
 
 export type EmulatedFamily = "openai-reasoning" | "claude-opus-4-7" | "claude-sonnet-4-5" | "gemini-2.5-flash" | "gemini-3";
 
@@ -304,4 +304,19 @@ export function anthropicBatchEmulator(options: BatchEmulatorOptions): BatchEmul
     return { status: 404, body: { type: "error", error: { type: "not_found_error", message: `no route ${method} ${path}` } } };
   };
   return emulator;
+}
+
+/**
+ * An OpenAI batch emulator behind a loopback server: every request, live or in a batch, is
+ * answered with `reply`; `liveJudgeCalls` counts the judge's requests (`isJudge`) that came live
+ * rather than in a batch.
+ */
+export async function startOpenAiBatchServer(reply: (request: ReceivedRequest) => string, isJudge: (request: ReceivedRequest) => boolean): Promise<{ emulator: BatchEmulator; server: ModelServer; liveJudgeCalls: () => number }> {
+  const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
+  let live = 0;
+  const server = await startModelServer((request, index) => {
+    if (request.path === "/v1/chat/completions" && isJudge(request)) live++;
+    return emulator.script(request, index);
+  });
+  return { emulator, server, liveJudgeCalls: () => live };
 }

@@ -6,7 +6,7 @@ import { cliEnv, runCli } from "../helpers/cli.js";
 import { killMidway } from "../helpers/kill.js";
 import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
-import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
+import { startOpenAiBatchServer } from "../helpers/provider-emulators.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 
 /**
@@ -220,12 +220,7 @@ describe("eqa reproduce openeqa-table-4", () => {
 
   test("--batch answers live, then sends the judge's requests of the whole table as one batch, and the table reads the same as a live run's", async () => {
     const s = await setup();
-    const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
-    let liveJudgeCalls = 0;
-    const server = await startModelServer((request, index) => {
-      if (request.path === "/v1/chat/completions" && isJudgeCall(request)) liveJudgeCalls++;
-      return emulator.script(request, index);
-    });
+    const { emulator, server, liveJudgeCalls } = await startOpenAiBatchServer(reply, isJudgeCall);
     try {
       const out = join(s.home, "batched");
       const result = await runCli(reproduceArgs(s, server.url, out, ["--rows", "blind,vlm", "--batch", "--batch-poll-seconds", "0.05", "--no-cache"]), cliEnv(s.home));
@@ -233,7 +228,7 @@ describe("eqa reproduce openeqa-table-4", () => {
       assert.equal(emulator.batches.size, 1);
       // both rows' four answers judged in the one batch (the blind row reads "a cup" from the A: line, the multi-frame row keeps the reply whole: two requests per question)
       assert.equal([...emulator.batches.values()][0]!.customIds.length, 2 * s.questions);
-      assert.equal(liveJudgeCalls, 0);
+      assert.equal(liveJudgeCalls(), 0);
       const rows = (readJson(join(out, "table.json")) as TableJson).rows;
       assert.deepEqual(rows.map((r) => [r.id, r.cells["llm-match"]!.value, r.cells["llm-match"]!.n]), [["blind", 75, 4], ["vlm", 75, 4]]);
     } finally {

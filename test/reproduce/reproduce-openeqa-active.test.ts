@@ -11,7 +11,7 @@ import { jsonLines, killMidway } from "../helpers/kill.js";
 import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { openEqaBenchmarkFile, openEqaSubsetFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
-import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
+import { startOpenAiBatchServer } from "../helpers/provider-emulators.js";
 import { ledgerCost, readCallLedger } from "../../src/models/index.js";
 
 /**
@@ -59,16 +59,6 @@ async function writeEmEqaQuestions(dir: string): Promise<string[]> {
 }
 
 /** OpenAI's batch API answering as `reply` does, counting the LLM-Match requests asked live. */
-async function batchServer(): Promise<{ emulator: ReturnType<typeof openAiBatchEmulator>; server: Awaited<ReturnType<typeof startModelServer>>; liveJudgeCalls: () => number }> {
-  const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
-  let live = 0;
-  const server = await startModelServer((request, index) => {
-    if (request.path === "/v1/chat/completions" && bodyText(request).includes("Your mark")) live++;
-    return emulator.script(request, index);
-  });
-  return { emulator, server, liveJudgeCalls: () => live };
-}
-
 function args(table: string, episodes: string, url: string, out: string, extra: string[] = []): string[] {
   return ["reproduce", table, "--episodes", episodes, "--env", "builtin", "--model", "openai/gpt-4o", "--model-base-url", `${url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${url}/v1`, "--max-steps", "6", "--width", "64", "--height", "48", "--image-size", "64", "--concurrency", "1", "--no-cache", "--out", out, ...extra];
 }
@@ -199,7 +189,7 @@ describe("eqa reproduce openeqa-table-5", () => {
       const live = await runCli(args("openeqa-table-5", episodes, server.url, liveOut, rows), env);
       assert.equal(live.code, 0, live.stderr);
     });
-    const { emulator, server, liveJudgeCalls } = await batchServer();
+    const { emulator, server, liveJudgeCalls } = await startOpenAiBatchServer(reply, (request) => bodyText(request).includes("Your mark"));
     try {
       const out = join(dir, "batched");
       const result = await runCli(args("openeqa-table-5", episodes, server.url, out, [...rows, "--batch", "--batch-poll-seconds", "0.05"]), env);
@@ -312,7 +302,7 @@ describe("eqa reproduce openeqa-table-2 --episodes", () => {
       const live = await runCli(args("openeqa-table-2", episodes, server.url, liveOut, rows), env);
       assert.equal(live.code, 0, live.stderr);
     });
-    const { emulator, server, liveJudgeCalls } = await batchServer();
+    const { emulator, server, liveJudgeCalls } = await startOpenAiBatchServer(reply, (request) => bodyText(request).includes("Your mark"));
     try {
       const out = join(dir, "batched");
       const result = await runCli(args("openeqa-table-2", episodes, server.url, out, [...rows, "--batch", "--batch-poll-seconds", "0.05"]), env);

@@ -6,9 +6,9 @@ import { loadTrajectoryLog } from "../../src/data/index.js";
 import { buildTagDataset, maskSightings } from "../../src/generate/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
-import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
+import { startOpenAiBatchServer } from "../helpers/provider-emulators.js";
 import { costOf, ledgerCost, readCallLedger } from "../../src/models/index.js";
 import type { TagQuestion } from "../../src/data/index.js";
 
@@ -120,17 +120,12 @@ describe("eqa reproduce tag-eqa-table-2", () => {
       assert.equal(result.code, 0, result.stderr);
     });
 
-    const emulator = openAiBatchEmulator({ answer: (body) => reply({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body }) });
-    let liveJudgeCalls = 0;
-    const server = await startModelServer((request, index) => {
-      if (request.path === "/v1/chat/completions" && isJudge(request)) liveJudgeCalls++;
-      return emulator.script(request, index);
-    });
+    const { emulator, server, liveJudgeCalls } = await startOpenAiBatchServer(reply, isJudge);
     try {
       const out = join(home, "batched");
       const result = await runCli(args(server.url, out, ["--batch", "--batch-poll-seconds", "0.05"]), cliEnv(home));
       assert.equal(result.code, 0, result.stderr);
-      assert.equal(liveJudgeCalls, 0);
+      assert.equal(liveJudgeCalls(), 0);
       // both rows answer every question alike: the same judge request, sent once in the one batch
       const distinct = new Set(questions.map((q) => q.question)).size;
       assert.deepEqual([...emulator.batches.values()].map((b) => b.customIds.length), [distinct]);
