@@ -43,13 +43,15 @@ export function rmBenchCommand(): Command {
     const file = await loadRewardInstances(flags.instances);
     const ks = SCALING_KS.filter((k) => k <= flags.maxK);
     if (!ks.includes(flags.maxK)) ks.push(flags.maxK);
+    const outDir = flags.out ?? defaultRunPath("rm-bench");
+    // the reward model's K samples of every instance, as the dry run, the batch and the run ask for them
+    const sampling = { file, spec, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir };
     if (flags.dryRun) {
-      const outDir = flags.out ?? defaultRunPath("rm-bench");
       // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
       configureFrameCache({ dir: false });
       const opened = await openCallPlan(flags);
       try {
-        const planned = await planRewardScores({ file, spec, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir }, opened.plan);
+        const planned = await planRewardScores(sampling, opened.plan);
         console.log(formatCallPlan(opened.plan.roles(), rewardPlanNotes(planned, flags.maxK, outDir)));
       } finally {
         opened.close();
@@ -57,8 +59,6 @@ export function rmBenchCommand(): Command {
       return;
     }
     checkPriceFile();
-    const outDir = flags.out ?? defaultRunPath("rm-bench");
-    const sampling = { file, spec, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir };
     // --batch: the reward model's samples answered through the batch API first, then read from the cache;
     // the folder is checked before the batch writes in it
     if (flags.batch) checkRun(rmRunContract({ ...sampling, aggregate: flags.aggregate, tolerance: flags.tolerance, runKind: "rm-bench", runSettings: { ks } }));
@@ -67,15 +67,10 @@ export function rmBenchCommand(): Command {
     const progress = createProgress("sampling");
     try {
       const result = await benchRewardModel({
-        file,
+        ...sampling,
         model: opened.runtime.model(spec, { role: REWARD_MODEL_ROLE }),
-        spec,
         ks,
         aggregate: flags.aggregate,
-        params: TTS_PARAMS,
-        ...(flags.frames ? { framesRoot: flags.frames } : {}),
-        image: { maxSide: flags.imageSize, format: flags.imageFormat },
-        outDir,
         concurrency: flags.concurrency,
         tolerance: flags.tolerance,
         bootstrap: { seed: flags.bootstrapSeed, resamples: flags.resamples },
