@@ -32,7 +32,7 @@ import { UserError, writeFileAtomically } from "../core/index.js";
 import type { ModelCallCache } from "../store/index.js";
 import { CallPlan } from "./dry-run.js";
 import { ModelCallError } from "./errors.js";
-import type { CallRecord } from "./ledger.js";
+import { currentCallContext, type CallRecord } from "./ledger.js";
 import { adaptRequest } from "./families.js";
 import { getJson, getText, postFile, postJson } from "./http.js";
 import { jsonBody } from "./inline-images.js";
@@ -165,6 +165,8 @@ export function checkBatchSupport(spec: ModelSpec, flag = "--judge"): void {
 interface BatchRequest {
   customId: string;
   body: Record<string, unknown>;
+  /** The item (question, episode) it was first asked for, for the run's ledger. */
+  item?: string;
 }
 
 /**
@@ -202,7 +204,10 @@ class CollectingModel implements ChatModel {
     const hit = cachedReplySchema.safeParse(await this.cache.get(key));
     const usage = { promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, latencyMs: 0, retries: 0, cached: hit.success };
     if (hit.success) return { text: hit.data.texts[0] ?? null, texts: hit.data.texts, finishReason: hit.data.finishReason, usage };
-    if (!this.requests.has(key)) this.requests.set(key, { customId: key, body: batchApi(this.spec).body(adapted) });
+    if (!this.requests.has(key)) {
+      const { item } = currentCallContext();
+      this.requests.set(key, { customId: key, body: batchApi(this.spec).body(adapted), ...(item !== undefined ? { item } : {}) });
+    }
     return { text: this.reply, texts: Array.from({ length: request.n ?? 1 }, () => this.reply), finishReason: "stop", usage };
   }
 }
@@ -506,6 +511,7 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
   const submitted = new Set<string>(records.filter(ours).flatMap((r) => (r.failures ?? []).map((f) => f.customId)));
   /** Images per request collected by this process, for the ledger's batch calls. */
   const imagesOf = new Map<string, number>();
+  const itemOf = new Map<string, string>();
 
   let round = 0;
   const pending = records.filter((r) => !r.loadedAt && ours(r));
@@ -519,7 +525,10 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
   for (; round < MAX_ROUNDS; round++) {
     const collector = new BatchCollector(options.cache);
     await options.collect(collector);
-    for (const r of collector.requests.values()) imagesOf.set(r.customId, bodyImages(r.body));
+    for (const r of collector.requests.values()) {
+      imagesOf.set(r.customId, bodyImages(r.body));
+      if (r.item !== undefined) itemOf.set(r.customId, r.item);
+    }
     const fresh = [...collector.requests.values()].filter((r) => !submitted.has(r.customId));
     if (fresh.length === 0) break;
     const parts = splitBatch(fresh, limits, (r) => api.size(r));
@@ -568,6 +577,7 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
         usage.completionTokens += reply.completionTokens;
         usage.thinkingTokens += reply.thinkingTokens ?? 0;
         const status = reply.status ?? "ok";
+        const item = itemOf.get(result.customId);
         options.onCall?.({
           model: options.spec.name,
           endpoint: options.spec.baseURL,
@@ -575,10 +585,11 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
           cached: false,
           status,
           ...(status !== "ok" ? { reason: reply.statusReason ?? status } : {}),
+          ...(item !== undefined ? { item } : {}),
           promptTokens: reply.promptTokens,
           completionTokens: reply.completionTokens,
           thinkingTokens: reply.thinkingTokens ?? 0,
-          // known for the requests this process collected (a batch resumed from batch.json: 0)
+          // images and item known for the requests this process collected (a batch resumed from batch.json: 0, none)
           images: imagesOf.get(result.customId) ?? 0,
           retries: 0,
           latencyMs: 0,

@@ -30,7 +30,7 @@ import { z } from "zod";
 import { UserError, canonicalJson, sha256Hex, type Prediction, type Question } from "../core/index.js";
 import { FRONTIER_MAX_STEPS, createAgent, planExploration, type ActiveEpisode, type AgentSetup } from "../agents/index.js";
 import { aggregateLlmMatch, bootstrapMean, efficiencyPoints, judgeLlmMatch, prepareLlmMatchTask, scorePredictions, type LlmMatchAggregates, type LlmMatchMode, type MeanEstimate, type ScoreSummary } from "../eval/index.js";
-import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, withCallContext, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import type { RunDirectory } from "../store/index.js";
 import { OPENEQA_SECTIONS, categoryCells, estimateCell, isGpt4Judge, openEqaRowLabel, openEqaRowSetup, plainCell, type OpenEqaFamily, type ReproduceSummary } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
@@ -312,7 +312,7 @@ export async function planAEqaRows(
     // Table III: the answers before force-a-guess are judged again in their own folder (counted as the answers given)
     const judgings = options.withoutGuess && family !== "blind" ? 2 : 1;
     for (const e of setup.episodes.filter((e) => e.answer !== undefined).slice(0, planned.pending)) {
-      for (let k = 0; k < judgings; k++) await judgeLlmMatch(prepareLlmMatchTask(episodeQuestion(e), "The answer an agent gives.", setup.mode, setup.judgeSpec.name), judge, setup.mode);
+      for (let k = 0; k < judgings; k++) await withCallContext({ item: e.questionId }, () => judgeLlmMatch(prepareLlmMatchTask(episodeQuestion(e), "The answer an agent gives.", setup.mode, setup.judgeSpec.name), judge, setup.mode));
     }
     notes.push(`row a-eqa-${family}: ${planned.episodes} episode(s), ${planned.reused} already explored, ${planned.pending} to explore${family === "blind" ? " (one step: the blind LLM does not look)" : ""} and judge${judgings === 2 ? " with and without force-a-guess" : ""}`);
   }

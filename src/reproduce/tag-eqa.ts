@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { sha256Hex } from "../core/index.js";
 import type { TagQuestion } from "../data/index.js";
-import { JUDGE_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, withCallContext, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { extractStructuredAnswer, planTagScore, scoreTagRun, structuredPrediction, type MeanEstimate, type TagScoreOptions, type TagScoreSummary } from "../eval/index.js";
 import {
   availableTagBaselines,
@@ -261,7 +261,7 @@ export async function planTagTable(options: Omit<ReproduceTagOptions, "onRow" | 
     let toJudge = 0;
     for (const [id, answer] of answers) {
       if ((kept.has(id) && scored.has(id)) || answer === null || answer.trim() === "" || structuredPrediction(answer) !== undefined) continue;
-      await extractStructuredAnswer(judge, byId.get(id)!.question, answer);
+      await withCallContext({ item: id }, () => extractStructuredAnswer(judge, byId.get(id)!.question, answer));
       toJudge++;
     }
     const failures = predictions.filter((p) => p.error !== undefined);

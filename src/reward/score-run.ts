@@ -4,7 +4,7 @@ import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { EpisodeFrameImage, ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
-import { REWARD_MODEL_ROLE, describeModel, emptyUsage, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger } from "../models/index.js";
+import { REWARD_MODEL_ROLE, describeModel, emptyUsage, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext } from "../models/index.js";
 import { RunDirectory, openRun, readJsonl, resultSettings, type RunContract } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
@@ -220,7 +220,7 @@ export async function planRewardScores(options: Omit<RmScoreOptions, "model" | "
       continue;
     }
     pending++;
-    await sampleEvaluations(model, instance, imageParts(images), params, indices);
+    await withCallContext({ item: instance.id }, () => sampleEvaluations(model, instance, imageParts(images), params, indices));
   }
   return { instances: instances.length, reused, pending, calls: pending * k };
 }

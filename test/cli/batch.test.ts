@@ -255,6 +255,9 @@ describe("eqa score --batch", () => {
       assert.equal(metrics[picked[0]!.question_id], 4);
       const summary = readJson(join(out, "summary.json")) as { config: { batch: { ids: string[]; requests: number } } };
       assert.deepEqual(summary.config.batch, { provider: "openai", ids: ["batch_1", "batch_2"], requests: 4, usage: { calls: 4, promptTokens: 40, completionTokens: 12, thinkingTokens: 0 } });
+      // each batch reply is in the ledger under the question it was asked for, as a live call is (the re-ask too)
+      const batched = readCallLedger(out).filter((e) => e.mode === "batch");
+      assert.deepEqual(batched.map((e) => e.item).sort(), [...picked.map((r) => r.question_id), unsure.question_id].sort());
     } finally {
       await server.close();
     }
@@ -307,6 +310,7 @@ describe("eqa rm score --batch", () => {
       const batched = ledger.filter((e) => e.mode === "batch");
       assert.deepEqual([batched.length, ledger.filter((e) => e.cached).length, ledger.length], [4, 4, 8]);
       assert.ok(batched.every((e) => e.role === "reward model" && e.images > 0 && !e.cached));
+      assert.deepEqual(batched.map((e) => e.item).sort(), ["i-0", "i-0", "i-1", "i-1"]);
       const cost = (summary as unknown as { cost: { roles: { role: string; calls: number; cacheHits: number; images: number }[] } }).cost;
       assert.deepEqual(cost.roles.map((r) => [r.role, r.calls, r.cacheHits, r.images]), [["reward model (batch)", 4, 0, batched.reduce((n, e) => n + e.images, 0)], ["reward model", 0, 4, 0]]);
     } finally {

@@ -20,7 +20,7 @@
 import { canonicalJson, judgeUnreadable, loadPromptFile, sha256Hex, type JudgeUnreadable, type Question, type UnreadableReply } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
-import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage } from "../../models/index.js";
+import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage, withCallContext } from "../../models/index.js";
 import { peekReusableRecords, reopenRun, reusableRecords } from "../../store/index.js";
 import { EAC_PROMPT, judgeEac, type EacJudgement } from "./eac.js";
 import { expressMetrics, reliabilityMetrics, type ExpressMetrics, type ReliabilityItem, type ReliabilityMetrics } from "./express-metrics.js";
@@ -124,7 +124,7 @@ export async function planExploreScore(options: Omit<ExploreScoreOptions, "judge
   const { mode, episodes, items, eacPrompt, wanted } = judgeItems(options, judges.llmMatch.name);
   const judged = peekReusableRecords(options.runDir, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, kept);
   const pending = items.filter((r) => !judged.has(r.questionId));
-  for (const r of pending) await judgeEpisode(r, episodes.get(r.questionId)!, options.runDir, judges, mode, eacPrompt, options.image);
+  for (const r of pending) await withCallContext({ item: r.questionId }, () => judgeEpisode(r, episodes.get(r.questionId)!, options.runDir, judges, mode, eacPrompt, options.image));
   return pending.length;
 }
 

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE } from "../../models/index.js";
+import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
 import { RunDirectory, mergeOutput, mergedRecords, openRun, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
@@ -260,7 +260,7 @@ export async function planScore(options: Omit<ScoreOptions, "judge" | "usage" | 
   const earlier = peekReusableRecords(options.outDir, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
   const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
   const judge = plan.model(options.judgeSpec, "judge", PLANNED_MARK);
-  for (const task of pending) await judgeLlmMatch(task, judge, mode);
+  for (const task of pending) await withCallContext({ item: task.question.questionId }, () => judgeLlmMatch(task, judge, mode));
   return { questions: tasks.length, reused: earlier.size, pending: pending.length };
 }
 

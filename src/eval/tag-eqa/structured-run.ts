@@ -16,7 +16,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
-import { JUDGE_ROLE, describeModel, emptyUsage, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { JUDGE_ROLE, describeModel, emptyUsage, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, withCallContext } from "../../models/index.js";
 import { RunDirectory, openRun, peekReusableRecords, resultSettings, reusableRecords, type RunContract } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
@@ -260,7 +260,7 @@ export async function planTagScore(options: Omit<TagScoreOptions, "judge" | "usa
   let toJudge = 0;
   for (const task of pending) {
     if (!judge || !needsJudge(task)) continue;
-    await extractStructuredAnswer(judge, task.questionText, answerText(task.answer));
+    await withCallContext({ item: task.question.question_id }, () => extractStructuredAnswer(judge, task.questionText, answerText(task.answer)));
     toJudge++;
   }
   return { questions: tasks.length, reused: earlier.size, pending: pending.length, toJudge };
