@@ -27,7 +27,7 @@ export interface Detection {
 export interface DetectOptions {
   /** Least confidence kept (Human's default 0.2). */
   minScore?: number;
-  /** Non-maximum suppression's IoU (Human's default 0.4). */
+  /** Non-maximum suppression's IoU, between boxes of one class (Human's default 0.4). */
   iouThreshold?: number;
   /** Most detections kept (default 20). */
   maxDetections?: number;
@@ -98,7 +98,7 @@ function graphModelLoader(tf: Tf): (url: string) => Promise<GraphModel> {
   return (tf as unknown as { loadGraphModel(url: string): Promise<GraphModel> }).loadGraphModel;
 }
 
-/** Human's CenterNet pipeline: resize to the model's square input (0-255 floats), decode [x1, y1, x2, y2, score, class], NMS. */
+/** Human's CenterNet pipeline (resize to the model's square input, 0-255 floats; decode [x1, y1, x2, y2, score, class]), then NMS within each class. */
 class CenterNetDetector implements ObjectDetector {
   readonly name = "centernet-coco";
   private readonly inputSize: number;
@@ -124,27 +124,46 @@ class CenterNetDetector implements ObjectDetector {
     const input = tf.tensor(Float32Array.from(resized), [1, size, size, 3]);
     const output = this.model.execute(input, ["tower_0/detections"]) as Tensor;
     input.dispose();
-    const rows = (await output.array()) as number[][][];
-    const squeezed = tf.squeeze(output);
-    const parts = tf.split(squeezed, 6, 1);
-    const boxes = tf.squeeze(tf.stack([parts[1]!, parts[0]!, parts[3]!, parts[2]!], 1));
-    const scores = tf.squeeze(parts[4]!);
-    const nms = await tf.image.nonMaxSuppressionAsync(boxes as import("@energetic-ai/core").Tensor2D, scores as import("@energetic-ai/core").Tensor1D, options.maxDetections ?? 20, options.iouThreshold ?? 0.4, options.minScore ?? 0.2);
-    const kept = Array.from(await nms.data());
-    tf.dispose([output, squeezed, ...parts, boxes, scores, nms]);
+    const rows = ((await output.array()) as number[][][])[0] ?? [];
+    output.dispose();
+    const sx = image.width / size;
+    const sy = image.height / size;
     const detections: Detection[] = [];
-    for (const i of kept) {
-      const row = rows[0]?.[i];
-      if (!row) continue;
-      const [x1, y1, x2, y2, score, cls] = row as [number, number, number, number, number, number];
-      const label = COCO_LABELS[cls];
-      if (label === undefined || Number.isNaN(cls)) continue;
-      const sx = image.width / size;
-      const sy = image.height / size;
-      const x = Math.max(0, x1 * sx);
-      const y = Math.max(0, y1 * sy);
-      detections.push({ label, score: Math.trunc(score * 100) / 100, box: [x, y, Math.min(image.width, x2 * sx) - x, Math.min(image.height, y2 * sy) - y] });
+    for (const [x1, y1, x2, y2, score, cls] of suppressOverlaps(rows, options)) {
+      const label = COCO_LABELS[cls!];
+      if (label === undefined) continue;
+      const x = Math.max(0, x1! * sx);
+      const y = Math.max(0, y1! * sy);
+      detections.push({ label, score: Math.trunc(score! * 100) / 100, box: [x, y, Math.min(image.width, x2! * sx) - x, Math.min(image.height, y2! * sy) - y] });
     }
     return detections;
   }
+}
+
+/** IoU of two [x1, y1, x2, y2, …] boxes. */
+function boxIou(a: readonly number[], b: readonly number[]): number {
+  const w = Math.min(a[2]!, b[2]!) - Math.max(a[0]!, b[0]!);
+  const h = Math.min(a[3]!, b[3]!) - Math.max(a[1]!, b[1]!);
+  if (w <= 0 || h <= 0) return 0;
+  const inter = w * h;
+  return inter / ((a[2]! - a[0]!) * (a[3]! - a[1]!) + (b[2]! - b[0]!) * (b[3]! - b[1]!) - inter);
+}
+
+/**
+ * Greedy non-maximum suppression of CenterNet's [x1, y1, x2, y2, score, class] rows within each
+ * class, as COCO detectors are evaluated: best first, a row is dropped when it overlaps a kept
+ * row of its own class by `iouThreshold` or more (as tfjs's NMS); then at most `maxDetections`. Human's
+ * pipeline suppresses across classes, which hid a desk behind its chair (BENCHMARKS.md).
+ */
+export function suppressOverlaps(rows: readonly (readonly number[])[], options: DetectOptions = {}): number[][] {
+  const minScore = options.minScore ?? 0.2;
+  const iouThreshold = options.iouThreshold ?? 0.4;
+  const most = options.maxDetections ?? 20;
+  const ranked = rows.filter((r) => r.length >= 6 && r.slice(0, 6).every(Number.isFinite) && r[4]! >= minScore).sort((a, b) => b[4]! - a[4]!);
+  const kept: number[][] = [];
+  for (const row of ranked) {
+    if (kept.length >= most) break;
+    if (!kept.some((k) => k[5] === row[5] && boxIou(k, row) >= iouThreshold)) kept.push(row.slice(0, 6));
+  }
+  return kept;
 }
