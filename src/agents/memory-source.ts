@@ -38,8 +38,11 @@ export interface MemoryBuildSettings {
   minScore: number;
   /** Frames an object detected only below minScore must be detected in to be kept (absent: never kept). */
   supportFrames?: number;
-  /** Detections kept a frame (absent when the detector never runs; memories built before it was recorded kept 20). */
-  detectorViews?: { maxPerFrame: number };
+  /**
+   * Detections kept a frame, and how overlapping boxes were suppressed (absent when the detector
+   * never runs; memories built before these were recorded kept 20, suppressed across classes).
+   */
+  detectorViews?: { maxPerFrame: number; suppression?: "per-class" };
   ignoreLabels: string[];
   captioner: string | null;
   vlmDetect: boolean;
@@ -55,7 +58,7 @@ export function memoryBuildSettings(options: Omit<MemorySourceOptions, "memoryDi
     ...(options.masks === false ? { masks: "ignored" as const } : {}),
     minScore: options.minScore ?? MEMORY_MIN_SCORE,
     ...(options.detector !== false && options.supportFrames ? { supportFrames: options.supportFrames } : {}),
-    ...(options.detector !== false ? { detectorViews: { maxPerFrame: MAX_DETECTIONS } } : {}),
+    ...(options.detector !== false ? { detectorViews: { maxPerFrame: MAX_DETECTIONS, suppression: "per-class" as const } } : {}),
     ignoreLabels: [...new Set(options.ignoreLabels ?? [])].sort(),
     captioner: options.captioner?.name ?? null,
     vlmDetect,

@@ -191,4 +191,9 @@ describe("what a memory folder keys its memories by", () => {
     // without the detector nothing is detected, weakly or not
     assert.equal("supportFrames" in memoryBuildSettings({ detector: false, supportFrames: 2 }), false);
   });
+
+  test("memories detected with boxes suppressed within each class are keyed apart from those suppressed across classes", () => {
+    assert.deepEqual(memoryBuildSettings({}).detectorViews, { maxPerFrame: 100, suppression: "per-class" });
+    assert.equal("detectorViews" in memoryBuildSettings({ detector: false }), false);
+  });
 });
