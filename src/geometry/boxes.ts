@@ -63,6 +63,15 @@ export function iou3d(a: Aabb, b: Aabb): number {
   return inter / (aabbVolume(a) + aabbVolume(b) - inter);
 }
 
+/** Intersection over union of two 2-D boxes given as [x, y, width, height]. */
+export function iou2d(a: readonly [number, number, number, number], b: readonly [number, number, number, number]): number {
+  const w = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0]);
+  const h = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
+  if (w <= 0 || h <= 0) return 0;
+  const inter = w * h;
+  return inter / (a[2] * a[3] + b[2] * b[3] - inter);
+}
+
 /** Shared volume over the smaller box's volume: 1 when one box holds the other. */
 export function overlapOfSmaller(a: Aabb, b: Aabb): number {
   const inter = aabbIntersection(a, b);

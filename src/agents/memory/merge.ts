@@ -1,4 +1,4 @@
-import { aabbIntersection, aabbOf, aabbVolume, overlapOfSmaller, voxelDownsample, concatPoints, type Aabb } from "../../geometry/index.js";
+import { aabbIntersection, aabbOf, aabbVolume, iou2d, overlapOfSmaller, voxelDownsample, concatPoints, type Aabb } from "../../geometry/index.js";
 import { cosineSimilarity } from "../../models/index.js";
 import { VIEW_PARAMETERS } from "./views.js";
 import type { ObjectView } from "./types.js";
@@ -160,7 +160,7 @@ function trackViews(views: readonly ObjectView[], similarity: DescriptionSimilar
       if (here.seconds !== undefined && then.seconds !== undefined && here.seconds - then.seconds > t.maxSeconds) return;
       inFrame.forEach((view, v) => {
         if (similarity(view.label, mainLabel(track.draft.views)) < MERGE_PARAMETERS.minSimilarity) return;
-        const iou = boxIou(view.box2d, track.last.box2d);
+        const iou = iou2d(view.box2d, track.last.box2d);
         const shift = centreShift(view.box2d, track.last.box2d);
         if (iou < t.minIou && shift > t.maxShift) return;
         pairs.push({ view: v, track: k, score: iou - shift });
@@ -188,15 +188,6 @@ function trackViews(views: readonly ObjectView[], similarity: DescriptionSimilar
 }
 
 type Box2d = readonly [number, number, number, number];
-
-/** Intersection over union of two [x, y, width, height] boxes. */
-function boxIou(a: Box2d, b: Box2d): number {
-  const w = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0]);
-  const h = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
-  if (w <= 0 || h <= 0) return 0;
-  const inter = w * h;
-  return inter / (a[2] * a[3] + b[2] * b[3] - inter);
-}
 
 /** Distance between two boxes' centres, in lengths of the larger box's longer side. */
 function centreShift(a: Box2d, b: Box2d): number {

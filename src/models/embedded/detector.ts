@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DECODE_OPTIONS, imageReadError, loadSharp } from "../../episodes/index.js";
+import { iou2d } from "../../geometry/index.js";
 import { embeddedTf, type Tf } from "./tfjs.js";
 
 /** COCO's 80 classes in CenterNet's output order (as `@vladmandic/human` labels them). */
@@ -140,15 +141,6 @@ class CenterNetDetector implements ObjectDetector {
   }
 }
 
-/** IoU of two [x1, y1, x2, y2, …] boxes. */
-function boxIou(a: readonly number[], b: readonly number[]): number {
-  const w = Math.min(a[2]!, b[2]!) - Math.max(a[0]!, b[0]!);
-  const h = Math.min(a[3]!, b[3]!) - Math.max(a[1]!, b[1]!);
-  if (w <= 0 || h <= 0) return 0;
-  const inter = w * h;
-  return inter / ((a[2]! - a[0]!) * (a[3]! - a[1]!) + (b[2]! - b[0]!) * (b[3]! - b[1]!) - inter);
-}
-
 /**
  * Greedy non-maximum suppression of CenterNet's [x1, y1, x2, y2, score, class] rows within each
  * class, as COCO detectors are evaluated: best first, a row is dropped when it overlaps a kept
@@ -160,10 +152,12 @@ export function suppressOverlaps(rows: readonly (readonly number[])[], options: 
   const iouThreshold = options.iouThreshold ?? 0.4;
   const most = options.maxDetections ?? 20;
   const ranked = rows.filter((r) => r.length >= 6 && r.slice(0, 6).every(Number.isFinite) && r[4]! >= minScore).sort((a, b) => b[4]! - a[4]!);
-  const kept: number[][] = [];
+  const box = (r: readonly number[]): [number, number, number, number] => [r[0]!, r[1]!, r[2]! - r[0]!, r[3]! - r[1]!];
+  const kept: { row: number[]; box: [number, number, number, number] }[] = [];
   for (const row of ranked) {
     if (kept.length >= most) break;
-    if (!kept.some((k) => k[5] === row[5] && boxIou(k, row) >= iouThreshold)) kept.push(row.slice(0, 6));
+    const own = box(row);
+    if (!kept.some((k) => k.row[5] === row[5] && iou2d(k.box, own) >= iouThreshold)) kept.push({ row: row.slice(0, 6), box: own });
   }
-  return kept;
+  return kept.map((k) => k.row);
 }
