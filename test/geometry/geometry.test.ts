@@ -8,6 +8,7 @@ import {
   dbscan,
   groundingTransform,
   invertRigid,
+  iou2d,
   iou3d,
   multiplyTransforms,
   opencvPoseToOpengl,
@@ -85,11 +86,13 @@ describe("voxels, DBSCAN, boxes", () => {
     assert.equal(labels[100], NOISE);
   });
 
-  test("boxes: axis-aligned, gravity-aligned oriented, 3-D IoU", () => {
+  test("boxes: axis-aligned, gravity-aligned oriented, 2-D and 3-D IoU", () => {
     const a: Aabb = { min: [0, 0, 0], max: [2, 1, 1] };
     const b: Aabb = { min: [1, 0, 0], max: [3, 1, 1] };
     assert.equal(iou3d(a, b), 1 / 3);
     assert.equal(iou3d(a, { min: [5, 5, 5], max: [6, 6, 6] }), 0);
+    assert.equal(iou2d([0, 0, 2, 1], [1, 0, 2, 1]), 1 / 3);
+    assert.equal(iou2d([0, 0, 2, 1], [2, 0, 2, 1]), 0);
     // a 2 m × 0.5 m rectangle of points rotated by 30° about y
     const pts: number[] = [];
     const yaw = Math.PI / 6;
