@@ -509,9 +509,8 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
   // A request a batch did not answer is asked live, never batched again: so a resumed run
   // sends its pending batches' failures where an uninterrupted run sends them.
   const submitted = new Set<string>(records.filter(ours).flatMap((r) => (r.failures ?? []).map((f) => f.customId)));
-  /** Images per request collected by this process, for the ledger's batch calls. */
-  const imagesOf = new Map<string, number>();
-  const itemOf = new Map<string, string>();
+  /** What the ledger's batch calls say of each request this process collected: its images and item. */
+  const collected = new Map<string, { images: number; item?: string }>();
 
   let round = 0;
   const pending = records.filter((r) => !r.loadedAt && ours(r));
@@ -525,10 +524,7 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
   for (; round < MAX_ROUNDS; round++) {
     const collector = new BatchCollector(options.cache);
     await options.collect(collector);
-    for (const r of collector.requests.values()) {
-      imagesOf.set(r.customId, bodyImages(r.body));
-      if (r.item !== undefined) itemOf.set(r.customId, r.item);
-    }
+    for (const r of collector.requests.values()) collected.set(r.customId, { images: bodyImages(r.body), ...(r.item !== undefined ? { item: r.item } : {}) });
     const fresh = [...collector.requests.values()].filter((r) => !submitted.has(r.customId));
     if (fresh.length === 0) break;
     const parts = splitBatch(fresh, limits, (r) => api.size(r));
@@ -577,7 +573,8 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
         usage.completionTokens += reply.completionTokens;
         usage.thinkingTokens += reply.thinkingTokens ?? 0;
         const status = reply.status ?? "ok";
-        const item = itemOf.get(result.customId);
+        // images and item known for the requests this process collected (a batch resumed from batch.json: 0, none)
+        const known = collected.get(result.customId);
         options.onCall?.({
           model: options.spec.name,
           endpoint: options.spec.baseURL,
@@ -585,12 +582,11 @@ export async function fillCacheByBatch(options: BatchRunOptions): Promise<BatchR
           cached: false,
           status,
           ...(status !== "ok" ? { reason: reply.statusReason ?? status } : {}),
-          ...(item !== undefined ? { item } : {}),
+          ...(known?.item !== undefined ? { item: known.item } : {}),
           promptTokens: reply.promptTokens,
           completionTokens: reply.completionTokens,
           thinkingTokens: reply.thinkingTokens ?? 0,
-          // images and item known for the requests this process collected (a batch resumed from batch.json: 0, none)
-          images: imagesOf.get(result.customId) ?? 0,
+          images: known?.images ?? 0,
           retries: 0,
           latencyMs: 0,
         });
