@@ -207,13 +207,14 @@ export { mainLabel };
  */
 export function standingInstances(instances: readonly DraftInstance[], minScore: number, supportFrames: number): DraftInstance[] {
   const sure = (d: DraftInstance): boolean => d.views.some((v) => v.source !== "detector" || v.score >= minScore);
-  const evidence = (d: DraftInstance): number => (sure(d) ? Infinity : d.views.reduce((sum, v) => sum + v.score, 0));
   const supported = instances.filter((d) => sure(d) || new Set(d.views.map((v) => v.frame)).size >= supportFrames);
+  // each instance's evidence and label, worked out once for the pairwise test below
+  const facts = new Map(supported.map((d) => [d, { evidence: sure(d) ? Infinity : d.views.reduce((sum, v) => sum + v.score, 0), label: mainLabel(d.views) }]));
   return supported.filter((d) => {
-    if (sure(d) || !d.box) return true;
-    const label = mainLabel(d.views);
+    const own = facts.get(d)!;
+    if (own.evidence === Infinity || !d.box) return true;
     // mostly within the other's box: a cup on a table does not take the table's place
     const within = (o: DraftInstance): number => aabbIntersection(o.box!, d.box!) / Math.max(1e-12, aabbVolume(d.box!));
-    return !supported.some((o) => o !== d && o.box && mainLabel(o.views) !== label && evidence(o) > evidence(d) && within(o) >= MERGE_PARAMETERS.mergeOverlap);
+    return !supported.some((o) => o !== d && o.box && facts.get(o)!.label !== own.label && facts.get(o)!.evidence > own.evidence && within(o) >= MERGE_PARAMETERS.mergeOverlap);
   });
 }
