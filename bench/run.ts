@@ -4,7 +4,7 @@
  * `npm run bench -- score reward` runs only the named ones; `--quick` shortens each.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { imagesBenchmark } from "./images.js";
 import { memoryBenchmark } from "./memory.js";
@@ -30,6 +30,12 @@ function demoRun(): string {
   return out;
 }
 
+/** `--video` and `--frames` of OpenEQA's HM3D demo video for bench/sim-tables.ts, when ../shared/data has it. */
+function demoVideoArgs(): string[] {
+  const video = fileURLToPath(new URL("../../shared/data/openeqa/open-eqa-hm3d-demo.mp4", import.meta.url));
+  return existsSync(video) ? ["--video", video, "--frames", "46-86"] : [];
+}
+
 const benchmarks: Record<string, () => Promise<unknown>> = {
   score: () => scoreBenchmark({ includeSequential: !quick }),
   images: () => imagesBenchmark({ rounds: quick ? 1 : 3 }),
@@ -40,6 +46,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   sim: async () => jsonScript("./sim.ts", quick ? ["--frames", "60"] : []),
   "sim-detect": async () => jsonScript("./sim-detect.ts", quick ? ["--seeds", "0-2", "--views", "3"] : []),
   "sim-memory": async () => jsonScript("./sim-memory.ts", quick ? ["--seeds", "0-1"] : []),
+  "sim-tables": async () => jsonScript("./sim-tables.ts", [...(quick ? ["--seeds", "0-1"] : []), ...demoVideoArgs()]),
   explore: async () => jsonScript("./explore.ts", quick ? ["--seeds", "0"] : []),
   coverage: async () => jsonScript("./explore-coverage.ts", quick ? ["--seeds", "5-6"] : []),
   hungarian: async () => jsonScript("./hungarian.ts", quick ? ["--matrices", "2", "--repeats", "3"] : []),

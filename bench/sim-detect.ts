@@ -21,7 +21,7 @@ import { loadSharp } from "../src/episodes/index.js";
 import { loadObjectDetector } from "../src/models/embedded/index.js";
 import { HouseholdEnvironment, generateHome, homeNavGrid } from "../src/sim/index.js";
 import { textFlag as flag } from "./flags.js";
-import { COCO_CLASSES as COCO } from "./sim-coco.js";
+import { COCO_CLASSES as COCO, maskBoxes } from "./sim-coco.js";
 
 
 const [from, to] = flag("seeds", "0-9").split("-").map(Number) as [number, number];
@@ -55,22 +55,7 @@ for (let seed = from; seed <= to; seed++) {
     const obs = env.observeNow();
     const masks = obs.masks;
     if (!masks) throw new Error("no masks");
-    // the boxes and pixel counts of each instance
-    const boxes = new Map<number, { n: number; x0: number; y0: number; x1: number; y1: number }>();
-    for (let p = 0; p < SIZE * SIZE; p++) {
-      const id = masks.ids[p] as number;
-      const u = p % SIZE;
-      const v = (p - u) / SIZE;
-      const b = boxes.get(id);
-      if (!b) boxes.set(id, { n: 1, x0: u, y0: v, x1: u + 1, y1: v + 1 });
-      else {
-        b.n++;
-        b.x0 = Math.min(b.x0, u);
-        b.y0 = Math.min(b.y0, v);
-        b.x1 = Math.max(b.x1, u + 1);
-        b.y1 = Math.max(b.y1, v + 1);
-      }
-    }
+    const boxes = maskBoxes(masks.ids, SIZE);
     const targets = [...boxes.entries()].filter(([id, b]) => COCO[masks.labels[String(id)] ?? ""] && b.n >= 0.01 * SIZE * SIZE);
     views++;
     const t0 = performance.now();
