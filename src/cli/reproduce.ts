@@ -289,18 +289,9 @@ const A_EQA_EPISODES_HINT = 'OpenEQA\'s A-EQA episodes: eqa data fetch openeqa, 
  */
 async function loadAEqaSetup(table: PublishedTable, flags: ReproduceFlags, model: ModelSpec, captioner: ModelSpec | undefined, judgeSpec: ModelSpec): Promise<AEqaSetup> {
   if (!flags.episodes) throw new UserError(`${table.id} needs the A-EQA episodes the rows explore`, { field: "--episodes" }, A_EQA_EPISODES_HINT);
-  const builtinScene = (scene: string): string | undefined => {
-    const problem = builtinSceneProblem(scene);
-    return problem && `${problem}; HM3D scenes run with --env habitat --scenes DIR`;
-  };
-  const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinScene } : {});
+  const episodes = await loadExploredEpisodes(flags.episodes, flags.env);
   if (!episodes.some((e) => e.answer !== undefined)) throw new UserError(`${table.id} scores answers against the episodes' answers: none of these has one`, { file: flags.episodes, field: "answer" }, A_EQA_EPISODES_HINT);
-  if (flags.env === "habitat") {
-    const problems = await habitatProblems({ scenes: flags.scenes, bridgePython: flags.bridgePython, episodes });
-    if (problems.length > 0) {
-      throw new UserError(`${table.id}'s A-EQA rows on HM3D cannot start: ${problems.map((p) => p.problem).join("; ")}`, { field: problems[0]!.problem.startsWith("--env habitat needs --scenes") ? "--scenes" : "--env" }, `${problems.map((p) => p.hint).join("; ")}; then eqa env check --env habitat --scenes DIR --scene SCENE --bridge-python PATH checks the set-up; or --env builtin for rows on the built-in homes (not comparable)`);
-    }
-  }
+  await checkHabitatSetup(`${table.id}'s A-EQA rows`, flags, episodes);
   return { episodesFile: flags.episodes, episodes, env: flags.env, model, ...(captioner ? { captioner } : {}), judgeSpec, mode: flags.mode };
 }
 
@@ -332,20 +323,13 @@ async function runAEqaRows(exploreCommand: () => Command, flags: ReproduceFlags,
     const agentSetup = aEqaRowSetup(family, setup.model, setup.captioner);
     const maxSteps = family === "blind" ? A_EQA_BLIND_STEPS : flags.maxSteps;
     const args = [
-      "--episodes", setup.episodesFile, "--env", setup.env,
-      ...(setup.env === "habitat" ? ["--scenes", flags.scenes ?? "", "--bridge-python", flags.bridgePython] : []),
+      "--episodes", setup.episodesFile, ...exploreEnvArgs(flags),
       "--agent", "frontier", "--em-agent", family,
       "--model", flags.model ?? setup.model.name, ...(flags.modelBaseUrl ? ["--model-base-url", flags.modelBaseUrl] : []),
       ...(agentSetup.captioner ? ["--captioner", flags.captioner ?? agentSetup.captioner.name, ...(flags.captionerBaseUrl ? ["--captioner-base-url", flags.captionerBaseUrl] : [])] : []),
       ...(agentSetup.numFrames !== undefined ? ["--num-frames", String(agentSetup.numFrames)] : []),
       "--judge", flags.judge ?? setup.judgeSpec.name, ...(flags.judgeBaseUrl ? ["--judge-base-url", flags.judgeBaseUrl] : []), "--mode", setup.mode, "--no-eac",
-      "--image-size", String(flags.imageSize), "--image-format", flags.imageFormat,
-      ...(maxSteps !== undefined ? ["--max-steps", String(maxSteps)] : []),
-      ...(flags.width !== undefined ? ["--width", String(flags.width)] : []),
-      ...(flags.height !== undefined ? ["--height", String(flags.height)] : []),
-      "--concurrency", String(flags.concurrency), "--max-retries", String(flags.maxRetries), "--timeout", String(flags.timeout),
-      ...(flags.cache === false ? ["--no-cache"] : typeof flags.cache === "string" ? ["--cache", flags.cache] : []),
-      ...(batch ? exploreBatchArgs(flags) : []),
+      ...exploreRunArgs(flags, maxSteps, batch),
       "--out", rowDir,
     ];
     console.log(`${tableId}: A-EQA row ${family} (frontier exploration, then the ${family} agent) in ${rowDir}`);
@@ -357,12 +341,44 @@ async function runAEqaRows(exploreCommand: () => Command, flags: ReproduceFlags,
   return { rows, code };
 }
 
-/** `--batch` and its limits as `eqa explore` takes them: a row's judge calls go through the batch API once it has explored. */
-function exploreBatchArgs(flags: ReproduceFlags): string[] {
+/** The episodes an explore row runs; on the built-in homes, a scene that is not one is refused here. */
+function loadExploredEpisodes(file: string, env: ReproduceFlags["env"]): ReturnType<typeof loadActiveEpisodes> {
+  const builtinScene = (scene: string): string | undefined => {
+    const problem = builtinSceneProblem(scene);
+    return problem && `${problem}; HM3D scenes run with --env habitat --scenes DIR`;
+  };
+  return loadActiveEpisodes(file, env === "builtin" ? { sceneProblem: builtinScene } : {});
+}
+
+/** With --env habitat, what HM3D rows lack (the scenes, habitat-sim) is refused before any call. */
+async function checkHabitatSetup(rows: string, flags: ReproduceFlags, episodes: Awaited<ReturnType<typeof loadActiveEpisodes>>): Promise<void> {
+  if (flags.env !== "habitat") return;
+  const problems = await habitatProblems({ scenes: flags.scenes, bridgePython: flags.bridgePython, episodes });
+  if (problems.length === 0) return;
+  throw new UserError(`${rows} on HM3D cannot start: ${problems.map((p) => p.problem).join("; ")}`, { field: problems[0]!.problem.startsWith("--env habitat needs --scenes") ? "--scenes" : "--env" }, `${problems.map((p) => p.hint).join("; ")}; then eqa env check --env habitat --scenes DIR --scene SCENE --bridge-python PATH checks the set-up; or --env builtin to run on the built-in homes (not comparable)`);
+}
+
+/** `eqa explore`'s environment options for a row. */
+function exploreEnvArgs(flags: ReproduceFlags): string[] {
+  return ["--env", flags.env, ...(flags.env === "habitat" ? ["--scenes", flags.scenes ?? "", "--bridge-python", flags.bridgePython] : [])];
+}
+
+/**
+ * The options every explore row takes from the table's command line: images, step budget and
+ * observation size, calls and cache, and `--batch` with its limits (a row's judge calls go
+ * through the batch API once it has explored).
+ */
+function exploreRunArgs(flags: ReproduceFlags, maxSteps: number | undefined, batch: boolean): string[] {
   return [
-    "--batch", "--batch-poll-seconds", String(flags.batchPollSeconds),
-    ...(flags.batchMaxRequests !== undefined ? ["--batch-max-requests", String(flags.batchMaxRequests)] : []),
-    ...(flags.batchMaxMb !== undefined ? ["--batch-max-mb", String(flags.batchMaxMb)] : []),
+    "--image-size", String(flags.imageSize), "--image-format", flags.imageFormat,
+    ...(maxSteps !== undefined ? ["--max-steps", String(maxSteps)] : []),
+    ...(flags.width !== undefined ? ["--width", String(flags.width)] : []),
+    ...(flags.height !== undefined ? ["--height", String(flags.height)] : []),
+    "--concurrency", String(flags.concurrency), "--max-retries", String(flags.maxRetries), "--timeout", String(flags.timeout),
+    ...(flags.cache === false ? ["--no-cache"] : typeof flags.cache === "string" ? ["--cache", flags.cache] : []),
+    ...(batch ? ["--batch", "--batch-poll-seconds", String(flags.batchPollSeconds)] : []),
+    ...(batch && flags.batchMaxRequests !== undefined ? ["--batch-max-requests", String(flags.batchMaxRequests)] : []),
+    ...(batch && flags.batchMaxMb !== undefined ? ["--batch-max-mb", String(flags.batchMaxMb)] : []),
   ];
 }
 
@@ -505,11 +521,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
   const judge = expressNeedsJudge(id) ? resolveRoleModel(flags, "judge") : undefined;
   if (flags.batch && !judge) throw new UserError(`${id} has no judge calls to send as a batch: accuracy is the choice letter read from each reply`, { field: "--batch" }, `drop --batch; Fine-EQA's own calls depend on each other's replies and go live`);
   if (!judge && flags.judge) console.error(`note: ${id} needs no judge (accuracy is the choice letter read from each reply): --judge (or EQA_JUDGE) is not used`);
-  const builtinScene = (scene: string): string | undefined => {
-    const problem = builtinSceneProblem(scene);
-    return problem && `${problem}; HM3D scenes run with --env habitat --scenes DIR`;
-  };
-  const episodes = await loadActiveEpisodes(flags.episodes, flags.env === "builtin" ? { sceneProblem: builtinScene } : {});
+  const episodes = await loadExploredEpisodes(flags.episodes, flags.env);
   if (id === "express-table-2" && !episodes.some((e) => e.choices && e.choices.length > 0 && e.answer !== undefined)) {
     throw new UserError("express-table-2 needs multiple-choice episodes with answers: none of these has choices and an answer letter", { file: flags.episodes, field: "--episodes" }, `give HM-EQA's questions.csv with scene_init_poses.csv beside it (${HM_EQA_SOURCE}), or episodes with "choices" and a letter as "answer"`);
   }
@@ -520,12 +532,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
   if (id === "express-table-1" && withoutGt > 0) {
     console.error(`note: ${withoutGt} of ${episodes.length} episode(s) have no gt_path_length, so E′ leaves them out: eqa data convert a-eqa --gt-path-length FILE (the 3D-Mem authors' gt_path_length.json, metres) gives every A-EQA question one`);
   }
-  if (flags.env === "habitat") {
-    const problems = await habitatProblems({ scenes: flags.scenes, bridgePython: flags.bridgePython, episodes });
-    if (problems.length > 0) {
-      throw new UserError(`${id} on HM3D cannot start: ${problems.map((p) => p.problem).join("; ")}`, { field: problems[0]!.problem.startsWith("--env habitat needs --scenes") ? "--scenes" : "--env" }, `${problems.map((p) => p.hint).join("; ")}; then eqa env check --env habitat --scenes DIR --scene SCENE --bridge-python PATH checks the set-up; or --env builtin for a row on the built-in homes (not comparable)`);
-    }
-  }
+  await checkHabitatSetup(id, flags, episodes);
   // the original prompts are checked here too, so that a missing file stops the run before its folder is made
   if (flags.prompts !== "eqakit") useExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
   const outDir = flags.out ?? defaultRunPath("reproduce");
@@ -544,19 +551,12 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
   };
   const settings = { table: id, model: model.name, judge: judge?.name ?? null, env: flags.env, episodes: flags.episodes, scenes: flags.scenes ?? null, prompts: flags.prompts, mode: flags.mode, maxSteps: flags.maxSteps ?? null, width: flags.width ?? null, height: flags.height ?? null, imageSize: flags.imageSize };
   const args = [
-    "--episodes", flags.episodes, "--env", flags.env, "--agent", "fine-eqa:reference", "--prompts", flags.prompts,
-    ...(flags.env === "habitat" ? ["--scenes", flags.scenes ?? "", "--bridge-python", flags.bridgePython] : []),
+    "--episodes", flags.episodes, ...exploreEnvArgs(flags), "--agent", "fine-eqa:reference", "--prompts", flags.prompts,
     "--model", flags.model ?? model.name, ...(flags.modelBaseUrl ? ["--model-base-url", flags.modelBaseUrl] : []),
     ...(judge ? ["--judge", flags.judge ?? judge.name, ...(flags.judgeBaseUrl ? ["--judge-base-url", flags.judgeBaseUrl] : []), "--mode", flags.mode] : []),
     // C′ and E′ are LLM-Match's alone: no EAC call on the last frame, so a judge that reads no images (gpt-4-0613) serves
     ...(id === "express-table-1" ? ["--no-eac"] : []),
-    "--image-size", String(flags.imageSize), "--image-format", flags.imageFormat,
-    ...(flags.maxSteps !== undefined ? ["--max-steps", String(flags.maxSteps)] : []),
-    ...(flags.width !== undefined ? ["--width", String(flags.width)] : []),
-    ...(flags.height !== undefined ? ["--height", String(flags.height)] : []),
-    "--concurrency", String(flags.concurrency), "--max-retries", String(flags.maxRetries), "--timeout", String(flags.timeout),
-    ...(flags.cache === false ? ["--no-cache"] : typeof flags.cache === "string" ? ["--cache", flags.cache] : []),
-    ...(flags.batch ? exploreBatchArgs(flags) : []),
+    ...exploreRunArgs(flags, flags.maxSteps, flags.batch === true),
     "--out", rowDir,
   ];
   if (flags.dryRun) {
