@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { extractVideoFrames } from "../src/episodes/index.js";
 import { loadObjectDetector, readRgbImage, type Detection } from "../src/models/embedded/index.js";
-import { HouseholdEnvironment, generateHome, homeNavGrid, roomAt, type SceneObject } from "../src/sim/index.js";
+import { HouseholdEnvironment, generateHome, homeNavGrid, roomAt, type NavGrid, type SceneObject } from "../src/sim/index.js";
 import { textFlag as flag } from "./flags.js";
 import { maskBoxes, type MaskBox } from "./sim-coco.js";
 
@@ -47,9 +47,8 @@ function tableScore(detections: readonly Detection[], box?: MaskBox): number {
 }
 
 /** The object's scores over the views aimed at it, best first. */
-async function aimedScores(env: HouseholdEnvironment, object: SceneObject): Promise<number[]> {
+async function aimedScores(env: HouseholdEnvironment, grid: NavGrid, object: SceneObject): Promise<number[]> {
   const { home } = env;
-  const grid = homeNavGrid(home);
   const [tx, ty, tz] = [0, 1, 2].map((a) => (object.min[a]! + object.max[a]!) / 2) as [number, number, number];
   const cells = grid.freeCellsIn([tx - 3.5, tz - 3.5], [tx + 3.5, tz + 3.5]).filter((cell) => {
     const [x, z] = grid.cellCentre(cell);
@@ -75,8 +74,9 @@ const builtin: Record<string, { objects: number; bestAtLeast03: number; bestScor
 for (let seed = from; seed <= to; seed++) {
   const home = generateHome(seed);
   const env = new HouseholdEnvironment(home, { width: SIZE, height: SIZE, hfovDeg: 90 });
+  const grid = homeNavGrid(home);
   for (const object of home.objects.filter((o) => TYPES.includes(o.type))) {
-    const scores = await aimedScores(env, object);
+    const scores = await aimedScores(env, grid, object);
     if (scores.length === 0) continue;
     const figures = (builtin[object.type] ??= { objects: 0, bestAtLeast03: 0, bestScores: [], medianScores: [] });
     figures.objects++;

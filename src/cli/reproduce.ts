@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { loadActiveEpisodes } from "../agents/index.js";
+import { loadActiveEpisodes, type ActiveEpisode } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { configureFrameCache } from "../episodes/index.js";
@@ -342,7 +342,7 @@ async function runAEqaRows(exploreCommand: () => Command, flags: ReproduceFlags,
 }
 
 /** The episodes an explore row runs; on the built-in homes, a scene that is not one is refused here. */
-function loadExploredEpisodes(file: string, env: ReproduceFlags["env"]): ReturnType<typeof loadActiveEpisodes> {
+function loadExploredEpisodes(file: string, env: ReproduceFlags["env"]): Promise<ActiveEpisode[]> {
   const builtinScene = (scene: string): string | undefined => {
     const problem = builtinSceneProblem(scene);
     return problem && `${problem}; HM3D scenes run with --env habitat --scenes DIR`;
@@ -351,7 +351,7 @@ function loadExploredEpisodes(file: string, env: ReproduceFlags["env"]): ReturnT
 }
 
 /** With --env habitat, what HM3D rows lack (the scenes, habitat-sim) is refused before any call. */
-async function checkHabitatSetup(rows: string, flags: ReproduceFlags, episodes: Awaited<ReturnType<typeof loadActiveEpisodes>>): Promise<void> {
+async function checkHabitatSetup(rows: string, flags: ReproduceFlags, episodes: readonly ActiveEpisode[]): Promise<void> {
   if (flags.env !== "habitat") return;
   const problems = await habitatProblems({ scenes: flags.scenes, bridgePython: flags.bridgePython, episodes });
   if (problems.length === 0) return;
