@@ -63,3 +63,17 @@ export async function shown(page: Page): Promise<void> {
     return app.getAttribute("aria-busy") === "false" && app.getAttribute("data-shown") === location.hash;
   });
 }
+
+/**
+ * `page.screenshot`, asked again once when Chromium could not capture the frame
+ * (`Page.captureScreenshot: Unable to capture screenshot`, seen on a loaded machine): the
+ * picture is of the page as it stands, so a second capture shows the same.
+ */
+export async function screenshot(page: Page, options: Parameters<Page["screenshot"]>[0]): Promise<void> {
+  try {
+    await page.screenshot(options);
+  } catch (error) {
+    if (!/Unable to capture screenshot/.test(String(error))) throw error;
+    await page.screenshot(options);
+  }
+}

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
 import { buildHtmlReport, loadRun, startViewer, type Viewer } from "../../src/report/index.js";
-import { launchBrowser, layoutProblems, shown } from "../helpers/browser.js";
+import { launchBrowser, layoutProblems, shown, screenshot } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { readRawBenchmark, temporaryDir } from "../helpers/paths.js";
@@ -144,7 +144,7 @@ describe("one run loader for the report and the viewer", () => {
         assert.match(plan.image, /^url\("data:image\/png;base64,/, "the plan");
         assert.ok(plan.height > 0);
         assert.equal(plan.href, pathToFileURL(join(recording, "plan.png")).href);
-        await page.screenshot({ path: join(home, `demo-report-${width}.png`), fullPage: false });
+        await screenshot(page, { path: join(home, `demo-report-${width}.png`), fullPage: false });
         assert.deepEqual(await layoutProblems(page), []);
       } finally {
         await page.close();
@@ -181,7 +181,7 @@ describe("one run loader for the report and the viewer", () => {
         assert.match((await scoredRow.textContent()) ?? "", new RegExp(benchmark[0]!.answer.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")), "its ground truth");
         assert.match((await page.locator("#q-count").textContent()) ?? "", /^\d+ of \d+ questions/);
         assert.doesNotMatch((await page.locator("#q-count").textContent()) ?? "", /^0 of 0/);
-        await page.screenshot({ path: join(home, `report-${width}.png`) });
+        await screenshot(page, { path: join(home, `report-${width}.png`) });
         assert.deepEqual(await layoutProblems(page), []);
       } finally {
         await page.close();
@@ -201,7 +201,7 @@ describe("one run loader for the report and the viewer", () => {
         assert.deepEqual(await layoutProblems(view), [], "the exploration's page");
         const cell = await view.locator('tr[data-id="home1-kitchen"] td.qtext').evaluate((td) => td.getBoundingClientRect().width);
         assert.ok(cell >= 120, `the question column is ${cell} px wide`);
-        await view.screenshot({ path: join(home, `view-explore-${width}.png`) });
+        await screenshot(view, { path: join(home, `view-explore-${width}.png`) });
         await view.goto(`${viewer.url}/#/run/1/q/home1-kitchen`);
         await shown(view);
         assert.match((await view.locator("#question-detail").textContent()) ?? "", /ground truth\s*Grey/);
@@ -230,7 +230,7 @@ describe("one run loader for the report and the viewer", () => {
         await shown(view);
         assert.ok((await view.locator("#compare tbody tr").count()) > 0, "Compare opens on the first two runs' table");
         assert.deepEqual(await layoutProblems(view), [], "the compare page");
-        await view.screenshot({ path: join(home, `view-compare-${width}.png`) });
+        await screenshot(view, { path: join(home, `view-compare-${width}.png`) });
       } finally {
         await view.close();
         await viewer.close();

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import type { Question } from "../../src/core/index.js";
-import { launchBrowser } from "../helpers/browser.js";
+import { launchBrowser, screenshot } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { temporaryDir } from "../helpers/paths.js";
@@ -224,7 +224,7 @@ describe("eqa report: the page", () => {
       assert.equal(look.text, look.color, "chart labels in the text's colour");
       assert.equal(look.fontSize, "15px");
       assert.ok(look.chartsRight <= width && look.headlineRight <= width && look.pageWidth <= width, `${width}px: charts end at ${look.chartsRight}, the headline at ${look.headlineRight}, the page is ${look.pageWidth} px wide`);
-      await page.screenshot({ path: join(home, `look-${width}-${scheme}.png`), fullPage: true });
+      await screenshot(page, { path: join(home, `look-${width}-${scheme}.png`), fullPage: true });
       await page.close();
     }
   });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import sharp from "sharp";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser } from "../helpers/browser.js";
+import { launchBrowser, screenshot } from "../helpers/browser.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
 import { closedPortUrl } from "../helpers/model-server.js";
@@ -158,7 +158,7 @@ describe("eqa report in Chromium", () => {
     const sorted = await page.$$eval('#question-table tbody tr td.score[data-run="0"]', (cells) => cells.map((c) => Number(c.getAttribute("data-sort"))));
     assert.deepEqual(sorted, [...sorted].sort((x, y) => y - x));
 
-    await page.screenshot({ path: join(home, "report.png"), fullPage: true });
+    await screenshot(page, { path: join(home, "report.png"), fullPage: true });
     assert.ok(requests.every((u) => u.startsWith("file:") || u.startsWith("data:")), `no network: ${requests.filter((u) => !u.startsWith("file:") && !u.startsWith("data:")).join(", ")}`);
     assert.deepEqual(problems, []);
     await page.close();
@@ -222,7 +222,7 @@ describe("eqa view in Chromium", () => {
       const frames = page.locator("#frames img");
       assert.equal(await frames.count(), 3);
       await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>("#frames img")].every((i) => i.complete && i.naturalWidth > 0));
-      await page.screenshot({ path: join(home, "viewer-question.png"), fullPage: true });
+      await screenshot(page, { path: join(home, "viewer-question.png"), fullPage: true });
 
       await page.goto(`${base}/#/compare/0/1`);
       await page.waitForSelector("#compare tbody tr");

@@ -5,7 +5,7 @@ import { request } from "node:http";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { RATINGS_FILE_LIMIT, startViewer, type Viewer } from "../../src/report/index.js";
-import { launchBrowser } from "../helpers/browser.js";
+import { launchBrowser, screenshot } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
@@ -135,7 +135,7 @@ describe("eqa view in Chromium", () => {
       assert.equal(await page.locator("#runs tbody tr").count(), 4);
       assert.equal(await page.locator('#runs [data-field="in-progress"]').count(), 0, "every run has its summary");
       assert.match((await page.locator("#runs tbody").textContent()) ?? "", /explore/);
-      await page.screenshot({ path: join(shots, "runs-1366.png"), fullPage: true });
+      await screenshot(page, { path: join(shots, "runs-1366.png"), fullPage: true });
 
       // a run's questions: sortable, filterable, opened with the keyboard
       await page.goto(`${viewer.url}/#/run/0`);
@@ -151,7 +151,7 @@ describe("eqa view in Chromium", () => {
       const summary = readJson(join(vlmRun, "summary.json")) as { answer: { cost: { roles: { role: string; calls: number }[] } } };
       const roles = await page.$$eval("#run-costs tbody tr", (rows) => (rows as HTMLTableRowElement[]).map((r): [string, number, string] => [r.cells[1]!.textContent ?? "", Number(r.cells[3]!.textContent), r.cells[7]!.textContent ?? ""]));
       for (const role of summary.answer.cost.roles) assert.ok(roles.some(([name, calls, dollars]) => name === role.role && calls === role.calls && /^\$/.test(dollars)), role.role);
-      await page.screenshot({ path: join(shots, "run-1366.png"), fullPage: true });
+      await screenshot(page, { path: join(shots, "run-1366.png"), fullPage: true });
       const markColumn = await page.locator('#questions th:text-is("σ")').getAttribute("data-col");
       await page.click(`#questions th[data-col="${markColumn}"]`);
       const marks = await page.$$eval(`#questions tbody tr td:nth-child(${Number(markColumn) + 1})`, (cells) => cells.map((c) => Number(c.textContent)));
@@ -211,7 +211,7 @@ describe("eqa view in Chromium", () => {
       assert.equal(await page.locator("#rate-list b").count(), 1, "the comment is text, the name is the only bold");
       const stored = JSON.parse(lines(join(vlmRun, "ratings.jsonl"))[0]!) as { questionId: string; score: number; comment: string; reviewer: string };
       assert.deepEqual([stored.questionId, stored.score, stored.comment, stored.reviewer], [first.question_id, 2, "the chair is <b>not</b> there", "ada"]);
-      await page.screenshot({ path: join(shots, "question-1366-light.png"), fullPage: true });
+      await screenshot(page, { path: join(shots, "question-1366-light.png"), fullPage: true });
 
       // an external agent's log lines
       await page.goto(`${viewer.url}/#/run/1/q/${encodeURIComponent(first.question_id)}`);
@@ -240,7 +240,7 @@ describe("eqa view in Chromium", () => {
       assert.ok(await page.locator("#trace .thumb img").count() > 0, "the views shown to the VLM");
       await imagesLoaded(page, "#trace .thumb img");
       await page.emulateMedia({ colorScheme: "dark" });
-      await page.screenshot({ path: join(shots, "explore-1366-dark.png"), fullPage: true });
+      await screenshot(page, { path: join(shots, "explore-1366-dark.png"), fullPage: true });
       const darkBackground = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       await page.emulateMedia({ colorScheme: "light" });
       assert.notEqual(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), darkBackground, "the dark look follows the system");
@@ -257,7 +257,7 @@ describe("eqa view in Chromium", () => {
       assert.equal(await page.locator("#steps tbody tr").count(), log.steps.length);
       assert.match((await page.locator("#question-detail").textContent()) ?? "", new RegExp(`recorded task${log.task.description}`));
       assert.match((await page.locator("#question-detail").textContent()) ?? "", /true structure/);
-      await page.screenshot({ path: join(shots, "tag-1366-light.png"), fullPage: true });
+      await screenshot(page, { path: join(shots, "tag-1366-light.png"), fullPage: true });
 
       // the diff: the two runs' answers per question, changed words and marks highlighted
       await page.goto(`${viewer.url}/#/compare/0/1`);
@@ -275,7 +275,7 @@ describe("eqa view in Chromium", () => {
       const overall = 50 - points.reduce((x, y) => x + y, 0) / points.length;
       assert.equal(await page.locator('#cmp-deltas tr[data-group="overall"] .delta').textContent(), overall.toFixed(1));
       assert.equal(await page.locator("#cmp-deltas tr.significant").count(), 0, "6 questions are too few to mark");
-      await page.screenshot({ path: join(shots, "compare-1366.png"), fullPage: true });
+      await screenshot(page, { path: join(shots, "compare-1366.png"), fullPage: true });
 
       // the theme toggle, and a narrow window
       await page.setViewportSize({ width: 760, height: 900 });
@@ -288,7 +288,7 @@ describe("eqa view in Chromium", () => {
       await imagesLoaded(page, "#trace .thumb img, #frames img");
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `nothing wider than a 760-pixel window (${overflow} px over)`);
-      await page.screenshot({ path: join(shots, "question-760-dark.png"), fullPage: true });
+      await screenshot(page, { path: join(shots, "question-760-dark.png"), fullPage: true });
 
       for (const name of ["runs-1366.png", "run-1366.png", "question-1366-light.png", "explore-1366-dark.png", "compare-1366.png", "question-760-dark.png", "tag-1366-light.png"]) assert.ok(statSync(join(shots, name)).size > 10_000, name);
       assert.deepEqual(problems, []);
