@@ -8,3 +8,4 @@ export * from "./backproject.js";
 export * from "./voxel.js";
 export * from "./dbscan.js";
 export * from "./boxes.js";
+export * from "./grid.js";

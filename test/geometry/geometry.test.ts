@@ -2,6 +2,10 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import {
   NOISE,
+  farthestPoints,
+  gaussianSmooth,
+  gridDisc,
+  projectToPixel,
   aabbOf,
   backProject,
   cameraPosition,
@@ -131,5 +135,38 @@ describe("frames", () => {
     assert.ok(Math.abs(ahead[0]!) < 1e-6 && Math.abs(ahead[1]!) < 1e-6 && Math.abs(ahead[2]! + 1) < 1e-6);
     const inverse = multiplyTransforms(invertRigid(first), first);
     for (let i = 0; i < 16; i++) assert.ok(Math.abs(inverse[i]! - (i % 5 === 0 ? 1 : 0)) < 1e-9);
+  });
+});
+
+describe("grid numerics", () => {
+  test("gaussianSmooth equals scipy.ndimage.gaussian_filter (reflect, truncate 4) at σ 0.8 and 2", () => {
+    // a = zeros((6, 8), float32); a[1, 2] = 1; a[4, 6] = 2.5; a[0, 7] = -1; values of gaussian_filter(a, sigma) at flat indices 0, 10, 17, 38, 47 (SciPy 1.x)
+    const grid = new Float32Array(48);
+    grid[1 * 8 + 2] = 1;
+    grid[4 * 8 + 6] = 2.5;
+    grid[7] = -1;
+    const expected: Record<string, number[]> = { "0.8": [0.005593, 0.248898, 0.052126, 0.622795, 0.156526], "2": [0.055198, 0.056508, 0.043639, 0.165677, 0.215836] };
+    for (const [sigma, values] of Object.entries(expected)) {
+      const out = gaussianSmooth(grid, 6, 8, Number(sigma));
+      [0, 10, 17, 38, 47].forEach((i, k) => assert.ok(Math.abs((out[i] as number) - (values[k] as number)) < 1e-6, `σ ${sigma}, cell ${i}: ${out[i]}`));
+    }
+  });
+
+  test("gridDisc holds the cells within the radius and inside the grid", () => {
+    assert.deepEqual(gridDisc(0, 0, 1, 3, 3), [0, 1, 3]);
+    assert.equal(gridDisc(5, 5, 2, 11, 11).length, 13);
+  });
+
+  test("farthestPoints starts from the first point and takes the farthest each time", () => {
+    assert.deepEqual(farthestPoints([[0, 0], [1, 0], [5, 5], [0, 4]], 3), [[0, 0], [5, 5], [0, 4]]);
+    assert.deepEqual(farthestPoints([[2, 2]], 3), [[2, 2]]);
+  });
+
+  test("projectToPixel puts a point ahead of an identity pose at the principal point, and nothing behind it", () => {
+    const camera = { fx: 100, fy: 100, cx: 64, cy: 48 };
+    const pose = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
+    assert.deepEqual(projectToPixel(camera, pose, 0, 0, -2), { u: 64, v: 48 });
+    assert.deepEqual(projectToPixel(camera, pose, 1, 1, -2), { u: 114, v: -2 });
+    assert.equal(projectToPixel(camera, pose, 0, 0, 2), undefined);
   });
 });

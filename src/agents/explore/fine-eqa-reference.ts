@@ -52,15 +52,30 @@
  * is skipped.
  */
 import { join } from "node:path";
-import { renderPromptFile, seededRandom, type Random } from "../../core/index.js";
+import { renderPromptFile, seededRandom } from "../../core/index.js";
 import { FrameFolderWriter, loadSharp, prepareImage, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
 import { inRole, type ChatModel, type ChatRequest, type ContentPart } from "../../models/index.js";
 import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type Point3 } from "../../sim/index.js";
 import { newTrace, promptHashes, tracedCall } from "../calls.js";
-import { explorerClock, headingTo, nearestTraversable } from "./explorer.js";
+import { explorerClock, nearestTraversable } from "./explorer.js";
 import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, STOP_CHECK_ROLE, fineEqaBlindAnswer, fineEqaBudget, fineEqaViewAnswer, fineEqaPromptHashes, fineEqaRequests, parseStopReply, parseViewRegionReply, type FineEqaExploration, type FineEqaStep } from "./fine-eqa.js";
-import { CELL_FREE, CELL_OCCUPIED, CELL_UNKNOWN, OccupancyMap, type OccupancyOptions } from "./occupancy.js";
-import { aStar, distanceField } from "./planning.js";
+import {
+  REF,
+  ReferenceMaps,
+  activeRegion,
+  advanceExplorationPlan,
+  blackPixels,
+  candidatePixel,
+  clearStart,
+  explorationPlan,
+  integrateRegion,
+  integrateValue,
+  nextPose,
+  nextRegionPoint,
+  promptPoints,
+  type ExplorationPlan,
+} from "./fine-eqa-reference-steps.js";
+import { OccupancyMap, type OccupancyOptions } from "./occupancy.js";
 
 export const FINE_EQA_REFERENCE_PROMPTS = {
   direction: "fine-eqa-reference-direction",
@@ -70,48 +85,6 @@ export const FINE_EQA_REFERENCE_PROMPTS = {
 
 /** The reference's observation size (`fine_eqa.yaml`: img_width, img_height 512, hfov 90). */
 export const FINE_EQA_REFERENCE_OBSERVATION = { width: 512, height: 512 } as const;
-
-/** `fine_eqa.yaml` and the defaults of `main.py` / `tsdf.py` the reference runs with. */
-const REF = {
-  seed: 42,
-  initClearanceM: 1.0,
-  blackPixelRatio: 0.5,
-  minRandomInitSteps: 2,
-  maxRounds: 3,
-  gsvT: 0.5,
-  gsvF: 3,
-  promptPoints: 3,
-  maxUnoccupied: 300,
-  minPointsForClustering: 3,
-  pointMinDistM: 2,
-  pointMaxDistM: 10,
-  clusterThresholdM: 1,
-  minPromptPoints: 2,
-  camOffsetM: 0.6,
-  viewMarginTopPx: 100,
-  viewMarginSidePx: 30,
-  circleRadiusPx: 18,
-  fontPx: 30,
-  referenceSidePx: 512,
-  valueRadiusM: 1,
-  regionRadiusM: 1,
-  regionJoinFactor: 3,
-  visitedRadiusM: 0.5,
-  smoothSigmaCells: 5,
-  distT: 10,
-  unexploredT: 0.2,
-  unoccupiedT: 2,
-  valT: 0.5,
-  valDirT: 0.5,
-  maxValCheckM: 3,
-  minDistFromCur: 0.5,
-  maxDistFromCurM: 3,
-  frontierSpacingM: 1.5,
-  maxUnexploredCheckM: 3,
-  maxUnoccupiedCheckM: 1,
-  frontierTries: 50,
-  goalPathTries: 10,
-} as const;
 
 const LETTERS = ["A", "B", "C", "D"] as const;
 const UNKNOWN_REGION = EXPRESS_REGIONS.indexOf("unknown");
@@ -220,331 +193,155 @@ export function parseReferenceRegions(reply: string | null): number[] {
   return out;
 }
 
-/** scipy.ndimage.gaussian_filter (mode "reflect", truncate 4) on a rows×cols grid. */
-export function gaussianSmooth(values: Float32Array, rows: number, cols: number, sigma: number): Float32Array {
-  const radius = Math.floor(4 * sigma + 0.5);
-  const kernel = new Float64Array(2 * radius + 1);
-  let sum = 0;
-  for (let i = -radius; i <= radius; i++) sum += kernel[i + radius] = Math.exp((-0.5 * i * i) / (sigma * sigma));
-  for (let i = 0; i < kernel.length; i++) kernel[i] = (kernel[i] as number) / sum;
-  const reflect = (i: number, n: number): number => {
-    const period = 2 * n;
-    let j = ((i % period) + period) % period;
-    if (j >= n) j = period - 1 - j;
-    return j;
+/** What one call of the VLM is: its role in the trace, its prompt file, the request, the frames it saw. */
+type ReferenceCall = (role: string, prompt: string, request: ChatRequest, frames?: number[]) => Promise<string | null>;
+
+/**
+ * One exploration's bookkeeping: the environment and the VLM, reached off the explorer's own
+ * clock; the agent's state; every pose it stood in and the path it walked; unreadable replies.
+ */
+class ReferenceRun {
+  readonly trace = newTrace("fine-eqa:reference");
+  readonly clock = explorerClock();
+  readonly steps: FineEqaStep[] = [];
+  readonly badReplies: FineEqaReferenceResult["badReplies"] = [];
+  pathLengthM = 0;
+  pathLengthSteps = 0;
+  state: AgentState = { position: [0, 0, 0], yaw: 0, pitch: 0 };
+  /** The stop checks are a role of their own in the run's ledger of model calls and its cost. */
+  private readonly stopCheckModel: ChatModel;
+
+  constructor(
+    readonly env: Environment,
+    private readonly vlm: ChatModel,
+  ) {
+    this.stopCheckModel = inRole(vlm, STOP_CHECK_ROLE);
+  }
+
+  /** Awaits the environment, the model or the disk: their time is not the explorer's own. */
+  async outside<T>(work: () => Promise<T>): Promise<T> {
+    this.clock.pause();
+    try {
+      return await work();
+    } finally {
+      this.clock.resume();
+    }
+  }
+
+  readonly call: ReferenceCall = async (role, prompt, request, frames) => {
+    const response = await this.outside(() => tracedCall(this.trace, role === STOP_CHECK_ROLE ? this.stopCheckModel : this.vlm, role, prompt, request, frames));
+    return response.text;
   };
-  const tmp = new Float32Array(values.length);
-  for (let r = 0; r < rows; r++) {
-    for (let c = 0; c < cols; c++) {
-      let acc = 0;
-      for (let k = -radius; k <= radius; k++) acc += (kernel[k + radius] as number) * (values[r * cols + reflect(c + k, cols)] as number);
-      tmp[r * cols + c] = acc;
-    }
+
+  async act(action: DiscreteAction): Promise<void> {
+    const result = await this.outside(() => this.env.act({ type: action }));
+    this.state = result.state;
+    this.pathLengthSteps++;
+    this.steps.push({ action, success: result.success, state: this.state });
   }
-  const out = new Float32Array(values.length);
-  for (let r = 0; r < rows; r++) {
-    for (let c = 0; c < cols; c++) {
-      let acc = 0;
-      for (let k = -radius; k <= radius; k++) acc += (kernel[k + radius] as number) * (tmp[reflect(r + k, rows) * cols + c] as number);
-      out[r * cols + c] = acc;
+
+  /** A navigable point for a cell: its centre, else the nearest traversable cell's (the reference snaps to the navmesh). */
+  async snap(map: OccupancyMap, cell: number): Promise<Point3 | undefined> {
+    for (const c of [cell, nearestTraversable(map, cell)]) {
+      if (c < 0) continue;
+      const [x, z] = map.cellCentre(c);
+      const p: Point3 = [x, this.state.position[1], z];
+      if (await this.outside(() => this.env.isNavigable(p))) return p;
     }
+    return undefined;
   }
-  return out;
+
+  /** Teleports to `p` facing `yaw`; adds the geodesic distance when the environment finds a path. */
+  async moveTo(p: Point3 | undefined, yaw: number): Promise<boolean> {
+    const from = this.state.position;
+    const target: AgentState = { position: p ?? from, yaw, pitch: 0 };
+    const { geodesic, result } = await this.outside(async () => ({ geodesic: p ? await this.env.geodesicDistance(from, p) : 0, result: await this.env.act({ type: "teleport", state: target }) }));
+    if (!result.success) return false;
+    const found = Number.isFinite(geodesic);
+    if (found) {
+      this.pathLengthM += geodesic;
+      this.pathLengthSteps += Math.ceil(geodesic / MOVE_STEP_M - 1e-9);
+    }
+    this.pathLengthSteps += Math.round(Math.abs(wrapAngle(yaw - this.state.yaw)) / ((TURN_STEP_DEG * Math.PI) / 180));
+    this.state = result.state;
+    this.steps.push({ action: "teleport", success: true, state: this.state });
+    return found;
+  }
+
+  /** Records a reply that could not be read; the update it fed is skipped. */
+  unreadable(call: string, reply: string | null): void {
+    this.badReplies.push({ call, reply });
+  }
 }
 
-/** Cells (row, col) within `radius` cells of (r0, c0), inside the grid. */
-function disc(r0: number, c0: number, radius: number, rows: number, cols: number): number[] {
-  const out: number[] = [];
-  for (let r = Math.max(0, Math.ceil(r0 - radius)); r <= Math.min(rows - 1, Math.floor(r0 + radius)); r++) {
-    for (let c = Math.max(0, Math.ceil(c0 - radius)); c <= Math.min(cols - 1, Math.floor(c0 + radius)); c++) {
-      if (Math.hypot(r - r0, c - c0) <= radius) out.push(r * cols + c);
-    }
-  }
-  return out;
-}
-
-/** Farthest-point sampling from the first point (the reference's `fps`). */
-function farthestPoints(points: [number, number][], n: number): [number, number][] {
-  const chosen = [0];
-  const d = points.map(() => Infinity);
-  while (chosen.length < Math.min(n, points.length)) {
-    const last = points[chosen[chosen.length - 1] as number] as [number, number];
-    let best = -1;
-    for (let i = 0; i < points.length; i++) {
-      if (chosen.includes(i)) continue;
-      const p = points[i] as [number, number];
-      d[i] = Math.min(d[i] as number, (p[0] - last[0]) ** 2 + (p[1] - last[1]) ** 2);
-      if (best < 0 || (d[i] as number) > (d[best] as number)) best = i;
-    }
-    chosen.push(best);
-  }
-  return chosen.map((i) => points[i] as [number, number]);
-}
-
-/** World (x, y, z) to pixel (u, v) and depth through a camera-to-world pose (OpenGL axes); undefined behind the camera. */
-function project(obs: EnvObservation, pose: Float64Array, x: number, y: number, z: number): { u: number; v: number } | undefined {
-  const dx = x - (pose[3] as number);
-  const dy = y - (pose[7] as number);
-  const dz = z - (pose[11] as number);
-  const cx = (pose[0] as number) * dx + (pose[4] as number) * dy + (pose[8] as number) * dz;
-  const cy = (pose[1] as number) * dx + (pose[5] as number) * dy + (pose[9] as number) * dz;
-  const cz = (pose[2] as number) * dx + (pose[6] as number) * dy + (pose[10] as number) * dz;
-  const depth = -cz;
-  if (!(depth > 0)) return undefined;
-  return { u: obs.camera.cx + (obs.camera.fx * cx) / depth, v: obs.camera.cy - (obs.camera.fy * cy) / depth };
+/** A view the agent took: the observation, its frame index and the image the VLM is shown. */
+interface ReferenceView {
+  step: number;
+  obs: EnvObservation;
+  frame: number;
+  image: PreparedImage;
+  agentCell: number;
 }
 
 /** Runs the reference mode from the environment's current state (call `reset` first). */
 export async function exploreFineEqaReference(env: Environment, vlm: ChatModel, options: FineEqaReferenceOptions): Promise<FineEqaReferenceResult> {
-  const trace = newTrace("fine-eqa:reference");
+  const run = new ReferenceRun(env, vlm);
   const bounds = await env.bounds();
-  const clock = explorerClock();
-  const { pause, resume } = clock;
-  const random: Random = seededRandom(options.seed ?? REF.seed);
   const budget = fineEqaBudget(bounds, options);
-  const map = new OccupancyMap(bounds, options);
-  const { rows, cols, cellSize } = map;
-  const n = rows * cols;
-  const value = new Float32Array(n);
-  const valueWeight = new Float32Array(n);
-  const regionMap = new Int16Array(n).fill(-1);
-  const regionHistory = new Map<number, number[]>();
-  const visited: number[] = [];
+  const maps = new ReferenceMaps(new OccupancyMap(bounds, options), seededRandom(options.seed ?? REF.seed));
   const writer = new FrameFolderWriter(options.framesDir);
-  const badReplies: FineEqaReferenceResult["badReplies"] = [];
-  const steps: FineEqaStep[] = [];
   const observedSteps: number[] = [];
-  const valueUpdates: ValueMapUpdate[] = [];
-  const regionPoints: RegionPointChoice[] = [];
-  const moves: ReferenceMove[] = [];
-  let pathLengthM = 0;
-  let pathLengthSteps = 0;
-  const rc = (cell: number): [number, number] => [Math.floor(cell / cols), cell % cols];
-  const centre = (cell: number): [number, number] => map.cellCentre(cell);
+  const found: Pick<FineEqaReferenceResult, "valueUpdates" | "regionPoints" | "moves"> = { valueUpdates: [], regionPoints: [], moves: [] };
 
-  // the stop checks are a role of their own in the run's ledger of model calls and its cost
-  const stopCheckModel = inRole(vlm, STOP_CHECK_ROLE);
-  const call = async (role: string, prompt: string, request: ChatRequest, frames?: number[]): Promise<string | null> => {
-    pause();
-    const response = await tracedCall(trace, role === STOP_CHECK_ROLE ? stopCheckModel : vlm, role, prompt, request, frames);
-    resume();
-    return response.text;
-  };
-
-  const regionReply = await call("regions", FINE_EQA_PROMPTS.region, fineEqaRequests.regions(options.question));
-  if (regionReply === null) badReplies.push({ call: "regions", reply: regionReply });
+  const regionReply = await run.call("regions", FINE_EQA_PROMPTS.region, fineEqaRequests.regions(options.question));
+  if (regionReply === null) run.unreadable("regions", regionReply);
   const relevant = parseReferenceRegions(regionReply);
-  const expList = relevant.map((region) => ({ region, count: 0, dir: 0, points: [] as number[] }));
-  let fbe = true;
-
-  // The state machine of the reference's get_exp_state (tsdf.py), rule for rule.
-  const hasPoints = (i: number): boolean => i >= 0 && i < expList.length && expList[i]!.count === 0 && expList[i]!.points.length > 0;
-  const complete = (i: number): boolean => expList[i]!.count === REF.maxRounds && expList[i]!.dir === 3;
-  const resetExp = (i: number): void => {
-    if (i >= 0 && i < expList.length) expList[i] = { region: expList[i]!.region, count: 0, dir: 0, points: [] };
-  };
-  const advance = (i: number): void => {
-    const e = expList[i]!;
-    if (e.dir === 3) {
-      e.count++;
-      e.dir = 0;
-    } else e.dir++;
-  };
-  const expState = (): boolean => {
-    if (expList.length === 0) return fbe;
-    if (fbe) {
-      if (hasPoints(0)) {
-        fbe = false;
-        expList[0]!.count = 1;
-      } else if (expList.length === 2 && hasPoints(1)) {
-        fbe = false;
-        expList[1]!.count = 1;
-      }
-    } else if (expList[0]!.count > 0) {
-      if (complete(0)) {
-        resetExp(0);
-        if (expList.length === 2 && hasPoints(1)) expList[1]!.count = 1;
-        else fbe = true;
-      } else advance(0);
-    } else if (hasPoints(0)) {
-      resetExp(1);
-      expList[0]!.count = 1;
-    } else if (complete(1)) {
-      resetExp(1);
-      fbe = true;
-    } else advance(1);
-    return fbe;
-  };
-
-  let state: AgentState = { position: [0, 0, 0], yaw: 0, pitch: 0 };
+  const plan = explorationPlan(relevant);
   let answer: string | null = null;
   let answerSource: FineEqaReferenceResult["answerSource"] = "blind";
   let stop: FineEqaReferenceResult["stop"] = "budget";
   let explorationSteps = 0;
-  let committed: { target: number; toward: [number, number] } | undefined;
   let finalMove: ReferenceMove | null = null;
   let observation = { width: 0, height: 0 };
 
-  const act = async (action: DiscreteAction): Promise<void> => {
-    pause();
-    const result = await env.act({ type: action });
-    resume();
-    state = result.state;
-    pathLengthSteps++;
-    steps.push({ action, success: result.success, state });
-  };
-
-  /** A navigable point for a cell: its centre, else the nearest traversable cell's (the reference snaps to the navmesh). */
-  const snap = async (cell: number): Promise<Point3 | undefined> => {
-    for (const c of [cell, nearestTraversable(map, cell)]) {
-      if (c < 0) continue;
-      const [x, z] = centre(c);
-      const p: Point3 = [x, state.position[1], z];
-      pause();
-      const ok = await env.isNavigable(p);
-      resume();
-      if (ok) return p;
-    }
-    return undefined;
-  };
-
-  /** Teleports to `p` facing `yaw`; adds the geodesic distance when the environment finds a path. */
-  const moveTo = async (p: Point3 | undefined, yaw: number): Promise<boolean> => {
-    const from = state.position;
-    const target: AgentState = { position: p ?? from, yaw, pitch: 0 };
-    pause();
-    const geodesic = p ? await env.geodesicDistance(from, p) : 0;
-    const result = await env.act({ type: "teleport", state: target });
-    resume();
-    if (!result.success) return false;
-    const found = Number.isFinite(geodesic);
-    if (found) {
-      pathLengthM += geodesic;
-      pathLengthSteps += Math.ceil(geodesic / MOVE_STEP_M - 1e-9);
-    }
-    pathLengthSteps += Math.round(Math.abs(wrapAngle(yaw - state.yaw)) / ((TURN_STEP_DEG * Math.PI) / 180));
-    state = result.state;
-    steps.push({ action: "teleport", success: true, state });
-    return found;
-  };
-
   for (let step = 0; step < budget; step++) {
-    pause();
-    const obs: EnvObservation = await env.observe();
-    const frame = await writer.write(obs);
-    const framePath = join(options.framesDir, `${String(frame).padStart(5, "0")}-rgb.png`);
-    const image = await prepareImage(framePath, options.image);
-    resume();
+    const { obs, frame, image } = await run.outside(async () => {
+      const obs = await env.observe();
+      const frame = await writer.write(obs);
+      const image = await prepareImage(join(options.framesDir, `${String(frame).padStart(5, "0")}-rgb.png`), options.image);
+      return { obs, frame, image };
+    });
     observation = { width: obs.width, height: obs.height };
-    state = obs.state;
-    if (steps.length === 0) {
-      steps.push({ success: true, state });
-      const clearance = options.initClearanceM ?? REF.initClearanceM;
-      const start = map.cellAt(state.position[0], state.position[2]);
-      if (start >= 0 && clearance > 0) {
-        const [r0, c0] = rc(start);
-        for (const cell of disc(r0, c0, clearance / cellSize, rows, cols)) if (map.cells[cell] === CELL_UNKNOWN) map.cells[cell] = CELL_FREE;
-      }
+    run.state = obs.state;
+    if (run.steps.length === 0) {
+      run.steps.push({ success: true, state: run.state });
+      clearStart(maps, run.state.position, options.initClearanceM ?? REF.initClearanceM);
     }
-    observedSteps.push(steps.length - 1);
+    observedSteps.push(run.steps.length - 1);
     explorationSteps++;
-    const floorY = state.position[1];
-    let black = 0;
-    for (let i = 0; i < obs.rgb.length; i += 3) if ((obs.rgb[i] as number) + (obs.rgb[i + 1] as number) + (obs.rgb[i + 2] as number) === 0) black++;
-    const agentCell = nearestTraversable(map, map.cellAt(state.position[0], state.position[2]));
+    const agentCell = nearestTraversable(maps.map, maps.map.cellAt(run.state.position[0], run.state.position[2]));
 
-    if (black < REF.blackPixelRatio * obs.width * obs.height) {
-      map.integrate(obs, floorY);
-      const stopReply = await call("stop-check", FINE_EQA_PROMPTS.explore, fineEqaRequests.stopCheck(options.question, image), [frame]);
-      if (stopReply === null) badReplies.push({ call: "stop-check", reply: stopReply });
+    if (blackPixels(obs) < REF.blackPixelRatio * obs.width * obs.height) {
+      maps.map.integrate(obs, run.state.position[1]);
+      const stopReply = await run.call("stop-check", FINE_EQA_PROMPTS.explore, fineEqaRequests.stopCheck(options.question, image), [frame]);
+      if (stopReply === null) run.unreadable("stop-check", stopReply);
       if (parseStopReply(stopReply)) {
-        answer = await fineEqaViewAnswer(call, options.question, image, frame, badReplies);
+        answer = await fineEqaViewAnswer(run.call, options.question, image, frame, run.badReplies);
         answerSource = "view";
         stop = "answered";
         break;
       }
-      const candidates = promptPoints(map, obs, state, agentCell, random);
-      if (candidates.length >= REF.minPromptPoints) {
-        pause();
-        const drawn = await prepareImage(await drawCandidates(obs, candidates.map((c) => candidatePixel(map, obs, c, floorY))), options.image);
-        resume();
-        const k = candidates.length;
-        const dirReply = await call("direction", FINE_EQA_REFERENCE_PROMPTS.direction, fineEqaReferenceRequests.direction(options.question, drawn, k), [frame]);
-        const chosen = parseLetterReply(dirReply, k);
-        if (chosen === undefined) badReplies.push({ call: "direction", reply: dirReply });
-        const lsv = candidates.map((_, i) => (i === chosen ? 1 : 0) * (k / 3));
-        const worthReply = await call("worth", FINE_EQA_REFERENCE_PROMPTS.worth, fineEqaReferenceRequests.worth(options.question, image), [frame]);
-        if (worthReply === null) badReplies.push({ call: "worth", reply: worthReply });
-        const gsv = Math.exp((parseStopReply(worthReply) ? 1 : 0) / REF.gsvT) / REF.gsvF;
-        const sv = lsv.map((l) => l * gsv);
-        if (chosen !== undefined) {
-          candidates.forEach((cell, i) => {
-            const [r0, c0] = rc(cell);
-            for (const p of disc(r0, c0, Math.trunc(REF.valueRadiusM / cellSize), rows, cols)) {
-              const w = valueWeight[p] as number;
-              valueWeight[p] = w + 1;
-              value[p] = (w * (value[p] as number) + (sv[i] as number)) / (w + 1);
-            }
-          });
-        }
-        valueUpdates.push({ step, candidates: candidates.map(centre), chosen: chosen === undefined ? null : (LETTERS[chosen] as string), lsv, gsv, values: sv });
-
-        const regionReplyText = await call("view-region", FINE_EQA_PROMPTS.viewRegion, fineEqaRequests.viewRegion(image), [frame]);
-        const seen = parseViewRegionReply(regionReplyText);
-        if (seen === undefined) badReplies.push({ call: "view-region", reply: regionReplyText });
-        const regionIndex = seen === undefined ? UNKNOWN_REGION : EXPRESS_REGIONS.indexOf(seen as (typeof EXPRESS_REGIONS)[number]);
-        if (regionIndex !== UNKNOWN_REGION) {
-          const pointReply = await call("region-point", FINE_EQA_REFERENCE_PROMPTS.regionPoint, fineEqaReferenceRequests.regionPoint(seen as string, drawn, k), [frame]);
-          const pick = parseLetterReply(pointReply, k);
-          if (pick === undefined) badReplies.push({ call: "region-point", reply: pointReply });
-          else {
-            const goal = integrateRegion(candidates[pick] as number, regionIndex);
-            regionPoints.push({ step, region: seen as string, letter: LETTERS[pick] as string, point: centre(candidates[pick] as number), goal });
-          }
-        }
-      }
+      await updateSemanticMaps(run, maps, plan, { step, obs, frame, image, agentCell }, options, found);
     }
-
-    // Where next: GOE or FBE (main.py, after the semantic map).
-    const goe = expList.length > 0 ? !expState() : false;
-    let found = true;
-    let move: ReferenceMove | undefined;
-    if (goe) {
-      const idx = argmaxCount();
-      const e = expList[idx]!;
-      const region = EXPRESS_REGIONS[e.region] as string;
-      if (e.dir === 0) {
-        found = false;
-        for (let tries = 0; tries < REF.goalPathTries && !found; tries++) {
-          const cell = nextRegionPoint(idx);
-          const p = await snap(cell);
-          pause();
-          const reachable = p !== undefined && Number.isFinite(await env.geodesicDistance(state.position, p));
-          resume();
-          if (!reachable) continue;
-          found = await moveTo(p, state.yaw);
-          move = { step, kind: "region", region, point: [state.position[0], state.position[2]], yaw: state.yaw, pathFound: found };
-        }
-      } else {
-        nextRegionPoint(idx);
-        for (let i = 0; i < 3; i++) await act("turn_left");
-        move = { step, kind: "look", region, point: [state.position[0], state.position[2]], yaw: state.yaw, pathFound: true };
-      }
-    }
-    if (!goe || !found) {
-      const next = nextPose(step, agentCell);
-      const p = next.cell === agentCell ? ([state.position[0], state.position[1], state.position[2]] as Point3) : await snap(next.cell);
-      const ok = await moveTo(p, next.yaw);
-      move = { step, kind: next.kind, point: [state.position[0], state.position[2]], yaw: state.yaw, pathFound: ok };
-    }
-    if (move) moves.push(move);
+    const move = await moveNext(run, maps, plan, step, agentCell);
+    if (move) found.moves.push(move);
     if (step === budget - 1 && move) finalMove = move;
   }
 
-  if (answerSource === "blind") answer = await fineEqaBlindAnswer(call, options.question, badReplies);
-  trace.agentAnswer = answer;
-  trace.frames = observedSteps.map((_, i) => i);
-  pause();
+  if (answerSource === "blind") answer = await fineEqaBlindAnswer(run.call, options.question, run.badReplies);
+  run.trace.agentAnswer = answer;
+  run.trace.frames = observedSteps.map((_, i) => i);
+  run.clock.pause();
   return {
     answer,
     answerSource,
@@ -552,357 +349,96 @@ export async function exploreFineEqaReference(env: Environment, vlm: ChatModel, 
     regions: relevant.map((r) => EXPRESS_REGIONS[r] as string),
     explorationSteps,
     budget,
-    steps,
-    pathLengthM,
-    pathLengthSteps,
+    steps: run.steps,
+    pathLengthM: run.pathLengthM,
+    pathLengthSteps: run.pathLengthSteps,
     frames: writer.frames,
     observedSteps,
-    badReplies,
-    valueUpdates,
-    regionPoints,
-    moves,
+    badReplies: run.badReplies,
+    ...found,
     finalMove,
     observation,
-    valueMap: value,
-    map,
-    trace,
-    explorerMs: clock.ownMs(),
-    explorerMsPerStep: explorationSteps > 0 ? clock.ownMs() / explorationSteps : 0,
+    valueMap: maps.value,
+    map: maps.map,
+    trace: run.trace,
+    explorerMs: run.clock.ownMs(),
+    explorerMsPerStep: explorationSteps > 0 ? run.clock.ownMs() / explorationSteps : 0,
   };
+}
 
-  function argmaxCount(): number {
-    let best = 0;
-    expList.forEach((e, i) => {
-      if (e.count > (expList[best] as (typeof expList)[number]).count) best = i;
-    });
-    return best;
+/**
+ * The semantic update of one view (main.py, after the stop check): the candidate points drawn as
+ * lettered circles, the VLM's chosen direction and its yes/no on the view averaged into the value
+ * map, then the region the view shows and the candidate in it into the region map.
+ */
+async function updateSemanticMaps(run: ReferenceRun, maps: ReferenceMaps, plan: ExplorationPlan, view: ReferenceView, options: FineEqaReferenceOptions, found: Pick<FineEqaReferenceResult, "valueUpdates" | "regionPoints">): Promise<void> {
+  const { step, obs, frame, image, agentCell } = view;
+  const candidates = promptPoints(maps.map, obs, run.state, agentCell, maps.random);
+  if (candidates.length < REF.minPromptPoints) return;
+  const floorY = run.state.position[1];
+  const drawn = await run.outside(async () => prepareImage(await drawCandidates(obs, candidates.map((c) => candidatePixel(maps.map, obs, c, floorY))), options.image));
+  const k = candidates.length;
+  const dirReply = await run.call("direction", FINE_EQA_REFERENCE_PROMPTS.direction, fineEqaReferenceRequests.direction(options.question, drawn, k), [frame]);
+  const chosen = parseLetterReply(dirReply, k);
+  if (chosen === undefined) run.unreadable("direction", dirReply);
+  const lsv = candidates.map((_, i) => (i === chosen ? 1 : 0) * (k / 3));
+  const worthReply = await run.call("worth", FINE_EQA_REFERENCE_PROMPTS.worth, fineEqaReferenceRequests.worth(options.question, image), [frame]);
+  if (worthReply === null) run.unreadable("worth", worthReply);
+  const gsv = Math.exp((parseStopReply(worthReply) ? 1 : 0) / REF.gsvT) / REF.gsvF;
+  const sv = lsv.map((l) => l * gsv);
+  if (chosen !== undefined) integrateValue(maps, candidates, sv);
+  found.valueUpdates.push({ step, candidates: candidates.map((c) => maps.centre(c)), chosen: chosen === undefined ? null : (LETTERS[chosen] as string), lsv, gsv, values: sv });
+
+  const regionReplyText = await run.call("view-region", FINE_EQA_PROMPTS.viewRegion, fineEqaRequests.viewRegion(image), [frame]);
+  const seen = parseViewRegionReply(regionReplyText);
+  if (seen === undefined) run.unreadable("view-region", regionReplyText);
+  const regionIndex = seen === undefined ? UNKNOWN_REGION : EXPRESS_REGIONS.indexOf(seen as (typeof EXPRESS_REGIONS)[number]);
+  if (regionIndex === UNKNOWN_REGION) return;
+  const pointReply = await run.call("region-point", FINE_EQA_REFERENCE_PROMPTS.regionPoint, fineEqaReferenceRequests.regionPoint(seen as string, drawn, k), [frame]);
+  const pick = parseLetterReply(pointReply, k);
+  if (pick === undefined) {
+    run.unreadable("region-point", pointReply);
+    return;
   }
+  const goal = integrateRegion(maps, plan, candidates[pick] as number, regionIndex);
+  found.regionPoints.push({ step, region: seen as string, letter: LETTERS[pick] as string, point: maps.centre(candidates[pick] as number), goal });
+}
 
-  /** integrate_reg and modify_map: the region's disc, joined to its earlier points within 3 m; a goal point when relevant and not near a visited point. */
-  function integrateRegion(cell: number, region: number): boolean {
-    const radius = Math.trunc(REF.regionRadiusM / cellSize);
-    const [r0, c0] = rc(cell);
-    for (const p of disc(r0, c0, radius, rows, cols)) regionMap[p] = region;
-    const history = regionHistory.get(region);
-    if (history === undefined) regionHistory.set(region, [cell]);
-    else {
-      for (const earlier of history) {
-        const [r1, c1] = rc(earlier);
-        if (Math.hypot(r1 - r0, c1 - c0) > REF.regionJoinFactor * radius) continue;
-        const len = Math.max(Math.abs(r1 - r0), Math.abs(c1 - c0));
-        for (let s = 0; s <= len; s++) {
-          const r = Math.round(r1 + ((r0 - r1) * s) / Math.max(1, len));
-          const c = Math.round(c1 + ((c0 - c1) * s) / Math.max(1, len));
-          for (const p of disc(r, c, radius, rows, cols)) regionMap[p] = region;
-        }
+/**
+ * Where next (main.py, after the semantic map): by the exploration plan, goal-oriented (to the
+ * region's next point on a round's first look, else a left turn of 90°) or, when that finds no
+ * path or the plan says so, frontier-based.
+ */
+async function moveNext(run: ReferenceRun, maps: ReferenceMaps, plan: ExplorationPlan, step: number, agentCell: number): Promise<ReferenceMove | undefined> {
+  const goe = plan.regions.length > 0 ? !advanceExplorationPlan(plan) : false;
+  let found = true;
+  let move: ReferenceMove | undefined;
+  const here = (): [number, number] => [run.state.position[0], run.state.position[2]];
+  if (goe) {
+    const entry = plan.regions[activeRegion(plan)]!;
+    const region = EXPRESS_REGIONS[entry.region] as string;
+    if (entry.dir === 0) {
+      found = false;
+      for (let tries = 0; tries < REF.goalPathTries && !found; tries++) {
+        const p = await run.snap(maps.map, nextRegionPoint(maps, entry));
+        const reachable = p !== undefined && Number.isFinite(await run.outside(() => run.env.geodesicDistance(run.state.position, p)));
+        if (!reachable) continue;
+        found = await run.moveTo(p, run.state.yaw);
+        move = { step, kind: "region", region, point: here(), yaw: run.state.yaw, pathFound: found };
       }
-      history.push(cell);
-    }
-    const idx = expList.findIndex((e) => e.region === region);
-    if (idx < 0) return false;
-    const near = visited.some((v) => {
-      const [vr, vc] = rc(v);
-      return Math.hypot(vr - r0, vc - c0) < radius / 2;
-    });
-    if (near) return false;
-    expList[idx]!.points.push(cell);
-    return true;
-  }
-
-  /** find_next_point_region: the region's goal point of highest masked value, else the masked map's maximum away from visited points. */
-  function nextRegionPoint(idx: number): number {
-    const e = expList[idx]!;
-    const smooth = gaussianSmooth(value, rows, cols, REF.smoothSigmaCells);
-    const masked = new Float32Array(n);
-    for (let i = 0; i < n; i++) masked[i] = regionMap[i] === e.region ? (smooth[i] as number) : 0;
-    const maskedSmooth = gaussianSmooth(masked, rows, cols, REF.smoothSigmaCells);
-    let next: number;
-    if (e.points.length > 0) {
-      let best = 0;
-      e.points.forEach((p, i) => {
-        if ((maskedSmooth[p] as number) > (maskedSmooth[e.points[best] as number] as number)) best = i;
-      });
-      next = e.points[best] as number;
-      e.points.splice(best, 1);
     } else {
-      const away = Float32Array.from(maskedSmooth);
-      const radius = Math.trunc(REF.visitedRadiusM / cellSize);
-      for (const v of visited) {
-        const [vr, vc] = rc(v);
-        for (const p of disc(vr, vc, radius, rows, cols)) away[p] = 0;
-      }
-      const again = gaussianSmooth(away, rows, cols, REF.smoothSigmaCells);
-      let max = -Infinity;
-      const ties: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const v = again[i] as number;
-        if (v > max) {
-          max = v;
-          ties.length = 0;
-        }
-        if (v === max) ties.push(i);
-      }
-      next = ties[Math.floor(random() * ties.length)] as number;
+      nextRegionPoint(maps, entry);
+      for (let i = 0; i < 3; i++) await run.act("turn_left");
+      move = { step, kind: "look", region, point: here(), yaw: run.state.yaw, pathFound: true };
     }
-    visited.push(next);
-    return next;
   }
-
-  /** find_next_pose: a frontier drawn by weight and backed off, committed when beyond 3 m; no frontier: here, a random heading. */
-  function nextPose(step: number, agentCell: number): { cell: number; yaw: number; kind: ReferenceMove["kind"] } {
-    const island = distanceField(map, agentCell);
-    const inIsland = (r: number, c: number): boolean => r >= 0 && c >= 0 && r < rows && c < cols && Number.isFinite(island[r * cols + c] as number);
-    const unknownAt = (r: number, c: number): number => (r >= 0 && c >= 0 && r < rows && c < cols && map.cells[r * cols + c] === CELL_UNKNOWN ? 1 : 0);
-    const [ar, ac] = agentCell >= 0 ? rc(agentCell) : rc(map.cellAt(state.position[0], state.position[2]));
-    const yawOf = (dr: number, dc: number): number => headingTo(0, 0, dc, dr);
-    let target: number;
-    let toward: [number, number];
-    let kind: ReferenceMove["kind"];
-    if (committed) {
-      target = committed.target;
-      toward = committed.toward;
-      kind = "commit";
-    } else {
-      const smooth = gaussianSmooth(value, rows, cols, REF.smoothSigmaCells);
-      let frontiers: [number, number][] = [];
-      for (let r = 0; r < rows; r++) {
-        for (let c = 0; c < cols; c++) {
-          if (!inIsland(r, c)) continue;
-          let k = 0;
-          for (let dr = -1; dr <= 1; dr++) for (let dc = -1; dc <= 1; dc++) if (dr !== 0 || dc !== 0) k += unknownAt(r + dr, c + dc);
-          if (k >= 3 && k <= 4) frontiers.push([r, c]);
-        }
-      }
-      if (frontiers.length > 10) frontiers = clusterCentres(frontiers);
-      const noValue = step < REF.minRandomInitSteps;
-      const weights = frontiers.map(([r, c]) => {
-        const [nr, nc] = normalInto(r, c);
-        const along = (metres: number, f: (r: number, c: number) => number): number[] => {
-          const out: number[] = [];
-          for (let i = 0; i < Math.trunc(metres / cellSize); i++) {
-            const rr = Math.round(r + i * nr);
-            const cc = Math.round(c + i * nc);
-            if (rr >= 0 && cc >= 0 && rr < rows && cc < cols) out.push(f(rr, cc));
-          }
-          return out;
-        };
-        const unoccupiedRate = along(REF.maxUnoccupiedCheckM, (rr, cc) => (map.cells[rr * cols + cc] === CELL_FREE ? 1 : 0)).reduce((a, b) => a + b, 0) / Math.trunc(REF.maxUnoccupiedCheckM / cellSize);
-        const unexploredRate = along(REF.maxUnexploredCheckM, unknownAt).reduce((a, b) => a + b, 0) / Math.trunc(REF.maxUnexploredCheckM / cellSize);
-        const ahead = along(REF.maxValCheckM, (rr, cc) => smooth[rr * cols + cc] as number).filter((v) => v > 0);
-        const valAhead = ahead.length === 0 ? 0 : ahead.reduce((a, b) => a + b, 0) / ahead.length;
-        let w = Math.exp(unexploredRate / REF.unexploredT) * Math.exp(unoccupiedRate / REF.unoccupiedT);
-        if (!noValue) w *= Math.exp((smooth[r * cols + c] as number) / REF.valT) * Math.exp(valAhead / REF.valDirT);
-        const dist = Math.hypot(r - ar, c - ac) * cellSize;
-        w *= Math.exp(-dist / REF.distT);
-        // the reference compares metres with a count of cells here (0.5 / 0.1): within 5 m and facing it
-        if (dist < REF.minDistFromCur / cellSize && Math.abs(wrapAngle(state.yaw - yawOf(nr, nc))) < Math.PI / 6) w *= 1e-3;
-        return w;
-      });
-      let picked: { cell: number; toward: [number, number] } | undefined;
-      if (frontiers.length > 0) {
-        const total = weights.reduce((a, b) => a + b, 0);
-        for (let tries = 0; tries < REF.frontierTries && !picked; tries++) {
-          let x = random() * total;
-          let i = 0;
-          while (i < weights.length - 1 && x >= (weights[i] as number)) x -= weights[i++] as number;
-          const [fr, fc] = frontiers[i] as [number, number];
-          const [nr, nc] = normalInto(fr, fc);
-          let pr = fr;
-          let pc = fc;
-          let back = 0;
-          const maxBack = Math.trunc(REF.frontierSpacingM / cellSize);
-          for (;;) {
-            pr -= nr;
-            pc -= nc;
-            back++;
-            if (back >= maxBack) break;
-            if (pr <= 0 || pc <= 0 || pr >= rows || pc >= cols) break;
-            const cell = Math.trunc(pr) * cols + Math.trunc(pc);
-            if (map.cells[cell] === CELL_OCCUPIED || !inIsland(Math.trunc(pr), Math.trunc(pc))) {
-              pr += 2 * nr;
-              pc += 2 * nc;
-              break;
-            }
-          }
-          const rr = Math.round(pr);
-          const cc = Math.round(pc);
-          if (back >= 2 && rr > 0 && cc > 0 && rr < rows && cc < cols && inIsland(rr, cc)) picked = { cell: rr * cols + cc, toward: [fr, fc] };
-        }
-      }
-      if (!picked) {
-        const a = random() - 0.5;
-        const b = random() - 0.5;
-        return { cell: agentCell, yaw: yawOf(a, b), kind: "random" };
-      }
-      target = picked.cell;
-      toward = picked.toward;
-      kind = "frontier";
-    }
-    const [tr, tc] = rc(target);
-    let next = target;
-    let dir: [number, number] = [toward[0] - tr, toward[1] - tc];
-    let reachedEnd = true;
-    if (Math.hypot(tr - ar, tc - ac) > REF.maxDistFromCurM / cellSize) {
-      committed = { target, toward };
-      const path = agentCell >= 0 ? aStar(map, agentCell, target) : undefined;
-      if (path && path.length > 1) {
-        const index = Math.min(Math.trunc(REF.maxDistFromCurM / cellSize), path.length - 1);
-        next = path[index] as number;
-        reachedEnd = index === path.length - 1;
-        const [xr, xc] = rc(next);
-        dir = [toward[0] - xr, toward[1] - xc];
-      }
-    }
-    if (Math.hypot(tr - ar, tc - ac) <= REF.maxDistFromCurM / cellSize || reachedEnd) committed = undefined;
-    if (dir[0] === 0 && dir[1] === 0) dir = [toward[0] - ar, toward[1] - ac];
-    return { cell: next, yaw: dir[0] === 0 && dir[1] === 0 ? state.yaw : yawOf(dir[0], dir[1]), kind };
+  if (!goe || !found) {
+    const next = nextPose(maps, run.state, step, agentCell);
+    const p = next.cell === agentCell ? ([run.state.position[0], run.state.position[1], run.state.position[2]] as Point3) : await run.snap(maps.map, next.cell);
+    const ok = await run.moveTo(p, next.yaw);
+    move = { step, kind: next.kind, point: here(), yaw: run.state.yaw, pathFound: ok };
   }
-
-  /** find_normal_into_space: the Sobel gradient of the unknown mask at a cell, turned toward the side with more unknown (random on ties or a flat gradient). */
-  function normalInto(r: number, c: number): [number, number] {
-    const u = (rr: number, cc: number): number => {
-      const r2 = Math.min(rows - 1, Math.max(0, rr));
-      const c2 = Math.min(cols - 1, Math.max(0, cc));
-      return map.cells[r2 * cols + c2] === CELL_UNKNOWN ? 1 : 0;
-    };
-    let g0 = 0;
-    let g1 = 0;
-    for (let k = -1; k <= 1; k++) {
-      const w = k === 0 ? 2 : 1;
-      g0 += w * (u(r + 1, c + k) - u(r - 1, c + k));
-      g1 += w * (u(r + k, c + 1) - u(r + k, c - 1));
-    }
-    let nr: number;
-    let nc: number;
-    if (g0 === 0 && g1 === 0) {
-      nr = random();
-      nc = random();
-    } else {
-      nr = -g0;
-      nc = -g1;
-    }
-    const len = Math.hypot(nr, nc) || 1;
-    nr /= len;
-    nc /= len;
-    let s1 = 0;
-    let s2 = 0;
-    for (let i = 0; i < 10; i++) {
-      const a = [Math.trunc(r + i * nr), Math.trunc(c + i * nc)] as const;
-      const b = [Math.trunc(r - i * nr), Math.trunc(c - i * nc)] as const;
-      if (a[0] >= 0 && a[1] >= 0 && a[0] < rows && a[1] < cols) s1 += u(a[0], a[1]);
-      if (b[0] >= 0 && b[1] >= 0 && b[0] < rows && b[1] < cols) s2 += u(b[0], b[1]);
-    }
-    if (s1 < s2 || (s1 === s2 && random() < 0.5)) return [-nr, -nc];
-    return [nr, nc];
-  }
-}
-
-/** DBSCAN with eps 1 cell and 2 samples on grid cells: 4-connected groups of at least two, each by its member nearest the mean. */
-function clusterCentres(cells: [number, number][]): [number, number][] {
-  const key = (r: number, c: number): string => `${r},${c}`;
-  const index = new Map(cells.map((p, i) => [key(p[0], p[1]), i]));
-  const seen = new Uint8Array(cells.length);
-  const out: [number, number][] = [];
-  for (let i = 0; i < cells.length; i++) {
-    if (seen[i]) continue;
-    const group: number[] = [];
-    const stack = [i];
-    seen[i] = 1;
-    while (stack.length > 0) {
-      const j = stack.pop() as number;
-      group.push(j);
-      const [r, c] = cells[j] as [number, number];
-      for (const [dr, dc] of [[1, 0], [-1, 0], [0, 1], [0, -1]] as const) {
-        const k = index.get(key(r + dr, c + dc));
-        if (k !== undefined && !seen[k]) {
-          seen[k] = 1;
-          stack.push(k);
-        }
-      }
-    }
-    if (group.length < 2) continue;
-    const mr = group.reduce((a, j) => a + (cells[j] as [number, number])[0], 0) / group.length;
-    const mc = group.reduce((a, j) => a + (cells[j] as [number, number])[1], 0) / group.length;
-    let best = group[0] as number;
-    for (const j of group) {
-      const [r, c] = cells[j] as [number, number];
-      const [br, bc] = cells[best] as [number, number];
-      if (Math.hypot(r - mr, c - mc) < Math.hypot(br - mr, bc - mc)) best = j;
-    }
-    out.push(cells[best] as [number, number]);
-  }
-  return out;
-}
-
-/** The camera pose moved `camOffsetM` forward (the reference's view mask and candidate pixels use it). */
-function shiftedPose(obs: EnvObservation): Float64Array {
-  const pose = Float64Array.from(obs.pose);
-  // forward is the camera's −z axis (third column, negated)
-  pose[3] = (pose[3] as number) - (pose[2] as number) * REF.camOffsetM;
-  pose[7] = (pose[7] as number) - (pose[6] as number) * REF.camOffsetM;
-  pose[11] = (pose[11] as number) - (pose[10] as number) * REF.camOffsetM;
-  return pose;
-}
-
-/** find_prompt_points_within_view: candidate cells in letter order (none when fewer than 3 qualify). */
-function promptPoints(map: OccupancyMap, obs: EnvObservation, state: AgentState, agentCell: number, random: Random): number[] {
-  if (agentCell < 0) return [];
-  const { rows, cols, cellSize } = map;
-  const scale = obs.width / REF.referenceSidePx;
-  const marginTop = REF.viewMarginTopPx * (obs.height / REF.referenceSidePx);
-  const marginSide = REF.viewMarginSidePx * scale;
-  const pose = shiftedPose(obs);
-  const floorY = state.position[1];
-  const island = distanceField(map, agentCell);
-  const inView = (x: number, z: number): boolean => {
-    for (const h of [-0.2, 0, 1, 2, 3.5]) {
-      const p = project(obs, pose, x, floorY + h, z);
-      if (p && p.u >= marginSide && p.u < obs.width - marginSide && p.v >= marginTop && p.v < obs.height) return true;
-    }
-    return false;
-  };
-  let pool: number[] = [];
-  for (let i = 0; i < rows * cols; i++) {
-    if (!Number.isFinite(island[i] as number)) continue;
-    const [x, z] = map.cellCentre(i);
-    if (inView(x, z)) pool.push(i);
-  }
-  if (pool.length > REF.maxUnoccupied) {
-    for (let i = pool.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      [pool[i], pool[j]] = [pool[j] as number, pool[i] as number];
-    }
-    pool = pool.slice(0, REF.maxUnoccupied);
-  }
-  const ar = Math.floor(agentCell / cols);
-  const ac = agentCell % cols;
-  const kept = pool.filter((cell) => {
-    const r = Math.floor(cell / cols);
-    const c = cell % cols;
-    const d = Math.hypot(r - ar, c - ac);
-    if (!(d > REF.pointMinDistM / cellSize && d < REF.pointMaxDistM / cellSize)) return false;
-    let occupied = 0;
-    const len = Math.floor(d);
-    for (let s = 0; s <= len; s++) {
-      const rr = Math.trunc(r + ((ar - r) / d) * s);
-      const cc = Math.trunc(c + ((ac - c) / d) * s);
-      if (map.cells[rr * cols + cc] === CELL_OCCUPIED) occupied++;
-    }
-    return occupied <= 1;
-  });
-  if (kept.length < REF.minPointsForClustering) return [];
-  const sampled = farthestPoints(kept.map((cell) => [Math.floor(cell / cols), cell % cols] as [number, number]), REF.promptPoints);
-  const merged: [number, number][] = [];
-  for (const p of sampled) {
-    if (merged.every((q) => Math.hypot(q[0] - p[0], q[1] - p[1]) > REF.clusterThresholdM / cellSize)) merged.push(p);
-  }
-  return merged.map(([r, c]) => r * cols + c);
-}
-
-/** Where a candidate is drawn: the cell 0.2 m below the floor seen by the camera moved forward, as the reference projects it. */
-function candidatePixel(map: OccupancyMap, obs: EnvObservation, cell: number, floorY: number): { u: number; v: number } {
-  const [x, z] = map.cellCentre(cell);
-  return project(obs, shiftedPose(obs), x, floorY - 0.2, z) ?? { u: -1000, v: -1000 };
+  return move;
 }
 
 /** The view with grey lettered circles (radius 18 px and 30 px letters at 512 px, scaled to the view). */

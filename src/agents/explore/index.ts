@@ -4,6 +4,7 @@ export * from "./planning.js";
 export * from "./explorer.js";
 export * from "./fine-eqa.js";
 export * from "./fine-eqa-reference.js";
+export { ReferenceMaps, activeRegion, advanceExplorationPlan, explorationPlan, integrateRegion, integrateValue, nextPose, nextRegionPoint, type ExplorationPlan, type RegionExploration, type NextPose } from "./fine-eqa-reference-steps.js";
 export * from "./trajectory-image.js";
 export * from "./run.js";
 export * from "./multiple-choice.js";
