@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { HouseholdEnvironment } from "../../src/sim/index.js";
-import { CELL_FREE, CELL_OCCUPIED, OccupancyMap, aStar, chooseGoal, exploreFrontier, frontierCells, frontierClusters, type ExplorationResult } from "../../src/agents/index.js";
+import { CELL_FREE, CELL_OCCUPIED, OccupancyMap, aStar, chooseGoal, exploreFrontier, frontierCells, frontierClusters, pathWaypoint, type ExplorationResult } from "../../src/agents/index.js";
 
 const SEEDS = [0, 1, 2, 3, 4, 5, 6, 7];
 
@@ -114,5 +114,16 @@ describe("frontier explorer in simulated homes", () => {
     assert.deepEqual(a.steps.map((s) => s.action), b.steps.map((s) => s.action));
     assert.deepEqual(a.steps.map((s) => Array.from(s.pose)), b.steps.map((s) => Array.from(s.pose)));
     assert.deepEqual(Array.from(a.map.cells), Array.from(b.map.cells));
+  });
+});
+
+describe("pathWaypoint", () => {
+  test("from the path cell nearest the agent, the first at least one move away; the goal when none is", () => {
+    const map = new OccupancyMap({ min: [0, 0, 0], max: [2, 2.5, 2] }, { cellSize: 0.1, margin: 0 });
+    const row = (c: number): number => 5 * map.cols + c;
+    const path = [row(2), row(3), row(4), row(5), row(6), row(7), row(8)];
+    // the agent stands at cell (5, 4): the cell at least 0.25 m ahead is (5, 7)
+    assert.deepEqual(pathWaypoint(map, path, [0.45, 0, 0.55], [0.85, 0.55]).map((v) => Number(v.toFixed(6))), [0.75, 0.55]);
+    assert.deepEqual(pathWaypoint(map, path, [0.8, 0, 0.55], [0.85, 0.55]), [0.85, 0.55]);
   });
 });

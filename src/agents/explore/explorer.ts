@@ -10,7 +10,7 @@
  * environment's calls.
  */
 import type { Pose } from "../../core/index.js";
-import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation } from "../../sim/index.js";
+import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type Point3, type SceneBounds } from "../../sim/index.js";
 import { OccupancyMap, type OccupancyOptions } from "./occupancy.js";
 import { aStar, chooseGoal, type GoalOptions } from "./planning.js";
 
@@ -105,72 +105,97 @@ export function explorerClock(): { pause(): void; resume(): void; ownMs(): numbe
   };
 }
 
-/** Explores `env` from its current state (call `reset` first for the episode's start). */
-export async function exploreFrontier(env: Environment, options: FrontierExplorerOptions = {}): Promise<ExplorationResult> {
-  const maxSteps = options.maxSteps ?? 500;
-  const reach = options.reachRadius ?? 0.3;
-  const bounds = await env.bounds();
-  const clock = explorerClock();
-  const { pause, resume } = clock;
-  const map = new OccupancyMap(bounds, options);
-  const excluded = new Uint8Array(map.cols * map.rows);
-  const steps: TrajectoryStep[] = [];
-  const observedSteps: number[] = [];
-  const goals: ExplorationResult["goals"] = [];
-  let pathLengthM = 0;
-  let moves = 0;
-  let replans = 0;
-  let stop: StopReason = "budget";
-  let floorY = 0;
+/**
+ * One frontier exploration's bookkeeping: the environment reached off the explorer's own clock,
+ * the occupancy map and the cells never to be chosen again, every pose and view, the path walked.
+ */
+class FrontierWalk {
+  readonly clock = explorerClock();
+  readonly map: OccupancyMap;
+  readonly excluded: Uint8Array;
+  readonly steps: TrajectoryStep[] = [];
+  readonly observedSteps: number[] = [];
+  readonly goals: ExplorationResult["goals"] = [];
+  pathLengthM = 0;
+  moves = 0;
+  replans = 0;
+  state: AgentState = { position: [0, 0, 0], yaw: 0, pitch: 0 };
 
-  const observe = async (): Promise<EnvObservation> => {
-    pause();
-    const obs = await env.observe();
-    resume();
-    floorY = obs.state.position[1];
-    map.integrate(obs, floorY);
-    observedSteps.push(steps.length - 1);
-    if (options.onObservation) {
-      pause();
-      options.onObservation(observedSteps.length - 1, obs);
-      resume();
+  constructor(
+    private readonly env: Environment,
+    bounds: SceneBounds,
+    private readonly options: FrontierExplorerOptions,
+  ) {
+    this.map = new OccupancyMap(bounds, options);
+    this.excluded = new Uint8Array(this.map.cols * this.map.rows);
+  }
+
+  /** Awaits the environment: its time is not the explorer's own. */
+  async outside<T>(work: () => Promise<T>): Promise<T> {
+    this.clock.pause();
+    try {
+      return await work();
+    } finally {
+      this.clock.resume();
+    }
+  }
+
+  /** The first view, where the agent stands. */
+  async start(): Promise<void> {
+    const first = await this.outside(() => this.env.observe());
+    this.steps.push({ success: true, state: first.state, pose: first.pose });
+    this.state = first.state;
+    this.map.integrate(first, first.state.position[1]);
+    this.observedSteps.push(0);
+    this.options.onObservation?.(0, first);
+  }
+
+  private async observe(): Promise<EnvObservation> {
+    const obs = await this.outside(() => this.env.observe());
+    this.map.integrate(obs, obs.state.position[1]);
+    this.observedSteps.push(this.steps.length - 1);
+    if (this.options.onObservation) {
+      this.clock.pause();
+      this.options.onObservation(this.observedSteps.length - 1, obs);
+      this.clock.resume();
     }
     return obs;
-  };
+  }
 
-  pause();
-  const first = await env.observe();
-  resume();
-  steps.push({ success: true, state: first.state, pose: first.pose });
-  floorY = first.state.position[1];
-  map.integrate(first, floorY);
-  observedSteps.push(0);
-  options.onObservation?.(0, first);
-  let state = first.state;
-
-  const act = async (action: DiscreteAction): Promise<boolean> => {
-    pause();
-    const result = await env.act({ type: action });
-    resume();
-    const prev = state;
-    state = result.state;
-    const dx = state.position[0] - prev.position[0];
-    const dz = state.position[2] - prev.position[2];
-    const dy = state.position[1] - prev.position[1];
-    pathLengthM += Math.hypot(dx, dy, dz);
-    if (action === "move_forward" && result.success) moves++;
+  /** One action; a successful one is followed by a view. */
+  async act(action: DiscreteAction): Promise<boolean> {
+    const result = await this.outside(() => this.env.act({ type: action }));
+    const prev = this.state;
+    this.state = result.state;
+    this.pathLengthM += Math.hypot(this.state.position[0] - prev.position[0], this.state.position[1] - prev.position[1], this.state.position[2] - prev.position[2]);
+    if (action === "move_forward" && result.success) this.moves++;
     if (result.success) {
-      steps.push({ action, success: true, state, pose: new Float64Array(0) });
-      const obs = await observe();
-      (steps[steps.length - 1] as TrajectoryStep).pose = obs.pose;
+      this.steps.push({ action, success: true, state: this.state, pose: new Float64Array(0) });
+      const obs = await this.observe();
+      (this.steps[this.steps.length - 1] as TrajectoryStep).pose = obs.pose;
     } else {
-      const last = steps[steps.length - 1] as TrajectoryStep;
-      steps.push({ action, success: false, state, pose: last.pose });
+      const last = this.steps[this.steps.length - 1] as TrajectoryStep;
+      this.steps.push({ action, success: false, state: this.state, pose: last.pose });
     }
     return result.success;
-  };
+  }
+
+  budgetLeft(maxSteps: number): boolean {
+    return this.steps.length - 1 < maxSteps;
+  }
+
+  /** Turns toward `heading` until within half a turn step or out of budget. */
+  async face(heading: number, maxSteps: number): Promise<void> {
+    let err = wrapAngle(heading - this.state.yaw);
+    while (Math.abs(err) > TURN / 2 && this.budgetLeft(maxSteps)) {
+      await this.act(err > 0 ? "turn_left" : "turn_right");
+      err = wrapAngle(heading - this.state.yaw);
+    }
+  }
+
   /** Never chooses again the cells within `radius` metres of `cell`. */
-  const excludeAround = (cell: number, radius: number): void => {
+  excludeAround(cell: number, radius: number): void {
+    const { map } = this;
     const k = Math.ceil(radius / map.cellSize);
     const gc = cell % map.cols;
     const gr = (cell - gc) / map.cols;
@@ -178,112 +203,118 @@ export async function exploreFrontier(env: Environment, options: FrontierExplore
       for (let dc = -k; dc <= k; dc++) {
         const c = gc + dc;
         const r = gr + dr;
-        if (c >= 0 && r >= 0 && c < map.cols && r < map.rows) excluded[r * map.cols + c] = 1;
+        if (c >= 0 && r >= 0 && c < map.cols && r < map.rows) this.excluded[r * map.cols + c] = 1;
       }
     }
-  };
-  const budgetLeft = (): boolean => steps.length - 1 < maxSteps;
+  }
+
+  /** Something unseen stopped a move: the cell ahead is marked occupied. */
+  markBlocked(): void {
+    const ax = this.state.position[0] - Math.sin(this.state.yaw) * (MOVE_STEP_M + 0.15);
+    const az = this.state.position[2] - Math.cos(this.state.yaw) * (MOVE_STEP_M + 0.15);
+    this.map.markOccupied(this.map.cellAt(ax, az));
+  }
+}
+
+/** The waypoint on a path: from the path cell nearest the agent, the first at least one move away (else the goal). */
+export function pathWaypoint(map: OccupancyMap, path: number[], position: Point3, goal: [number, number]): [number, number] {
+  let nearestIdx = 0;
+  let nearestD = Infinity;
+  for (let i = 0; i < path.length; i++) {
+    const [x, z] = map.cellCentre(path[i] as number);
+    const d = Math.hypot(x - position[0], z - position[2]);
+    if (d < nearestD) {
+      nearestD = d;
+      nearestIdx = i;
+    }
+  }
+  for (let i = nearestIdx; i < path.length; i++) {
+    const [x, z] = map.cellCentre(path[i] as number);
+    if (Math.hypot(x - position[0], z - position[2]) >= MOVE_STEP_M) return [x, z];
+  }
+  return goal;
+}
+
+/** Explores `env` from its current state (call `reset` first for the episode's start). */
+export async function exploreFrontier(env: Environment, options: FrontierExplorerOptions = {}): Promise<ExplorationResult> {
+  const maxSteps = options.maxSteps ?? 500;
+  const reach = options.reachRadius ?? 0.3;
+  const walk = new FrontierWalk(env, await env.bounds(), options);
+  const { map } = walk;
+  await walk.start();
+  let stop: StopReason = "budget";
 
   // A full turn on the spot first.
-  for (let i = 0; i < Math.round((2 * Math.PI) / TURN) && budgetLeft(); i++) await act("turn_left");
+  for (let i = 0; i < Math.round((2 * Math.PI) / TURN) && walk.budgetLeft(maxSteps); i++) await walk.act("turn_left");
 
   let goal: ReturnType<typeof chooseGoal>;
   let path: number[] | undefined;
   let pathVersion = -1;
   let fails = 0;
-  while (budgetLeft()) {
-    const agentCell = nearestTraversable(map, map.cellAt(state.position[0], state.position[2]));
+  while (walk.budgetLeft(maxSteps)) {
+    const position = walk.state.position;
+    const agentCell = nearestTraversable(map, map.cellAt(position[0], position[2]));
     if (goal === undefined) {
-      goal = chooseGoal(map, agentCell, { ...options, excluded });
+      goal = chooseGoal(map, agentCell, { ...options, excluded: walk.excluded });
       if (goal === undefined) {
         stop = "no_frontier";
         break;
       }
-      goals.push({ point: goal.point, distance: goal.distance, gain: goal.gain, score: goal.score, reached: false });
+      walk.goals.push({ point: goal.point, distance: goal.distance, gain: goal.gain, score: goal.score, reached: false });
       path = undefined;
       fails = 0;
     }
-    const [gx, gz] = goal.point;
-    if (Math.hypot(gx - state.position[0], gz - state.position[2]) <= reach) {
-      (goals[goals.length - 1] as ExplorationResult["goals"][number]).reached = true;
+    if (Math.hypot(goal.point[0] - position[0], goal.point[1] - position[2]) <= reach) {
+      (walk.goals[walk.goals.length - 1] as ExplorationResult["goals"][number]).reached = true;
       // The goal and its surroundings are done: never choose them again.
-      excludeAround(goal.cell, 0.5);
+      walk.excludeAround(goal.cell, 0.5);
       // Look toward the cluster it came for.
-      const want = headingTo(state.position[0], state.position[2], goal.cluster.centroid[0], goal.cluster.centroid[1]);
-      let err = wrapAngle(want - state.yaw);
-      while (Math.abs(err) > TURN / 2 && budgetLeft()) {
-        await act(err > 0 ? "turn_left" : "turn_right");
-        err = wrapAngle(want - state.yaw);
-      }
+      await walk.face(headingTo(position[0], position[2], goal.cluster.centroid[0], goal.cluster.centroid[1]), maxSteps);
       goal = undefined;
       continue;
     }
     if (path === undefined || pathVersion !== map.occupiedVersion && path.some((c) => !map.traversable(c))) {
-      if (path !== undefined) replans++;
+      if (path !== undefined) walk.replans++;
       path = aStar(map, agentCell, goal.cell);
       pathVersion = map.occupiedVersion;
       if (path === undefined) {
-        excludeAround(goal.cell, 0.3);
+        walk.excludeAround(goal.cell, 0.3);
         goal = undefined;
         continue;
       }
     }
-    // The waypoint: the first path cell at least one move away (or the goal).
-    let wx = gx;
-    let wz = gz;
-    let nearestIdx = 0;
-    let nearestD = Infinity;
-    for (let i = 0; i < path.length; i++) {
-      const [x, z] = map.cellCentre(path[i] as number);
-      const d = Math.hypot(x - state.position[0], z - state.position[2]);
-      if (d < nearestD) {
-        nearestD = d;
-        nearestIdx = i;
-      }
-    }
-    for (let i = nearestIdx; i < path.length; i++) {
-      const [x, z] = map.cellCentre(path[i] as number);
-      if (Math.hypot(x - state.position[0], z - state.position[2]) >= MOVE_STEP_M) {
-        wx = x;
-        wz = z;
-        break;
-      }
-    }
-    const want = headingTo(state.position[0], state.position[2], wx, wz);
-    const err = wrapAngle(want - state.yaw);
+    const [wx, wz] = pathWaypoint(map, path, position, goal.point);
+    const err = wrapAngle(headingTo(position[0], position[2], wx, wz) - walk.state.yaw);
     if (Math.abs(err) > TURN / 2 + 1e-9) {
-      await act(err > 0 ? "turn_left" : "turn_right");
+      await walk.act(err > 0 ? "turn_left" : "turn_right");
       continue;
     }
-    const ok = await act("move_forward");
-    if (!ok) {
+    if (!(await walk.act("move_forward"))) {
       // Something unseen is in the way: mark it and plan again.
-      replans++;
+      walk.replans++;
       fails++;
-      const ax = state.position[0] - Math.sin(state.yaw) * (MOVE_STEP_M + 0.15);
-      const az = state.position[2] - Math.cos(state.yaw) * (MOVE_STEP_M + 0.15);
-      map.markOccupied(map.cellAt(ax, az));
+      walk.markBlocked();
       path = undefined;
       if (fails > 8) {
-        excluded[goal.cell] = 1;
+        walk.excluded[goal.cell] = 1;
         goal = undefined;
       }
     }
   }
-  pause();
-  const actions = steps.length - 1;
+  walk.clock.pause();
+  const actions = walk.steps.length - 1;
   return {
-    steps,
+    steps: walk.steps,
     actions,
-    moves,
-    pathLengthM,
+    moves: walk.moves,
+    pathLengthM: walk.pathLengthM,
     pathLengthSteps: actions,
-    observedSteps,
-    goals,
-    replans,
+    observedSteps: walk.observedSteps,
+    goals: walk.goals,
+    replans: walk.replans,
     stop,
     map,
-    explorerMs: clock.ownMs(),
-    explorerMsPerStep: actions > 0 ? clock.ownMs() / actions : 0,
+    explorerMs: walk.clock.ownMs(),
+    explorerMsPerStep: actions > 0 ? walk.clock.ownMs() / actions : 0,
   };
 }
