@@ -195,17 +195,7 @@ class FrontierWalk {
 
   /** Never chooses again the cells within `radius` metres of `cell`. */
   excludeAround(cell: number, radius: number): void {
-    const { map } = this;
-    const k = Math.ceil(radius / map.cellSize);
-    const gc = cell % map.cols;
-    const gr = (cell - gc) / map.cols;
-    for (let dr = -k; dr <= k; dr++) {
-      for (let dc = -k; dc <= k; dc++) {
-        const c = gc + dc;
-        const r = gr + dr;
-        if (c >= 0 && r >= 0 && c < map.cols && r < map.rows) this.excluded[r * map.cols + c] = 1;
-      }
-    }
+    excludeAround(this.map, this.excluded, cell, radius);
   }
 
   /** Something unseen stopped a move: the cell ahead is marked occupied. */
@@ -213,6 +203,20 @@ class FrontierWalk {
     const ax = this.state.position[0] - Math.sin(this.state.yaw) * (MOVE_STEP_M + 0.15);
     const az = this.state.position[2] - Math.cos(this.state.yaw) * (MOVE_STEP_M + 0.15);
     this.map.markOccupied(this.map.cellAt(ax, az));
+  }
+}
+
+/** Marks the cells of the square within `radius` metres of `cell` as never to be chosen again. */
+export function excludeAround(map: OccupancyMap, excluded: Uint8Array, cell: number, radius: number): void {
+  const k = Math.ceil(radius / map.cellSize);
+  const gc = cell % map.cols;
+  const gr = (cell - gc) / map.cols;
+  for (let dr = -k; dr <= k; dr++) {
+    for (let dc = -k; dc <= k; dc++) {
+      const c = gc + dc;
+      const r = gr + dr;
+      if (c >= 0 && r >= 0 && c < map.cols && r < map.rows) excluded[r * map.cols + c] = 1;
+    }
   }
 }
 

@@ -54,11 +54,12 @@
 import { join } from "node:path";
 import { renderPromptFile, seededRandom } from "../../core/index.js";
 import { FrameFolderWriter, loadSharp, prepareImage, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
-import { inRole, type ChatModel, type ChatRequest, type ContentPart } from "../../models/index.js";
-import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type Point3 } from "../../sim/index.js";
-import { newTrace, promptHashes, tracedCall } from "../calls.js";
-import { explorerClock, nearestTraversable } from "./explorer.js";
-import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, STOP_CHECK_ROLE, fineEqaBlindAnswer, fineEqaBudget, fineEqaViewAnswer, fineEqaPromptHashes, fineEqaRequests, parseStopReply, parseViewRegionReply, type FineEqaExploration, type FineEqaStep } from "./fine-eqa.js";
+import { type ChatModel, type ChatRequest, type ContentPart } from "../../models/index.js";
+import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type Environment, type EnvObservation, type Point3 } from "../../sim/index.js";
+import { promptHashes } from "../calls.js";
+import { nearestTraversable } from "./explorer.js";
+import { EXPRESS_REGIONS, FINE_EQA_PROMPTS, fineEqaBlindAnswer, fineEqaBudget, fineEqaViewAnswer, fineEqaPromptHashes, fineEqaRequests, parseStopReply, parseViewRegionReply, type FineEqaExploration } from "./fine-eqa.js";
+import { FineEqaWalk } from "./fine-eqa-walk.js";
 import {
   REF,
   ReferenceMaps,
@@ -193,53 +194,8 @@ export function parseReferenceRegions(reply: string | null): number[] {
   return out;
 }
 
-/** What one call of the VLM is: its role in the trace, its prompt file, the request, the frames it saw. */
-type ReferenceCall = (role: string, prompt: string, request: ChatRequest, frames?: number[]) => Promise<string | null>;
-
-/**
- * One exploration's bookkeeping: the environment and the VLM, reached off the explorer's own
- * clock; the agent's state; every pose it stood in and the path it walked; unreadable replies.
- */
-class ReferenceRun {
-  readonly trace = newTrace("fine-eqa:reference");
-  readonly clock = explorerClock();
-  readonly steps: FineEqaStep[] = [];
-  readonly badReplies: FineEqaReferenceResult["badReplies"] = [];
-  pathLengthM = 0;
-  pathLengthSteps = 0;
-  state: AgentState = { position: [0, 0, 0], yaw: 0, pitch: 0 };
-  /** The stop checks are a role of their own in the run's ledger of model calls and its cost. */
-  private readonly stopCheckModel: ChatModel;
-
-  constructor(
-    readonly env: Environment,
-    private readonly vlm: ChatModel,
-  ) {
-    this.stopCheckModel = inRole(vlm, STOP_CHECK_ROLE);
-  }
-
-  /** Awaits the environment, the model or the disk: their time is not the explorer's own. */
-  async outside<T>(work: () => Promise<T>): Promise<T> {
-    this.clock.pause();
-    try {
-      return await work();
-    } finally {
-      this.clock.resume();
-    }
-  }
-
-  readonly call: ReferenceCall = async (role, prompt, request, frames) => {
-    const response = await this.outside(() => tracedCall(this.trace, role === STOP_CHECK_ROLE ? this.stopCheckModel : this.vlm, role, prompt, request, frames));
-    return response.text;
-  };
-
-  async act(action: DiscreteAction): Promise<void> {
-    const result = await this.outside(() => this.env.act({ type: action }));
-    this.state = result.state;
-    this.pathLengthSteps++;
-    this.steps.push({ action, success: result.success, state: this.state });
-  }
-
+/** The reference mode's walk: its moves snap to the navigable floor and add the environment's geodesic distance. */
+class ReferenceRun extends FineEqaWalk {
   /** A navigable point for a cell: its centre, else the nearest traversable cell's (the reference snaps to the navmesh). */
   async snap(map: OccupancyMap, cell: number): Promise<Point3 | undefined> {
     for (const c of [cell, nearestTraversable(map, cell)]) {
@@ -267,11 +223,6 @@ class ReferenceRun {
     this.steps.push({ action: "teleport", success: true, state: this.state });
     return found;
   }
-
-  /** Records a reply that could not be read; the update it fed is skipped. */
-  unreadable(call: string, reply: string | null): void {
-    this.badReplies.push({ call, reply });
-  }
 }
 
 /** A view the agent took: the observation, its frame index and the image the VLM is shown. */
@@ -285,7 +236,7 @@ interface ReferenceView {
 
 /** Runs the reference mode from the environment's current state (call `reset` first). */
 export async function exploreFineEqaReference(env: Environment, vlm: ChatModel, options: FineEqaReferenceOptions): Promise<FineEqaReferenceResult> {
-  const run = new ReferenceRun(env, vlm);
+  const run = new ReferenceRun(env, vlm, "fine-eqa:reference");
   const bounds = await env.bounds();
   const budget = fineEqaBudget(bounds, options);
   const maps = new ReferenceMaps(new OccupancyMap(bounds, options), seededRandom(options.seed ?? REF.seed));

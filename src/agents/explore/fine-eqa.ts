@@ -43,13 +43,16 @@
 import { join } from "node:path";
 import { loadPromptFile } from "../../core/index.js";
 import { FrameFolderWriter, prepareImage, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
-import { inRole, yesProbability, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../../models/index.js";
-import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAction, type Environment, type EnvObservation, type SceneBounds } from "../../sim/index.js";
-import { newTrace, promptHashes, tracedCall } from "../calls.js";
+import { yesProbability, type ChatModel, type ChatRequest, type ChatResponse, type ContentPart } from "../../models/index.js";
+import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type Environment, type EnvObservation, type SceneBounds } from "../../sim/index.js";
+import { promptHashes } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import { OccupancyMap, type OccupancyOptions } from "./occupancy.js";
 import { ViewFan, aStar, bestViewHeading, chooseGoal, chooseLookout, horizontalFov } from "./planning.js";
-import { explorerClock, headingTo, nearestTraversable } from "./explorer.js";
+import { excludeAround, headingTo, nearestTraversable } from "./explorer.js";
+import { FineEqaWalk, type FineEqaStep } from "./fine-eqa-walk.js";
+
+export { STOP_CHECK_ROLE, type FineEqaStep } from "./fine-eqa-walk.js";
 
 export const FINE_EQA_PROMPTS = {
   region: "fine-eqa-regions",
@@ -82,14 +85,6 @@ export interface FineEqaOptions extends OccupancyOptions {
   image?: ImageOptions;
 }
 
-export interface FineEqaStep {
-  /** What led here (undefined for the start). */
-  action?: DiscreteAction | "teleport";
-  success: boolean;
-  state: AgentState;
-  /** For a teleport: the (x, z) points of the planned route it stands for, start and end excluded. */
-  via?: [number, number][];
-}
 
 export type FineEqaStop = "answered" | "budget" | "no_frontier";
 
@@ -285,64 +280,41 @@ export async function fineEqaBlindAnswer(call: (role: string, prompt: string, re
   return parseAnswerReply(reply);
 }
 
-/** Runs Fine-EQA from the environment's current state (call `reset` first). */
-/** The role of Fine-EQA's stop checks, in its traces and in the run's ledger of model calls (its other calls are the explorer's). */
-export const STOP_CHECK_ROLE = "stop-check";
+/** eqakit's Fine-EQA walk: the occupancy map, the goals never to be chosen again, how often each cell was looked at. */
+class OwnFineEqaWalk extends FineEqaWalk {
+  readonly map: OccupancyMap;
+  readonly excluded: Uint8Array;
+  /** How many looks saw each cell. */
+  readonly looks: Uint16Array;
+  /** What one look sees (from the first observation's camera). */
+  fan: ViewFan | undefined;
+  frontierGoal: number | undefined;
 
-export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: FineEqaOptions): Promise<FineEqaResult> {
-  const trace = newTrace("fine-eqa");
-  const bounds = await env.bounds();
-  const clock = explorerClock();
-  const { pause, resume } = clock;
-  const budget = fineEqaBudget(bounds, options);
-  const maxHop = options.maxHopM ?? 3;
-  const maxRounds = options.roundsPerRegion ?? 3;
-  const map = new OccupancyMap(bounds, options);
-  const excluded = new Uint8Array(map.cols * map.rows);
-  const writer = new FrameFolderWriter(options.framesDir);
-  const badReplies: FineEqaResult["badReplies"] = [];
-  const steps: FineEqaStep[] = [];
-  const observedSteps: number[] = [];
-  let pathLengthM = 0;
-  let pathLengthSteps = 0;
+  constructor(
+    env: Environment,
+    vlm: ChatModel,
+    bounds: SceneBounds,
+    private readonly options: FineEqaOptions,
+  ) {
+    super(env, vlm, "fine-eqa");
+    this.map = new OccupancyMap(bounds, options);
+    this.excluded = new Uint8Array(this.map.cols * this.map.rows);
+    this.looks = new Uint16Array(this.map.cols * this.map.rows);
+  }
 
-  const stopChecks: FineEqaStopCheck[] = [];
-  // the stop checks are a role of their own in the run's ledger of model calls and its cost
-  const stopCheckModel = inRole(vlm, STOP_CHECK_ROLE);
-  const respond = async (role: string, prompt: string, request: ChatRequest, frames?: number[]): Promise<ChatResponse> => {
-    pause();
-    const response = await tracedCall(trace, role === STOP_CHECK_ROLE ? stopCheckModel : vlm, role, prompt, request, frames);
-    resume();
-    return response;
-  };
-  const call = async (role: string, prompt: string, request: ChatRequest, frames?: number[]): Promise<string | null> => (await respond(role, prompt, request, frames)).text;
+  agentCell(): number {
+    return nearestTraversable(this.map, this.map.cellAt(this.state.position[0], this.state.position[2]));
+  }
 
-  const regionReply = await call("regions", FINE_EQA_PROMPTS.region, fineEqaRequests.regions(options.question));
-  const regions = parseRegionReply(regionReply);
-  if (regionReply === null) badReplies.push({ call: "regions", reply: regionReply });
-  const rounds: Record<string, number> = Object.fromEntries(regions.map((r) => [r, 0]));
-  const sightings = new Map<string, number>();
+  /** A view taken: into the map and the count of looks. */
+  integrate(obs: EnvObservation): void {
+    this.map.integrate(obs, obs.state.position[1]);
+    this.fan ??= new ViewFan(this.map, { hfov: horizontalFov(obs.camera), range: 4 });
+    this.fan.forEach(this.state.position[0], this.state.position[2], this.state.yaw, (c) => {
+      if ((this.looks[c] as number) < 0xffff) this.looks[c] = (this.looks[c] as number) + 1;
+    });
+  }
 
-  let state: AgentState = { position: [0, 0, 0], yaw: 0, pitch: 0 };
-  let lookAroundLeft = 0;
-  let frontierGoal: number | undefined;
-  let answer: string | null = null;
-  let answerSource: FineEqaResult["answerSource"] = "blind";
-  let stop: FineEqaStop = "budget";
-  let explorationSteps = 0;
-
-  const act = async (action: DiscreteAction): Promise<void> => {
-    pause();
-    const result = await env.act({ type: action });
-    resume();
-    state = result.state;
-    pathLengthSteps++;
-    steps.push({ action, success: result.success, state });
-  };
-
-  /** What one look sees (from the first observation's camera), and how many looks saw each cell. */
-  let fan: ViewFan | undefined;
-  const looks = new Uint16Array(map.cols * map.rows);
   /**
    * Teleports one hop toward `goal`: `moved`, `refused` (the environment refused the point,
    * which is marked occupied so that the next plan avoids it) or `stuck` (no path, or already
@@ -350,182 +322,199 @@ export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: 
    * could reveal the most unknown floor from where it lands, with a number that heading when it
    * lands on the goal.
    */
-  const hopToward = async (goal: number, face?: "unknown" | number): Promise<"moved" | "refused" | "stuck"> => {
-    const agentCell = nearestTraversable(map, map.cellAt(state.position[0], state.position[2]));
+  async hopToward(goal: number, face?: "unknown" | number): Promise<"moved" | "refused" | "stuck"> {
+    const { map, state } = this;
+    const agentCell = this.agentCell();
     const path = aStar(map, agentCell, goal);
     if (path === undefined || path.length < 2) return "stuck";
-    const hop = hopAlong(map, path, maxHop);
+    const hop = hopAlong(map, path, this.options.maxHopM ?? 3);
     if (hop.cell === agentCell) return "stuck";
     const [x, z] = map.cellCentre(hop.cell);
     let yaw = headingTo(state.position[0], state.position[2], x, z);
-    if (face === "unknown" && fan) {
-      const best = bestViewHeading(fan, hop.cell);
+    if (face === "unknown" && this.fan) {
+      const best = bestViewHeading(this.fan, hop.cell);
       if (best.unknown > 0) yaw = best.yaw;
     } else if (typeof face === "number" && hop.cell === goal) yaw = face;
     const target: AgentState = { position: [x, state.position[1], z], yaw, pitch: 0 };
-    pause();
-    const result = await env.act({ type: "teleport", state: target });
-    const geodesic = result.success ? await env.geodesicDistance(state.position, result.state.position) : 0;
-    resume();
+    const { result, geodesic } = await this.outside(async () => {
+      const result = await this.env.act({ type: "teleport", state: target });
+      return { result, geodesic: result.success ? await this.env.geodesicDistance(state.position, result.state.position) : 0 };
+    });
     if (!result.success) {
       map.markOccupied(hop.cell);
       return "refused";
     }
     const metres = Number.isFinite(geodesic) ? geodesic : hop.lengthM;
-    pathLengthM += metres;
-    pathLengthSteps += Math.ceil(metres / MOVE_STEP_M - 1e-9) + Math.round(Math.abs(wrapAngle(yaw - state.yaw)) / TURN);
-    state = result.state;
-    steps.push({ action: "teleport", success: true, state, via: path.slice(1, hop.index).map((c) => map.cellCentre(c)) });
+    this.pathLengthM += metres;
+    this.pathLengthSteps += Math.ceil(metres / MOVE_STEP_M - 1e-9) + Math.round(Math.abs(wrapAngle(yaw - state.yaw)) / TURN);
+    this.state = result.state;
+    this.steps.push({ action: "teleport", success: true, state: this.state, via: path.slice(1, hop.index).map((c) => map.cellCentre(c)) });
     return "moved";
-  };
+  }
 
-  const frontierHop = async (): Promise<boolean> => {
+  /** One hop toward a frontier goal (chosen anew once reached or unreachable); false when no frontier is left. */
+  async frontierHop(): Promise<boolean> {
     for (let tries = 0; tries < 8; tries++) {
-      if (frontierGoal === undefined) {
-        const agentCell = nearestTraversable(map, map.cellAt(state.position[0], state.position[2]));
-        const goal = chooseGoal(map, agentCell, { excluded });
+      if (this.frontierGoal === undefined) {
+        const goal = chooseGoal(this.map, this.agentCell(), { excluded: this.excluded });
         if (goal === undefined) return false;
-        frontierGoal = goal.cell;
+        this.frontierGoal = goal.cell;
       }
-      const [gx, gz] = map.cellCentre(frontierGoal);
-      const reached = Math.hypot(gx - state.position[0], gz - state.position[2]) <= 0.3;
+      const [gx, gz] = this.map.cellCentre(this.frontierGoal);
+      const reached = Math.hypot(gx - this.state.position[0], gz - this.state.position[2]) <= 0.3;
       if (!reached) {
-        const hop = await hopToward(frontierGoal, "unknown");
+        const hop = await this.hopToward(this.frontierGoal, "unknown");
         if (hop === "moved") return true;
         // A refused point is marked occupied: plan to the same goal again.
         if (hop === "refused") continue;
       }
       // Reached or unreachable: never this goal (and its surroundings) again.
-      const k = Math.ceil(0.5 / map.cellSize);
-      const gc = frontierGoal % map.cols;
-      const gr = (frontierGoal - gc) / map.cols;
-      for (let dr = -k; dr <= k; dr++) {
-        for (let dc = -k; dc <= k; dc++) {
-          const c = gc + dc;
-          const r = gr + dr;
-          if (c >= 0 && r >= 0 && c < map.cols && r < map.rows) excluded[r * map.cols + c] = 1;
-        }
-      }
-      frontierGoal = undefined;
+      excludeAround(this.map, this.excluded, this.frontierGoal, 0.5);
+      this.frontierGoal = undefined;
     }
     return false;
-  };
+  }
 
   /** Teleports where the least-looked-at part of the map is in view (`chooseLookout`), or one hop toward it; false when nothing is left to look at. */
-  const lookoutHop = async (): Promise<boolean> => {
-    for (let tries = 0; tries < 8 && fan; tries++) {
-      const agentCell = nearestTraversable(map, map.cellAt(state.position[0], state.position[2]));
-      const lookout = chooseLookout(fan, agentCell, looks);
+  async lookoutHop(): Promise<boolean> {
+    for (let tries = 0; tries < 8 && this.fan; tries++) {
+      const agentCell = this.agentCell();
+      const lookout = chooseLookout(this.fan, agentCell, this.looks);
       if (lookout === undefined) return false;
       if (lookout.cell !== agentCell) {
-        const hop = await hopToward(lookout.cell, lookout.yaw);
+        const hop = await this.hopToward(lookout.cell, lookout.yaw);
         if (hop === "moved") return true;
         if (hop === "refused") continue;
       }
       // Here already (or no path to it): turn where it looks.
-      const target: AgentState = { position: state.position, yaw: lookout.yaw, pitch: 0 };
-      pause();
-      const result = await env.act({ type: "teleport", state: target });
-      resume();
+      const target: AgentState = { position: this.state.position, yaw: lookout.yaw, pitch: 0 };
+      const result = await this.outside(() => this.env.act({ type: "teleport", state: target }));
       if (!result.success) return false;
-      pathLengthSteps += Math.round(Math.abs(wrapAngle(lookout.yaw - state.yaw)) / TURN);
-      state = result.state;
-      steps.push({ action: "teleport", success: true, state });
+      this.pathLengthSteps += Math.round(Math.abs(wrapAngle(lookout.yaw - this.state.yaw)) / TURN);
+      this.state = result.state;
+      this.steps.push({ action: "teleport", success: true, state: this.state });
       return true;
     }
     return false;
-  };
+  }
+}
+
+/** The relevant regions' look-arounds: rounds made in each, a sighted point per region to go to, looks left in the round under way. */
+interface RegionRounds {
+  regions: string[];
+  rounds: Record<string, number>;
+  sightings: Map<string, number>;
+  lookAroundLeft: number;
+  maxRounds: number;
+}
+
+/** Runs Fine-EQA from the environment's current state (call `reset` first). */
+export async function exploreFineEqa(env: Environment, vlm: ChatModel, options: FineEqaOptions): Promise<FineEqaResult> {
+  const bounds = await env.bounds();
+  const walk = new OwnFineEqaWalk(env, vlm, bounds, options);
+  const budget = fineEqaBudget(bounds, options);
+  const writer = new FrameFolderWriter(options.framesDir);
+  const observedSteps: number[] = [];
+  const stopChecks: FineEqaStopCheck[] = [];
+
+  const regionReply = await walk.call("regions", FINE_EQA_PROMPTS.region, fineEqaRequests.regions(options.question));
+  const regions = parseRegionReply(regionReply);
+  if (regionReply === null) walk.unreadable("regions", regionReply);
+  const plan: RegionRounds = { regions, rounds: Object.fromEntries(regions.map((r) => [r, 0])), sightings: new Map(), lookAroundLeft: 0, maxRounds: options.roundsPerRegion ?? 3 };
+  let answer: string | null = null;
+  let answerSource: FineEqaResult["answerSource"] = "blind";
+  let stop: FineEqaStop = "budget";
+  let explorationSteps = 0;
 
   while (explorationSteps < budget) {
-    pause();
-    const obs: EnvObservation = await env.observe();
-    const frame = await writer.write(obs);
-    const image = await prepareImage(join(options.framesDir, `${String(frame).padStart(5, "0")}-rgb.png`), options.image);
-    resume();
-    state = obs.state;
-    if (steps.length === 0) steps.push({ success: true, state });
-    map.integrate(obs, obs.state.position[1]);
-    fan ??= new ViewFan(map, { hfov: horizontalFov(obs.camera), range: 4 });
-    fan.forEach(state.position[0], state.position[2], state.yaw, (c) => {
-      if ((looks[c] as number) < 0xffff) looks[c] = (looks[c] as number) + 1;
+    const { obs, frame, image } = await walk.outside(async () => {
+      const obs = await env.observe();
+      const frame = await writer.write(obs);
+      const image = await prepareImage(join(options.framesDir, `${String(frame).padStart(5, "0")}-rgb.png`), options.image);
+      return { obs, frame, image };
     });
-    observedSteps.push(steps.length - 1);
+    walk.state = obs.state;
+    if (walk.steps.length === 0) walk.steps.push({ success: true, state: walk.state });
+    walk.integrate(obs);
+    observedSteps.push(walk.steps.length - 1);
     explorationSteps++;
-    const stopResponse = await respond("stop-check", FINE_EQA_PROMPTS.explore, fineEqaRequests.stopCheck(options.question, image), [frame]);
+    const stopResponse = await walk.respond("stop-check", FINE_EQA_PROMPTS.explore, fineEqaRequests.stopCheck(options.question, image), [frame]);
     const stopReply = stopResponse.text;
     stopChecks.push(readStopCheck(stopResponse, frame));
-    if (stopReply === null) badReplies.push({ call: "stop-check", reply: stopReply });
+    if (stopReply === null) walk.unreadable("stop-check", stopReply);
     if (parseStopReply(stopReply)) {
-      answer = await fineEqaViewAnswer(call, options.question, image, frame, badReplies);
+      answer = await fineEqaViewAnswer(walk.call, options.question, image, frame, walk.badReplies);
       answerSource = "view";
       stop = "answered";
       break;
     }
     if (explorationSteps >= budget) break;
-
-    if (regions.length > 0 && lookAroundLeft === 0) {
-      const reply = await call("view-region", FINE_EQA_PROMPTS.viewRegion, fineEqaRequests.viewRegion(image), [frame]);
-      const seen = parseViewRegionReply(reply);
-      if (seen === undefined) badReplies.push({ call: "view-region", reply });
-      else if (regions.includes(seen) && (rounds[seen] ?? 0) < maxRounds && !sightings.has(seen)) sightings.set(seen, pointAhead(map, state));
-    }
-
-    if (lookAroundLeft > 0) {
-      lookAroundLeft--;
-      for (let i = 0; i < 3; i++) await act("turn_left");
-      continue;
-    }
-    let moved = false;
-    for (const region of regions) {
-      const goal = sightings.get(region);
-      if (goal === undefined || (rounds[region] ?? 0) >= maxRounds) continue;
-      const [gx, gz] = map.cellCentre(goal);
-      if (Math.hypot(gx - state.position[0], gz - state.position[2]) <= 0.5) {
-        // Arrived: a round of looking in the four directions begins (this view is the first).
-        rounds[region] = (rounds[region] ?? 0) + 1;
-        sightings.delete(region);
-        lookAroundLeft = 2;
-        for (let i = 0; i < 3; i++) await act("turn_left");
-        moved = true;
-        break;
-      }
-      if ((await hopToward(goal)) === "moved") {
-        moved = true;
-        break;
-      }
-      sightings.delete(region);
-    }
-    if (moved) continue;
-    if (!(await frontierHop()) && !(await lookoutHop())) {
+    if (!(await moveFineEqa(walk, plan, image, frame))) {
       stop = "no_frontier";
       break;
     }
   }
 
-  if (answerSource === "blind") answer = await fineEqaBlindAnswer(call, options.question, badReplies);
-  trace.agentAnswer = answer;
-  trace.frames = observedSteps.map((_, i) => i);
-  pause();
+  if (answerSource === "blind") answer = await fineEqaBlindAnswer(walk.call, options.question, walk.badReplies);
+  walk.trace.agentAnswer = answer;
+  walk.trace.frames = observedSteps.map((_, i) => i);
+  walk.clock.pause();
   return {
     answer,
     answerSource,
     stop,
     regions,
-    roundsByRegion: rounds,
+    roundsByRegion: plan.rounds,
     explorationSteps,
     budget,
-    steps,
-    pathLengthM,
-    pathLengthSteps,
+    steps: walk.steps,
+    pathLengthM: walk.pathLengthM,
+    pathLengthSteps: walk.pathLengthSteps,
     frames: writer.frames,
     observedSteps,
-    badReplies,
+    badReplies: walk.badReplies,
     stopChecks,
-    map,
-    trace,
-    explorerMs: clock.ownMs(),
-    explorerMsPerStep: explorationSteps > 0 ? clock.ownMs() / explorationSteps : 0,
+    map: walk.map,
+    trace: walk.trace,
+    explorerMs: walk.clock.ownMs(),
+    explorerMsPerStep: explorationSteps > 0 ? walk.clock.ownMs() / explorationSteps : 0,
   };
+}
+
+/**
+ * After a view that did not stop the exploration: note a relevant region it shows (the point
+ * ahead), then go on looking around, walk to a sighted region's point (a round of four looks on
+ * arrival), or hop toward a frontier, else a lookout. False when nothing is left to explore.
+ */
+async function moveFineEqa(walk: OwnFineEqaWalk, plan: RegionRounds, image: PreparedImage, frame: number): Promise<boolean> {
+  const { map } = walk;
+  if (plan.regions.length > 0 && plan.lookAroundLeft === 0) {
+    const reply = await walk.call("view-region", FINE_EQA_PROMPTS.viewRegion, fineEqaRequests.viewRegion(image), [frame]);
+    const seen = parseViewRegionReply(reply);
+    if (seen === undefined) walk.unreadable("view-region", reply);
+    else if (plan.regions.includes(seen) && (plan.rounds[seen] ?? 0) < plan.maxRounds && !plan.sightings.has(seen)) plan.sightings.set(seen, pointAhead(map, walk.state));
+  }
+  if (plan.lookAroundLeft > 0) {
+    plan.lookAroundLeft--;
+    for (let i = 0; i < 3; i++) await walk.act("turn_left");
+    return true;
+  }
+  for (const region of plan.regions) {
+    const goal = plan.sightings.get(region);
+    if (goal === undefined || (plan.rounds[region] ?? 0) >= plan.maxRounds) continue;
+    const [gx, gz] = map.cellCentre(goal);
+    if (Math.hypot(gx - walk.state.position[0], gz - walk.state.position[2]) <= 0.5) {
+      // Arrived: a round of looking in the four directions begins (this view is the first).
+      plan.rounds[region] = (plan.rounds[region] ?? 0) + 1;
+      plan.sightings.delete(region);
+      plan.lookAroundLeft = 2;
+      for (let i = 0; i < 3; i++) await walk.act("turn_left");
+      return true;
+    }
+    if ((await walk.hopToward(goal)) === "moved") return true;
+    plan.sightings.delete(region);
+  }
+  return (await walk.frontierHop()) || (await walk.lookoutHop());
 }
 
 /** The prompts' hashes, for a run's configuration. */
