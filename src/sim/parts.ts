@@ -176,284 +176,352 @@ function carcass(f: Frame, colour: Rgb, material: number, y0 = 0): void {
   f.box(0, f.W, y0, f.H, 0, f.D - 0.02, colour, material);
 }
 
-function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+/** The wood of a piece's legs, frame or base: dark or light by its style. */
+function woodOf(s: (k: number) => number): Rgb {
+  return s(1) < 0.5 ? [118, 78, 44] : [160, 118, 72];
+}
+
+type FurnitureShaper = (home: Home, o: SceneObject, f: Frame, colour: Rgb) => void;
+
+/** A table, desk or coffee table: a top on four legs; a desk with its chair pushed in and its monitor; places set at a table or desk. */
+function shapeTable(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
   const s = styleOf(home, o);
   const { W, H, D } = f;
-  const wood: Rgb = s(1) < 0.5 ? [118, 78, 44] : [160, 118, 72];
-  switch (o.type) {
-    case "table":
-    case "desk":
-    case "coffee table": {
-      const top = 0.035 + 0.02 * s(2);
-      const round = s(3) < 0.4;
-      const seats = o.type === "coffee table" ? 0 : o.type === "desk" ? 1 : W >= 1.2 ? 2 : 1;
-      // places set at a table or desk; the top stops short of a desk chair's back
-      const reach = seats > 0 ? D - 0.05 : D;
-      // a dining table wears a cloth in its own colour hanging 20 cm over its edges: the embedded
-      // detector finds a table so dressed from more of a recording's views (BENCHMARKS.md)
-      if (o.type === "table") f.box(0, W, H - TABLECLOTH_DROP_M, H, 0, reach, shade(colour, 0.9), FABRIC);
-      else f.box(0, W, H - top, H, 0, reach, colour, WOOD);
-      const leg = o.type === "coffee table" ? 0.05 : 0.045 + 0.015 * s(4);
-      legs(f, H - top, leg, 0.03 + 0.03 * s(5), shade(colour, 0.8), WOOD, round, reach);
-      const chair: Rgb = s(11) < 0.4 ? shade(colour, 0.9) : s(11) < 0.7 ? BLACK : [150, 110, 70];
-      // a desk's chair pushed in under its front edge; a dining table has none (a detector saw chairs pushed in, not the table)
-      if (o.type === "desk") chairAt(f, s(7) < 0.5 ? W * 0.68 : W * 0.32, D, 0.44, chair, H - top - 0.02);
-      if (seats > 0) {
-        // the table set: a plate and a cup at each place, a bowl and a bottle further back; plates and cups in colour on a light top
-        for (let k = 0; k < seats; k++) {
-          const centre = o.type === "desk" ? (s(7) < 0.5 ? W * 0.68 : W * 0.32) : ((k + 0.5) * W) / seats;
-          const light = colour[0] + colour[1] + colour[2] > 540;
-          f.cylinder(centre, reach - 0.2, 0.12, H, H + 0.015, light ? [60, 80, 130] : WHITE, CERAMIC);
-          f.cylinder(centre + 0.2, reach - 0.28, 0.04, H, H + 0.1, light ? [190, 70, 50] : WHITE, CERAMIC);
-        }
-        f.add(BOWL, W / 2 - 0.12, W / 2 + 0.12, H, H + 0.08, reach * 0.3 - 0.1, reach * 0.3 + 0.1, s(13) < 0.5 ? [230, 200, 90] : [190, 70, 50], CERAMIC);
-        f.cylinder(W / 2 + 0.25, reach * 0.3, 0.035, H, H + 0.28, [40, 110, 60], GLASS);
-        if (o.type === "table") {
-          const light = colour[0] + colour[1] + colour[2] > 540;
-          for (let k = 0; k < seats; k++) f.cylinder(((k + 0.5) * W) / seats, 0.18, 0.12, H, H + 0.015, light ? [60, 80, 130] : WHITE, CERAMIC);
-        }
-        if (o.type === "desk") {
-          // a monitor on a foot, towards the back
-          const centre = s(7) < 0.5 ? W * 0.68 : W * 0.32;
-          f.box(centre - 0.08, centre + 0.08, H, H + 0.015, 0.08, 0.22, BLACK, PLASTIC);
-          f.box(centre - 0.02, centre + 0.02, H, H + 0.14, 0.12, 0.15, BLACK, PLASTIC);
-          f.box(centre - 0.27, centre + 0.27, H + 0.1, H + 0.42, 0.15, 0.18, BLACK, PLASTIC);
-          f.box(centre - 0.26, centre + 0.26, H + 0.11, H + 0.41, 0.18, 0.185, [30, 40, 60], SCREEN);
-        }
-      }
-      if (o.type === "coffee table" && s(6) < 0.6) f.box(0.05, W - 0.05, 0.1, 0.125, 0.05, D - 0.05, shade(colour, 0.9), WOOD);
-      if (o.type === "desk" && s(12) < 0.35) {
-        // a drawer pedestal and a modesty panel, on some desks
-        const left = s(7) < 0.5;
-        const a0 = left ? 0.02 : W - 0.44;
-        f.box(a0, a0 + 0.42, 0, H - top, 0.02, D - 0.03, colour, WOOD);
-        fronts(f, 3, 1, 0.04, H - top - 0.01, colour, STEEL, true, a0, 0.42);
-        f.box(left ? 0.44 : 0.04, left ? W - 0.04 : W - 0.46, H - top - 0.35, H - top, 0.04, 0.06, shade(colour, 0.85), WOOD);
-      }
-      break;
+  const top = 0.035 + 0.02 * s(2);
+  const round = s(3) < 0.4;
+  const seats = o.type === "coffee table" ? 0 : o.type === "desk" ? 1 : W >= 1.2 ? 2 : 1;
+  // places set at a table or desk; the top stops short of a desk chair's back
+  const reach = seats > 0 ? D - 0.05 : D;
+  // a dining table wears a cloth in its own colour hanging 20 cm over its edges: the embedded
+  // detector finds a table so dressed from more of a recording's views (BENCHMARKS.md)
+  if (o.type === "table") f.box(0, W, H - TABLECLOTH_DROP_M, H, 0, reach, shade(colour, 0.9), FABRIC);
+  else f.box(0, W, H - top, H, 0, reach, colour, WOOD);
+  const leg = o.type === "coffee table" ? 0.05 : 0.045 + 0.015 * s(4);
+  legs(f, H - top, leg, 0.03 + 0.03 * s(5), shade(colour, 0.8), WOOD, round, reach);
+  const chair: Rgb = s(11) < 0.4 ? shade(colour, 0.9) : s(11) < 0.7 ? BLACK : [150, 110, 70];
+  // a desk's chair pushed in under its front edge; a dining table has none (a detector saw chairs pushed in, not the table)
+  if (o.type === "desk") chairAt(f, s(7) < 0.5 ? W * 0.68 : W * 0.32, D, 0.44, chair, H - top - 0.02);
+  if (seats > 0) {
+    // the table set: a plate and a cup at each place, a bowl and a bottle further back; plates and cups in colour on a light top
+    for (let k = 0; k < seats; k++) {
+      const centre = o.type === "desk" ? (s(7) < 0.5 ? W * 0.68 : W * 0.32) : ((k + 0.5) * W) / seats;
+      const light = colour[0] + colour[1] + colour[2] > 540;
+      f.cylinder(centre, reach - 0.2, 0.12, H, H + 0.015, light ? [60, 80, 130] : WHITE, CERAMIC);
+      f.cylinder(centre + 0.2, reach - 0.28, 0.04, H, H + 0.1, light ? [190, 70, 50] : WHITE, CERAMIC);
     }
-    case "sofa":
-    case "armchair": {
-      const arm = o.type === "sofa" ? 0.16 + 0.06 * s(2) : 0.13;
-      const legH = o.type === "sofa" ? 0.06 + 0.06 * s(3) : 0.12 + 0.06 * s(3);
-      const seatTop = legH + 0.3;
-      const back = 0.2;
-      const fabric = colour;
-      legs(f, legH, 0.05, 0.05, s(4) < 0.5 ? wood : BLACK, s(4) < 0.5 ? WOOD : METAL, s(5) < 0.5);
-      f.box(0, W, legH, seatTop - 0.06, 0, D, shade(fabric, 0.92), FABRIC);
-      f.box(0, W, legH, H, 0, back, shade(fabric, 0.95), FABRIC);
-      const armTop = seatTop + 0.18 + 0.06 * s(6);
-      f.box(0, arm, legH, armTop, back * 0.5, D, fabric, FABRIC);
-      f.box(W - arm, W, legH, armTop, back * 0.5, D, fabric, FABRIC);
-      // rolled arms
-      f.add(ELLIPSOID, -0.01, arm + 0.01, armTop - 0.06, armTop + 0.05, back * 0.5, D, fabric, FABRIC);
-      f.add(ELLIPSOID, W - arm - 0.01, W + 0.01, armTop - 0.06, armTop + 0.05, back * 0.5, D, fabric, FABRIC);
-      const n = o.type === "sofa" ? 2 + Math.floor(s(7) * 2) : 1;
-      const span = (W - 2 * arm) / n;
-      for (let k = 0; k < n; k++) {
-        const a0 = arm + k * span + 0.006;
-        const a1 = arm + (k + 1) * span - 0.006;
-        // plump cushions: a seat cushion with a domed top, a rounded back cushion
-        f.box(a0, a1, seatTop - 0.06, seatTop, back, D - 0.01, shade(fabric, 1.04), FABRIC);
-        f.ellipsoid(a0, a1, seatTop - 0.05, seatTop + 0.07, back - 0.02, D, shade(fabric, 1.04), FABRIC);
-        f.ellipsoid(a0, a1, seatTop + 0.02, H, back - 0.06, back + 0.16, shade(fabric, 1.02), FABRIC);
-      }
-      if (o.type === "sofa" && s(8) < 0.7) {
-        const pillow = mix(fabric, s(9) < 0.5 ? WHITE : [200, 160, 60], 0.6);
-        f.box(arm + 0.04, arm + 0.34, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.2, pillow, FABRIC);
-        f.box(W - arm - 0.34, W - arm - 0.04, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.2, pillow, FABRIC);
-      }
-      break;
+    f.add(BOWL, W / 2 - 0.12, W / 2 + 0.12, H, H + 0.08, reach * 0.3 - 0.1, reach * 0.3 + 0.1, s(13) < 0.5 ? [230, 200, 90] : [190, 70, 50], CERAMIC);
+    f.cylinder(W / 2 + 0.25, reach * 0.3, 0.035, H, H + 0.28, [40, 110, 60], GLASS);
+    if (o.type === "table") {
+      const light = colour[0] + colour[1] + colour[2] > 540;
+      for (let k = 0; k < seats; k++) f.cylinder(((k + 0.5) * W) / seats, 0.18, 0.12, H, H + 0.015, light ? [60, 80, 130] : WHITE, CERAMIC);
     }
-    case "bed": {
-      const frameH = 0.22 + 0.06 * s(2);
-      const frameCol = s(3) < 0.5 ? wood : [70, 66, 64];
-      f.box(0, W, 0.08, frameH, 0.06, D, frameCol as Rgb, WOOD);
-      legs(f, 0.08, 0.06, 0.03, frameCol as Rgb, WOOD, false);
-      const head = H + 0.35 + 0.2 * s(4);
-      f.box(0, W, 0, head, 0, 0.07, frameCol as Rgb, s(5) < 0.4 ? FABRIC : WOOD);
-      f.box(0.03, W - 0.03, frameH, H - 0.06, 0.08, D - 0.03, LINEN, FABRIC); // mattress
-      // the blanket, in the bed's colour, over the lower two thirds
-      f.box(-0.005, W + 0.005, frameH + 0.08, H, D * 0.36, D, colour, FABRIC);
-      f.box(0.02, W - 0.02, H - 0.06, H - 0.01, 0.08, D * 0.36, mix(LINEN, colour, 0.25), FABRIC);
-      const pillows = W > 1.2 ? 2 : 1;
-      const pw = (W - 0.2) / pillows;
-      for (let k = 0; k < pillows; k++) f.ellipsoid(0.1 + k * pw + 0.02, 0.1 + (k + 1) * pw - 0.02, H - 0.06, H + 0.1, 0.1, 0.48, WHITE, FABRIC);
-      break;
+    if (o.type === "desk") {
+      // a monitor on a foot, towards the back
+      const centre = s(7) < 0.5 ? W * 0.68 : W * 0.32;
+      f.box(centre - 0.08, centre + 0.08, H, H + 0.015, 0.08, 0.22, BLACK, PLASTIC);
+      f.box(centre - 0.02, centre + 0.02, H, H + 0.14, 0.12, 0.15, BLACK, PLASTIC);
+      f.box(centre - 0.27, centre + 0.27, H + 0.1, H + 0.42, 0.15, 0.18, BLACK, PLASTIC);
+      f.box(centre - 0.26, centre + 0.26, H + 0.11, H + 0.41, 0.18, 0.185, [30, 40, 60], SCREEN);
     }
-    case "fridge": {
-      // French doors over a freezer drawer, handles beside the seam, notes held by magnets
-      const cut = H * (0.3 + 0.04 * s(2));
-      f.box(0, W, 0.02, H, 0, D - 0.05, colour, METAL);
-      f.box(0.005, W - 0.005, 0.02, cut - 0.008, D - 0.05, D - 0.02, colour, METAL);
-      f.box(0.005, W / 2 - 0.004, cut + 0.008, H - 0.005, D - 0.05, D - 0.02, colour, METAL);
-      f.box(W / 2 + 0.004, W - 0.005, cut + 0.008, H - 0.005, D - 0.05, D - 0.02, colour, METAL);
-      f.box(0, W, 0, 0.06, 0.04, D - 0.06, BLACK, PLASTIC);
-      f.box(W / 2 - 0.05, W / 2 - 0.03, cut + 0.25, H - 0.2, D - 0.02, D, STEEL, METAL);
-      f.box(W / 2 + 0.03, W / 2 + 0.05, cut + 0.25, H - 0.2, D - 0.02, D, STEEL, METAL);
-      f.box(0.15, W - 0.15, cut - 0.1, cut - 0.08, D - 0.02, D, STEEL, METAL);
-      const notes: Rgb[] = [[250, 250, 245], [240, 220, 120], [120, 170, 220], [230, 130, 120]];
-      for (let k = 0; k < 4; k++) {
-        const a = (k < 2 ? 0.06 : W / 2 + 0.08) + 0.1 * (k % 2) + 0.03 * s(40 + k);
-        const y = cut + 0.5 + 0.15 * (k % 2) + 0.1 * s(50 + k);
-        f.box(a, a + 0.08 + 0.03 * s(60 + k), y, y + 0.11 + 0.04 * s(70 + k), D - 0.02, D - 0.017, notes[k] as Rgb, PAPER);
-      }
-      break;
-    }
-    case "cabinet":
-    case "dresser":
-    case "nightstand": {
-      const legH = s(2) < 0.5 ? 0.08 : 0;
-      if (legH > 0) legs(f, legH, 0.04, 0.02, shade(colour, 0.7), WOOD, s(3) < 0.5);
-      else f.box(0.02, W - 0.02, 0, 0.06, 0.02, D - 0.04, shade(colour, 0.6), WOOD);
-      carcass(f, colour, WOOD, legH || 0.06);
-      f.box(-0.01, W + 0.01, H - 0.03, H, 0, D, shade(colour, 0.95), WOOD);
-      const handle: Rgb = s(4) < 0.5 ? STEEL : [190, 160, 90];
-      if (o.type === "dresser") fronts(f, 3, 2, (legH || 0.06) + 0.01, H - 0.03, colour, handle, s(5) < 0.5);
-      else if (o.type === "nightstand") fronts(f, 2, 1, (legH || 0.06) + 0.01, H - 0.03, colour, handle, s(5) < 0.5);
-      else fronts(f, 1, 2, (legH || 0.06) + 0.01, H - 0.03, colour, handle, true);
-      break;
-    }
-    case "counter": {
-      const door: Rgb = s(2) < 0.5 ? [236, 234, 228] : wood;
-      f.box(0.02, W - 0.02, 0, 0.1, 0.02, D - 0.08, BLACK, PLASTIC);
-      f.box(0, W, 0.1, H - 0.04, 0, D - 0.05, door, WOOD);
-      const n = Math.max(2, Math.round(W / 0.5));
-      for (let k = 0; k < n; k++) {
-        const a0 = (k * W) / n + 0.006;
-        const a1 = ((k + 1) * W) / n - 0.006;
-        f.box(a0, a1, 0.11, H - 0.2, D - 0.05, D - 0.035, door, WOOD);
-        f.box(a0, a1, H - 0.19, H - 0.055, D - 0.05, D - 0.035, door, WOOD);
-        f.box((a0 + a1) / 2 - 0.06, (a0 + a1) / 2 + 0.06, H - 0.13, H - 0.115, D - 0.035, D - 0.02, STEEL, METAL);
-      }
-      f.box(0, W, H - 0.04, H, 0, D, colour, STONE);
-      break;
-    }
-    case "stove": {
-      f.box(0, W, 0, H - 0.03, 0, D - 0.04, colour, METAL);
-      f.box(0.03, W - 0.03, 0.12, H - 0.16, D - 0.04, D - 0.02, colour, METAL); // oven door
-      f.box(0.1, W - 0.1, 0.25, H - 0.3, D - 0.02, D - 0.015, [20, 20, 24], GLASS); // its window
-      f.box(0.08, W - 0.08, H - 0.22, H - 0.2, D - 0.02, D, STEEL, METAL); // handle
-      f.box(0, W, H - 0.14, H - 0.03, D - 0.04, D - 0.01, shade(colour, 0.8), METAL); // control panel
-      for (let k = 0; k < 4; k++) f.cylinder(0.1 + ((W - 0.2) * (k + 0.5)) / 4, D - 0.01, 0.018, H - 0.1, H - 0.07, BLACK, PLASTIC, 0.01);
-      f.box(0, W, H - 0.03, H, 0, D, [30, 30, 32], GLASS); // hob
-      const on = o.states.toggled === true;
-      for (const [a, d] of [[0.25, 0.18], [0.75, 0.18], [0.25, 0.62], [0.75, 0.62]] as const) {
-        f.cylinder(a * W, d * D, 0.08, H - 0.005, H + 0.003, on ? [230, 70, 30] : [55, 55, 58], on ? GLOW : METAL);
-      }
-      break;
-    }
-    case "microwave": {
-      const base = H - 0.32;
-      f.box(0, W, 0, base, 0, D, wood, WOOD);
-      f.box(0.02, W - 0.02, 0.02, base - 0.02, D - 0.005, D, shade(wood, 1.08), WOOD);
-      f.box(0.02, W - 0.02, base, H, 0.05, D - 0.02, colour, METAL);
-      f.box(0.04, W * 0.68, base + 0.04, H - 0.04, D - 0.02, D - 0.008, [22, 22, 26], GLASS);
-      f.box(W * 0.72, W - 0.05, H - 0.09, H - 0.05, D - 0.02, D - 0.01, o.states.toggled ? [80, 220, 120] : [40, 60, 50], o.states.toggled ? GLOW : SCREEN);
-      for (let k = 0; k < 3; k++) f.cylinder(W * 0.81, D - 0.012, 0.015, base + 0.06 + k * 0.05, base + 0.09 + k * 0.05, STEEL, METAL, 0.008);
-      break;
-    }
-    case "shelf": {
-      const t = 0.025;
-      f.box(0, t, 0, H, 0, D, colour, WOOD);
-      f.box(W - t, W, 0, H, 0, D, colour, WOOD);
-      f.box(t, W - t, 0, H, 0, 0.012, shade(colour, 0.8), WOOD);
-      f.box(t, W - t, H - t, H, 0, D, colour, WOOD);
-      f.box(t, W - t, 0, 0.06, 0, D, colour, WOOD);
-      const shelves = 3 + Math.floor(s(2) * 2);
-      const gap = (H - 0.06 - t) / shelves;
-      for (let k = 0; k < shelves; k++) {
-        const y = 0.06 + k * gap;
-        if (k > 0) f.box(t, W - t, y - t, y, 0.012, D, colour, WOOD);
-        // books standing on this shelf, leaning at the end
-        let a = t + 0.01 + 0.15 * s(10 + k);
-        const end = W - t - 0.02 - 0.2 * s(20 + k);
-        let b = 0;
-        while (a < end) {
-          const thick = 0.02 + 0.03 * s(30 + k * 40 + b);
-          const tall = Math.min(gap - t - 0.02, 0.17 + 0.1 * s(31 + k * 40 + b));
-          const deep = Math.min(D - 0.03, 0.15 + 0.08 * s(32 + k * 40 + b));
-          const r = s(33 + k * 40 + b);
-          const col: Rgb = r < 0.2 ? [150, 30, 30] : r < 0.4 ? [30, 60, 130] : r < 0.55 ? [40, 110, 60] : r < 0.7 ? [220, 200, 150] : r < 0.85 ? [40, 40, 45] : [200, 120, 40];
-          if (a + thick > end) break;
-          f.box(a, a + thick, y, y + tall, D - 0.02 - deep, D - 0.02, col, PLASTIC);
-          a += thick + 0.002;
-          b++;
-        }
-      }
-      break;
-    }
-    case "tv stand": {
-      f.box(0, W, 0.05, H, 0, D, colour, WOOD);
-      f.box(0.03, W - 0.03, 0, 0.05, 0.03, D - 0.03, BLACK, PLASTIC);
-      f.box(0.02, W / 2 - 0.01, 0.08, H - 0.04, D - 0.005, D + 0.001, shade(colour, 1.25), WOOD);
-      f.box(W / 2 + 0.01, W - 0.02, 0.08, H - 0.04, D - 0.005, D + 0.001, shade(colour, 1.25), WOOD);
-      // the television on its foot, towards the back
-      const tw = Math.min(W - 0.1, 1.0 + 0.25 * s(2));
-      const th = tw * 0.5625;
-      const a0 = (W - tw) / 2;
-      const yb = H + 0.08;
-      f.box(W / 2 - 0.18, W / 2 + 0.18, H, H + 0.015, 0.1, 0.3, [25, 25, 28], METAL);
-      f.box(W / 2 - 0.04, W / 2 + 0.04, H, yb + 0.1, 0.16, 0.19, [25, 25, 28], METAL);
-      f.box(a0, a0 + tw, yb, yb + th, 0.19, 0.235, [18, 18, 20], PLASTIC);
-      f.box(a0 + 0.015, a0 + tw - 0.015, yb + 0.015, yb + th - 0.015, 0.235, 0.24, [10, 12, 16], SCREEN);
-      break;
-    }
-    case "sink": {
-      const bathroom = home.rooms[o.roomId ?? -1]?.type === "bathroom";
-      const body: Rgb = bathroom ? (s(2) < 0.5 ? wood : [236, 236, 232]) : [236, 234, 228];
-      f.box(0, W, 0, H - 0.12, 0, D - 0.02, body, WOOD);
-      fronts(f, 1, 2, 0.06, H - 0.13, body, STEEL, true);
-      // the basin: a rim around an open bowl
-      const rim = 0.05;
-      f.box(0, W, H - 0.12, H, 0, rim + 0.06, colour, CERAMIC);
-      f.box(0, W, H - 0.12, H, D - rim, D, colour, CERAMIC);
-      f.box(0, rim, H - 0.12, H, 0, D, colour, CERAMIC);
-      f.box(W - rim, W, H - 0.12, H, 0, D, colour, CERAMIC);
-      f.add(BOWL, rim - 0.005, W - rim + 0.005, H - 0.26, H - 0.02, rim + 0.055, D - rim + 0.005, colour, CERAMIC);
-      // the tap
-      f.cylinder(W / 2, 0.035, 0.018, H, H + 0.22, STEEL, METAL);
-      f.box(W / 2 - 0.014, W / 2 + 0.014, H + 0.19, H + 0.22, 0.035, 0.16, STEEL, METAL);
-      if (o.states.toggled) f.cylinder(W / 2, 0.15, 0.008, H - 0.1, H + 0.19, WATER, GLASS);
-      break;
-    }
-    case "toilet": {
-      const bowlTop = 0.4;
-      f.add(CYLINDER, W * 0.25, W * 0.75, 0, 0.25, 0.2, 0.5, colour, CERAMIC);
-      f.add(BOWL, W * 0.04, W * 0.96, bowlTop - 0.24, bowlTop, 0.17, D - 0.01, colour, CERAMIC);
-      f.add(ELLIPSOID, W * 0.02, W * 0.98, bowlTop - 0.02, bowlTop + 0.02, 0.16, D, shade(colour, 0.97), CERAMIC);
-      f.box(W * 0.05, W * 0.95, bowlTop, H, 0, 0.19, colour, CERAMIC); // the tank
-      f.box(W * 0.03, W * 0.97, H - 0.02, H, 0, 0.2, colour, CERAMIC);
-      f.box(W * 0.7, W * 0.8, H - 0.06, H - 0.04, 0.19, 0.2, STEEL, METAL);
-      if (o.states.open) f.box(W * 0.06, W * 0.94, bowlTop + 0.02, H - 0.04, 0.19, 0.215, shade(colour, 0.95), CERAMIC);
-      else f.add(ELLIPSOID, W * 0.03, W * 0.97, bowlTop + 0.015, bowlTop + 0.05, 0.18, D - 0.01, colour, CERAMIC);
-      break;
-    }
-    case "bathtub": {
-      const rim = 0.07;
-      f.box(0, W, 0, H, 0, rim, colour, CERAMIC);
-      f.box(0, W, 0, H, D - rim, D, colour, CERAMIC);
-      f.box(0, rim, 0, H, 0, D, colour, CERAMIC);
-      f.box(W - rim, W, 0, H, 0, D, colour, CERAMIC);
-      f.box(rim, W - rim, 0, 0.1, rim, D - rim, colour, CERAMIC);
-      f.add(BOWL, rim, W - rim, 0.08, H - 0.02, rim, D - rim, colour, CERAMIC);
-      f.cylinder(0.2, 0.03, 0.02, H, H + 0.18, STEEL, METAL);
-      f.box(0.186, 0.214, H + 0.15, H + 0.18, 0.03, 0.15, STEEL, METAL);
-      if (o.states.filled) f.box(rim, W - rim, H - 0.12, H - 0.1, rim, D - rim, WATER, GLASS);
-      if (o.states.toggled) f.cylinder(0.2, 0.14, 0.008, H - 0.12, H + 0.15, WATER, GLASS);
-      break;
-    }
-    case "floor lamp": {
-      const on = o.states.toggled === true;
-      const shadeCol: Rgb = on ? [255, 240, 200] : s(2) < 0.5 ? [236, 226, 200] : [210, 200, 180];
-      f.cylinder(W / 2, D / 2, Math.min(W, D) * 0.42, 0, 0.03, colour, METAL);
-      f.cylinder(W / 2, D / 2, 0.014, 0.03, H - 0.3, colour, METAL);
-      f.cylinder(W / 2, D / 2, Math.min(W, D) * 0.48, H - 0.34, H, shadeCol, on ? GLOW : FABRIC);
-      break;
-    }
-    default:
-      f.box(0, W, 0, H, 0, D, colour, materialOf(o.material));
   }
+  if (o.type === "coffee table" && s(6) < 0.6) f.box(0.05, W - 0.05, 0.1, 0.125, 0.05, D - 0.05, shade(colour, 0.9), WOOD);
+  if (o.type === "desk" && s(12) < 0.35) {
+    // a drawer pedestal and a modesty panel, on some desks
+    const left = s(7) < 0.5;
+    const a0 = left ? 0.02 : W - 0.44;
+    f.box(a0, a0 + 0.42, 0, H - top, 0.02, D - 0.03, colour, WOOD);
+    fronts(f, 3, 1, 0.04, H - top - 0.01, colour, STEEL, true, a0, 0.42);
+    f.box(left ? 0.44 : 0.04, left ? W - 0.04 : W - 0.46, H - top - 0.35, H - top, 0.04, 0.06, shade(colour, 0.85), WOOD);
+  }
+}
+
+/** A sofa or armchair: legs, a base, a back, rolled arms, cushions and, on most sofas, two pillows. */
+function shapeSeat(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const s = styleOf(home, o);
+  const { W, H, D } = f;
+  const wood = woodOf(s);
+  const arm = o.type === "sofa" ? 0.16 + 0.06 * s(2) : 0.13;
+  const legH = o.type === "sofa" ? 0.06 + 0.06 * s(3) : 0.12 + 0.06 * s(3);
+  const seatTop = legH + 0.3;
+  const back = 0.2;
+  const fabric = colour;
+  legs(f, legH, 0.05, 0.05, s(4) < 0.5 ? wood : BLACK, s(4) < 0.5 ? WOOD : METAL, s(5) < 0.5);
+  f.box(0, W, legH, seatTop - 0.06, 0, D, shade(fabric, 0.92), FABRIC);
+  f.box(0, W, legH, H, 0, back, shade(fabric, 0.95), FABRIC);
+  const armTop = seatTop + 0.18 + 0.06 * s(6);
+  f.box(0, arm, legH, armTop, back * 0.5, D, fabric, FABRIC);
+  f.box(W - arm, W, legH, armTop, back * 0.5, D, fabric, FABRIC);
+  // rolled arms
+  f.add(ELLIPSOID, -0.01, arm + 0.01, armTop - 0.06, armTop + 0.05, back * 0.5, D, fabric, FABRIC);
+  f.add(ELLIPSOID, W - arm - 0.01, W + 0.01, armTop - 0.06, armTop + 0.05, back * 0.5, D, fabric, FABRIC);
+  const n = o.type === "sofa" ? 2 + Math.floor(s(7) * 2) : 1;
+  const span = (W - 2 * arm) / n;
+  for (let k = 0; k < n; k++) {
+    const a0 = arm + k * span + 0.006;
+    const a1 = arm + (k + 1) * span - 0.006;
+    // plump cushions: a seat cushion with a domed top, a rounded back cushion
+    f.box(a0, a1, seatTop - 0.06, seatTop, back, D - 0.01, shade(fabric, 1.04), FABRIC);
+    f.ellipsoid(a0, a1, seatTop - 0.05, seatTop + 0.07, back - 0.02, D, shade(fabric, 1.04), FABRIC);
+    f.ellipsoid(a0, a1, seatTop + 0.02, H, back - 0.06, back + 0.16, shade(fabric, 1.02), FABRIC);
+  }
+  if (o.type === "sofa" && s(8) < 0.7) {
+    const pillow = mix(fabric, s(9) < 0.5 ? WHITE : [200, 160, 60], 0.6);
+    f.box(arm + 0.04, arm + 0.34, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.2, pillow, FABRIC);
+    f.box(W - arm - 0.34, W - arm - 0.04, seatTop + 0.06, seatTop + 0.34, back + 0.1, back + 0.2, pillow, FABRIC);
+  }
+}
+
+/** A bed: its frame on short legs, a headboard, the mattress, a blanket in the bed's colour and pillows. */
+function shapeBed(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const s = styleOf(home, o);
+  const { W, H, D } = f;
+  const wood = woodOf(s);
+  const frameH = 0.22 + 0.06 * s(2);
+  const frameCol = s(3) < 0.5 ? wood : [70, 66, 64];
+  f.box(0, W, 0.08, frameH, 0.06, D, frameCol as Rgb, WOOD);
+  legs(f, 0.08, 0.06, 0.03, frameCol as Rgb, WOOD, false);
+  const head = H + 0.35 + 0.2 * s(4);
+  f.box(0, W, 0, head, 0, 0.07, frameCol as Rgb, s(5) < 0.4 ? FABRIC : WOOD);
+  f.box(0.03, W - 0.03, frameH, H - 0.06, 0.08, D - 0.03, LINEN, FABRIC); // mattress
+  // the blanket, in the bed's colour, over the lower two thirds
+  f.box(-0.005, W + 0.005, frameH + 0.08, H, D * 0.36, D, colour, FABRIC);
+  f.box(0.02, W - 0.02, H - 0.06, H - 0.01, 0.08, D * 0.36, mix(LINEN, colour, 0.25), FABRIC);
+  const pillows = W > 1.2 ? 2 : 1;
+  const pw = (W - 0.2) / pillows;
+  for (let k = 0; k < pillows; k++) f.ellipsoid(0.1 + k * pw + 0.02, 0.1 + (k + 1) * pw - 0.02, H - 0.06, H + 0.1, 0.1, 0.48, WHITE, FABRIC);
+}
+
+/** A fridge: French doors over a freezer drawer, handles beside the seam, notes held by magnets. */
+function shapeFridge(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const s = styleOf(home, o);
+  const { W, H, D } = f;
+  // French doors over a freezer drawer, handles beside the seam, notes held by magnets
+  const cut = H * (0.3 + 0.04 * s(2));
+  f.box(0, W, 0.02, H, 0, D - 0.05, colour, METAL);
+  f.box(0.005, W - 0.005, 0.02, cut - 0.008, D - 0.05, D - 0.02, colour, METAL);
+  f.box(0.005, W / 2 - 0.004, cut + 0.008, H - 0.005, D - 0.05, D - 0.02, colour, METAL);
+  f.box(W / 2 + 0.004, W - 0.005, cut + 0.008, H - 0.005, D - 0.05, D - 0.02, colour, METAL);
+  f.box(0, W, 0, 0.06, 0.04, D - 0.06, BLACK, PLASTIC);
+  f.box(W / 2 - 0.05, W / 2 - 0.03, cut + 0.25, H - 0.2, D - 0.02, D, STEEL, METAL);
+  f.box(W / 2 + 0.03, W / 2 + 0.05, cut + 0.25, H - 0.2, D - 0.02, D, STEEL, METAL);
+  f.box(0.15, W - 0.15, cut - 0.1, cut - 0.08, D - 0.02, D, STEEL, METAL);
+  const notes: Rgb[] = [[250, 250, 245], [240, 220, 120], [120, 170, 220], [230, 130, 120]];
+  for (let k = 0; k < 4; k++) {
+    const a = (k < 2 ? 0.06 : W / 2 + 0.08) + 0.1 * (k % 2) + 0.03 * s(40 + k);
+    const y = cut + 0.5 + 0.15 * (k % 2) + 0.1 * s(50 + k);
+    f.box(a, a + 0.08 + 0.03 * s(60 + k), y, y + 0.11 + 0.04 * s(70 + k), D - 0.02, D - 0.017, notes[k] as Rgb, PAPER);
+  }
+}
+
+/** A cabinet, dresser or nightstand: a carcass on legs or a plinth, a top, and drawer or door fronts. */
+function shapeStorage(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const s = styleOf(home, o);
+  const { W, H, D } = f;
+  const legH = s(2) < 0.5 ? 0.08 : 0;
+  if (legH > 0) legs(f, legH, 0.04, 0.02, shade(colour, 0.7), WOOD, s(3) < 0.5);
+  else f.box(0.02, W - 0.02, 0, 0.06, 0.02, D - 0.04, shade(colour, 0.6), WOOD);
+  carcass(f, colour, WOOD, legH || 0.06);
+  f.box(-0.01, W + 0.01, H - 0.03, H, 0, D, shade(colour, 0.95), WOOD);
+  const handle: Rgb = s(4) < 0.5 ? STEEL : [190, 160, 90];
+  if (o.type === "dresser") fronts(f, 3, 2, (legH || 0.06) + 0.01, H - 0.03, colour, handle, s(5) < 0.5);
+  else if (o.type === "nightstand") fronts(f, 2, 1, (legH || 0.06) + 0.01, H - 0.03, colour, handle, s(5) < 0.5);
+  else fronts(f, 1, 2, (legH || 0.06) + 0.01, H - 0.03, colour, handle, true);
+}
+
+/** A kitchen counter: a plinth, doors and drawers with handles, a stone top. */
+function shapeCounter(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const s = styleOf(home, o);
+  const { W, H, D } = f;
+  const wood = woodOf(s);
+  const door: Rgb = s(2) < 0.5 ? [236, 234, 228] : wood;
+  f.box(0.02, W - 0.02, 0, 0.1, 0.02, D - 0.08, BLACK, PLASTIC);
+  f.box(0, W, 0.1, H - 0.04, 0, D - 0.05, door, WOOD);
+  const n = Math.max(2, Math.round(W / 0.5));
+  for (let k = 0; k < n; k++) {
+    const a0 = (k * W) / n + 0.006;
+    const a1 = ((k + 1) * W) / n - 0.006;
+    f.box(a0, a1, 0.11, H - 0.2, D - 0.05, D - 0.035, door, WOOD);
+    f.box(a0, a1, H - 0.19, H - 0.055, D - 0.05, D - 0.035, door, WOOD);
+    f.box((a0 + a1) / 2 - 0.06, (a0 + a1) / 2 + 0.06, H - 0.13, H - 0.115, D - 0.035, D - 0.02, STEEL, METAL);
+  }
+  f.box(0, W, H - 0.04, H, 0, D, colour, STONE);
+}
+
+/** A stove: the oven with its window and handle, the control panel and its knobs, the hob's burners (glowing when on). */
+function shapeStove(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const { W, H, D } = f;
+  f.box(0, W, 0, H - 0.03, 0, D - 0.04, colour, METAL);
+  f.box(0.03, W - 0.03, 0.12, H - 0.16, D - 0.04, D - 0.02, colour, METAL); // oven door
+  f.box(0.1, W - 0.1, 0.25, H - 0.3, D - 0.02, D - 0.015, [20, 20, 24], GLASS); // its window
+  f.box(0.08, W - 0.08, H - 0.22, H - 0.2, D - 0.02, D, STEEL, METAL); // handle
+  f.box(0, W, H - 0.14, H - 0.03, D - 0.04, D - 0.01, shade(colour, 0.8), METAL); // control panel
+  for (let k = 0; k < 4; k++) f.cylinder(0.1 + ((W - 0.2) * (k + 0.5)) / 4, D - 0.01, 0.018, H - 0.1, H - 0.07, BLACK, PLASTIC, 0.01);
+  f.box(0, W, H - 0.03, H, 0, D, [30, 30, 32], GLASS); // hob
+  const on = o.states.toggled === true;
+  for (const [a, d] of [[0.25, 0.18], [0.75, 0.18], [0.25, 0.62], [0.75, 0.62]] as const) {
+    f.cylinder(a * W, d * D, 0.08, H - 0.005, H + 0.003, on ? [230, 70, 30] : [55, 55, 58], on ? GLOW : METAL);
+  }
+}
+
+/** A microwave on its wooden base: the door's window and its display (lit when on), the buttons. */
+function shapeMicrowave(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const { W, H, D } = f;
+  const wood = woodOf(styleOf(home, o));
+  const base = H - 0.32;
+  f.box(0, W, 0, base, 0, D, wood, WOOD);
+  f.box(0.02, W - 0.02, 0.02, base - 0.02, D - 0.005, D, shade(wood, 1.08), WOOD);
+  f.box(0.02, W - 0.02, base, H, 0.05, D - 0.02, colour, METAL);
+  f.box(0.04, W * 0.68, base + 0.04, H - 0.04, D - 0.02, D - 0.008, [22, 22, 26], GLASS);
+  f.box(W * 0.72, W - 0.05, H - 0.09, H - 0.05, D - 0.02, D - 0.01, o.states.toggled ? [80, 220, 120] : [40, 60, 50], o.states.toggled ? GLOW : SCREEN);
+  for (let k = 0; k < 3; k++) f.cylinder(W * 0.81, D - 0.012, 0.015, base + 0.06 + k * 0.05, base + 0.09 + k * 0.05, STEEL, METAL, 0.008);
+}
+
+/** A bookshelf: sides, back, top and plinth, 3 or 4 shelves of standing books. */
+function shapeShelf(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const s = styleOf(home, o);
+  const { W, H, D } = f;
+  const t = 0.025;
+  f.box(0, t, 0, H, 0, D, colour, WOOD);
+  f.box(W - t, W, 0, H, 0, D, colour, WOOD);
+  f.box(t, W - t, 0, H, 0, 0.012, shade(colour, 0.8), WOOD);
+  f.box(t, W - t, H - t, H, 0, D, colour, WOOD);
+  f.box(t, W - t, 0, 0.06, 0, D, colour, WOOD);
+  const shelves = 3 + Math.floor(s(2) * 2);
+  const gap = (H - 0.06 - t) / shelves;
+  for (let k = 0; k < shelves; k++) {
+    const y = 0.06 + k * gap;
+    if (k > 0) f.box(t, W - t, y - t, y, 0.012, D, colour, WOOD);
+    // books standing on this shelf, leaning at the end
+    let a = t + 0.01 + 0.15 * s(10 + k);
+    const end = W - t - 0.02 - 0.2 * s(20 + k);
+    let b = 0;
+    while (a < end) {
+      const thick = 0.02 + 0.03 * s(30 + k * 40 + b);
+      const tall = Math.min(gap - t - 0.02, 0.17 + 0.1 * s(31 + k * 40 + b));
+      const deep = Math.min(D - 0.03, 0.15 + 0.08 * s(32 + k * 40 + b));
+      const r = s(33 + k * 40 + b);
+      const col: Rgb = r < 0.2 ? [150, 30, 30] : r < 0.4 ? [30, 60, 130] : r < 0.55 ? [40, 110, 60] : r < 0.7 ? [220, 200, 150] : r < 0.85 ? [40, 40, 45] : [200, 120, 40];
+      if (a + thick > end) break;
+      f.box(a, a + thick, y, y + tall, D - 0.02 - deep, D - 0.02, col, PLASTIC);
+      a += thick + 0.002;
+      b++;
+    }
+  }
+}
+
+/** A TV stand: a low cabinet with two doors, the television on its foot towards the back. */
+function shapeTvStand(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const s = styleOf(home, o);
+  const { W, H, D } = f;
+  f.box(0, W, 0.05, H, 0, D, colour, WOOD);
+  f.box(0.03, W - 0.03, 0, 0.05, 0.03, D - 0.03, BLACK, PLASTIC);
+  f.box(0.02, W / 2 - 0.01, 0.08, H - 0.04, D - 0.005, D + 0.001, shade(colour, 1.25), WOOD);
+  f.box(W / 2 + 0.01, W - 0.02, 0.08, H - 0.04, D - 0.005, D + 0.001, shade(colour, 1.25), WOOD);
+  // the television on its foot, towards the back
+  const tw = Math.min(W - 0.1, 1.0 + 0.25 * s(2));
+  const th = tw * 0.5625;
+  const a0 = (W - tw) / 2;
+  const yb = H + 0.08;
+  f.box(W / 2 - 0.18, W / 2 + 0.18, H, H + 0.015, 0.1, 0.3, [25, 25, 28], METAL);
+  f.box(W / 2 - 0.04, W / 2 + 0.04, H, yb + 0.1, 0.16, 0.19, [25, 25, 28], METAL);
+  f.box(a0, a0 + tw, yb, yb + th, 0.19, 0.235, [18, 18, 20], PLASTIC);
+  f.box(a0 + 0.015, a0 + tw - 0.015, yb + 0.015, yb + th - 0.015, 0.235, 0.24, [10, 12, 16], SCREEN);
+}
+
+/** A sink: a cabinet under a basin (a rim around an open bowl), the tap, running water when on. */
+function shapeSink(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const s = styleOf(home, o);
+  const { W, H, D } = f;
+  const wood = woodOf(s);
+  const bathroom = home.rooms[o.roomId ?? -1]?.type === "bathroom";
+  const body: Rgb = bathroom ? (s(2) < 0.5 ? wood : [236, 236, 232]) : [236, 234, 228];
+  f.box(0, W, 0, H - 0.12, 0, D - 0.02, body, WOOD);
+  fronts(f, 1, 2, 0.06, H - 0.13, body, STEEL, true);
+  // the basin: a rim around an open bowl
+  const rim = 0.05;
+  f.box(0, W, H - 0.12, H, 0, rim + 0.06, colour, CERAMIC);
+  f.box(0, W, H - 0.12, H, D - rim, D, colour, CERAMIC);
+  f.box(0, rim, H - 0.12, H, 0, D, colour, CERAMIC);
+  f.box(W - rim, W, H - 0.12, H, 0, D, colour, CERAMIC);
+  f.add(BOWL, rim - 0.005, W - rim + 0.005, H - 0.26, H - 0.02, rim + 0.055, D - rim + 0.005, colour, CERAMIC);
+  // the tap
+  f.cylinder(W / 2, 0.035, 0.018, H, H + 0.22, STEEL, METAL);
+  f.box(W / 2 - 0.014, W / 2 + 0.014, H + 0.19, H + 0.22, 0.035, 0.16, STEEL, METAL);
+  if (o.states.toggled) f.cylinder(W / 2, 0.15, 0.008, H - 0.1, H + 0.19, WATER, GLASS);
+}
+
+/** A toilet: the pedestal, the bowl and its seat, the tank and its flush lever, the lid open or shut. */
+function shapeToilet(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const { W, H, D } = f;
+  const bowlTop = 0.4;
+  f.add(CYLINDER, W * 0.25, W * 0.75, 0, 0.25, 0.2, 0.5, colour, CERAMIC);
+  f.add(BOWL, W * 0.04, W * 0.96, bowlTop - 0.24, bowlTop, 0.17, D - 0.01, colour, CERAMIC);
+  f.add(ELLIPSOID, W * 0.02, W * 0.98, bowlTop - 0.02, bowlTop + 0.02, 0.16, D, shade(colour, 0.97), CERAMIC);
+  f.box(W * 0.05, W * 0.95, bowlTop, H, 0, 0.19, colour, CERAMIC); // the tank
+  f.box(W * 0.03, W * 0.97, H - 0.02, H, 0, 0.2, colour, CERAMIC);
+  f.box(W * 0.7, W * 0.8, H - 0.06, H - 0.04, 0.19, 0.2, STEEL, METAL);
+  if (o.states.open) f.box(W * 0.06, W * 0.94, bowlTop + 0.02, H - 0.04, 0.19, 0.215, shade(colour, 0.95), CERAMIC);
+  else f.add(ELLIPSOID, W * 0.03, W * 0.97, bowlTop + 0.015, bowlTop + 0.05, 0.18, D - 0.01, colour, CERAMIC);
+}
+
+/** A bathtub: its rim around an open tub, the tap, water when filled or running. */
+function shapeBathtub(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const { W, H, D } = f;
+  const rim = 0.07;
+  f.box(0, W, 0, H, 0, rim, colour, CERAMIC);
+  f.box(0, W, 0, H, D - rim, D, colour, CERAMIC);
+  f.box(0, rim, 0, H, 0, D, colour, CERAMIC);
+  f.box(W - rim, W, 0, H, 0, D, colour, CERAMIC);
+  f.box(rim, W - rim, 0, 0.1, rim, D - rim, colour, CERAMIC);
+  f.add(BOWL, rim, W - rim, 0.08, H - 0.02, rim, D - rim, colour, CERAMIC);
+  f.cylinder(0.2, 0.03, 0.02, H, H + 0.18, STEEL, METAL);
+  f.box(0.186, 0.214, H + 0.15, H + 0.18, 0.03, 0.15, STEEL, METAL);
+  if (o.states.filled) f.box(rim, W - rim, H - 0.12, H - 0.1, rim, D - rim, WATER, GLASS);
+  if (o.states.toggled) f.cylinder(0.2, 0.14, 0.008, H - 0.12, H + 0.15, WATER, GLASS);
+}
+
+/** A floor lamp: a base, a pole and a shade (glowing when on). */
+function shapeFloorLamp(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const s = styleOf(home, o);
+  const { W, H, D } = f;
+  const on = o.states.toggled === true;
+  const shadeCol: Rgb = on ? [255, 240, 200] : s(2) < 0.5 ? [236, 226, 200] : [210, 200, 180];
+  f.cylinder(W / 2, D / 2, Math.min(W, D) * 0.42, 0, 0.03, colour, METAL);
+  f.cylinder(W / 2, D / 2, 0.014, 0.03, H - 0.3, colour, METAL);
+  f.cylinder(W / 2, D / 2, Math.min(W, D) * 0.48, H - 0.34, H, shadeCol, on ? GLOW : FABRIC);
+}
+
+/** Any other furniture: a block of its material. */
+function shapeBlock(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  const { W, H, D } = f;
+  f.box(0, W, 0, H, 0, D, colour, materialOf(o.material));
+}
+
+/** Each furniture type's parts; a type not listed is a block of its material. */
+const FURNITURE_SHAPES: Record<string, FurnitureShaper> = {
+  table: shapeTable,
+  desk: shapeTable,
+  "coffee table": shapeTable,
+  sofa: shapeSeat,
+  armchair: shapeSeat,
+  bed: shapeBed,
+  fridge: shapeFridge,
+  cabinet: shapeStorage,
+  dresser: shapeStorage,
+  nightstand: shapeStorage,
+  counter: shapeCounter,
+  stove: shapeStove,
+  microwave: shapeMicrowave,
+  shelf: shapeShelf,
+  "tv stand": shapeTvStand,
+  sink: shapeSink,
+  toilet: shapeToilet,
+  bathtub: shapeBathtub,
+  "floor lamp": shapeFloorLamp,
+};
+
+function shapeFurniture(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
+  (FURNITURE_SHAPES[o.type] ?? shapeBlock)(home, o, f, colour);
 }
 
 function shapeSmall(home: Home, o: SceneObject, f: Frame, colour: Rgb): void {
