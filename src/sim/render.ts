@@ -346,15 +346,21 @@ export class SceneRenderer {
       this.faces = new Uint8Array(width * height);
       this.ts = new Float64Array(width * height);
     }
-    const { hits, faces, ts } = this;
+    const culled = this.cull(pose, camera, width, height);
+    const tiles = binTiles(culled, width, height);
+    this.trace(pose, camera, width, height, culled, tiles, depth, ids);
+    this.shadeAll(pose, camera, width, height, rgb);
+    return { camera, rgb, depth, ids };
+  }
+
+  /** The screen rectangle and nearest depth of each part in front of the camera; the visible parts nearest first. */
+  private cull(pose: Pose, camera: Camera, width: number, height: number): Culled {
     const r00 = pose[0] as number, r01 = pose[1] as number, r02 = pose[2] as number, ox = pose[3] as number;
     const r10 = pose[4] as number, r11 = pose[5] as number, r12 = pose[6] as number, oy = pose[7] as number;
     const r20 = pose[8] as number, r21 = pose[9] as number, r22 = pose[10] as number, oz = pose[11] as number;
     const { fx, fy, cx, cy } = camera;
     const n = this.n;
-    const { bmin, bmax, shape } = this;
-
-    // cull: the screen rectangle and nearest depth of each part
+    const { bmin, bmax } = this;
     const rowLo = new Int32Array(n);
     const rowHi = new Int32Array(n);
     const colLo = new Int32Array(n);
@@ -425,28 +431,18 @@ export class SceneRenderer {
     }
     visible.sort((a, b) => (zNear[a] as number) - (zNear[b] as number) || a - b);
 
-    // bin into tiles, nearest first
-    const tilesX = Math.ceil(width / TILE);
-    const tilesY = Math.ceil(height / TILE);
-    const tileStart = new Int32Array(tilesX * tilesY + 1);
-    for (const b of visible) {
-      for (let ty = (rowLo[b] as number) >> 4; ty <= (rowHi[b] as number) >> 4; ty++) {
-        for (let tx = (colLo[b] as number) >> 4; tx <= (colHi[b] as number) >> 4; tx++) tileStart[ty * tilesX + tx + 1] = (tileStart[ty * tilesX + tx + 1] as number) + 1;
-      }
-    }
-    for (let t = 0; t < tilesX * tilesY; t++) tileStart[t + 1] = (tileStart[t + 1] as number) + (tileStart[t] as number);
-    const fill = tileStart.slice(0, tilesX * tilesY);
-    const tileParts = new Int32Array(tileStart[tilesX * tilesY] as number);
-    for (const b of visible) {
-      for (let ty = (rowLo[b] as number) >> 4; ty <= (rowHi[b] as number) >> 4; ty++) {
-        for (let tx = (colLo[b] as number) >> 4; tx <= (colHi[b] as number) >> 4; tx++) {
-          const at = fill[ty * tilesX + tx] as number;
-          tileParts[at] = b;
-          fill[ty * tilesX + tx] = at + 1;
-        }
-      }
-    }
+    return { rowLo, rowHi, colLo, colHi, zNear, visible };
+  }
 
+  /** Casts a ray through each pixel against the floor, the ceiling and its tile's parts: the nearest hit's part, face and depth. */
+  private trace(pose: Pose, camera: Camera, width: number, height: number, culled: Culled, tiles: Tiles, depth: Float32Array, ids: Uint32Array): void {
+    const r00 = pose[0] as number, r01 = pose[1] as number, r02 = pose[2] as number, ox = pose[3] as number;
+    const r10 = pose[4] as number, r11 = pose[5] as number, r12 = pose[6] as number, oy = pose[7] as number;
+    const r20 = pose[8] as number, r21 = pose[9] as number, r22 = pose[10] as number, oz = pose[11] as number;
+    const { fx, fy, cx, cy } = camera;
+    const { bmin, bmax, shape, hits, faces, ts } = this;
+    const { rowLo, rowHi, colLo, colHi, zNear } = culled;
+    const { tilesX, tilesY, tileStart, tileParts } = tiles;
     for (let ty = 0; ty < tilesY; ty++) {
       for (let tx = 0; tx < tilesX; tx++) {
         const listStart = tileStart[ty * tilesX + tx] as number;
@@ -577,7 +573,15 @@ export class SceneRenderer {
         }
       }
     }
-    // shading, a second pass (numbers in typed arrays, so nothing is allocated a pixel)
+  }
+
+  /** The shading pass: a colour for every pixel that hit something (numbers in typed arrays, so nothing is allocated a pixel). */
+  private shadeAll(pose: Pose, camera: Camera, width: number, height: number, rgb: Uint8Array): void {
+    const r00 = pose[0] as number, r01 = pose[1] as number, r02 = pose[2] as number, ox = pose[3] as number;
+    const r10 = pose[4] as number, r11 = pose[5] as number, r12 = pose[6] as number, oy = pose[7] as number;
+    const r20 = pose[8] as number, r21 = pose[9] as number, r22 = pose[10] as number, oz = pose[11] as number;
+    const { fx, fy, cx, cy } = camera;
+    const { hits, faces, ts } = this;
     const view = this.view;
     view[0] = r00;
     view[1] = r01;
@@ -602,7 +606,6 @@ export class SceneRenderer {
         if (hit !== -1) this.shade(rgb, ts, p, u, v, hit, faces[p] as number);
       }
     }
-    return { camera, rgb, depth, ids };
   }
 
   /** The colour of a hit: material, texture, lamp, windows' daylight and contact shadows. */
@@ -847,4 +850,47 @@ function openness(cell: number, y: number, occlusion: Float32Array, top: Float32
 /** About e^−x for x ≥ 0, cheaper: how a shadow fades with distance. */
 function soft(x: number): number {
   return 1 / (1 + x * (1 + 0.5 * x));
+}
+
+/** Each visible part's screen rectangle and nearest depth (indexed by part), and the visible parts nearest first. */
+interface Culled {
+  rowLo: Int32Array;
+  rowHi: Int32Array;
+  colLo: Int32Array;
+  colHi: Int32Array;
+  zNear: Float64Array;
+  visible: number[];
+}
+
+/** The visible parts binned into TILE×TILE tiles, nearest first: tile t holds tileParts[tileStart[t]] up to tileParts[tileStart[t + 1]]. */
+interface Tiles {
+  tilesX: number;
+  tilesY: number;
+  tileStart: Int32Array;
+  tileParts: Int32Array;
+}
+
+function binTiles({ rowLo, rowHi, colLo, colHi, visible }: Culled, width: number, height: number): Tiles {
+  const tilesX = Math.ceil(width / TILE);
+  const tilesY = Math.ceil(height / TILE);
+  const tileStart = new Int32Array(tilesX * tilesY + 1);
+  for (const b of visible) {
+    for (let ty = (rowLo[b] as number) >> 4; ty <= (rowHi[b] as number) >> 4; ty++) {
+      for (let tx = (colLo[b] as number) >> 4; tx <= (colHi[b] as number) >> 4; tx++) tileStart[ty * tilesX + tx + 1] = (tileStart[ty * tilesX + tx + 1] as number) + 1;
+    }
+  }
+  for (let t = 0; t < tilesX * tilesY; t++) tileStart[t + 1] = (tileStart[t + 1] as number) + (tileStart[t] as number);
+  const fill = tileStart.slice(0, tilesX * tilesY);
+  const tileParts = new Int32Array(tileStart[tilesX * tilesY] as number);
+  for (const b of visible) {
+    for (let ty = (rowLo[b] as number) >> 4; ty <= (rowHi[b] as number) >> 4; ty++) {
+      for (let tx = (colLo[b] as number) >> 4; tx <= (colHi[b] as number) >> 4; tx++) {
+        const at = fill[ty * tilesX + tx] as number;
+        tileParts[at] = b;
+        fill[ty * tilesX + tx] = at + 1;
+      }
+    }
+  }
+
+  return { tilesX, tilesY, tileStart, tileParts };
 }
