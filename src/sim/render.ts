@@ -178,6 +178,8 @@ export class SceneRenderer {
   private textures = materialTextures([]);
   // per frame: the camera, and each pixel's hit (part, or −2 floor, −3 ceiling, −1 nothing), face and distance
   private readonly view = new Float64Array(16);
+  /** A shaded point's position, normal, ray, colour and texture coordinates (see shadeLit). */
+  private readonly surface = new Float64Array(16);
   private hits = new Int32Array(0);
   private faces = new Uint8Array(0);
   private ts = new Float64Array(0);
@@ -633,22 +635,7 @@ export class SceneRenderer {
       const box = this.roomBox;
       const edge = room < 0 ? 1 : Math.min(px - (box[room * 4] as number), pz - (box[room * 4 + 1] as number), (box[room * 4 + 2] as number) - px, (box[room * 4 + 3] as number) - pz);
       if (hit === -3) {
-        // the ceiling, with its lamp
-        const lx = room < 0 ? 0 : (this.lamps[room * 3] as number) - px;
-        const lz = room < 0 ? 0 : (this.lamps[room * 3 + 2] as number) - pz;
-        const r2 = room < 0 ? 99 : lx * lx + lz * lz;
-        if (Math.abs(lx) < 0.3 && Math.abs(lz) < 0.3) {
-          // a flush square panel
-          const rim = Math.abs(lx) > 0.27 || Math.abs(lz) > 0.27;
-          rgb[o] = rim ? 215 : 250;
-          rgb[o + 1] = rim ? 215 : 248;
-          rgb[o + 2] = rim ? 212 : 240;
-          return;
-        }
-        const glow = 0.7 + 0.25 / (1 + 6 * r2) - 0.12 * soft(Math.max(0, edge) / 0.25);
-        rgb[o] = Math.min(255, Math.round(CEILING_RGB[0] * glow));
-        rgb[o + 1] = Math.min(255, Math.round(CEILING_RGB[1] * glow));
-        rgb[o + 2] = Math.min(255, Math.round(CEILING_RGB[2] * glow));
+        this.shadeCeiling(rgb, o, px, pz, room, edge);
         return;
       }
       ny = 1;
@@ -720,29 +707,7 @@ export class SceneRenderer {
           cr = this.paint[room * 3] as number;
           cg = this.paint[room * 3 + 1] as number;
           cb = this.paint[room * 3 + 2] as number;
-          // a window?
-          if (py > WINDOW_Y0 && py < WINDOW_Y1 && ny === 0) {
-            for (const w of this.windows) {
-              const along = w.axis === 0 ? pz : px;
-              const across = w.axis === 0 ? px : pz;
-              if (Math.abs(across - w.plane) > 1e-6 || along < w.lo || along > w.hi) continue;
-              const fu = Math.min(along - w.lo, w.hi - along);
-              const fv = Math.min(py - WINDOW_Y0, WINDOW_Y1 - py);
-              const mid = Math.abs(along - (w.lo + w.hi) / 2);
-              const sun = 0.85 + 0.3 * Math.max(0, nx * LIGHT[0] + nz * LIGHT[2]);
-              if (fu < 0.05 || fv < 0.05 || mid < 0.02) {
-                rgb[o] = Math.min(255, Math.round(236 * sun));
-                rgb[o + 1] = Math.min(255, Math.round(236 * sun));
-                rgb[o + 2] = Math.min(255, Math.round(232 * sun));
-                return;
-              }
-              const k = (py - WINDOW_Y0) / (WINDOW_Y1 - WINDOW_Y0);
-              rgb[o] = Math.min(255, Math.round((SKY_LOW[0] + (SKY_HIGH[0] - SKY_LOW[0]) * k) * sun));
-              rgb[o + 1] = Math.min(255, Math.round((SKY_LOW[1] + (SKY_HIGH[1] - SKY_LOW[1]) * k) * sun));
-              rgb[o + 2] = Math.min(255, Math.round((SKY_LOW[2] + (SKY_HIGH[2] - SKY_LOW[2]) * k) * sun));
-              return;
-            }
-          }
+          if (py > WINDOW_Y0 && py < WINDOW_Y1 && ny === 0 && this.shadeWindow(rgb, o, px, py, pz, nx, nz)) return;
           // darker into corners and along the floor and ceiling
           const box = this.roomBox;
           const edge = nx !== 0 ? Math.min(pz - (box[room * 4 + 1] as number), (box[room * 4 + 3] as number) - pz) : Math.min(px - (box[room * 4] as number), (box[room * 4 + 2] as number) - px);
@@ -762,6 +727,83 @@ export class SceneRenderer {
         return;
       }
     }
+    const g = this.surface;
+    g[0] = px;
+    g[1] = py;
+    g[2] = pz;
+    g[3] = nx;
+    g[4] = ny;
+    g[5] = nz;
+    g[6] = dx;
+    g[7] = dy;
+    g[8] = dz;
+    g[9] = cr;
+    g[10] = cg;
+    g[11] = cb;
+    g[12] = s;
+    g[13] = q;
+    g[14] = offU;
+    g[15] = offV;
+    this.shadeLit(rgb, o, material, room, ao);
+  }
+
+  /** The ceiling: its lamp's flush panel, else plaster lit by the lamp and darker towards the walls. */
+  private shadeCeiling(rgb: Uint8Array, o: number, px: number, pz: number, room: number, edge: number): void {
+    const lx = room < 0 ? 0 : (this.lamps[room * 3] as number) - px;
+    const lz = room < 0 ? 0 : (this.lamps[room * 3 + 2] as number) - pz;
+    const r2 = room < 0 ? 99 : lx * lx + lz * lz;
+    if (Math.abs(lx) < 0.3 && Math.abs(lz) < 0.3) {
+      // a flush square panel
+      const rim = Math.abs(lx) > 0.27 || Math.abs(lz) > 0.27;
+      rgb[o] = rim ? 215 : 250;
+      rgb[o + 1] = rim ? 215 : 248;
+      rgb[o + 2] = rim ? 212 : 240;
+      return;
+    }
+    const glow = 0.7 + 0.25 / (1 + 6 * r2) - 0.12 * soft(Math.max(0, edge) / 0.25);
+    rgb[o] = Math.min(255, Math.round(CEILING_RGB[0] * glow));
+    rgb[o + 1] = Math.min(255, Math.round(CEILING_RGB[1] * glow));
+    rgb[o + 2] = Math.min(255, Math.round(CEILING_RGB[2] * glow));
+  }
+
+  /** A wall pixel in a window: the frame in daylight or the sky beyond; false when the pixel is in no window. */
+  private shadeWindow(rgb: Uint8Array, o: number, px: number, py: number, pz: number, nx: number, nz: number): boolean {
+    for (const w of this.windows) {
+      const along = w.axis === 0 ? pz : px;
+      const across = w.axis === 0 ? px : pz;
+      if (Math.abs(across - w.plane) > 1e-6 || along < w.lo || along > w.hi) continue;
+      const fu = Math.min(along - w.lo, w.hi - along);
+      const fv = Math.min(py - WINDOW_Y0, WINDOW_Y1 - py);
+      const mid = Math.abs(along - (w.lo + w.hi) / 2);
+      const sun = 0.85 + 0.3 * Math.max(0, nx * LIGHT[0] + nz * LIGHT[2]);
+      if (fu < 0.05 || fv < 0.05 || mid < 0.02) {
+        rgb[o] = Math.min(255, Math.round(236 * sun));
+        rgb[o + 1] = Math.min(255, Math.round(236 * sun));
+        rgb[o + 2] = Math.min(255, Math.round(232 * sun));
+        return true;
+      }
+      const k = (py - WINDOW_Y0) / (WINDOW_Y1 - WINDOW_Y0);
+      rgb[o] = Math.min(255, Math.round((SKY_LOW[0] + (SKY_HIGH[0] - SKY_LOW[0]) * k) * sun));
+      rgb[o + 1] = Math.min(255, Math.round((SKY_LOW[1] + (SKY_HIGH[1] - SKY_LOW[1]) * k) * sun));
+      rgb[o + 2] = Math.min(255, Math.round((SKY_LOW[2] + (SKY_HIGH[2] - SKY_LOW[2]) * k) * sun));
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * A surface's colour: its material's pattern at texture coordinates (s, q) in metres, lit by the
+   * sky from above, the sun through the windows and the room's lamp (with a highlight on glossy
+   * materials), darkened by ambient occlusion `ao`. The point, its normal, the ray, the colour and
+   * the texture coordinates are in `surface`.
+   */
+  private shadeLit(rgb: Uint8Array, o: number, material: number, room: number, ao: number): void {
+    const g = this.surface;
+    const px = g[0] as number, py = g[1] as number, pz = g[2] as number;
+    const nx = g[3] as number, ny = g[4] as number, nz = g[5] as number;
+    const dx = g[6] as number, dy = g[7] as number, dz = g[8] as number;
+    const cr = g[9] as number, cg = g[10] as number, cb = g[11] as number;
+    const s = g[12] as number, q = g[13] as number, offU = g[14] as number, offV = g[15] as number;
     // the pattern
     const period = PERIOD[material] as number;
     const tu = Math.floor((s / period + offU) * TEX) & (TEX - 1);
