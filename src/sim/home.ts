@@ -88,9 +88,46 @@ function pick<T>(random: Random, items: readonly T[]): T {
 const round3 = (v: number): number => Math.round(v * 1000) / 1000;
 
 
+/** A home's objects as they are placed, each given the next instance id (1 and 2 are the floor and ceiling). */
+class HomeObjects {
+  readonly list: SceneObject[] = [];
+  private nextId = 3;
+
+  add(object: Omit<SceneObject, "id">): SceneObject {
+    const placed: SceneObject = { id: this.nextId++, ...object };
+    this.list.push(placed);
+    return placed;
+  }
+}
+
 /** A home from a seed (any integer); the same seed gives the same home. */
 export function generateHome(seed: number): Home {
   const random = seededRandom(seed);
+  const { rooms, xs, zs, cols, rows } = layoutRooms(random);
+  const doors = placeDoors(random, rooms, cols, rows);
+  const objects = new HomeObjects();
+  const half = WALL_THICKNESS / 2;
+  addWalls(objects, xs, zs, doors);
+  const bounds = { min: [-half, 0, -half] as Point3, max: [(xs.at(-1) as number) + half, CEILING_HEIGHT, (zs.at(-1) as number) + half] as Point3 };
+  const grid = new NavGrid(bounds.min, bounds.max);
+  for (const o of objects.list) if (o.min[1] < 0.5) grid.block(o.min, o.max);
+  placeFurniture(random, rooms, doors, objects, grid);
+  const furniture = objects.list.filter((o) => o.kind === "furniture");
+  placeObjectsOn(random, rooms, furniture, objects);
+  placeObjectsInside(random, rooms, furniture, objects);
+
+  // the start: a free cell in the living room, facing a multiple of 30°
+  const living = rooms.find((r) => r.type === "living room") as Room;
+  const cells = grid.freeCellsIn(living.min, living.max);
+  const cell = cells[randomInt(random, cells.length)];
+  if (cell === undefined) throw new Error(`seed ${seed}: no free cell in the living room`);
+  const [sx, sz] = grid.cellCentre(cell);
+  const start: AgentState = { position: [sx, 0, sz], yaw: (randomInt(random, 12) * Math.PI) / 6, pitch: 0 };
+  return { format: HOME_FORMAT, seed, rooms, doors, objects: objects.list, start, bounds };
+}
+
+/** Two rows of two or three rooms of 3.5-5 m, the kitchen and the living room always among them. */
+function layoutRooms(random: Random): { rooms: Room[]; xs: number[]; zs: number[]; cols: number; rows: number } {
   const cols = 2 + randomInt(random, 2);
   const rows = 2;
   const widths = Array.from({ length: cols }, () => 3.5 + 0.5 * randomInt(random, 4));
@@ -109,7 +146,12 @@ export function generateHome(seed: number): Home {
       rooms.push({ id, type: types[id] as RoomType, min: [xs[c] as number, zs[r] as number], max: [xs[c + 1] as number, zs[r + 1] as number] });
     }
   }
-  // doors: a random spanning tree over the grid's adjacencies, plus maybe one more
+  return { rooms, xs, zs, cols, rows };
+}
+
+/** Doors: a random spanning tree over the grid's adjacencies, plus maybe one more, each at a random point of its wall. */
+function placeDoors(random: Random, rooms: Room[], cols: number, rows: number): Door[] {
+  const n = rows * cols;
   const edges: [number, number][] = [];
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
@@ -129,7 +171,7 @@ export function generateHome(seed: number): Home {
     } else spare.push([a, b]);
   }
   if (spare.length > 0 && random() < 0.5) chosen.push(spare[0] as [number, number]);
-  const doors: Door[] = chosen.map(([a, b]) => {
+  return chosen.map(([a, b]) => {
     const ra = rooms[a] as Room;
     const rb = rooms[b] as Room;
     if (ra.max[0] === rb.min[0]) {
@@ -142,14 +184,14 @@ export function generateHome(seed: number): Home {
     const hi = ra.max[0] - 0.8;
     return { rooms: [a, b], centre: [round3(lo + random() * (hi - lo)), ra.max[1]], along: "x", width: DOOR_WIDTH };
   });
+}
 
-  const objects: SceneObject[] = [];
-  let nextId = 3;
+/** Walls along x (constant z), split by doors; then walls along z (constant x). */
+function addWalls(objects: HomeObjects, xs: number[], zs: number[], doors: Door[]): void {
   const half = WALL_THICKNESS / 2;
   const addWall = (min: Point3, max: Point3): void => {
-    objects.push({ id: nextId++, type: "wall", kind: "structure", roomId: null, min, max, colour: WALL_COLOUR, states: {} });
+    objects.add({ type: "wall", kind: "structure", roomId: null, min, max, colour: WALL_COLOUR, states: {} });
   };
-  // walls along x (constant z), split by doors; then walls along z (constant x)
   const width = xs.at(-1) as number;
   const depth = zs.at(-1) as number;
   for (const z of zs) {
@@ -172,13 +214,12 @@ export function generateHome(seed: number): Home {
     }
     addWall([x - half, 0, from], [x + half, CEILING_HEIGHT, depth - half]);
   }
+}
 
-  const bounds = { min: [-half, 0, -half] as Point3, max: [width + half, CEILING_HEIGHT, depth + half] as Point3 };
-  const grid = new NavGrid(bounds.min, bounds.max);
-  for (const o of objects) if (o.min[1] < 0.5) grid.block(o.min, o.max);
+/** Each room's furniture against a random wall (25 tries a piece), keeping doorways clear and the free space connected. */
+function placeFurniture(random: Random, rooms: Room[], doors: Door[], objects: HomeObjects, grid: NavGrid): void {
+  const half = WALL_THICKNESS / 2;
   const catalogue = objectCatalogue();
-
-  // furniture against the walls, keeping doorways clear and the free space connected
   for (const room of rooms) {
     for (const type of catalogue.rooms[room.type].furniture) {
       const spec = catalogueType(type);
@@ -200,7 +241,7 @@ export function generateHome(seed: number): Home {
         else [minX, minZ] = [x1 - sx, z0 + random() * (z1 - z0 - sz)];
         const min: Point3 = [round3(minX), 0, round3(minZ)];
         const max: Point3 = [round3(minX + sx), h, round3(minZ + sz)];
-        const overlaps = objects.some((o) => o.kind === "furniture" && min[0] < o.max[0] + 0.1 && max[0] > o.min[0] - 0.1 && min[2] < o.max[2] + 0.1 && max[2] > o.min[2] - 0.1);
+        const overlaps = objects.list.some((o) => o.kind === "furniture" && min[0] < o.max[0] + 0.1 && max[0] > o.min[0] - 0.1 && min[2] < o.max[2] + 0.1 && max[2] > o.min[2] - 0.1);
         if (overlaps) continue;
         const nearDoor = doors.some((dr) => Math.max(Math.abs(Math.max(min[0], Math.min(dr.centre[0], max[0])) - dr.centre[0]), Math.abs(Math.max(min[2], Math.min(dr.centre[1], max[2])) - dr.centre[1])) < 1.1);
         if (nearDoor) continue;
@@ -208,17 +249,24 @@ export function generateHome(seed: number): Home {
         trial.block(min, max);
         if (!trial.isConnected()) continue;
         grid.block(min, max);
-        const states: Partial<Record<ObjectStateName, boolean>> = {};
-        for (const s of spec.states) states[s] = false;
         const colour = pick(random, spec.colours);
-        objects.push({ id: nextId++, type, kind: "furniture", roomId: room.id, min, max, colour: colour.rgb, colourName: colour.name, material: spec.material, use: spec.use, states });
+        objects.add({ type, kind: "furniture", roomId: room.id, min, max, colour: colour.rgb, colourName: colour.name, material: spec.material, use: spec.use, states: closedStates(spec.states) });
         break;
       }
     }
   }
+}
 
-  // small objects on receptacles
-  const furniture = objects.filter((o) => o.kind === "furniture");
+/** Every state an object can be in, false (closed, off, clean, …). */
+function closedStates(names: readonly ObjectStateName[]): Partial<Record<ObjectStateName, boolean>> {
+  const states: Partial<Record<ObjectStateName, boolean>> = {};
+  for (const s of names) states[s] = false;
+  return states;
+}
+
+/** Up to two small objects of the room's kinds on each receptacle, not overlapping, in front of a TV's or a monitor's screen. */
+function placeObjectsOn(random: Random, rooms: Room[], furniture: SceneObject[], objects: HomeObjects): void {
+  const catalogue = objectCatalogue();
   for (const f of furniture) {
     const spec = catalogueType(f.type);
     if (spec.receptacle !== "on" || f.roomId === null) continue;
@@ -244,16 +292,15 @@ export function generateHome(seed: number): Home {
       const min: Point3 = [minX, f.max[1], minZ];
       const max: Point3 = [round3(minX + sx), round3(f.max[1] + small.size[1]), round3(minZ + sz)];
       if (placed.some((o) => min[0] < o.max[0] && max[0] > o.min[0] && min[2] < o.max[2] && max[2] > o.min[2])) continue;
-      const states: Partial<Record<ObjectStateName, boolean>> = {};
-      for (const s of small.states) states[s] = false;
       const colour = pick(random, small.colours);
-      const object: SceneObject = { id: nextId++, type, kind: "object", roomId: room.id, min, max, colour: colour.rgb, colourName: colour.name, material: small.material, use: small.use, states, on: f.id };
-      placed.push(object);
-      objects.push(object);
+      placed.push(objects.add({ type, kind: "object", roomId: room.id, min, max, colour: colour.rgb, colourName: colour.name, material: small.material, use: small.use, states: closedStates(small.states), on: f.id }));
     }
   }
+}
 
-  // small objects inside closed receptacles (fridges, cabinets, drawers…), wholly within their box
+/** A small object inside most closed receptacles (fridges, cabinets, drawers…), wholly within their box. */
+function placeObjectsInside(random: Random, rooms: Room[], furniture: SceneObject[], objects: HomeObjects): void {
+  const catalogue = objectCatalogue();
   for (const f of furniture) {
     const spec = catalogueType(f.type);
     if (f.roomId === null || !(spec.receptacle === "in" || spec.states.includes("open")) || random() < 0.4) continue;
@@ -268,20 +315,9 @@ export function generateHome(seed: number): Home {
     const minZ = round3(f.min[2] + 0.05 + random() * spanZ);
     const min: Point3 = [minX, round3(f.min[1] + 0.1), minZ];
     const max: Point3 = [round3(minX + sx), round3(f.min[1] + 0.1 + sy), round3(minZ + sz)];
-    const states: Partial<Record<ObjectStateName, boolean>> = {};
-    for (const st of small.states) states[st] = false;
     const colour = pick(random, small.colours);
-    objects.push({ id: nextId++, type, kind: "object", roomId: room.id, min, max, colour: colour.rgb, colourName: colour.name, material: small.material, use: small.use, states, inside: f.id });
+    objects.add({ type, kind: "object", roomId: room.id, min, max, colour: colour.rgb, colourName: colour.name, material: small.material, use: small.use, states: closedStates(small.states), inside: f.id });
   }
-
-  // the start: a free cell in the living room, facing a multiple of 30°
-  const living = rooms.find((r) => r.type === "living room") as Room;
-  const cells = grid.freeCellsIn(living.min, living.max);
-  const cell = cells[randomInt(random, cells.length)];
-  if (cell === undefined) throw new Error(`seed ${seed}: no free cell in the living room`);
-  const [sx, sz] = grid.cellCentre(cell);
-  const start: AgentState = { position: [sx, 0, sz], yaw: (randomInt(random, 12) * Math.PI) / 6, pitch: 0 };
-  return { format: HOME_FORMAT, seed, rooms, doors, objects, start, bounds };
 }
 
 /** The navigation grid of a home (walls and furniture blocked, inflated by the agent's radius). */
