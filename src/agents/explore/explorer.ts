@@ -91,17 +91,28 @@ export function nearestTraversable(map: OccupancyMap, cell: number, reach = 4): 
  * The explorer's own time: it runs between `resume` and `pause`, which bracket every model and
  * environment call, so that `ownMs` is the time per step the explorer itself costs.
  */
-export function explorerClock(): { pause(): void; resume(): void; ownMs(): number } {
+export function explorerClock(): { pause(): void; resume(): void; ownMs(): number; outside<T>(work: () => Promise<T>): Promise<T> } {
   let own = 0;
   let t = performance.now();
+  const pause = (): void => {
+    own += performance.now() - t;
+  };
+  const resume = (): void => {
+    t = performance.now();
+  };
   return {
-    pause: () => {
-      own += performance.now() - t;
-    },
-    resume: () => {
-      t = performance.now();
-    },
+    pause,
+    resume,
     ownMs: () => own,
+    /** Awaits the environment, a model or the disk: their time is not the explorer's own. */
+    outside: async (work) => {
+      pause();
+      try {
+        return await work();
+      } finally {
+        resume();
+      }
+    },
   };
 }
 
@@ -130,19 +141,9 @@ class FrontierWalk {
     this.excluded = new Uint8Array(this.map.cols * this.map.rows);
   }
 
-  /** Awaits the environment: its time is not the explorer's own. */
-  async outside<T>(work: () => Promise<T>): Promise<T> {
-    this.clock.pause();
-    try {
-      return await work();
-    } finally {
-      this.clock.resume();
-    }
-  }
-
   /** The first view, where the agent stands. */
   async start(): Promise<void> {
-    const first = await this.outside(() => this.env.observe());
+    const first = await this.clock.outside(() => this.env.observe());
     this.steps.push({ success: true, state: first.state, pose: first.pose });
     this.state = first.state;
     this.map.integrate(first, first.state.position[1]);
@@ -151,7 +152,7 @@ class FrontierWalk {
   }
 
   private async observe(): Promise<EnvObservation> {
-    const obs = await this.outside(() => this.env.observe());
+    const obs = await this.clock.outside(() => this.env.observe());
     this.map.integrate(obs, obs.state.position[1]);
     this.observedSteps.push(this.steps.length - 1);
     if (this.options.onObservation) {
@@ -164,7 +165,7 @@ class FrontierWalk {
 
   /** One action; a successful one is followed by a view. */
   async act(action: DiscreteAction): Promise<boolean> {
-    const result = await this.outside(() => this.env.act({ type: action }));
+    const result = await this.clock.outside(() => this.env.act({ type: action }));
     const prev = this.state;
     this.state = result.state;
     this.pathLengthM += Math.hypot(this.state.position[0] - prev.position[0], this.state.position[1] - prev.position[1], this.state.position[2] - prev.position[2]);

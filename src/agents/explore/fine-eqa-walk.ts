@@ -48,13 +48,8 @@ export class FineEqaWalk {
   }
 
   /** Awaits the environment, the model or the disk: their time is not the explorer's own. */
-  async outside<T>(work: () => Promise<T>): Promise<T> {
-    this.clock.pause();
-    try {
-      return await work();
-    } finally {
-      this.clock.resume();
-    }
+  outside<T>(work: () => Promise<T>): Promise<T> {
+    return this.clock.outside(work);
   }
 
   respond(role: string, prompt: string, request: ChatRequest, frames?: number[]): Promise<ChatResponse> {
