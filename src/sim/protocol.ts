@@ -64,43 +64,55 @@ export const MAX_PITCH_DEG = 60;
 /** How far from the camera an object can be handled, metres. */
 export const REACH_M = 1.5;
 
-export interface AgentState {
+export const vec3Schema = z.tuple([z.number().finite(), z.number().finite(), z.number().finite()]);
+export const agentStateSchema = z.object({
   /** The agent's feet, on the floor (y is the floor's height). */
-  position: Point3;
+  position: vec3Schema,
   /** Radians about +y; 0 looks along −z; positive turns left. */
-  yaw: number;
+  yaw: z.number().finite(),
   /** Radians; positive looks up. */
-  pitch: number;
-}
+  pitch: z.number().finite(),
+});
+export type AgentState = z.infer<typeof agentStateSchema>;
 
-export type DiscreteAction = "move_forward" | "turn_left" | "turn_right" | "look_up" | "look_down";
+export const DISCRETE_ACTIONS = ["move_forward", "turn_left", "turn_right", "look_up", "look_down"] as const;
+export type DiscreteAction = (typeof DISCRETE_ACTIONS)[number];
 export const OBJECT_ACTIONS = ["open", "close", "toggle_on", "toggle_off", "slice", "fill", "empty", "break"] as const;
 export type ObjectAction = (typeof OBJECT_ACTIONS)[number];
-export type ManipulationAction = { type: "pickup"; object: number } | { type: "put"; receptacle: number } | { type: ObjectAction; object: number };
-export type Action = { type: DiscreteAction } | { type: "teleport"; state: AgentState } | ManipulationAction;
+const instanceId = z.number().int().positive();
+const manipulationSchema = z.union([
+  z.object({ type: z.literal("pickup"), object: instanceId }),
+  z.object({ type: z.literal("put"), receptacle: instanceId }),
+  z.object({ type: z.enum(OBJECT_ACTIONS), object: instanceId }),
+]);
+export type ManipulationAction = z.infer<typeof manipulationSchema>;
+export const actionSchema = z.union([z.object({ type: z.enum(DISCRETE_ACTIONS) }), z.object({ type: z.literal("teleport"), state: agentStateSchema }), manipulationSchema]);
+export type Action = z.infer<typeof actionSchema>;
 
 export const SIM_EVENT_TYPES = ["pickup", "put", "open", "close", "toggle_on", "toggle_off", "slice", "fill", "empty", "break", "heat", "cool", "clean"] as const;
 export type SimEventType = (typeof SIM_EVENT_TYPES)[number];
 
 /** Something that happened to an object (ids are instance ids). */
-export interface SimEvent {
-  type: SimEventType;
-  object: number;
+export const simEventSchema = z.object({
+  type: z.enum(SIM_EVENT_TYPES),
+  object: instanceId,
   /** Where a picked-up object came from. */
-  from?: number;
+  from: instanceId.optional(),
   /** Where a put object went. */
-  target?: number;
-}
+  target: instanceId.optional(),
+});
+export type SimEvent = z.infer<typeof simEventSchema>;
 
-export interface ActResult {
-  success: boolean;
+export const actResultSchema = z.object({
+  success: z.boolean(),
   /** Why the action failed. */
-  reason?: string;
+  reason: z.string().optional(),
   /** The state after the action (unchanged when it failed). */
-  state: AgentState;
+  state: agentStateSchema,
   /** What the action did to objects. */
-  events?: SimEvent[];
-}
+  events: z.array(simEventSchema).optional(),
+});
+export type ActResult = z.infer<typeof actResultSchema>;
 
 /** Whether an action handles an object (rather than moving the agent). */
 export function isManipulation(action: Action): action is ManipulationAction {
@@ -177,17 +189,6 @@ export function agentPose(state: AgentState, cameraHeight: number): Pose {
 // ---------------------------------------------------------------------------------------------
 // Wire schemas
 
-export const vec3Schema = z.tuple([z.number().finite(), z.number().finite(), z.number().finite()]);
-export const agentStateSchema = z.object({ position: vec3Schema, yaw: z.number().finite(), pitch: z.number().finite() });
-const instanceId = z.number().int().positive();
-export const actionSchema = z.union([
-  z.object({ type: z.enum(["move_forward", "turn_left", "turn_right", "look_up", "look_down"]) }),
-  z.object({ type: z.literal("teleport"), state: agentStateSchema }),
-  z.object({ type: z.literal("pickup"), object: instanceId }),
-  z.object({ type: z.literal("put"), receptacle: instanceId }),
-  z.object({ type: z.enum(OBJECT_ACTIONS), object: instanceId }),
-]);
-export const simEventSchema = z.object({ type: z.enum(SIM_EVENT_TYPES), object: instanceId, from: instanceId.optional(), target: instanceId.optional() });
 export const cameraSchema = z.object({
   width: z.number().int().positive(),
   height: z.number().int().positive(),
@@ -207,7 +208,6 @@ export const wireObservationSchema = z.object({
   masks: z.object({ ids: z.string(), labels: z.record(z.string(), z.string()) }).optional(),
 });
 export type WireObservation = z.infer<typeof wireObservationSchema>;
-export const actResultSchema = z.object({ success: z.boolean(), reason: z.string().optional(), state: agentStateSchema, events: z.array(simEventSchema).optional() });
 export const boundsSchema = z.object({ min: vec3Schema, max: vec3Schema });
 export const infoSchema = z.object({ name: z.string(), sceneId: z.string(), cameraHeight: z.number() });
 

@@ -163,7 +163,7 @@ export class StdioEnvironment implements Environment {
   }
 
   async reset(start?: AgentState): Promise<AgentState> {
-    return (await this.typed("reset", agentStateSchema, start ? { start } : {})) as AgentState;
+    return this.typed("reset", agentStateSchema, start ? { start } : {});
   }
 
   async observe(): Promise<EnvObservation> {
@@ -176,7 +176,7 @@ export class StdioEnvironment implements Environment {
   }
 
   async act(action: Action): Promise<ActResult> {
-    return (await this.typed("act", actResultSchema, { action })) as ActResult;
+    return this.typed("act", actResultSchema, { action });
   }
 
   isNavigable(point: Point3): Promise<boolean> {
