@@ -222,16 +222,23 @@ function costTable(runs: LoadedRun[]): Html {
     // a stage's dollars: its summary's cost total (other kinds: when the summary has one usage stage)
     const dollarsOf = (stage: string): number | null | undefined => run.costs.find((c) => c.stage === stage)?.cost.total.dollars;
     const otherDollars = run.otherUsage.length === 1 ? dollarsOf(run.kind) : undefined;
-    const parts: { stage: string; usage: UsageRead; wall: number; dollars: number | null | undefined }[] = [
+    const parts: { stage: string; usage: Pick<UsageRead, "calls" | "cacheHits" | "promptTokens" | "completionTokens" | "thinkingTokens" | "images" | "retries">; wall: number; dollars: number | null | undefined }[] = [
       ...(run.answer ? [{ stage: "answer", usage: run.answer.usage.answers, wall: run.answer.wallTimeMs, dollars: dollarsOf("answer") }] : []),
       ...(run.score ? [{ stage: "judge", usage: run.score.usage.judgements, wall: run.score.wallTimeMs, dollars: dollarsOf("judge") }] : []),
       ...(run.tag?.summary ? [{ stage: "structured judge", usage: run.tag.summary.usage, wall: run.tag.summary.wallTimeMs, dollars: dollarsOf("structured judge") }] : []),
     ];
     for (const [stage, usage] of run.otherUsage) parts.push({ stage, usage, wall: Number.NaN, dollars: otherDollars });
+    // a stage whose calls are known only from the run's ledger (its cost): its totals, as By role sums them
+    for (const { stage, cost } of run.costs) {
+      if (parts.some((p) => p.stage === stage) || (stage === run.kind && run.otherUsage.length > 0)) continue;
+      const t = cost.total;
+      parts.push({ stage, usage: { calls: t.calls, cacheHits: t.cacheHits, promptTokens: t.promptTokens, completionTokens: t.completionTokens, thinkingTokens: t.thinkingTokens, images: t.images ?? Number.NaN, retries: Number.NaN }, wall: stage === run.kind ? (run.otherSummary?.wallTimeMs ?? Number.NaN) : Number.NaN, dollars: t.dollars });
+    }
     if (parts.length === 0) return html`<tr><td>${run.label}</td><td colspan="10">no usage recorded</td></tr>`;
+    const count = (n: number): string => (Number.isFinite(n) ? String(n) : "–");
     return parts.map(
       (p) =>
-        html`<tr><td>${run.label}</td><td>${p.stage}</td><td class="num">${p.usage.calls}</td><td class="num">${p.usage.cacheHits}</td><td class="num">${p.usage.promptTokens}</td><td class="num">${p.usage.completionTokens}</td><td class="num">${p.usage.thinkingTokens ?? 0}</td><td class="num">${p.usage.images}</td><td class="num">${p.usage.retries}</td><td class="num">${Number.isFinite(p.wall) ? `${fmt(p.wall / 1000)} s` : "–"}</td><td class="num">${p.dollars === undefined ? "–" : formatDollars(p.dollars)}</td></tr>`,
+        html`<tr data-run="${run.label}" data-stage="${p.stage}"><td>${run.label}</td><td>${p.stage}</td><td class="num" data-field="calls">${count(p.usage.calls)}</td><td class="num">${count(p.usage.cacheHits)}</td><td class="num">${count(p.usage.promptTokens)}</td><td class="num">${count(p.usage.completionTokens)}</td><td class="num">${count(p.usage.thinkingTokens ?? 0)}</td><td class="num">${count(p.usage.images)}</td><td class="num">${count(p.usage.retries)}</td><td class="num">${Number.isFinite(p.wall) ? `${fmt(p.wall / 1000)} s` : "–"}</td><td class="num">${p.dollars === undefined ? "–" : formatDollars(p.dollars)}</td></tr>`,
     );
   });
   const usage = html`<table class="grid"><thead><tr><th>run</th><th>stage</th><th>calls</th><th>cache hits</th><th>prompt tokens</th><th>completion tokens</th><th>of which thinking</th><th>images</th><th>retries</th><th>wall time</th><th>dollars</th></tr></thead><tbody>${rows}</tbody></table>`;

@@ -9,10 +9,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { latestMemoryRecords, loadActiveEpisodes, memoryRecordSchema, MEMORY_FAILURES_FILE, MEMORY_RECORDS_FILE, type ActiveEpisode } from "../agents/index.js";
-import { loadTagQuestions } from "../data/index.js";
+import { loadTagQuestions, type TagQuestion } from "../data/index.js";
 import { llmMatchPoints } from "../eval/index.js";
 import { TAG_ANSWERS_FILE } from "../generate/index.js";
 import { meanEstimate, readJsonFile, readRecords } from "./files.js";
+import { structuredAnswerText } from "./tag-runs.js";
 
 /** One figure a run is judged by, as its paper names it. */
 export interface HeadlineMetric {
@@ -366,13 +367,52 @@ export async function loadTagDataset(dir: string): Promise<{ questions: DatasetQ
 
 // ---- eqa answer-tag ----
 
-/** One line of `answers.jsonl`, as `runTagAnswers` appends it (a `TagAgentPrediction`). */
-const tagAnswerRecordSchema = z.looseObject({ question_id: z.string(), answer: z.string().nullable(), error: z.string().optional() });
+const tracedCallSchema = z.looseObject({ role: z.string(), model: z.string(), prompt: z.string(), promptSha256: z.string(), frames: z.array(z.number()).optional(), reply: z.string().nullable(), cached: z.boolean() });
 
-export function loadTagAnswers(dir: string): { answers: { questionId: string; answer: string | null; error?: string }[]; headline: HeadlineMetric[] } {
-  const byId = new Map<string, { questionId: string; answer: string | null; error?: string }>();
-  for (const r of readRecords(join(dir, TAG_ANSWERS_FILE), tagAnswerRecordSchema)) byId.set(r.question_id, { questionId: r.question_id, answer: r.answer, ...(r.error !== undefined ? { error: r.error } : {}) });
-  const answers = [...byId.values()];
+/** One line of `answers.jsonl`, as `runTagAnswers` appends it (a `TagAgentPrediction` with its trace). */
+const tagAnswerRecordSchema = z.looseObject({
+  question_id: z.string(),
+  answer: z.string().nullable(),
+  error: z.string().optional(),
+  trace: z.looseObject({ frames: z.array(z.number()).optional(), calls: z.array(tracedCallSchema).optional() }).nullable().optional(),
+});
+
+/** A question of an answer-tag run: the agent's answer and trace beside the set's question, ground truth and true structure. */
+export interface TagAnswerQuestion {
+  questionId: string;
+  position?: number;
+  /** The set's query type. */
+  category?: string;
+  question?: string;
+  groundTruth?: string;
+  /** The set's structured answer, one line per group (`structuredAnswerText`). */
+  truthText?: string;
+  /** The question's frame folder, relative to the set's folder (where the recordings are). */
+  episode?: string;
+  trajectory?: string;
+  answer: string | null;
+  error?: string;
+  frames: number[];
+  calls: z.infer<typeof tracedCallSchema>[];
+}
+
+/**
+ * An answer-tag run's questions: each answer of `answers.jsonl` (the latest of a question wins)
+ * with its trace, joined to the set's questions when `questions` (the set, as the run read it) is
+ * given; in the set's order.
+ */
+export function loadTagAnswers(dir: string, questions: readonly TagQuestion[] | undefined): { answers: TagAnswerQuestion[]; headline: HeadlineMetric[] } {
+  const byId = new Map<string, TagAnswerQuestion>();
+  for (const r of readRecords(join(dir, TAG_ANSWERS_FILE), tagAnswerRecordSchema)) {
+    byId.set(r.question_id, { questionId: r.question_id, answer: r.answer, ...(r.error !== undefined ? { error: r.error } : {}), frames: r.trace?.frames ?? [], calls: r.trace?.calls ?? [] });
+  }
+  const position = new Map((questions ?? []).map((q, i) => [q.question_id, i]));
+  for (const q of questions ?? []) {
+    const answered = byId.get(q.question_id);
+    if (!answered) continue;
+    Object.assign(answered, { position: position.get(q.question_id), category: q.tags.query_type, question: q.question, groundTruth: q.answer, truthText: structuredAnswerText(q.structured_answer), trajectory: q.trajectory }, q.episode_history ? { episode: q.episode_history } : {});
+  }
+  const answers = [...byId.values()].sort((a, b) => (a.position ?? position.size) - (b.position ?? position.size));
   const failed = answers.filter((a) => a.error !== undefined).length;
   return { answers, headline: [{ name: "answered", value: answers.length - failed, unit: "", about: `of ${answers.length} questions asked; ${failed} failed (score them with eqa score-tag)` }] };
 }
