@@ -7,10 +7,11 @@ import { REPORT_SCRIPT, REPORT_STYLE } from "./assets.js";
 import { comparisonSection, histogramSection } from "./html-compare.js";
 import { failuresByReason, runInfoSection } from "./html-info.js";
 import { Html, barChart, escapeHtml, fmt, html, scriptHash, RUN_COLOURS, type BarSeries } from "./html-parts.js";
+import { questionView } from "./question-views.js";
 import { loadRuns, type HeadlineMetric, type LoadedRun, type RunQuestion, type UsageRead } from "./runs.js";
 import { reproducedTablesSection } from "./reproduce-html.js";
 import { tagSection } from "./tag-html.js";
-import { answerKey, collectRecordingThumbnails, collectThumbnails, recordingsFigures, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
+import { answerKey, collectRecordingThumbnails, collectThumbnails, planLink, recordingsFigures, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
 
 export interface ReportOptions {
   title?: string;
@@ -60,7 +61,7 @@ ${runInfoSection(runs)}
 ${chartsSection(runs)}
 ${histogramSection(runs)}
 ${comparisonSection(runs)}
-${tagSection(runs)}
+${tagSection(runs, thumbs)}
 ${abstentionSection(runs)}
 ${metricsSection(runs)}
 <section id="cost"><h2>Cost</h2>${costTable(runs)}</section>
@@ -296,14 +297,16 @@ function answerCell(q: RunQuestion | undefined, thumbs: Thumbnails, r: number, f
   const explored = q.stop !== undefined ? html`<div class="hint">stop: ${q.stop ?? "–"}${q.pathLengthM !== undefined && q.pathLengthM !== null ? ` · path ${fmt(q.pathLengthM, 2)} m` : ""}${q.choice !== undefined ? ` · choice ${q.choice ?? "(none read)"}${q.correct === undefined ? "" : q.correct ? ", right" : ", wrong"}` : ""}</div>` : html``;
   const judge = q.judgeReplies.length > 0 ? html`<details><summary>judge's reply</summary><pre class="text">${q.judgeReplies.map((reply) => reply ?? "(empty)").join("\n---\n")}</pre></details>` : html``;
   const strip = thumbnailStrip(thumbs.byAnswer.get(answerKey(r, q.questionId)) ?? []);
+  const plan = thumbs.plans.get(answerKey(r, q.questionId));
+  const planned = plan ? html`<div class="answer-plan">${planLink(plan, `${q.questionId}: the path walked`)}</div>` : html``;
   const points = q.points;
   const changed = first !== undefined && q.answer !== undefined && first.answer !== undefined && q.answer !== first.answer;
-  return html`<td data-sort="${q.answer ?? ""}"${changed ? new Html(' class="changed" title="a different answer than the first run\'s"') : ""}>${answer}${explored}${eac}${forced}${neutralised}${error}${judge}${strip}</td><td class="num score${changeClass(points, first?.points)}" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-csv="${q.score ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
+  return html`<td data-sort="${q.answer ?? ""}"${changed ? new Html(' class="changed" title="a different answer than the first run\'s"') : ""}>${answer}${explored}${eac}${forced}${neutralised}${error}${judge}${strip}${planned}</td><td class="num score${changeClass(points, first?.points)}" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-csv="${q.score ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
 }
 
 function questionTable(runs: LoadedRun[], thumbs: Thumbnails): Html {
-  // runs without questions (other kinds of runs) get no columns
-  const shown = runs.flatMap((run, r) => (run.questions.length > 0 ? [{ run, r }] : []));
+  // runs without questions (other kinds of runs) and runs that answer none (a generated dataset) get no columns
+  const shown = runs.flatMap((run, r) => (run.questions.length > 0 && questionView(run.kind).answers ? [{ run, r }] : []));
   const judged = shown.filter(({ run }) => run.questions.some((q) => q.score !== undefined));
   const byRun = runs.map((run) => new Map(run.questions.map((q) => [q.questionId, q])));
   // the benchmark's order; questions it does not hold after, in the order the runs give them

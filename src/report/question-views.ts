@@ -16,6 +16,8 @@ import { TAG_ANSWERS_FILE, TAG_PREPARED_FILE } from "../generate/index.js";
 export type TranscriptSource = { file: string; idField: "questionId" | "question_id"; preparations?: string } | "exploration";
 
 export interface QuestionView {
+  /** Whether the kind answers its questions (a generated dataset holds questions only: the report gives it no answer column). */
+  answers: boolean;
   /** The per-question score: LLM-Match's mark σ (1-5), TAG-EQA's structured score (1-5), or none (a run answered but not judged, a reward model's score shown as its answer). */
   score: "llm-match" | "structured" | null;
   /** Where its transcript (model calls, captions, log lines) is; null: the kind keeps none. */
@@ -29,23 +31,23 @@ export interface QuestionView {
 /** The answering agent's `traces.jsonl` (eqa answer, eqa run; a TAG run's `answers/`). */
 const TRACES: TranscriptSource = { file: "traces.jsonl", idField: "questionId" };
 
-const NOTHING_MORE: QuestionView = { score: null, transcript: null, frames: null, plan: null };
+const NOTHING_MORE: QuestionView = { answers: true, score: null, transcript: null, frames: null, plan: null };
 
 /** Each kind's question view, by the kind its summary or manifest names. */
 export const QUESTION_VIEWS: Readonly<Record<string, QuestionView>> = {
-  "llm-match": { score: "llm-match", transcript: TRACES, frames: "episode", plan: null },
-  answer: { score: null, transcript: TRACES, frames: "episode", plan: null },
-  run: { score: "llm-match", transcript: TRACES, frames: "episode", plan: null },
-  explore: { score: "llm-match", transcript: "exploration", frames: "exploration", plan: "exploration" },
-  "tag-structured": { score: "structured", transcript: TRACES, frames: "episode", plan: "recording" },
+  "llm-match": { answers: true, score: "llm-match", transcript: TRACES, frames: "episode", plan: null },
+  answer: { answers: true, score: null, transcript: TRACES, frames: "episode", plan: null },
+  run: { answers: true, score: "llm-match", transcript: TRACES, frames: "episode", plan: null },
+  explore: { answers: true, score: "llm-match", transcript: "exploration", frames: "exploration", plan: "exploration" },
+  "tag-structured": { answers: true, score: "structured", transcript: TRACES, frames: "episode", plan: "recording" },
   // the agent's answers with their traces; a baseline's captions are its trajectory's preparation
-  "answer-tag": { score: null, transcript: { file: TAG_ANSWERS_FILE, idField: "question_id", preparations: TAG_PREPARED_FILE }, frames: "episode", plan: "recording" },
+  "answer-tag": { answers: true, score: null, transcript: { file: TAG_ANSWERS_FILE, idField: "question_id", preparations: TAG_PREPARED_FILE }, frames: "episode", plan: "recording" },
   "rm-score": NOTHING_MORE,
   "rm-bench": NOTHING_MORE,
   "rm-build": NOTHING_MORE,
   "rm-review": NOTHING_MORE,
   memory: NOTHING_MORE,
-  "generate-tag": NOTHING_MORE,
+  "generate-tag": { ...NOTHING_MORE, answers: false },
   reproduce: NOTHING_MORE,
 };
 

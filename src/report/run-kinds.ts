@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { latestMemoryRecords, loadActiveEpisodes, memoryRecordSchema, MEMORY_FAILURES_FILE, MEMORY_RECORDS_FILE, type ActiveEpisode } from "../agents/index.js";
+import { episodeFileName, latestMemoryRecords, loadActiveEpisodes, memoryRecordSchema, MEMORY_FAILURES_FILE, MEMORY_RECORDS_FILE, type ActiveEpisode } from "../agents/index.js";
 import { loadTagQuestions, type TagQuestion } from "../data/index.js";
 import { llmMatchPoints } from "../eval/index.js";
 import { TAG_ANSWERS_FILE } from "../generate/index.js";
@@ -84,7 +84,22 @@ const exploreRecordSchema = z.looseObject({
   choice: z.string().nullable().optional(),
   correct: z.boolean().optional(),
   error: z.string().nullable(),
+  // the frames the explorer's calls were sent (Fine-EQA), and those its answering agent used (frontier's EM-EQA agent)
+  details: z
+    .looseObject({
+      calls: z.array(z.looseObject({ frames: z.array(z.number()).optional() })).optional(),
+      trace: z.looseObject({ frames: z.array(z.number()).optional() }).optional(),
+    })
+    .optional()
+    .catch(undefined),
 });
+
+/** The frames an exploration's agent used: those sent with its calls and those its answering agent was given, else the last (what Fine-EQA answers from and the EAC judge sees). */
+function framesUsed(r: z.infer<typeof exploreRecordSchema>): number[] {
+  const used = new Set([...(r.details?.trace?.frames ?? []), ...(r.details?.calls ?? []).flatMap((c) => c.frames ?? [])]);
+  if (used.size === 0 && r.frames > 0) used.add(r.frames - 1);
+  return [...used].filter((i) => Number.isInteger(i) && i >= 0 && i < r.frames).sort((a, b) => a - b);
+}
 
 /** One line of an exploration's `judgements.jsonl` (`ExploreJudgement`). */
 const exploreJudgementSchema = z.looseObject({
@@ -114,6 +129,10 @@ export interface ExploreQuestion {
   points?: number;
   eac?: { grounding: number; accuracy: number; score: number } | { error: string };
   error?: string;
+  /** The episode's frame folder under the run's `frames/`, the frames the agent used in it, and its top-down picture (`trajectories/<id>.png`) when drawn. */
+  episode: string;
+  frames: number[];
+  plan?: string;
 }
 
 const activeEpisodes = new Map<string, Promise<Map<string, ActiveEpisode> | undefined>>();
@@ -134,8 +153,13 @@ export async function loadExploreQuestions(dir: string, summary: ExploreRunSumma
   if (existsSync(records)) {
     // later lines win: a resumed run appends the episodes it explored again
     for (const r of readRecords(records, exploreRecordSchema)) {
+      const episode = episodeFileName(r.questionId);
+      const plan = join(dir, "trajectories", `${episode}.png`);
       byId.set(r.questionId, {
         questionId: r.questionId,
+        episode,
+        frames: framesUsed(r),
+        ...(existsSync(plan) ? { plan } : {}),
         answer: r.answer,
         stop: r.stop,
         pathLengthM: r.pathLengthM,

@@ -148,6 +148,8 @@ export interface RunQuestion {
   error?: string;
   /** Frame indices the agent used. */
   frames: number[];
+  /** A top-down picture of the path the agent walked (an exploration's `trajectories/<id>.png`). */
+  plan?: string;
   calls: RunCall[];
   usage?: UsageRead;
   /** An exploration's end: why it stopped, its path, the map's coverage (0-1), the EAC judgement, a multiple-choice letter. */
@@ -256,6 +258,10 @@ export function runFolders(path: string): { dir: string; label: string }[] {
   const root = resolve(path);
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new UserError("not a run directory", { file: path }, `pass ${RUN_FOLDER_HINT}`);
   if (isRunFolder(root)) return [{ dir: root, label: basename(root) }];
+  if (inferRunKind(root) === "demo") {
+    const agents = demoRunFolders(root);
+    if (agents.length > 0) return agents;
+  }
   const found: string[] = [];
   const walk = (dir: string, depth: number): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -274,6 +280,35 @@ export function runFolders(path: string): { dir: string; label: string }[] {
   const names = ordered.map((d) => basename(d));
   return ordered.map((dir, i) => ({ dir, label: names.filter((n) => n === names[i]).length > 1 ? relative(root, dir) : names[i]! }));
 }
+
+/**
+ * The runs of an `eqa demo` folder, as the demo's own report shows them: its agents' runs
+ * (`runs/program`, `runs/agent`, `runs/<model agent>`, in the order its manifest names them),
+ * each labelled by its folder's name; not the dataset they answered, whose questions each run shows.
+ */
+function demoRunFolders(root: string): { dir: string; label: string }[] {
+  let named: readonly string[] = [];
+  try {
+    named = readRunManifest(root)?.parts ?? [];
+  } catch {
+    named = [];
+  }
+  const listed = named.filter((part) => part.startsWith("runs/"));
+  const found = existsSync(join(root, "runs")) ? readdirSync(join(root, "runs")).sort().map((name) => `runs/${name}`) : [];
+  // a manifest's order first (the program agent, yours, then the language-model agents), folders it does not name after
+  const parts = [...new Set([...listed, ...found])];
+  return parts.map((part) => join(root, part)).filter((dir) => isRunFolder(dir)).map((dir) => ({ dir, label: basename(dir) }));
+}
+
+/** What a report of these paths is titled and shows beside its runs: an `eqa demo` folder's title and recordings, as the demo's own report has them. */
+export function reportDefaults(paths: readonly string[]): { title?: string; recordings?: string } {
+  const recordings = demoRecordings(paths);
+  const onlyDemo = paths.length === 1 && inferRunKind(resolve(paths[0]!)) === "demo";
+  return { ...(onlyDemo ? { title: DEMO_REPORT_TITLE } : {}), ...(recordings ? { recordings } : {}) };
+}
+
+/** The title of an `eqa demo` folder's report. */
+export const DEMO_REPORT_TITLE = "eqakit demo: TAG-EQA questions on simulated homes";
 
 /** Every run the paths name, in order, each folder of runs replaced by its runs. */
 export async function loadRuns(paths: readonly string[]): Promise<LoadedRun[]> {
@@ -298,8 +333,8 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, file: stri
   throw new UserError(`the summary does not have the shape eqakit writes: ${issue?.message ?? "invalid"}`, { file, field: `${prefix}${issue?.path.join(".") ?? ""}` }, "run the command that wrote it again, or restore the file");
 }
 
-/** Kinds whose folders have no summary when they are done. */
-const KINDS_WITHOUT_SUMMARY = ["generate-tag", "memory", "answer-tag", "rm-build", "rm-review"];
+/** Kinds whose folders may have no summary when they are done: without one, they are not taken for a run still going. */
+export const KINDS_WITHOUT_SUMMARY: readonly string[] = ["generate-tag", "memory", "answer-tag", "rm-build", "rm-review"];
 
 /** Reads one run directory (not a folder of runs: see `loadRuns`). */
 export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
@@ -395,7 +430,9 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   }
 
   if (run.kind === "explore") {
-    run.questions = (await loadExploreQuestions(path, run.explore, (named) => [originalInputFile(path, "episodes", named), locateRunInput(path, "episodes", named)], notes)).map((q) => ({ ...q, judgeReplies: [], frames: [], calls: [] }));
+    run.questions = (await loadExploreQuestions(path, run.explore, (named) => [originalInputFile(path, "episodes", named), locateRunInput(path, "episodes", named)], notes)).map((q) => ({ ...q, judgeReplies: [], calls: [] }));
+    // the observations the exploration recorded, an OpenEQA-style frame folder per episode
+    if (existsSync(join(path, "frames"))) run.framesRoot = join(path, "frames");
     if (run.explore) run.metrics = exploreHeadline(run.explore);
   } else if (run.kind === "rm-score" || run.kind === "rm-bench") {
     run.questions = loadRewardInstances(path).map((q) => ({ ...q, judgeReplies: q.replies, frames: [], calls: [] }));

@@ -14,7 +14,7 @@ import { buildHtmlReport } from "./html.js";
 import { pairedDifferences } from "./html-compare.js";
 import { scriptHash } from "./html-parts.js";
 import { questionView, scoreLabel } from "./question-views.js";
-import { loadRun, runFolders, type LoadedRun, type RunQuestion } from "./runs.js";
+import { KINDS_WITHOUT_SUMMARY, loadRun, runFolders, type LoadedRun, type RunQuestion } from "./runs.js";
 import { structuredAnswerText, type TagRunQuestion } from "./tag-runs.js";
 import { answerTranscript, appendRating, currentRatings, exploreTranscript, questionsCsv, runInfo, ratingSchema, ratingsExport, runStamp, tagPlanPicture, tagRecordingDir, tagTranscript, withAnswerCalls, RATING_COMMENT_LIMIT, type FrameAddresses } from "./viewer-data.js";
 
@@ -253,7 +253,7 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
           questions: viewerQuestions(r).length,
           rated: new Set(currentRatings(r.dir).map((x) => x.questionId)).size,
           // a run writes its summary when it ends: without one it is still going (or was stopped)
-          inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))) && !["generate-tag", "memory", "answer-tag", "rm-build", "rm-review"].includes(r.kind),
+          inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))) && !KINDS_WITHOUT_SUMMARY.includes(r.kind),
           // LLM-Match in points (0-100); a structured-judge run's grounded score (1-5)
           overall: r.tag ? tag?.scores.grounded.mean ?? null : r.score?.llmMatch.overall.mean ?? r.explore?.judged?.llmMatch.correctness ?? null,
           // the kind's own headline figures (C, C*, E_path…; accuracy and RMSE; …)
@@ -299,8 +299,8 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     }
     const q = run?.questions.find((x) => x.questionId === id);
     if (!run || !q) return c.json({ error: "no such question" }, 404);
-    if (view.transcript === "exploration") return c.json({ ...q, scoreLabel: label, runLabel: run.label, ratings, transcript: exploreTranscript(index, run.dir, id) });
-    const usable = view.frames === "episode" && run.framesRoot !== undefined && q.episode !== undefined;
+    const usable = view.frames !== null && run.framesRoot !== undefined && q.episode !== undefined;
+    if (view.transcript === "exploration") return c.json({ ...q, scoreLabel: label, runLabel: run.label, ratings, framesServed: usable, transcript: exploreTranscript(index, run.dir, id) });
     const frames: FrameAddresses = {
       of(frame) {
         if (!usable || !q.frames.includes(frame)) return undefined;
