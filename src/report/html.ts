@@ -127,9 +127,11 @@ function agentAndJudge(run: LoadedRun): { agent?: string; model?: string; judge?
   }
   const judge = configText(score?.config, "judge");
   const variant = configText(score?.config, "promptVariant");
-  const agent = configText(run.answer?.config, "agent");
-  const model = configText(run.answer?.config, "model");
-  return { ...(agent ? { agent } : {}), ...(model ? { model } : {}), ...(score ? { judge: html`${judge ?? "–"} · ${String(score.config.mode ?? "")}${variant ? ` · ${variant}` : ""}` } : run.answer ? { judge: html`<span class="hint">not scored: run eqa score</span>` } : {}) };
+  // a kind whose summary keeps no configuration (eqa answer-tag's): its manifest's settings
+  const agent = configText(run.answer?.config, "agent") ?? configText(run.settings, "agent");
+  const model = configText(run.answer?.config, "model") ?? configText(run.settings, "model");
+  const scoredBy = questionView(run.kind).scoredBy ?? (run.answer ? "eqa score" : undefined);
+  return { ...(agent ? { agent } : {}), ...(model ? { model } : {}), ...(score ? { judge: html`${judge ?? "–"} · ${String(score.config.mode ?? "")}${variant ? ` · ${variant}` : ""}` } : scoredBy ? { judge: html`<span class="hint">not scored: run ${scoredBy}</span>` } : {}) };
 }
 
 /** Every run but TAG-EQA's (they have their own headline): LLM-Match where the run has it, each kind's own figures beside. */

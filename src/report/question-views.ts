@@ -26,6 +26,8 @@ export interface QuestionView {
   frames: "episode" | "exploration" | null;
   /** A top-down plan: an exploration's trajectory, or the simulator recording a TAG-EQA question was made from. */
   plan: "exploration" | "recording" | null;
+  /** The command that scores a run of the kind answered but not judged, for the report to name. */
+  scoredBy?: string;
 }
 
 /** The answering agent's `traces.jsonl` (eqa answer, eqa run; a TAG run's `answers/`). */
@@ -36,12 +38,12 @@ const NOTHING_MORE: QuestionView = { answers: true, score: null, transcript: nul
 /** Each kind's question view, by the kind its summary or manifest names. */
 export const QUESTION_VIEWS: Readonly<Record<string, QuestionView>> = {
   "llm-match": { answers: true, score: "llm-match", transcript: TRACES, frames: "episode", plan: null },
-  answer: { answers: true, score: null, transcript: TRACES, frames: "episode", plan: null },
+  answer: { answers: true, score: null, transcript: TRACES, frames: "episode", plan: null, scoredBy: "eqa score" },
   run: { answers: true, score: "llm-match", transcript: TRACES, frames: "episode", plan: null },
   explore: { answers: true, score: "llm-match", transcript: "exploration", frames: "exploration", plan: "exploration" },
   "tag-structured": { answers: true, score: "structured", transcript: TRACES, frames: "episode", plan: "recording" },
   // the agent's answers with their traces; a baseline's captions are its trajectory's preparation
-  "answer-tag": { answers: true, score: null, transcript: { file: TAG_ANSWERS_FILE, idField: "question_id", preparations: TAG_PREPARED_FILE }, frames: "episode", plan: "recording" },
+  "answer-tag": { answers: true, score: null, transcript: { file: TAG_ANSWERS_FILE, idField: "question_id", preparations: TAG_PREPARED_FILE }, frames: "episode", plan: "recording", scoredBy: "eqa score-tag" },
   "rm-score": NOTHING_MORE,
   "rm-bench": NOTHING_MORE,
   "rm-build": NOTHING_MORE,

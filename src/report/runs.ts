@@ -104,6 +104,8 @@ export interface LoadedRun {
   tagSet?: string;
   /** The commands that ran in the run's directory to their end, oldest first (`commands.jsonl`). */
   commands: string[];
+  /** The settings its manifest records (what decides its results: agent, models, prompts), when it has one. */
+  settings?: Record<string, unknown>;
   notes: string[];
 }
 
@@ -342,6 +344,12 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, `pass ${RUN_FOLDER_HINT}`);
   const notes: string[] = [];
   const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", metrics: [], otherUsage: [], costs: [], figures: [], questions: [], commands: [], notes };
+  try {
+    const manifest = readRunManifest(path);
+    if (manifest) run.settings = manifest.settings;
+  } catch {
+    // a manifest that cannot be read is named by the command that opens the folder again; the report shows the rest
+  }
   const commandsFile = join(path, COMMANDS_FILE);
   const commands = existsSync(commandsFile) ? readRecords(commandsFile, commandRecord) : [];
   run.commands = commands.map((c) => c.command);

@@ -138,7 +138,7 @@ function agentOf(run: LoadedRun): string | null {
     const model = name(config.vlm) ?? name(config.model) ?? (typeof answerer === "object" && answerer !== null && "model" in answerer ? name(answerer.model) : undefined);
     return explorer ? (model ? `${explorer} (${model})` : explorer) : null;
   }
-  const config = run.answer?.config ?? run.tag?.summary?.config;
+  const config = run.answer?.config ?? run.tag?.summary?.config ?? run.settings;
   const agent = name(config?.agent);
   const model = name(config?.model);
   return agent ? (model ? `${agent} (${model})` : agent) : null;

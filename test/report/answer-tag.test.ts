@@ -80,12 +80,17 @@ describe("an eqa answer-tag run in eqa report and eqa view", () => {
     assert.ok(row.includes(questions[0]!.question.replace(/'/g, "&#39;")), "the question");
     assert.ok(row.includes(questions[0]!.answer.replace(/'/g, "&#39;")), "the ground truth");
     assert.match(row, /class="fthumb f\d+"/, "thumbnails of the frames the agent was sent");
+    const headline = /<tr data-run="0">(.*?)<\/tr>/s.exec(html.slice(html.indexOf('id="headline"')))?.[1] ?? "";
+    assert.match(headline, /socratic-ic \(openai\/gpt-4o\)/, "the agent and its model, from the run's manifest");
+    assert.match(headline, /not scored: run eqa score-tag/);
   });
 
   test("eqa view: the question page shows the ground truth, the true structure, the recorded task, the captions and calls, no LLM-Match row", async () => {
     const viewer: Viewer = await startViewer({ runDirs: [run], port: 0 });
     const page = await browser.newPage();
     try {
+      const listed = (await (await fetch(`${viewer.url}/api/runs`)).json()) as { runs: { agent: string | null; inProgress: boolean }[] };
+      assert.deepEqual(listed.runs.map((r) => [r.agent, r.inProgress]), [["socratic-ic (openai/gpt-4o)", false]]);
       const id = questions[0]!.question_id;
       const detail = (await (await fetch(`${viewer.url}/api/runs/0/questions?id=${encodeURIComponent(id)}`)).json()) as { frames: number[]; transcript: { agent: string | null; task: string | null; calls: { role: string }[]; captions: unknown[]; plan: string | null }; scoreLabel: unknown };
       assert.equal(detail.scoreLabel, null);
