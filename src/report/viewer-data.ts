@@ -15,6 +15,7 @@ import { episodeFileName } from "../agents/index.js";
 import { costOf, formatDollars } from "../models/index.js";
 import { GT_SCORES_FILE, RESPONSES_FILE, REVIEWED_FILE, REWARD_INSTANCES_FILE } from "../reward/index.js";
 import { readJson, readLines } from "./files.js";
+import { QUESTION_VIEWS } from "./question-views.js";
 import { failuresByReason, modelsOf } from "./html-info.js";
 import type { LoadedRun } from "./runs.js";
 
@@ -43,8 +44,11 @@ export interface Rating extends z.output<typeof ratingSchema> {
 }
 const storedRating = ratingSchema.extend({ ratedAt: z.string() });
 
+/** The files each kind's questions are read from for their transcripts (the question views' table). */
+const TRANSCRIPT_FILES = Object.values(QUESTION_VIEWS).flatMap((v) => (v.transcript === null || v.transcript === "exploration" ? [] : [v.transcript.file, ...(v.transcript.preparations ? [v.transcript.preparations] : [])]));
+
 /** The files whose growth the viewer watches, per run directory. */
-const WATCHED = ["summary.json", "summary.answer.json", "summary.score.json", "bench.json", "traces.jsonl", "judgements.jsonl", "episodes.jsonl", "evaluations.jsonl", "memories.jsonl", "memory-failures.jsonl", "answers.jsonl", join("answers", "traces.jsonl"), "questions.json", RESPONSES_FILE, GT_SCORES_FILE, REWARD_INSTANCES_FILE, REVIEWED_FILE, RATINGS_FILE];
+const WATCHED = [...new Set(["summary.json", "summary.answer.json", "summary.score.json", "bench.json", "traces.jsonl", "judgements.jsonl", "episodes.jsonl", "evaluations.jsonl", "memories.jsonl", "memory-failures.jsonl", ...TRANSCRIPT_FILES, join("answers", "traces.jsonl"), "questions.json", RESPONSES_FILE, GT_SCORES_FILE, REWARD_INSTANCES_FILE, REVIEWED_FILE, RATINGS_FILE])];
 
 /** Changes whenever one of a run's record files is written (size and modification time). */
 export function runStamp(dir: string): string {
