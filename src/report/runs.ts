@@ -250,9 +250,9 @@ const RUN_FOLDER_HINT = "the --out folders of eqa score, answer, run, explore, s
 const RUN_SEARCH_DEPTH = 3;
 
 /**
- * The run folders a path names: itself when it is a run folder, else the run folders inside it
- * (a folder of runs: `eqa demo`'s `runs/program`, `runs/vlm`, `dataset`, or any folder holding
- * runs), searched three levels deep, never inside a run folder. Each is labelled by its folder's
+ * The run folders a path names: itself when it is a run folder; an `eqa demo` folder's agents'
+ * runs (`demoRunFolders`); else the run folders inside it (any folder holding runs), searched
+ * three levels deep, never inside a run folder. Each is labelled by its folder's
  * name (its path under the given folder where two share a name). A folder with no run in it
  * (empty, or of files eqakit did not write) is a UserError: a run that has started holds its manifest.
  */
