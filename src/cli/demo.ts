@@ -4,7 +4,7 @@ import { AGENT_NAMES, type AgentName, type ExternalAgentSpec } from "../agents/i
 import { formatJudgeUnreadable, writeFileAtomically } from "../core/index.js";
 import { demoRunCalls, runDemo } from "../generate/index.js";
 import { ledgerCost } from "../models/index.js";
-import { buildHtmlReport, formatRunCost, loadRun } from "../report/index.js";
+import { buildHtmlReport, formatRunCost, loadRuns, reportDefaults } from "../report/index.js";
 import { externalAgentArgument } from "./agent-options.js";
 import { addModelCallOptions, choiceList, type ModelCallFlags, nonNegativeIntegerList, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel } from "./options.js";
 
@@ -46,10 +46,9 @@ export function demoCommand(): Command {
         ...(flags.agentTimeout !== undefined ? { agentTimeoutMs: flags.agentTimeout * 1000 } : {}),
         onStage: (message) => console.log(message),
       });
-      const runs = [];
-      for (const run of result.runs) runs.push(await loadRun(run.dir, run.agent));
-      // the report shows each recording's plan and four of its frames, so that one sees what the agents saw
-      const { html } = await buildHtmlReport(runs, { title: "eqakit demo: TAG-EQA questions on simulated homes", recordings: result.recordings });
+      // the report eqa report of the folder gives: each recording's plan and four of its frames, so that one sees what the agents saw
+      const { title, recordings } = reportDefaults([flags.out]);
+      const { html } = await buildHtmlReport(await loadRuns([flags.out]), { ...(title ? { title } : {}), recordings: recordings ?? result.recordings });
       const report = resolve(join(flags.out, "report.html"));
       await writeFileAtomically(report, html);
       for (const run of result.runs) {

@@ -1,6 +1,15 @@
-import { CommanderError } from "commander";
+import { CommanderError, type Command } from "commander";
 import { OutputError, isUserError } from "../core/index.js";
 import { buildProgram } from "./program.js";
+
+/** What every error the CLI prints for the user starts with: commander's own ("error: unknown option") and eqakit's. */
+const ERROR_PREFIX = "eqa: ";
+
+/** Commander's usage errors with eqakit's prefix instead of its own "error: ", on every command. */
+function withErrorPrefix(command: Command): void {
+  command.configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, ERROR_PREFIX)) });
+  command.commands.forEach(withErrorPrefix);
+}
 
 /** Exit code for errors the user can fix (bad input, bad flags, unusable endpoint). */
 const USAGE_ERROR = 2;
@@ -9,7 +18,9 @@ const OUTPUT_ERROR = 3;
 
 export async function main(argv: string[] = process.argv): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    const program = buildProgram();
+    withErrorPrefix(program);
+    await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       // help and --version exit 0; every other commander error is a usage error it already printed
@@ -17,7 +28,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       return;
     }
     if (isUserError(error)) {
-      process.stderr.write(`eqa: ${error.message}\n`);
+      process.stderr.write(`${ERROR_PREFIX}${error.message}\n`);
       process.exitCode = error instanceof OutputError ? OUTPUT_ERROR : USAGE_ERROR;
       return;
     }

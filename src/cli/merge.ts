@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { mergeAnswerRuns, mergeExploreRuns } from "../agents/index.js";
-import { UserError } from "../core/index.js";
+import { UserError, runOfKind } from "../core/index.js";
 import { mergeScoreRuns, writeExploreReliability } from "../eval/index.js";
 import { formatAnswerSummary, formatRunCost, formatScoreSummary } from "../report/index.js";
 import { readShardKind } from "../store/index.js";
@@ -38,7 +38,7 @@ export function mergeCommand(): Command {
     .action(async (dirs: string[], flags: MergeFlags) => {
       const kind = await readShardKind(dirs[0]!);
       const merge = MERGERS[kind];
-      if (!merge) throw new UserError(`holds a ${kind} run, which eqa merge does not join`, { file: dirs[0]! }, `eqa merge joins ${Object.keys(MERGERS).join(", ")} runs`);
+      if (!merge) throw new UserError(`holds ${runOfKind(kind)}, which eqa merge does not join`, { file: dirs[0]! }, `eqa merge joins ${Object.keys(MERGERS).join(", ")} runs`);
       const result = await merge(dirs, flags.out);
       console.log(result.text);
       console.log(`\nmerged ${dirs.length} shard(s); wrote ${flags.out}/{${result.files}}`);

@@ -3,7 +3,7 @@ import { ModelCallCache, checkShardFolder, defaultCachePath, outputDirectoryProb
 import { framesPathProblem } from "../episodes/index.js";
 import { MODEL_OPTION_KEYS, ModelRuntime, resolveModel, type ModelOptions, type ModelSpec } from "../models/index.js";
 import { parseCommandLine, type CommandLine } from "../sim/index.js";
-import { formatShard, isUserError, parseShard, shardFromEnvironment, type Shard } from "../core/index.js";
+import { formatShard, isUserError, parseShard, roleModelPhrase, shardFromEnvironment, type Shard } from "../core/index.js";
 
 /*
  * Commander parsers, each written once for every command: they reject a bad value with a
@@ -260,7 +260,7 @@ export function addModelOptionFlags(command: Command): void {
   // `--ROLE-base-url` names a model role; a bare `--base-url` (a download mirror) does not
   const roles = command.options.flatMap((o) => /^--([a-z][a-z-]*)-base-url$/.exec(o.long ?? "")?.slice(1, 2) ?? []);
   for (const role of roles) {
-    command.option(`--${role}-option <key=value>`, `what the ${role} model is sent (repeatable): reasoning_effort, thinking_budget, family, … (docs/configuration.md)`, modelOption);
+    command.option(`--${role}-option <key=value>`, `what ${roleModelPhrase(role)} is sent (repeatable): reasoning_effort, thinking_budget, family, … (docs/configuration.md)`, modelOption);
   }
   command.commands.forEach(addModelOptionFlags);
 }

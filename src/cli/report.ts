@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
 import { Command } from "commander";
 import { writeFileAtomically } from "../core/index.js";
-import { buildHtmlReport, demoRecordings, loadRuns } from "../report/index.js";
+import { buildHtmlReport, loadRuns, reportDefaults } from "../report/index.js";
 import { nonNegativeInteger, outputDirectory, outputFile } from "./options.js";
 
 interface ReportFlags {
@@ -21,8 +21,9 @@ export function reportCommand(): Command {
     .option("--frames-dir <dir>", "write the thumbnails as files into this folder (beside the report, kept with it) instead of embedding them; each frame is stored once either way", outputDirectory)
     .action(async (dirs: string[], flags: ReportFlags) => {
       const runs = await loadRuns(dirs);
-      const recordings = demoRecordings(dirs);
-      const { html, notes } = await buildHtmlReport(runs, { ...(flags.title ? { title: flags.title } : {}), thumbnails: flags.thumbnails, reportDir: dirname(resolve(flags.out)), ...(flags.framesDir ? { framesDir: resolve(flags.framesDir) } : {}), ...(recordings ? { recordings } : {}) });
+      // an eqa demo folder reports as the demo's own report does: its title and recordings
+      const { title, recordings } = reportDefaults(dirs);
+      const { html, notes } = await buildHtmlReport(runs, { ...(flags.title ?? title ? { title: flags.title ?? title } : {}), thumbnails: flags.thumbnails, reportDir: dirname(resolve(flags.out)), ...(flags.framesDir ? { framesDir: resolve(flags.framesDir) } : {}), ...(recordings ? { recordings } : {}) });
       await writeFileAtomically(flags.out, html);
       for (const run of runs) for (const note of run.notes) console.log(`${run.label}: ${note}`);
       for (const note of notes) console.log(note);

@@ -14,3 +14,4 @@ export * from "./net.js";
 export * from "./shard.js";
 export * from "./unreadable.js";
 export * from "./json-lines.js";
+export * from "./phrases.js";

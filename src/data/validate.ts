@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { UserError } from "../core/index.js";
+import { UserError, indefinite } from "../core/index.js";
 
 /**
  * Validates each record of a JSON array with a zod schema, failing on the first bad
@@ -78,7 +78,7 @@ export function describeJsonType(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return "an object";
-  return `a ${typeof value}`;
+  return indefinite(typeof value);
 }
 
 /** Lists at most `limit` items, saying how many more there are. */

@@ -2,7 +2,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { OutputInfo } from "sharp";
 import { z } from "zod";
-import { UserError, describeError, forEachConcurrent, isUserError, type Camera, type Frame, type InstanceMasks, type Pose } from "../core/index.js";
+import { UserError, describeError, indefinite, forEachConcurrent, isUserError, type Camera, type Frame, type InstanceMasks, type Pose } from "../core/index.js";
 import { readJsonFile, readTextFile } from "../data/index.js";
 import { cachedFrames, episodeCacheId, limitPreparation } from "./frame-cache.js";
 import { DECODE_OPTIONS, checkImageOptions, encodePrepared, imageReadError, loadSharp, readImageHeader, type ImageHeader, type ImageOptions, type ImageSettings, type PreparedImage } from "./image.js";
@@ -350,7 +350,7 @@ async function readPoses(id: string, files: string[], kind: EpisodeKind): Promis
   await forEachConcurrent(files, OPEN_CONCURRENCY, async (file, i) => {
     const matrix = await readMatrixFile(id, file, "pose file");
     if (matrix.rows !== 4 || matrix.columns !== 4) {
-      throw episodeError(id, file, `the pose file holds a ${matrix.rows}×${matrix.columns} matrix, not a 4×4 camera-to-world transform`, "each NNNNN.txt holds 4 lines of 4 numbers");
+      throw episodeError(id, file, `the pose file holds ${indefinite(`${matrix.rows}×${matrix.columns}`)} matrix, not a 4×4 camera-to-world transform`, "each NNNNN.txt holds 4 lines of 4 numbers");
     }
     poses[i] = !allFinite(matrix.values) ? null : kind === "scannet" ? scannetPoseToEqakit(matrix.values) : matrix.values;
   });
@@ -366,7 +366,7 @@ async function readCameras(id: string, path: string, present: Set<string>, kind:
     const file = join(path, name);
     const matrix = await readMatrixFile(id, file, "intrinsics file");
     const square = matrix.rows === matrix.columns && (matrix.rows === 3 || matrix.rows === 4);
-    if (!square || !allFinite(matrix.values)) throw episodeError(id, file, `the intrinsics file holds a ${matrix.rows}×${matrix.columns} matrix${square ? " with non-finite numbers" : ""}; expected a 3×3 or 4×4 pinhole matrix`);
+    if (!square || !allFinite(matrix.values)) throw episodeError(id, file, `the intrinsics file holds ${indefinite(`${matrix.rows}×${matrix.columns}`)} matrix${square ? " with non-finite numbers" : ""}; expected a 3×3 or 4×4 pinhole matrix`);
     let camera = intrinsicsFromMatrix(matrix);
     if (!(camera.fx > 0) || !(camera.fy > 0)) throw episodeError(id, file, `the intrinsics have fx = ${camera.fx}, fy = ${camera.fy}; both must be above 0`);
     if (kind === "hm3d") {
@@ -382,7 +382,7 @@ async function readCameras(id: string, path: string, present: Set<string>, kind:
     if (!present.has(name)) return undefined;
     const file = join(path, name);
     const matrix = await readMatrixFile(id, file, "extrinsics file");
-    if (matrix.rows !== 4 || matrix.columns !== 4) throw episodeError(id, file, `the extrinsics file holds a ${matrix.rows}×${matrix.columns} matrix, not a 4×4 transform`);
+    if (matrix.rows !== 4 || matrix.columns !== 4) throw episodeError(id, file, `the extrinsics file holds ${indefinite(`${matrix.rows}×${matrix.columns}`)} matrix, not a 4×4 transform`);
     return matrix.values;
   };
   const [color, depth, colorExtrinsic, depthExtrinsic] = await Promise.all([

@@ -34,6 +34,7 @@ code.qid,td.qid code,td.nowrap{white-space:nowrap}
 .frames{display:flex;flex-wrap:wrap;gap:3px;margin-top:4px}.frames a{display:block;line-height:0}
 .frames .fthumb{display:block;width:80px;background-color:var(--r-code);background-position:center;background-size:cover;background-repeat:no-repeat;border-radius:2px}
 .recordings{display:flex;flex-wrap:wrap;gap:.4em 1.2em}figure.recording{max-width:100%;overflow-x:auto}
+.answer-plan .plan{display:block;width:160px;max-width:100%;background-color:var(--r-code);background-size:contain;background-repeat:no-repeat;border-radius:2px}.answer-plan .plan-link{display:block;line-height:0;margin-top:4px}
 .recording .plan{display:block;width:240px;max-width:100%;background-color:var(--r-code);background-size:contain;background-repeat:no-repeat;border-radius:2px}.recording .plan-link{display:block;line-height:0}
 pre{margin:0;font-size:.85em;max-width:48em;overflow:auto}
 details>summary{cursor:pointer;color:var(--r-muted);font-size:.9em}

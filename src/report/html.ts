@@ -7,10 +7,11 @@ import { REPORT_SCRIPT, REPORT_STYLE } from "./assets.js";
 import { comparisonSection, histogramSection } from "./html-compare.js";
 import { failuresByReason, runInfoSection } from "./html-info.js";
 import { Html, barChart, escapeHtml, fmt, html, scriptHash, RUN_COLOURS, type BarSeries } from "./html-parts.js";
+import { questionView } from "./question-views.js";
 import { loadRuns, type HeadlineMetric, type LoadedRun, type RunQuestion, type UsageRead } from "./runs.js";
 import { reproducedTablesSection } from "./reproduce-html.js";
 import { tagSection } from "./tag-html.js";
-import { answerKey, collectRecordingThumbnails, collectThumbnails, recordingsFigures, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
+import { answerKey, collectRecordingThumbnails, collectThumbnails, planLink, recordingsFigures, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
 
 export interface ReportOptions {
   title?: string;
@@ -60,7 +61,7 @@ ${runInfoSection(runs)}
 ${chartsSection(runs)}
 ${histogramSection(runs)}
 ${comparisonSection(runs)}
-${tagSection(runs)}
+${tagSection(runs, thumbs)}
 ${abstentionSection(runs)}
 ${metricsSection(runs)}
 <section id="cost"><h2>Cost</h2>${costTable(runs)}</section>
@@ -126,9 +127,11 @@ function agentAndJudge(run: LoadedRun): { agent?: string; model?: string; judge?
   }
   const judge = configText(score?.config, "judge");
   const variant = configText(score?.config, "promptVariant");
-  const agent = configText(run.answer?.config, "agent");
-  const model = configText(run.answer?.config, "model");
-  return { ...(agent ? { agent } : {}), ...(model ? { model } : {}), ...(score ? { judge: html`${judge ?? "–"} · ${String(score.config.mode ?? "")}${variant ? ` · ${variant}` : ""}` } : run.answer ? { judge: html`<span class="hint">not scored: run eqa score</span>` } : {}) };
+  // a kind whose summary keeps no configuration (eqa answer-tag's): its manifest's settings
+  const agent = configText(run.answer?.config, "agent") ?? configText(run.settings, "agent");
+  const model = configText(run.answer?.config, "model") ?? configText(run.settings, "model");
+  const scoredBy = questionView(run.kind).scoredBy ?? (run.answer ? "eqa score" : undefined);
+  return { ...(agent ? { agent } : {}), ...(model ? { model } : {}), ...(score ? { judge: html`${judge ?? "–"} · ${String(score.config.mode ?? "")}${variant ? ` · ${variant}` : ""}` } : scoredBy ? { judge: html`<span class="hint">not scored: run ${scoredBy}</span>` } : {}) };
 }
 
 /** Every run but TAG-EQA's (they have their own headline): LLM-Match where the run has it, each kind's own figures beside. */
@@ -222,16 +225,23 @@ function costTable(runs: LoadedRun[]): Html {
     // a stage's dollars: its summary's cost total (other kinds: when the summary has one usage stage)
     const dollarsOf = (stage: string): number | null | undefined => run.costs.find((c) => c.stage === stage)?.cost.total.dollars;
     const otherDollars = run.otherUsage.length === 1 ? dollarsOf(run.kind) : undefined;
-    const parts: { stage: string; usage: UsageRead; wall: number; dollars: number | null | undefined }[] = [
+    const parts: { stage: string; usage: Pick<UsageRead, "calls" | "cacheHits" | "promptTokens" | "completionTokens" | "thinkingTokens" | "images" | "retries">; wall: number; dollars: number | null | undefined }[] = [
       ...(run.answer ? [{ stage: "answer", usage: run.answer.usage.answers, wall: run.answer.wallTimeMs, dollars: dollarsOf("answer") }] : []),
       ...(run.score ? [{ stage: "judge", usage: run.score.usage.judgements, wall: run.score.wallTimeMs, dollars: dollarsOf("judge") }] : []),
       ...(run.tag?.summary ? [{ stage: "structured judge", usage: run.tag.summary.usage, wall: run.tag.summary.wallTimeMs, dollars: dollarsOf("structured judge") }] : []),
     ];
     for (const [stage, usage] of run.otherUsage) parts.push({ stage, usage, wall: Number.NaN, dollars: otherDollars });
+    // a stage whose calls are known only from the run's ledger (its cost): its totals, as By role sums them
+    for (const { stage, cost } of run.costs) {
+      if (parts.some((p) => p.stage === stage) || (stage === run.kind && run.otherUsage.length > 0)) continue;
+      const t = cost.total;
+      parts.push({ stage, usage: { calls: t.calls, cacheHits: t.cacheHits, promptTokens: t.promptTokens, completionTokens: t.completionTokens, thinkingTokens: t.thinkingTokens, images: t.images ?? Number.NaN, retries: Number.NaN }, wall: stage === run.kind ? (run.otherSummary?.wallTimeMs ?? Number.NaN) : Number.NaN, dollars: t.dollars });
+    }
     if (parts.length === 0) return html`<tr><td>${run.label}</td><td colspan="10">no usage recorded</td></tr>`;
+    const count = (n: number): string => (Number.isFinite(n) ? String(n) : "–");
     return parts.map(
       (p) =>
-        html`<tr><td>${run.label}</td><td>${p.stage}</td><td class="num">${p.usage.calls}</td><td class="num">${p.usage.cacheHits}</td><td class="num">${p.usage.promptTokens}</td><td class="num">${p.usage.completionTokens}</td><td class="num">${p.usage.thinkingTokens ?? 0}</td><td class="num">${p.usage.images}</td><td class="num">${p.usage.retries}</td><td class="num">${Number.isFinite(p.wall) ? `${fmt(p.wall / 1000)} s` : "–"}</td><td class="num">${p.dollars === undefined ? "–" : formatDollars(p.dollars)}</td></tr>`,
+        html`<tr data-run="${run.label}" data-stage="${p.stage}"><td>${run.label}</td><td>${p.stage}</td><td class="num" data-field="calls">${count(p.usage.calls)}</td><td class="num">${count(p.usage.cacheHits)}</td><td class="num">${count(p.usage.promptTokens)}</td><td class="num">${count(p.usage.completionTokens)}</td><td class="num">${count(p.usage.thinkingTokens ?? 0)}</td><td class="num">${count(p.usage.images)}</td><td class="num">${count(p.usage.retries)}</td><td class="num">${Number.isFinite(p.wall) ? `${fmt(p.wall / 1000)} s` : "–"}</td><td class="num">${p.dollars === undefined ? "–" : formatDollars(p.dollars)}</td></tr>`,
     );
   });
   const usage = html`<table class="grid"><thead><tr><th>run</th><th>stage</th><th>calls</th><th>cache hits</th><th>prompt tokens</th><th>completion tokens</th><th>of which thinking</th><th>images</th><th>retries</th><th>wall time</th><th>dollars</th></tr></thead><tbody>${rows}</tbody></table>`;
@@ -289,14 +299,16 @@ function answerCell(q: RunQuestion | undefined, thumbs: Thumbnails, r: number, f
   const explored = q.stop !== undefined ? html`<div class="hint">stop: ${q.stop ?? "–"}${q.pathLengthM !== undefined && q.pathLengthM !== null ? ` · path ${fmt(q.pathLengthM, 2)} m` : ""}${q.choice !== undefined ? ` · choice ${q.choice ?? "(none read)"}${q.correct === undefined ? "" : q.correct ? ", right" : ", wrong"}` : ""}</div>` : html``;
   const judge = q.judgeReplies.length > 0 ? html`<details><summary>judge's reply</summary><pre class="text">${q.judgeReplies.map((reply) => reply ?? "(empty)").join("\n---\n")}</pre></details>` : html``;
   const strip = thumbnailStrip(thumbs.byAnswer.get(answerKey(r, q.questionId)) ?? []);
+  const plan = thumbs.plans.get(answerKey(r, q.questionId));
+  const planned = plan ? html`<div class="answer-plan">${planLink(plan, `${q.questionId}: the path walked`)}</div>` : html``;
   const points = q.points;
   const changed = first !== undefined && q.answer !== undefined && first.answer !== undefined && q.answer !== first.answer;
-  return html`<td data-sort="${q.answer ?? ""}"${changed ? new Html(' class="changed" title="a different answer than the first run\'s"') : ""}>${answer}${explored}${eac}${forced}${neutralised}${error}${judge}${strip}</td><td class="num score${changeClass(points, first?.points)}" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-csv="${q.score ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
+  return html`<td data-sort="${q.answer ?? ""}"${changed ? new Html(' class="changed" title="a different answer than the first run\'s"') : ""}>${answer}${explored}${eac}${forced}${neutralised}${error}${judge}${strip}${planned}</td><td class="num score${changeClass(points, first?.points)}" data-sort="${points ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-csv="${q.score ?? ""}">${q.score === undefined ? "–" : q.score === null ? "failed" : html`${q.score} <small>(${fmt(points)})</small>`}</td>`;
 }
 
 function questionTable(runs: LoadedRun[], thumbs: Thumbnails): Html {
-  // runs without questions (other kinds of runs) get no columns
-  const shown = runs.flatMap((run, r) => (run.questions.length > 0 ? [{ run, r }] : []));
+  // runs without questions (other kinds of runs) and runs that answer none (a generated dataset) get no columns
+  const shown = runs.flatMap((run, r) => (run.questions.length > 0 && questionView(run.kind).answers ? [{ run, r }] : []));
   const judged = shown.filter(({ run }) => run.questions.some((q) => q.score !== undefined));
   const byRun = runs.map((run) => new Map(run.questions.map((q) => [q.questionId, q])));
   // the benchmark's order; questions it does not hold after, in the order the runs give them

@@ -7,3 +7,4 @@ export type { HeadlineMetric } from "./run-kinds.js";
 export { createViewerApp, startViewer, isSuspiciousTarget, fileInside, type Viewer, type ViewerOptions } from "./viewer.js";
 export { RATINGS_FILE, RATINGS_FILE_LIMIT, readRatings, ratingsExport, type Rating } from "./viewer-data.js";
 export { structuredAnswerText, type TagRunPart, type TagRunQuestion, type TagRunSummary, type TagEstimate, type TagScorePair, type TagErrorCounts } from "./tag-runs.js";
+export { QUESTION_VIEWS, questionView, scoreLabel, type QuestionView, type TranscriptSource } from "./question-views.js";

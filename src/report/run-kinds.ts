@@ -8,11 +8,12 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { latestMemoryRecords, loadActiveEpisodes, memoryRecordSchema, MEMORY_FAILURES_FILE, MEMORY_RECORDS_FILE, type ActiveEpisode } from "../agents/index.js";
-import { loadTagQuestions } from "../data/index.js";
+import { episodeFileName, latestMemoryRecords, loadActiveEpisodes, memoryRecordSchema, MEMORY_FAILURES_FILE, MEMORY_RECORDS_FILE, type ActiveEpisode } from "../agents/index.js";
+import { loadTagQuestions, type TagQuestion } from "../data/index.js";
 import { llmMatchPoints } from "../eval/index.js";
 import { TAG_ANSWERS_FILE } from "../generate/index.js";
 import { meanEstimate, readJsonFile, readRecords } from "./files.js";
+import { structuredAnswerText } from "./tag-runs.js";
 
 /** One figure a run is judged by, as its paper names it. */
 export interface HeadlineMetric {
@@ -83,7 +84,22 @@ const exploreRecordSchema = z.looseObject({
   choice: z.string().nullable().optional(),
   correct: z.boolean().optional(),
   error: z.string().nullable(),
+  // the frames the explorer's calls were sent (Fine-EQA), and those its answering agent used (frontier's EM-EQA agent)
+  details: z
+    .looseObject({
+      calls: z.array(z.looseObject({ frames: z.array(z.number()).optional() })).optional(),
+      trace: z.looseObject({ frames: z.array(z.number()).optional() }).optional(),
+    })
+    .optional()
+    .catch(undefined),
 });
+
+/** The frames an exploration's agent used: those sent with its calls and those its answering agent was given, else the last (what Fine-EQA answers from and the EAC judge sees). */
+function framesUsed(r: z.infer<typeof exploreRecordSchema>): number[] {
+  const used = new Set([...(r.details?.trace?.frames ?? []), ...(r.details?.calls ?? []).flatMap((c) => c.frames ?? [])]);
+  if (used.size === 0 && r.frames > 0) used.add(r.frames - 1);
+  return [...used].filter((i) => Number.isInteger(i) && i >= 0 && i < r.frames).sort((a, b) => a - b);
+}
 
 /** One line of an exploration's `judgements.jsonl` (`ExploreJudgement`). */
 const exploreJudgementSchema = z.looseObject({
@@ -113,6 +129,10 @@ export interface ExploreQuestion {
   points?: number;
   eac?: { grounding: number; accuracy: number; score: number } | { error: string };
   error?: string;
+  /** The episode's frame folder under the run's `frames/`, the frames the agent used in it, and its top-down picture (`trajectories/<id>.png`) when drawn. */
+  episode: string;
+  frames: number[];
+  plan?: string;
 }
 
 const activeEpisodes = new Map<string, Promise<Map<string, ActiveEpisode> | undefined>>();
@@ -133,8 +153,13 @@ export async function loadExploreQuestions(dir: string, summary: ExploreRunSumma
   if (existsSync(records)) {
     // later lines win: a resumed run appends the episodes it explored again
     for (const r of readRecords(records, exploreRecordSchema)) {
+      const episode = episodeFileName(r.questionId);
+      const plan = join(dir, "trajectories", `${episode}.png`);
       byId.set(r.questionId, {
         questionId: r.questionId,
+        episode,
+        frames: framesUsed(r),
+        ...(existsSync(plan) ? { plan } : {}),
         answer: r.answer,
         stop: r.stop,
         pathLengthM: r.pathLengthM,
@@ -366,13 +391,52 @@ export async function loadTagDataset(dir: string): Promise<{ questions: DatasetQ
 
 // ---- eqa answer-tag ----
 
-/** One line of `answers.jsonl`, as `runTagAnswers` appends it (a `TagAgentPrediction`). */
-const tagAnswerRecordSchema = z.looseObject({ question_id: z.string(), answer: z.string().nullable(), error: z.string().optional() });
+const tracedCallSchema = z.looseObject({ role: z.string(), model: z.string(), prompt: z.string(), promptSha256: z.string(), frames: z.array(z.number()).optional(), reply: z.string().nullable(), cached: z.boolean() });
 
-export function loadTagAnswers(dir: string): { answers: { questionId: string; answer: string | null; error?: string }[]; headline: HeadlineMetric[] } {
-  const byId = new Map<string, { questionId: string; answer: string | null; error?: string }>();
-  for (const r of readRecords(join(dir, TAG_ANSWERS_FILE), tagAnswerRecordSchema)) byId.set(r.question_id, { questionId: r.question_id, answer: r.answer, ...(r.error !== undefined ? { error: r.error } : {}) });
-  const answers = [...byId.values()];
+/** One line of `answers.jsonl`, as `runTagAnswers` appends it (a `TagAgentPrediction` with its trace). */
+const tagAnswerRecordSchema = z.looseObject({
+  question_id: z.string(),
+  answer: z.string().nullable(),
+  error: z.string().optional(),
+  trace: z.looseObject({ frames: z.array(z.number()).optional(), calls: z.array(tracedCallSchema).optional() }).nullable().optional(),
+});
+
+/** A question of an answer-tag run: the agent's answer and trace beside the set's question, ground truth and true structure. */
+export interface TagAnswerQuestion {
+  questionId: string;
+  position?: number;
+  /** The set's query type. */
+  category?: string;
+  question?: string;
+  groundTruth?: string;
+  /** The set's structured answer, one line per group (`structuredAnswerText`). */
+  truthText?: string;
+  /** The question's frame folder, relative to the set's folder (where the recordings are). */
+  episode?: string;
+  trajectory?: string;
+  answer: string | null;
+  error?: string;
+  frames: number[];
+  calls: z.infer<typeof tracedCallSchema>[];
+}
+
+/**
+ * An answer-tag run's questions: each answer of `answers.jsonl` (the latest of a question wins)
+ * with its trace, joined to the set's questions when `questions` (the set, as the run read it) is
+ * given; in the set's order.
+ */
+export function loadTagAnswers(dir: string, questions: readonly TagQuestion[] | undefined): { answers: TagAnswerQuestion[]; headline: HeadlineMetric[] } {
+  const byId = new Map<string, TagAnswerQuestion>();
+  for (const r of readRecords(join(dir, TAG_ANSWERS_FILE), tagAnswerRecordSchema)) {
+    byId.set(r.question_id, { questionId: r.question_id, answer: r.answer, ...(r.error !== undefined ? { error: r.error } : {}), frames: r.trace?.frames ?? [], calls: r.trace?.calls ?? [] });
+  }
+  const position = new Map((questions ?? []).map((q, i) => [q.question_id, i]));
+  for (const q of questions ?? []) {
+    const answered = byId.get(q.question_id);
+    if (!answered) continue;
+    Object.assign(answered, { position: position.get(q.question_id), category: q.tags.query_type, question: q.question, groundTruth: q.answer, truthText: structuredAnswerText(q.structured_answer), trajectory: q.trajectory }, q.episode_history ? { episode: q.episode_history } : {});
+  }
+  const answers = [...byId.values()].sort((a, b) => (a.position ?? position.size) - (b.position ?? position.size));
   const failed = answers.filter((a) => a.error !== undefined).length;
   return { answers, headline: [{ name: "answered", value: answers.length - failed, unit: "", about: `of ${answers.length} questions asked; ${failed} failed (score them with eqa score-tag)` }] };
 }

@@ -10,12 +10,12 @@
  * summary yet, a benchmark moved away) is left out and named in `notes`.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { basename, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
 import { UserError, type Question } from "../core/index.js";
-import { loadOpenEqaBenchmark, loadPredictions } from "../data/index.js";
+import { loadOpenEqaBenchmark, loadPredictions, loadTagQuestions, type TagQuestion } from "../data/index.js";
 import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate } from "../eval/index.js";
-import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath } from "../store/index.js";
+import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath, RUN_MANIFEST_FILE } from "../store/index.js";
 import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
 import { exploreHeadline, exploreSummarySchema, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
 import { loadRewardBuild, loadRewardReview, type RewardFolder } from "./reward-runs.js";
@@ -100,8 +100,12 @@ export interface LoadedRun {
   tracesDir?: string;
   /** Where the episode histories of the run's answers are (the answer run's --frames). */
   framesRoot?: string;
+  /** The TAG-EQA set an answer-tag run answered, where the run read it (its recordings beside it: each question's plan). */
+  tagSet?: string;
   /** The commands that ran in the run's directory to their end, oldest first (`commands.jsonl`). */
   commands: string[];
+  /** The settings its manifest records (what decides its results: agent, models, prompts), when it has one. */
+  settings?: Record<string, unknown>;
   notes: string[];
 }
 
@@ -120,6 +124,10 @@ export interface RunQuestion {
   extraAnswers?: string[];
   /** A multiple-choice question's choices (HM-EQA). */
   choices?: string[];
+  /** A TAG-EQA question's structured ground truth, one line per group. */
+  truthText?: string;
+  /** A TAG-EQA question's trajectory (its recording), whose preparation its answer shares. */
+  trajectory?: string;
   episode?: string;
   /** The answer submitted (after force-a-guess); undefined when the run has no answer for it. */
   answer?: string | null;
@@ -142,6 +150,8 @@ export interface RunQuestion {
   error?: string;
   /** Frame indices the agent used. */
   frames: number[];
+  /** A top-down picture of the path the agent walked (an exploration's `trajectories/<id>.png`). */
+  plan?: string;
   calls: RunCall[];
   usage?: UsageRead;
   /** An exploration's end: why it stopped, its path, the map's coverage (0-1), the EAC judgement, a multiple-choice letter. */
@@ -234,35 +244,73 @@ export function demoRecordings(paths: readonly string[]): string | undefined {
   return undefined;
 }
 
+/** What `eqa report` and `eqa view` read, as their errors' hints say it. */
+const RUN_FOLDER_HINT = "the --out folders of eqa score, answer, run, explore, score-tag, answer-tag, rm score, rm bench, rm build, rm review --import, memory build, generate tag or reproduce, or a folder holding such folders (eqa demo's)";
+/** How deep a folder of runs is searched for run folders. */
+const RUN_SEARCH_DEPTH = 3;
+
 /**
- * The run folders a path names: itself when it is a run folder, else the run folders inside it
- * (a folder of runs: `eqa demo`'s `runs/program`, `runs/vlm`, `dataset`, or any folder holding
- * runs), searched three levels deep, never inside a run folder. Each is labelled by its folder's
+ * The run folders a path names: itself when it is a run folder; an `eqa demo` folder's agents'
+ * runs (`demoRunFolders`); else the run folders inside it (any folder holding runs), searched
+ * three levels deep, never inside a run folder. Each is labelled by its folder's
  * name (its path under the given folder where two share a name). A folder with no run in it
- * (a run just started) is itself.
+ * (empty, or of files eqakit did not write) is a UserError: a run that has started holds its manifest.
  */
 export function runFolders(path: string): { dir: string; label: string }[] {
   const root = resolve(path);
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new UserError("not a run directory", { file: path }, "pass folders written by eqa score, answer, run, explore, score-tag, answer-tag, rm score, rm bench, rm build, rm review --import, memory build, generate tag or demo");
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new UserError("not a run directory", { file: path }, `pass ${RUN_FOLDER_HINT}`);
   if (isRunFolder(root)) return [{ dir: root, label: basename(root) }];
+  if (inferRunKind(root) === "demo") {
+    const agents = demoRunFolders(root);
+    if (agents.length > 0) return agents;
+  }
   const found: string[] = [];
   const walk = (dir: string, depth: number): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
       const sub = join(dir, entry.name);
       if (isRunFolder(sub)) found.push(sub);
-      else if (depth < 3) walk(sub, depth + 1);
+      else if (depth < RUN_SEARCH_DEPTH) walk(sub, depth + 1);
     }
   };
   walk(root, 1);
-  // nothing written yet (a run just started): the folder is shown as a run with nothing to show
-  if (found.length === 0) return [{ dir: root, label: basename(root) }];
+  // a run that has started holds its manifest: a folder without one, or any run below, is not a run
+  if (found.length === 0) throw new UserError(`holds no run: neither the folder nor those below it (${RUN_SEARCH_DEPTH} levels down) hold ${RUN_MANIFEST_FILE}, a summary or the records of a command that writes runs`, { file: path }, `pass ${RUN_FOLDER_HINT}`);
   // runs of answers first, datasets after: the first two are what Compare opens on
   const datasets = found.filter((d) => inferRunKind(d) === "generate-tag");
   const ordered = [...found.filter((d) => !datasets.includes(d)), ...datasets];
   const names = ordered.map((d) => basename(d));
   return ordered.map((dir, i) => ({ dir, label: names.filter((n) => n === names[i]).length > 1 ? relative(root, dir) : names[i]! }));
 }
+
+/**
+ * The runs of an `eqa demo` folder, as the demo's own report shows them: its agents' runs
+ * (`runs/program`, `runs/agent`, `runs/<model agent>`, in the order its manifest names them),
+ * each labelled by its folder's name; not the dataset they answered, whose questions each run shows.
+ */
+function demoRunFolders(root: string): { dir: string; label: string }[] {
+  let named: readonly string[] = [];
+  try {
+    named = readRunManifest(root)?.parts ?? [];
+  } catch {
+    named = [];
+  }
+  const listed = named.filter((part) => part.startsWith("runs/"));
+  const found = existsSync(join(root, "runs")) ? readdirSync(join(root, "runs")).sort().map((name) => `runs/${name}`) : [];
+  // a manifest's order first (the program agent, yours, then the language-model agents), folders it does not name after
+  const parts = [...new Set([...listed, ...found])];
+  return parts.map((part) => join(root, part)).filter((dir) => isRunFolder(dir)).map((dir) => ({ dir, label: basename(dir) }));
+}
+
+/** What a report of these paths is titled and shows beside its runs: an `eqa demo` folder's title and recordings, as the demo's own report has them. */
+export function reportDefaults(paths: readonly string[]): { title?: string; recordings?: string } {
+  const recordings = demoRecordings(paths);
+  const onlyDemo = paths.length === 1 && inferRunKind(resolve(paths[0]!)) === "demo";
+  return { ...(onlyDemo ? { title: DEMO_REPORT_TITLE } : {}), ...(recordings ? { recordings } : {}) };
+}
+
+/** The title of an `eqa demo` folder's report. */
+export const DEMO_REPORT_TITLE = "eqakit demo: TAG-EQA questions on simulated homes";
 
 /** Every run the paths name, in order, each folder of runs replaced by its runs. */
 export async function loadRuns(paths: readonly string[]): Promise<LoadedRun[]> {
@@ -287,15 +335,21 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, file: stri
   throw new UserError(`the summary does not have the shape eqakit writes: ${issue?.message ?? "invalid"}`, { file, field: `${prefix}${issue?.path.join(".") ?? ""}` }, "run the command that wrote it again, or restore the file");
 }
 
-/** Kinds whose folders have no summary when they are done. */
-const KINDS_WITHOUT_SUMMARY = ["generate-tag", "memory", "answer-tag", "rm-build", "rm-review"];
+/** Kinds whose folders may have no summary when they are done: without one, they are not taken for a run still going. */
+export const KINDS_WITHOUT_SUMMARY: readonly string[] = ["generate-tag", "memory", "answer-tag", "rm-build", "rm-review"];
 
 /** Reads one run directory (not a folder of runs: see `loadRuns`). */
 export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   const path = resolve(dir);
-  if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, "pass folders written by eqa score, answer, run, explore, score-tag, answer-tag, rm score, rm bench, rm build, rm review --import, memory build, generate tag or demo");
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new UserError("not a run directory", { file: dir }, `pass ${RUN_FOLDER_HINT}`);
   const notes: string[] = [];
   const run: LoadedRun = { dir: path, label: label ?? basename(path), kind: "unknown", metrics: [], otherUsage: [], costs: [], figures: [], questions: [], commands: [], notes };
+  try {
+    const manifest = readRunManifest(path);
+    if (manifest) run.settings = manifest.settings;
+  } catch {
+    // a manifest that cannot be read is named by the command that opens the folder again; the report shows the rest
+  }
   const commandsFile = join(path, COMMANDS_FILE);
   const commands = existsSync(commandsFile) ? readRecords(commandsFile, commandRecord) : [];
   run.commands = commands.map((c) => c.command);
@@ -384,7 +438,9 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   }
 
   if (run.kind === "explore") {
-    run.questions = (await loadExploreQuestions(path, run.explore, (named) => [originalInputFile(path, "episodes", named), locateRunInput(path, "episodes", named)], notes)).map((q) => ({ ...q, judgeReplies: [], frames: [], calls: [] }));
+    run.questions = (await loadExploreQuestions(path, run.explore, (named) => [originalInputFile(path, "episodes", named), locateRunInput(path, "episodes", named)], notes)).map((q) => ({ ...q, judgeReplies: [], calls: [] }));
+    // the observations the exploration recorded, an OpenEQA-style frame folder per episode
+    if (existsSync(join(path, "frames"))) run.framesRoot = join(path, "frames");
     if (run.explore) run.metrics = exploreHeadline(run.explore);
   } else if (run.kind === "rm-score" || run.kind === "rm-bench") {
     run.questions = loadRewardInstances(path).map((q) => ({ ...q, judgeReplies: q.replies, frames: [], calls: [] }));
@@ -406,9 +462,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
       run.costs.push({ stage: run.kind, cost: runCostSchema.parse(folder.calls.cost) });
     }
   } else if (run.kind === "answer-tag") {
-    const answered = loadTagAnswers(path);
-    run.metrics = answered.headline;
-    run.questions = answered.answers.map((a) => ({ ...a, ...(a.error !== undefined ? { failedStage: "answer" as const } : {}), judgeReplies: [], frames: [], calls: [] }));
+    await loadTagAnswerRun(run);
   } else {
     await loadOpenEqaQuestions(run);
   }
@@ -416,6 +470,52 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   if (run.answer && run.answer.abstentionRate !== null) run.metrics.push({ name: "abstained", value: 100 * run.answer.abstentionRate, unit: "%", n: run.answer.counts.forceGuessChecked, about: "force-a-guess: answers the agent abstained on (OpenEQA Table III)" });
   run.figures = readdirSync(path).filter((name) => /\.png$/i.test(name) && statSync(join(path, name)).size < 4_000_000).sort().slice(0, 6).map((name) => join(path, name));
   return run;
+}
+
+/**
+ * An answer-tag run's questions: its answers with their traces, joined to the set it answered.
+ * The set is read where the run read it (its recordings are beside it: the frames the agent was
+ * sent are read there), else from the run's own copy (questions and ground truth, no frames).
+ */
+async function loadTagAnswerRun(run: LoadedRun): Promise<void> {
+  const original = originalInputFile(run.dir, "questions", undefined);
+  const copy = locateRunInput(run.dir, "questions", undefined);
+  let questions: TagQuestion[] | undefined;
+  for (const file of [original, copy]) {
+    if (file === undefined || questions) continue;
+    try {
+      questions = await loadTagQuestions(file);
+      if (file === original) {
+        run.framesRoot = dirname(file);
+        run.tagSet = file;
+      }
+    } catch {
+      run.notes.push(`the questions ${file} could not be read`);
+    }
+  }
+  if (!questions) run.notes.push("the questions the run answered are not there any more: questions are shown by id only");
+  else if (!run.framesRoot) run.notes.push("the set's recordings are not beside the run's copy of its questions: the frames the agent was sent are not shown");
+  const answered = loadTagAnswers(run.dir, questions);
+  run.metrics = answered.headline;
+  run.tracesDir = run.dir;
+  run.questions = answered.answers.map((a) => ({ ...a, ...(a.error !== undefined ? { failedStage: "answer" as const } : {}), judgeReplies: [] }));
+  // the frame folders are named relative to the set's folder, and may sit beside it (its recordings): read from the folder holding them all
+  if (run.framesRoot) {
+    const datasetDir = run.framesRoot;
+    const folders = run.questions.flatMap((q) => (q.episode ? [resolve(datasetDir, q.episode)] : []));
+    const root = folders.length > 0 ? folders.map((f) => dirname(f)).reduce(commonFolder) : datasetDir;
+    run.framesRoot = root;
+    for (const q of run.questions) if (q.episode) q.episode = relative(root, resolve(datasetDir, q.episode));
+  }
+}
+
+/** The deepest folder holding both `a` and `b` (absolute paths). */
+function commonFolder(a: string, b: string): string {
+  const left = a.split(sep);
+  const right = b.split(sep);
+  let n = 0;
+  while (n < left.length && n < right.length && left[n] === right[n]) n++;
+  return left.slice(0, n).join(sep) || sep;
 }
 
 /** Where an input was when the run read it (the manifest's path, else the summary's), when it is still there: files beside it (a dataset's recordings, HM-EQA's poses) are there too. */

@@ -7,6 +7,7 @@
 import type { StructuredAnswer } from "../data/index.js";
 import { Html, RUN_COLOURS, barChart, fmt, html, type BarSeries, type ChartAxis } from "./html-parts.js";
 import type { LoadedRun } from "./runs.js";
+import { answerKey, thumbnailStrip, type Thumbnails } from "./thumbnails.js";
 import { valueText, type TagEstimate, type TagRunQuestion, type TagRunSummary, type TagScorePair } from "./tag-runs.js";
 
 interface TagRunEntry {
@@ -174,7 +175,7 @@ function predictionHtml(q: TagRunQuestion): Html {
 }
 
 /** One run's answer and score; `first` is the first run's score, which this run's is compared with (undefined for the first run). */
-function tagAnswerCell(q: TagRunQuestion | undefined, r: number, first?: number | null): Html {
+function tagAnswerCell(q: TagRunQuestion | undefined, r: number, thumbs: Thumbnails, first?: number | null): Html {
   if (!q) return html`<td class="missing" data-sort="">–</td><td class="num score" data-sort="-1" data-run="${r}" data-points="" data-csv="">–</td>`;
   const extracted = q.source === "judge" && q.predicted ? html`<details><summary>structure the judge read</summary>${structuredAnswerHtml(q.predicted)}</details>` : html``;
   const replies = q.replies.length > 0 ? html`<details><summary>judge's reply</summary><pre class="text">${q.replies.map((reply) => reply ?? "(empty)").join("\n---\n")}</pre></details>` : html``;
@@ -183,7 +184,9 @@ function tagAnswerCell(q: TagRunQuestion | undefined, r: number, first?: number 
   const points = q.score === null ? undefined : tagPoints(q.score);
   const sortText = typeof q.prediction === "string" ? q.prediction : q.prediction ? JSON.stringify(q.prediction) : "";
   const score = q.score === null ? "failed" : html`${fmt(q.groundedScore ?? q.score, 2)} <small title="ungrounded">(${fmt(q.ungroundedScore, 2)})</small>`;
-  return html`<td data-sort="${sortText}">${predictionHtml(q)}${invalid}${errorsLine(q)}${error}${extracted}${replies}</td><td class="num score${typeof first === "number" && q.score !== null && q.score !== first ? (q.score > first ? " up" : " down") : ""}" data-sort="${q.score ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-score="${q.score ?? ""}" data-csv="${q.score ?? ""}">${score}</td>`;
+  // the frames the answering agent was sent (a language-model agent answering in the run's answers/)
+  const strip = thumbnailStrip(thumbs.byAnswer.get(answerKey(r, q.questionId)) ?? []);
+  return html`<td data-sort="${sortText}">${predictionHtml(q)}${invalid}${errorsLine(q)}${error}${extracted}${replies}${strip}</td><td class="num score${typeof first === "number" && q.score !== null && q.score !== first ? (q.score > first ? " up" : " down") : ""}" data-sort="${q.score ?? -1}" data-run="${r}" data-points="${points ?? ""}" data-score="${q.score ?? ""}" data-csv="${q.score ?? ""}">${score}</td>`;
 }
 
 function tagsText(q: TagRunQuestion): string {
@@ -191,7 +194,7 @@ function tagsText(q: TagRunQuestion): string {
   return [q.tags.predicate_types.join(", ") || "no predicate", `${q.tags.conditions} condition(s)`, q.tags.ambiguous ? "ambiguous" : ""].filter((t) => t !== "").join(" · ");
 }
 
-function questionTable(entries: TagRunEntry[]): Html {
+function questionTable(entries: TagRunEntry[], thumbs: Thumbnails): Html {
   const byRun = entries.map(({ run }) => new Map(run.tag!.questions.map((q) => [q.questionId, q])));
   const order: string[] = [];
   const seen = new Set<string>();
@@ -204,7 +207,7 @@ function questionTable(entries: TagRunEntry[]): Html {
     const truth = html`${q?.answerText ? html`<div class="text truth-text">${q.answerText}</div>` : html``}${q?.truth ? structuredAnswerHtml(q.truth, "structured truth") : html`<span class="hint">–</span>`}`;
     const scores = entries.map((_, i) => byRun[i]!.get(id)?.score ?? "none");
     const differs = entries.length > 1 && new Set(scores).size > 1;
-    return html`<tr data-category="${category}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td data-sort="${id}"><code>${id}</code></td><td data-sort="${category}">${category || "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}${q?.tags ? html`<div class="hint">${tagsText(q)}</div>` : html``}</td><td data-sort="${q?.answerText ?? ""}">${truth}</td>${entries.map(({ r }, i) => tagAnswerCell(byRun[i]!.get(id), r, i === 0 ? undefined : (byRun[0]!.get(id)?.score ?? null)))}</tr>`;
+    return html`<tr data-category="${category}" data-id="${id}"${differs ? new Html(' class="differs"') : ""}><td data-sort="${id}"><code>${id}</code></td><td data-sort="${category}">${category || "–"}</td><td class="text" data-sort="${q?.question ?? ""}">${q?.question ?? "–"}${q?.tags ? html`<div class="hint">${tagsText(q)}</div>` : html``}</td><td data-sort="${q?.answerText ?? ""}">${truth}</td>${entries.map(({ r }, i) => tagAnswerCell(byRun[i]!.get(id), r, thumbs, i === 0 ? undefined : (byRun[0]!.get(id)?.score ?? null)))}</tr>`;
   });
   const filters = html`<div class="filters"><label>search <input id="t-search" type="search" placeholder="question, answer, id…"></label>
 <label>query type <select id="t-category"><option value="">all</option>${categories.map((c) => html`<option value="${c}">${c}</option>`)}</select></label>
@@ -217,8 +220,8 @@ ${entries.length > 1 ? html`<label><input id="t-differ" type="checkbox"> differs
 }
 
 /** The TAG-EQA section, or nothing when no run is a structured-judge run. */
-export function tagSection(runs: LoadedRun[]): Html {
+export function tagSection(runs: LoadedRun[], thumbs: Thumbnails): Html {
   const entries = tagEntries(runs);
   if (entries.length === 0) return html``;
-  return html`<section id="tag"><h2>TAG-EQA structured scores</h2>${headline(entries)}${scoresChart(entries)}${histogramChart(entries)}${validChart(entries)}${errorsChart(entries)}${categoriesChart(entries)}${questionTable(entries)}</section>`;
+  return html`<section id="tag"><h2>TAG-EQA structured scores</h2>${headline(entries)}${scoresChart(entries)}${histogramChart(entries)}${validChart(entries)}${errorsChart(entries)}${categoriesChart(entries)}${questionTable(entries, thumbs)}</section>`;
 }

@@ -35,6 +35,8 @@ export interface ThumbnailOptions {
   dir?: string;
   /** The folder the report is written to. */
   reportDir?: string;
+  /** Longest side of a question's plan in pixels (default 240). */
+  planSize?: number;
 }
 
 export interface Thumbnails {
@@ -42,6 +44,14 @@ export interface Thumbnails {
   frames: Thumbnail[];
   /** The thumbnails of run `r`'s answer to a question, by `${r}\0${questionId}`. */
   byAnswer: Map<string, Thumbnail[]>;
+  /** The top-down plan of the path run `r`'s agent walked for a question (an exploration's), by the same key. */
+  plans: Map<string, Thumbnail>;
+}
+
+/** The questions of a run whose frames the report shows: its own, and a TAG run's answered in its `answers/` (their transcripts). */
+function questionsWithFrames(run: LoadedRun): { questionId: string; episode?: string; frames: number[] }[] {
+  const tagged = (run.tag?.questions ?? []).flatMap((q) => (q.transcript ? [{ questionId: q.questionId, frames: q.transcript.frames, ...(q.transcript.episode ? { episode: q.transcript.episode } : {}) }] : []));
+  return [...run.questions, ...tagged];
 }
 
 export const answerKey = (r: number, questionId: string): string => `${r}\u0000${questionId}`;
@@ -50,7 +60,7 @@ export const answerKey = (r: number, questionId: string): string => `${r}\u0000$
 export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOptions, notes: string[]): Promise<Thumbnails> {
   const perQuestion = options.perQuestion ?? 4;
   const size = options.size ?? 128;
-  const out: Thumbnails = { frames: [], byAnswer: new Map() };
+  const out: Thumbnails = { frames: [], byAnswer: new Map(), plans: new Map() };
   if (perQuestion === 0) return out;
   // what each answer shows, and each episode's frames wanted by any answer
   const episodes = new Map<string, { id: string; indices: Set<number> }>();
@@ -58,7 +68,7 @@ export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOpt
   let failed = 0;
   for (const [r, run] of runs.entries()) {
     if (!run.framesRoot) continue;
-    for (const q of run.questions) {
+    for (const q of questionsWithFrames(run)) {
       if (q.frames.length === 0 || !q.episode) continue;
       let path: string | undefined;
       try {
@@ -112,8 +122,6 @@ export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOpt
       unreadable.add(path);
     }
   });
-  // a file that cannot be written stops the report (exit 3), unlike a frame that cannot be read
-  await forEachConcurrent([...files], 4, ([path, data]) => writeFileAtomically(path, data));
   // classes in the order the answers first show them, so that the same runs give the same page
   for (const { key, path, indices } of wanted) {
     const thumbs = made.get(path);
@@ -134,7 +142,47 @@ export async function collectThumbnails(runs: LoadedRun[], options: ThumbnailOpt
     out.byAnswer.set(key, shown);
   }
   if (failed > 0) notes.push(`frames of ${failed} answer(s) could not be read: shown without thumbnails`);
+  await collectPlans(runs, out, options, files);
+  // a file that cannot be written stops the report (exit 3), unlike a frame that cannot be read
+  await forEachConcurrent([...files], 4, ([path, data]) => writeFileAtomically(path, data));
   return out;
+}
+
+/** Each question's plan (an exploration's top-down picture of its path), shrunk to `planSize`; one that cannot be read is left out. */
+async function collectPlans(runs: LoadedRun[], out: Thumbnails, options: ThumbnailOptions, files: Map<string, Buffer>): Promise<void> {
+  const wanted = runs.flatMap((run, r) => run.questions.flatMap((q) => (q.plan ? [{ key: answerKey(r, q.questionId), path: q.plan }] : [])));
+  const made = new Map<string, Thumbnail | null>();
+  await forEachConcurrent(wanted, 2, async ({ path }) => {
+    if (made.has(path)) return;
+    made.set(path, null);
+    try {
+      const image = await prepareImage(path, { maxSide: options.planSize ?? 240, format: "png" });
+      let src = `data:${image.mediaType};base64,${image.data.toString("base64")}`;
+      if (options.dir) {
+        const file = join(options.dir, `${image.sha256.slice(0, 32)}.png`);
+        files.set(file, image.data);
+        src = relative(options.reportDir ?? process.cwd(), file).split("\\").join("/");
+      }
+      made.set(path, { id: "", index: -1, width: image.width, height: image.height, src, full: pathToFileURL(path).href });
+    } catch {
+      // a picture that cannot be read: the question is shown without it
+    }
+  });
+  for (const { key, path } of wanted) {
+    const t = made.get(path);
+    if (!t) continue;
+    if (t.id === "") {
+      t.id = `f${out.frames.length}`;
+      out.frames.push(t);
+    }
+    out.plans.set(key, t);
+  }
+}
+
+/** A question's plan, linked to the full picture. */
+export function planLink(plan: Thumbnail | undefined, label: string): Html {
+  if (!plan) return html``;
+  return html`<a class="plan-link" href="${plan.full}" target="_blank" rel="noopener" title="${label}"><span class="plan ${plan.id}" role="img" aria-label="${label}"></span></a>`;
 }
 
 /** A simulator recording as the report shows it: its plan and a few of its colour frames. */

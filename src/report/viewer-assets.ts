@@ -270,7 +270,7 @@ function runView(index,refreshing){
     if(!fresh(refreshing,hash,both))return;
     var run=both[0],all=both[1].runs;state.runs=all;
     var key="run"+index,saved=state.filters[key]=state.filters[key]||{};
-    var scale=run.kind==="tag-structured"?"1-5":"σ";
+    var scale=run.scoreLabel?run.scoreLabel.column:null;
     var explore=run.questions.some(function(q){return q.stop!==undefined;});
     clear();
     app.appendChild(el("div",{"class":"pagehead"},[el("h2",{text:run.label}),el("span",{"class":"pill accent",text:run.kind}),el("span",{"class":"meta",text:run.questions.length+" questions"}),el("span",{"class":"spacer"}),el("a",{href:"/api/runs/"+index+"/questions.csv",id:"csv-export",download:"",text:"table as CSV"}),el("a",{href:"/api/runs/"+index+"/ratings/export.json",id:"ratings-export",download:"",text:"export ratings (for eqa judge-agreement)"})]));
@@ -295,7 +295,7 @@ function runView(index,refreshing){
       {label:"answer",w:"ans",cls:"text answer",value:function(q){return q.answer===null?"":q.answer;},cell:function(q){return q.answer===null?el("span",{"class":"empty",text:"(no answer)"}):q.answer===undefined?"–":String(q.answer);}}
     );
     if(explore)cols.push({label:"stop",w:"stop",value:function(q){return q.stop||"";},cell:function(q){return q.error?el("span",{"class":"pill bad",text:"failed"}):el("span",{"class":"pill",text:q.stop||"–"});}},{label:"path m",w:"path",num:true,value:function(q){return q.pathLengthM;},cell:function(q){return fmt(q.pathLengthM,1);}});
-    cols.push({label:scale,w:"mark",num:true,title:scale==="σ"?"LLM-Match mark, 1-5 (0: no answer)":"structured score, 1-5",value:function(q){return q.score===undefined?null:q.score===null?-1:q.score;},cell:function(q){return markCell(q.score,scale==="σ"?"σ":"1-5");}});
+    if(scale)cols.push({label:scale,w:"mark",num:true,title:run.scoreLabel.scale,value:function(q){return q.score===undefined?null:q.score===null?-1:q.score;},cell:function(q){return markCell(q.score,scale==="σ"?"σ":"1-5");}});
     cols.push({label:"rated",w:"rated",num:true,title:"reviewers' marks (1-5)",value:function(q){return q.ratings.length?q.ratings.reduce(function(a,r){return a+r.score;},0)/q.ratings.length:null;},cell:function(q){return ratingText(q.ratings);}});
     var t=sortableTable("questions","question-list",cols,key);
     function visible(){
@@ -419,10 +419,11 @@ function questionView(index,id,refreshing){
       if(tg.truthText!==null)row("true structure",tg.truthText,"structured-truth");
       if(tg.predictedText!==null)row(tg.source==="judge"?"structure the judge read":"structure scored",tg.predictedText,"structured-predicted");
       if(e)row("errors","objects: "+e.objectFalsePositives+" false positive(s), "+e.objectFalseNegatives+" false negative(s); predicates: "+e.predicateFalsePositives+" false positive(s), "+e.predicateFalseNegatives+" false negative(s)");
-    }else row("LLM-Match σ",q.score===undefined?"–":q.score===null?"failed":String(q.score)+" ("+fmt(q.points)+" points)");
+    }else if(q.scoreLabel)row(q.scoreLabel.row,q.score===undefined?"–":q.score===null?"failed":String(q.score)+" ("+fmt(q.points)+" points)");
+    if(!q.tag&&q.truthText)row("true structure",q.truthText,"structured-truth");
     if(q.eac)row("EAC (EXPRESS-Bench)",q.eac.error!==undefined?"failed: "+q.eac.error:"δ·σ "+fmt(q.eac.score,2)+" (grounding δ "+q.eac.grounding+", accuracy σ "+q.eac.accuracy+")");
     if(t&&t.stop)row("stop",t.stop+(t.pathLengthM!==null?" · path "+fmt(t.pathLengthM,2)+" m, "+t.pathLengthSteps+" steps":""));
-    if(q.tag&&t&&t.agent)row("recorded task",t.agent);
+    if(t&&t.task)row("recorded task",t.task);
     if(q.error)row("error",q.error,"error");
     var facts=[el("section",{"class":"card"},[dl])],main=[];
     if(q.judgeReplies&&q.judgeReplies.length)facts.push(section("Judge's reply",q.judgeReplies.map(function(r){return el("pre",{"class":"judge-reply",text:r===null?"(empty)":r});})));

@@ -15,6 +15,7 @@ import { episodeFileName } from "../agents/index.js";
 import { costOf, formatDollars } from "../models/index.js";
 import { GT_SCORES_FILE, RESPONSES_FILE, REVIEWED_FILE, REWARD_INSTANCES_FILE } from "../reward/index.js";
 import { readJson, readLines } from "./files.js";
+import { QUESTION_VIEWS } from "./question-views.js";
 import { failuresByReason, modelsOf } from "./html-info.js";
 import type { LoadedRun } from "./runs.js";
 
@@ -43,8 +44,11 @@ export interface Rating extends z.output<typeof ratingSchema> {
 }
 const storedRating = ratingSchema.extend({ ratedAt: z.string() });
 
+/** The files each kind's questions are read from for their transcripts (the question views' table). */
+const TRANSCRIPT_FILES = Object.values(QUESTION_VIEWS).flatMap((v) => (v.transcript === null || v.transcript === "exploration" ? [] : [v.transcript.file, ...(v.transcript.preparations ? [v.transcript.preparations] : [])]));
+
 /** The files whose growth the viewer watches, per run directory. */
-const WATCHED = ["summary.json", "summary.answer.json", "summary.score.json", "bench.json", "traces.jsonl", "judgements.jsonl", "episodes.jsonl", "evaluations.jsonl", "memories.jsonl", "memory-failures.jsonl", "answers.jsonl", join("answers", "traces.jsonl"), "questions.json", RESPONSES_FILE, GT_SCORES_FILE, REWARD_INSTANCES_FILE, REVIEWED_FILE, RATINGS_FILE];
+const WATCHED = [...new Set(["summary.json", "summary.answer.json", "summary.score.json", "bench.json", "traces.jsonl", "judgements.jsonl", "episodes.jsonl", "evaluations.jsonl", "memories.jsonl", "memory-failures.jsonl", ...TRANSCRIPT_FILES, join("answers", "traces.jsonl"), "questions.json", RESPONSES_FILE, GT_SCORES_FILE, REWARD_INSTANCES_FILE, REVIEWED_FILE, RATINGS_FILE])];
 
 /** Changes whenever one of a run's record files is written (size and modification time). */
 export function runStamp(dir: string): string {
@@ -58,17 +62,17 @@ export function runStamp(dir: string): string {
   }).join(",");
 }
 
-/** The latest JSONL record of a question, without parsing the lines of other questions. */
-function latestRecordOf(path: string, questionId: string): Record<string, unknown> | undefined {
+/** The latest JSONL record of a question (named by `idField`), without parsing the lines of other questions. */
+function latestRecordOf(path: string, questionId: string, idField = "questionId"): Record<string, unknown> | undefined {
   if (!existsSync(path)) return undefined;
   const text = readFileSync(path, "utf8");
-  const needle = `"questionId":${JSON.stringify(questionId)}`;
+  const needle = `${JSON.stringify(idField)}:${JSON.stringify(questionId)}`;
   let found: Record<string, unknown> | undefined;
   for (const line of text.slice(0, text.lastIndexOf("\n") + 1).split("\n")) {
     if (!line.includes(needle)) continue;
     try {
       const value: unknown = JSON.parse(line);
-      if (isObject(value) && value.questionId === questionId) found = value;
+      if (isObject(value) && value[idField] === questionId) found = value;
     } catch {
       // a torn or foreign line: skipped, as the loaders skip it
     }
@@ -155,7 +159,10 @@ export interface TranscriptCall {
 export interface Transcript {
   /** The file it was read from; null when the run has no record for the question. */
   source: string | null;
+  /** What answered: the agent's name as its trace gives it, an exploration's explorer. */
   agent: string | null;
+  /** The task the simulator recorded while the question's trajectory was made (a TAG-EQA question's). */
+  task: string | null;
   calls: TranscriptCall[];
   notes: string[];
   captions: { frame: number; caption: string; thumb?: string }[];
@@ -211,7 +218,7 @@ function transcriptCall(call: TraceCall, frames: FrameAddresses, shaToFrame: Map
 const nullableDollars = (dollars: number | null): string | null => (dollars === null ? null : formatDollars(dollars));
 
 function emptyTranscript(): Transcript {
-  return { source: null, agent: null, calls: [], notes: [], captions: [], toolCalls: [], log: [], stderr: null, forceGuess: null, steps: [], stop: null, pathLengthM: null, pathLengthSteps: null, plan: null, stopChecks: [] };
+  return { source: null, agent: null, task: null, calls: [], notes: [], captions: [], toolCalls: [], log: [], stderr: null, forceGuess: null, steps: [], stop: null, pathLengthM: null, pathLengthSteps: null, plan: null, stopChecks: [] };
 }
 
 /** Fills a transcript from an agent's trace (a line of `traces.jsonl`, or an exploration's answering agent). */
@@ -229,12 +236,15 @@ function fromTrace(out: Transcript, raw: unknown, frames: FrameAddresses): void 
   if (trace.forceGuess) out.forceGuess = { action: trace.forceGuess.action, blindAnswer: trace.forceGuess.blindAnswer ?? null };
 }
 
-/** A question's transcript from an answer run's `traces.jsonl`. */
-export function answerTranscript(dir: string, questionId: string, frames: FrameAddresses): Transcript {
+/** A question's transcript from the file of a run's answers that holds each answer's trace (`traces.jsonl` unless `from` names another, as the kind's question view does). */
+export function answerTranscript(dir: string, questionId: string, frames: FrameAddresses, from: { file: string; idField: string; preparations?: string } = { file: "traces.jsonl", idField: "questionId" }, trajectory?: string): Transcript {
   const out = emptyTranscript();
-  const record = latestRecordOf(join(dir, "traces.jsonl"), questionId);
+  const record = latestRecordOf(join(dir, from.file), questionId, from.idField);
   if (!record) return out;
-  out.source = "traces.jsonl";
+  out.source = from.file;
+  // what was prepared once for the question's trajectory (a baseline's captions, with their calls) comes first, as it was made first
+  const prepared = from.preparations !== undefined && trajectory !== undefined ? latestRecordOf(join(dir, from.preparations), trajectory, "trajectory") : undefined;
+  if (prepared) fromTrace(out, prepared.trace, frames);
   fromTrace(out, record.trace, frames);
   return out;
 }
@@ -288,7 +298,7 @@ export function exploreTranscript(runIndex: number, dir: string, questionId: str
 /** A TAG-EQA question's recording (steps, plan) with the calls of the agent that answered it (`eqa demo --model`'s `answers/traces.jsonl`). */
 export function withAnswerCalls(recording: Transcript | null, answers: Transcript): Transcript {
   if (!recording) return answers;
-  return { ...recording, source: answers.source ?? recording.source, agent: answers.agent ?? recording.agent, calls: answers.calls, notes: [...recording.notes, ...answers.notes], captions: answers.captions, toolCalls: answers.toolCalls, log: answers.log, stderr: answers.stderr, forceGuess: answers.forceGuess };
+  return { ...recording, source: answers.source ?? recording.source, agent: answers.agent, calls: answers.calls, notes: [...recording.notes, ...answers.notes], captions: answers.captions, toolCalls: answers.toolCalls, log: answers.log, stderr: answers.stderr, forceGuess: answers.forceGuess };
 }
 
 /** Every rating of a run, in the order given (a torn or invalid line is skipped). */
@@ -361,7 +371,7 @@ export async function tagTranscript(runIndex: number, questionsPath: string | un
   try {
     const log = await loadTrajectoryLog(out.source);
     out.steps = log.steps.map((s) => ({ step: s.step, action: s.action, success: s.success, position: s.agent.position }));
-    out.agent = log.task?.description ?? null;
+    out.task = log.task?.description ?? null;
   } catch {
     out.notes.push(`${out.source} could not be read`);
     return out;

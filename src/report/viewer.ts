@@ -13,7 +13,8 @@ import { VIEWER_HTML, VIEWER_SCRIPT, VIEWER_STYLE } from "./viewer-assets.js";
 import { buildHtmlReport } from "./html.js";
 import { pairedDifferences } from "./html-compare.js";
 import { scriptHash } from "./html-parts.js";
-import { loadRun, runFolders, type LoadedRun, type RunQuestion } from "./runs.js";
+import { questionView, scoreLabel } from "./question-views.js";
+import { KINDS_WITHOUT_SUMMARY, loadRun, runFolders, type LoadedRun, type RunQuestion } from "./runs.js";
 import { structuredAnswerText, type TagRunQuestion } from "./tag-runs.js";
 import { answerTranscript, appendRating, currentRatings, exploreTranscript, questionsCsv, runInfo, ratingSchema, ratingsExport, runStamp, tagPlanPicture, tagRecordingDir, tagTranscript, withAnswerCalls, RATING_COMMENT_LIMIT, type FrameAddresses } from "./viewer-data.js";
 
@@ -137,7 +138,7 @@ function agentOf(run: LoadedRun): string | null {
     const model = name(config.vlm) ?? name(config.model) ?? (typeof answerer === "object" && answerer !== null && "model" in answerer ? name(answerer.model) : undefined);
     return explorer ? (model ? `${explorer} (${model})` : explorer) : null;
   }
-  const config = run.answer?.config ?? run.tag?.summary?.config;
+  const config = run.answer?.config ?? run.tag?.summary?.config ?? run.settings;
   const agent = name(config?.agent);
   const model = name(config?.model);
   return agent ? (model ? `${agent} (${model})` : agent) : null;
@@ -252,7 +253,7 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
           questions: viewerQuestions(r).length,
           rated: new Set(currentRatings(r.dir).map((x) => x.questionId)).size,
           // a run writes its summary when it ends: without one it is still going (or was stopped)
-          inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))) && !["generate-tag", "memory", "answer-tag", "rm-build", "rm-review"].includes(r.kind),
+          inProgress: !["summary.json", "bench.json"].some((name) => existsSync(join(r.dir, name))) && !KINDS_WITHOUT_SUMMARY.includes(r.kind),
           // LLM-Match in points (0-100); a structured-judge run's grounded score (1-5)
           overall: r.tag ? tag?.scores.grounded.mean ?? null : r.score?.llmMatch.overall.mean ?? r.explore?.judged?.llmMatch.correctness ?? null,
           // the kind's own headline figures (C, C*, E_path…; accuracy and RMSE; …)
@@ -269,7 +270,7 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const questions = viewerQuestions(run);
     const categories = [...new Set(questions.map((q) => q.category).filter((x): x is string => typeof x === "string"))];
     const ratings = ratingsById(run.dir);
-    return c.json({ label: run.label, kind: run.kind, notes: run.notes, metrics: run.metrics, info: runInfo(run), categories, questions: questions.map((q) => ({ ...q, ratings: ratings[q.questionId as string] ?? [] })) });
+    return c.json({ label: run.label, kind: run.kind, scoreLabel: scoreLabel(questionView(run.kind)), notes: run.notes, metrics: run.metrics, info: runInfo(run), categories, questions: questions.map((q) => ({ ...q, ratings: ratings[q.questionId as string] ?? [] })) });
   });
   // the watched files' stamp: the page reloads what it shows when it changes
   app.get("/api/status", (c) => c.json({ stamp: stamps().join(";") }, 200, { "cache-control": "no-store" }));
@@ -280,6 +281,8 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const tagQuestion = run?.tag?.questions.find((x) => x.questionId === id);
     const index = Number(c.req.param("run"));
     const ratings = run ? ratingsById(run.dir)[id] ?? [] : [];
+    const view = questionView(run?.kind ?? "unknown");
+    const label = scoreLabel(view);
     if (run && tagQuestion) {
       const recording = await tagTranscript(index, run.tag?.questionsPath, id);
       // the frames the answering agent was sent, served from the recording it answered from
@@ -291,13 +294,13 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
           return { thumb: `${base}?size=thumb`, full: `${base}?size=full` };
         },
       };
-      const transcript = run.tracesDir ? withAnswerCalls(recording, answerTranscript(run.tracesDir, id, frames)) : recording;
-      return c.json({ ...tagQuestionDetail(tagQuestion), runLabel: run.label, ratings, transcript });
+      const transcript = run.tracesDir && view.transcript !== null && view.transcript !== "exploration" ? withAnswerCalls(recording, answerTranscript(run.tracesDir, id, frames, view.transcript)) : recording;
+      return c.json({ ...tagQuestionDetail(tagQuestion), scoreLabel: label, runLabel: run.label, ratings, transcript });
     }
     const q = run?.questions.find((x) => x.questionId === id);
     if (!run || !q) return c.json({ error: "no such question" }, 404);
-    if (run.kind === "explore") return c.json({ ...q, runLabel: run.label, ratings, transcript: exploreTranscript(index, run.dir, id) });
-    const usable = run.framesRoot !== undefined && q.episode !== undefined;
+    const usable = view.frames !== null && run.framesRoot !== undefined && q.episode !== undefined;
+    if (view.transcript === "exploration") return c.json({ ...q, scoreLabel: label, runLabel: run.label, ratings, framesServed: usable, transcript: exploreTranscript(index, run.dir, id) });
     const frames: FrameAddresses = {
       of(frame) {
         if (!usable || !q.frames.includes(frame)) return undefined;
@@ -305,13 +308,17 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
         return { thumb: `${base}?size=thumb`, full: `${base}?size=full` };
       },
     };
-    return c.json({ ...q, runLabel: run.label, ratings, framesServed: usable, transcript: answerTranscript(run.tracesDir ?? run.dir, id, frames) });
+    const answers = view.transcript === null ? undefined : answerTranscript(run.tracesDir ?? run.dir, id, frames, view.transcript, q.trajectory);
+    // a TAG-EQA question answered (not yet scored): the recording it was made from, with the agent's calls
+    const recording = view.plan === "recording" ? await tagTranscript(index, run.tagSet, id) : null;
+    const transcript = answers ? withAnswerCalls(recording, answers) : recording;
+    return c.json({ ...q, scoreLabel: label, runLabel: run.label, ratings, framesServed: usable, transcript });
   });
   // a TAG question's recording: its plan with the agent's path (never a file named by the request)
   app.get("/api/runs/:run/plans/:id", async (c) => {
     const run = await runAt(c);
     const id = c.req.param("id");
-    const dir = run?.tag?.questions.some((q) => q.questionId === id) ? await tagRecordingDir(run.tag.questionsPath, id) : undefined;
+    const dir = run?.tag?.questions.some((q) => q.questionId === id) ? await tagRecordingDir(run.tag.questionsPath, id) : run?.questions.some((q) => q.questionId === id) ? await tagRecordingDir(run.tagSet, id) : undefined;
     if (!dir) return c.text("no plan for this question", 404);
     try {
       return c.body(new Uint8Array(await tagPlanPicture(dir)), 200, { "content-type": "image/png", "cache-control": "max-age=3600" });

@@ -21,7 +21,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { cp, link, mkdir, readFile, readdir } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
-import { UserError, canonicalJson, eqakitVersion, formatShard, outputFailure, shardOfId, writeFileAtomically, type Shard } from "../core/index.js";
+import { UserError, canonicalJson, runOfKind, eqakitVersion, formatShard, outputFailure, shardOfId, writeFileAtomically, type Shard } from "../core/index.js";
 import { readJsonl } from "./jsonl.js";
 import { RunDirectory, type KeyedRecord } from "./run-dir.js";
 import { readRunManifest, resultSettings, writeRunManifest } from "./manifest.js";
@@ -161,7 +161,7 @@ export async function readShardSet(dirs: readonly string[], kind: string): Promi
     const summary = summaryEnvelope.safeParse(await readJson(dir, "summary.json", "has no summary.json: the shard has not finished", "run the shard's command again: it resumes, then writes its summary"));
     if (!summary.success) throw new UserError("summary.json is not an eqakit run summary", { file: join(given, "summary.json") });
     if (manifest.data.kind !== kind || summary.data.kind !== kind) {
-      throw new UserError(`holds a ${manifest.data.kind} run, not a ${kind} run like ${dirs[0]}`, { file: given }, "merge the shards of one run only");
+      throw new UserError(`holds ${runOfKind(manifest.data.kind)}, not ${runOfKind(kind)} like ${dirs[0]}`, { file: given }, "merge the shards of one run only");
     }
     shards.push({ dir: given, manifest: manifest.data, summary: summary.data });
   }
@@ -266,7 +266,7 @@ export async function writeMergeNote(run: RunDirectory, set: ShardSet): Promise<
 /** The values a kind's summary is built from beside the records (`context` of shard.json), as `schema` reads them. */
 export function shardContext<T>(shard: ShardRun, kind: string, schema: z.ZodType<T>): T {
   const parsed = schema.safeParse(shard.manifest.context);
-  if (!parsed.success) throw new UserError(`shard.json's context is not that of a ${kind} run`, { file: join(shard.dir, SHARD_FILE) }, "merge directories written by eqakit's --shard, unchanged");
+  if (!parsed.success) throw new UserError(`shard.json's context is not that of ${runOfKind(kind)}`, { file: join(shard.dir, SHARD_FILE) }, "merge directories written by eqakit's --shard, unchanged");
   return parsed.data;
 }
 

@@ -102,16 +102,22 @@ describe("one run loader for the report and the viewer", () => {
     assert.match(cli.stderr, /judgements\.jsonl:2/);
   });
 
-  test("a folder of runs (eqa demo's) is each of its runs, for eqa report and eqa view alike", async () => {
+  test("a folder of runs (eqa demo's) is each of its agents' runs, for eqa report and eqa view alike, and reports from another folder as the demo's own report does", async () => {
     const cli = await runCli(["report", demo, "--out", join(home, "demo.html")], cliEnv(home), workB);
     assert.equal(cli.code, 0, cli.stderr);
-    assert.match(cli.stdout, /\(3 run\(s\)/, "the program agent, the vlm agent and the dataset");
+    assert.match(cli.stdout, /\(2 run\(s\)/, "the program agent and the vlm agent");
     const html = readFileSync(join(home, "demo.html"), "utf8");
     assert.ok(html.includes('id="tag-table"'), "the program agent's structured scores");
-    assert.ok(html.includes("generate-tag"), "the generated dataset with its questions");
     assert.ok(!html.includes(">unknown<"));
     assert.match(html, /<section id="recordings">/, "the demo's recordings, as in the report eqa demo writes");
     assert.ok(html.includes('data-recording="home-1"'));
+    assert.match(html, /<h1>eqakit demo: TAG-EQA questions on simulated homes<\/h1>/);
+    assert.doesNotMatch(html, /not answered in this run/);
+    const undated = (page: string): string => page.replace(/generated \d{4}-\d\d-\d\dT[\d:.]+Z/, "generated …");
+    assert.equal(undated(html), undated(readFileSync(join(demo, "report.html"), "utf8")), "the demo's own report, byte for byte but its date");
+    // the vlm agent's answers: thumbnails of the frames it was sent, in its column of the TAG table
+    const vlmCell = /<tr data-category="[^"]*" data-id="[^"]+">(?:(?!<\/tr>).)*<\/tr>/s.exec(html.slice(html.indexOf('id="tag-table"')))?.[0] ?? "";
+    assert.match(vlmCell, /class="fthumb f\d+"/, "the frames the vlm agent was sent");
     // the vlm agent's run: its answers' cost and its judge's, each as its summary states it
     const vlm = await loadRun(join(demo, "runs", "vlm"));
     const judged = JSON.parse(readFileSync(join(demo, "runs", "vlm", "summary.json"), "utf8")) as { cost: { total: { calls: number } } };
@@ -173,9 +179,15 @@ describe("one run loader for the report and the viewer", () => {
         assert.doesNotMatch(headline, /Other metrics/);
         assert.doesNotMatch((await page.locator("body").textContent()) ?? "", /No scored run/);
         const metrics = (await page.locator("#metrics").textContent()) ?? "";
-        for (const name of ["E_path", "d_T", "structured score (grounded)", "questions"]) assert.ok(metrics.includes(name), name);
+        for (const name of ["E_path", "d_T", "structured score (grounded)"]) assert.ok(metrics.includes(name), name);
         const explored = page.locator('#question-table tr[data-id="home1-kitchen"]');
         assert.match((await explored.textContent()) ?? "", /Grey/, "the exploration's ground truth");
+        // docs/reports.md: thumbnails of the frames the agent used, and the path it walked
+        assert.ok((await explored.locator(".frames .fthumb").count()) > 0, "the frames the explorer's calls were sent");
+        const plan = await explored.locator(".answer-plan .plan").evaluate((el) => ({ image: getComputedStyle(el).backgroundImage, height: el.getBoundingClientRect().height, href: el.parentElement?.getAttribute("href") ?? "" }));
+        assert.match(plan.image, /^url\("data:image\/png;base64,/, "the exploration's top-down picture");
+        assert.ok(plan.height > 0);
+        assert.equal(plan.href, pathToFileURL(join(exploreRun, "trajectories", "home1-kitchen.png")).href);
         const scoredRow = page.locator(`#question-table tr[data-id="${benchmark[0]!.question_id}"]`);
         assert.match((await scoredRow.textContent()) ?? "", /answer 0/, "the score run's answer, from predictions named relative to where it ran");
         assert.match((await scoredRow.textContent()) ?? "", new RegExp(benchmark[0]!.answer.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")), "its ground truth");
@@ -192,7 +204,7 @@ describe("one run loader for the report and the viewer", () => {
       try {
         await view.goto(`${viewer.url}/`);
         await shown(view);
-        assert.equal(await view.locator("#runs tbody tr").count(), 5, "my-model, explore, and the demo's program and vlm runs and dataset");
+        assert.equal(await view.locator("#runs tbody tr").count(), 4, "my-model, explore, and the demo's program and vlm runs");
         assert.doesNotMatch((await view.locator("#runs tbody").textContent()) ?? "", /unknown/);
         assert.deepEqual(await layoutProblems(view), [], "the runs page");
         await view.goto(`${viewer.url}/#/run/1`);
@@ -205,6 +217,7 @@ describe("one run loader for the report and the viewer", () => {
         await view.goto(`${viewer.url}/#/run/1/q/home1-kitchen`);
         await shown(view);
         assert.match((await view.locator("#question-detail").textContent()) ?? "", /ground truth\s*Grey/);
+        assert.ok((await view.locator("#frames-card img").count()) > 0, "the frames the explorer used");
         assert.deepEqual(await layoutProblems(view), [], "the exploration's question page");
         await view.goto(`${viewer.url}/#/run/0`);
         await shown(view);

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
-import { loadRun, startViewer, type Viewer } from "../../src/report/index.js";
+import { loadRun, startViewer, QUESTION_VIEWS, type Viewer } from "../../src/report/index.js";
 import { launchBrowser, layoutProblems, shown } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
@@ -201,6 +201,14 @@ describe("loadRun on every other kind eqakit writes", () => {
     assert.deepEqual(q?.choices, ["Grey", "Blue", "Red", "Green"]);
     assert.equal(q?.groundTruth, "B");
     assert.deepEqual([q?.choice, q?.correct], ["B", true]);
+  });
+
+  test("every kind read here has its question view, the one table the report and the viewer read per question", async () => {
+    for (const dir of Object.values(runs)) {
+      const run = await loadRun(dir);
+      assert.ok(QUESTION_VIEWS[run.kind], `${run.kind} (${dir})`);
+    }
+    assert.equal(QUESTION_VIEWS["generate-tag"]?.answers, false, "a dataset holds questions, no answers");
   });
 
   for (const width of WIDTHS) {

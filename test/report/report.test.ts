@@ -12,6 +12,7 @@ import { cliEnv, collect, runCli, startCli } from "../helpers/cli.js";
 import { closedPortUrl } from "../helpers/model-server.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { openRun } from "../../src/store/index.js";
 
 /** An answer that would run script if it were ever rendered as HTML. */
 const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> & "quoted" </td></tr>`;
@@ -79,7 +80,8 @@ before(async () => {
   const metrics = (accuracy: number) => ({ tolerance: 2, confidence: 0.95, resamples: 100, environments: { hm3d: group(accuracy, 8) }, overall: group(accuracy, 8), pooled: group(accuracy, 8), categories: {}, failed: 0 });
   writeFileSync(join(runE, "bench.json"), JSON.stringify({ kind: "rm-bench", eqakitVersion: "0.1.0", createdAt: "2026-11-28T10:00:00.000Z", wallTimeMs: 1200, config: { ks: [1, 2], plotted: "vote", tolerance: 2 }, counts: { instances: 8, withGroundTruth: 8, samples: 16, failedSamples: 0, reused: 0 }, scaling: { vote: { "1": metrics(50), "2": metrics(62.5) }, mean: { "1": metrics(50), "2": metrics(62.5) } }, usage: { evaluations: { calls: 16, cacheHits: 2, promptTokens: 900, completionTokens: 300, images: 0, retries: 1 } } }));
   await sharp({ create: { width: 120, height: 80, channels: 3, background: { r: 20, g: 120, b: 200 } } }).png().toFile(join(runE, "scaling-curves.png"));
-  mkdirSync(runF);
+  // a run just started: its manifest written, nothing else yet (a folder without one is no run: test/report/run-folders.test.ts)
+  await openRun({ dir: runF, kind: "answer", settings: {} });
   browser = await launchBrowser();
 });
 
