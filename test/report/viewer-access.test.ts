@@ -1,10 +1,21 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { request } from "node:http";
+import { join } from "node:path";
 import { isLoopbackHost } from "../../src/core/index.js";
 import { startViewer } from "../../src/report/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { writeBenchmark, writeRun } from "./fixtures.js";
+
+/** A folder holding one answered run (an empty folder is refused: it holds no run to view). */
+function runFolder(): string {
+  const dir = temporaryDir();
+  const questions = [{ questionId: "q", question: "What is on the table?", answer: "a cup", category: "object recognition", episodeHistory: "hm3d-v0/000-fake" }];
+  writeBenchmark(join(dir, "benchmark.json"), questions);
+  writeRun(join(dir, "run"), { benchmark: join(dir, "benchmark.json"), questions, answers: [{ id: "q", answer: "a cup" }] });
+  return join(dir, "run");
+}
 
 const TOKEN = "0123456789abcdef-viewer";
 
@@ -39,7 +50,7 @@ describe("eqa view access", () => {
   });
 
   test("with a token, every request needs it: bearer header, or the printed URL once, which sets a cookie and drops the token from the address", async () => {
-    const viewer = await startViewer({ runDirs: [temporaryDir()], host: "0.0.0.0", port: 0, token: TOKEN });
+    const viewer = await startViewer({ runDirs: [runFolder()], host: "0.0.0.0", port: 0, token: TOKEN });
     try {
       const base = viewer.url.replace("0.0.0.0", "127.0.0.1");
       assert.match(viewer.openUrl, new RegExp(`\\?token=${TOKEN}$`));
@@ -69,7 +80,7 @@ describe("eqa view access", () => {
   });
 
   test("on loopback without a token, a foreign Host header is refused and the local names are served", async () => {
-    const viewer = await startViewer({ runDirs: [temporaryDir()], port: 0 });
+    const viewer = await startViewer({ runDirs: [runFolder()], port: 0 });
     try {
       assert.equal((await get(`${viewer.url}/api/runs`)).status, 200);
       assert.equal((await get(`${viewer.url}/api/runs`, { host: "localhost" })).status, 200);
