@@ -171,17 +171,23 @@ function configName(value: unknown): string | null {
   return null;
 }
 
-/** Builds the viewer's app; runs are re-read (at most once a second) so a run in progress shows what it has. */
-export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: string): Hono<{ Bindings: HttpBindings }> {
-  // a page elsewhere that rebinds its own name to 127.0.0.1 still sends its own Host: refused.
-  // Beyond loopback, the names the viewer is reached by are not known: the token guards it.
-  const allowedHosts = new Set(["127.0.0.1", "localhost", "[::1]", host.includes(":") ? `[${host}]` : host]);
-  const checkHost = isLoopbackHost(host) || token === undefined;
-  const gate = token === undefined ? undefined : tokenGate(token);
+/** The runs a viewer serves: each re-read when its records change (a run in progress, a new rating), never on every request. */
+interface ViewerRuns {
+  /** The run folders, a folder of runs (eqa demo's) as each of its runs. */
+  dirs: string[];
+  runs(): Promise<LoadedRun[]>;
+  /** The run a request's `:run` names. */
+  runAt(c: Context): Promise<LoadedRun | undefined>;
+  /** The stamps of the files each run is read from. */
+  stamps(): string[];
+  /** Episodes opened to serve frames, by path. */
+  episodes: Map<string, Promise<Episode>>;
+}
+
+function viewerRuns(runDirs: string[]): ViewerRuns {
   // a folder of runs (eqa demo's) is each of its runs
   const folders = runDirs.flatMap((d) => runFolders(d));
   const dirs = folders.map((f) => f.dir);
-  // a run is read again when its records change (a run in progress, a new rating), never on every request
   const cached = new Map<string, { stamp: string; run: Promise<LoadedRun> }>();
   const stamps = (): string[] => dirs.map((d) => runStamp(d));
   const runs = (): Promise<LoadedRun[]> =>
@@ -197,8 +203,35 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
       }),
     );
   const episodes = new Map<string, Promise<Episode>>();
-  const app = new Hono<{ Bindings: HttpBindings }>();
+  const runAt = async (c: Context): Promise<LoadedRun | undefined> => {
+    const index = Number(c.req.param("run"));
+    const all = await runs();
+    return Number.isInteger(index) ? all[index] : undefined;
+  };
+  return { dirs, runs, runAt, stamps, episodes };
+}
 
+/** Builds the viewer's app; runs are re-read (at most once a second) so a run in progress shows what it has. */
+export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: string): Hono<{ Bindings: HttpBindings }> {
+  const served = viewerRuns(runDirs);
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  guardRequests(app, host, token);
+  addPages(app, served);
+  addRunApi(app, served);
+  addRatingApi(app, served);
+  addFileApi(app, served);
+  return app;
+}
+
+type ViewerApp = Hono<{ Bindings: HttpBindings }>;
+
+/** Every request: the Host a loopback viewer expects, no path that leaves the run folders, the token where one is set; the security headers on every reply. */
+function guardRequests(app: ViewerApp, host: string, token: string | undefined): void {
+  // a page elsewhere that rebinds its own name to 127.0.0.1 still sends its own Host: refused.
+  // Beyond loopback, the names the viewer is reached by are not known: the token guards it.
+  const allowedHosts = new Set(["127.0.0.1", "localhost", "[::1]", host.includes(":") ? `[${host}]` : host]);
+  const checkHost = isLoopbackHost(host) || token === undefined;
+  const gate = token === undefined ? undefined : tokenGate(token);
   app.use("*", async (c, next) => {
     const raw = c.env?.incoming?.url ?? new URL(c.req.url).pathname;
     const hostHeader = (c.req.header("host") ?? "").toLowerCase().replace(/:\d+$/, "");
@@ -223,6 +256,11 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (k !== "content-security-policy" || !c.res.headers.has(k)) c.res.headers.set(k, v);
   });
 
+}
+
+/** The viewer's page, its script and style, and the report of the runs served. */
+function addPages(app: ViewerApp, served: ViewerRuns): void {
+  const { runs } = served;
   app.get("/", (c) => c.html(VIEWER_HTML));
   app.get("/viewer.js", (c) => c.body(VIEWER_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8" }));
   app.get("/viewer.css", (c) => c.body(VIEWER_STYLE, 200, { "content-type": "text/css; charset=utf-8" }));
@@ -233,12 +271,11 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     return c.html(html, 200, { "content-security-policy": `default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src ${scriptHash(REPORT_SCRIPT)}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'` });
   });
 
-  const runAt = async (c: Context): Promise<LoadedRun | undefined> => {
-    const index = Number(c.req.param("run"));
-    const all = await runs();
-    return Number.isInteger(index) ? all[index] : undefined;
-  };
+}
 
+/** The runs, a run's questions, one question with its transcript, a recording's plan, and the stamp a page polls. */
+function addRunApi(app: ViewerApp, served: ViewerRuns): void {
+  const { runs, runAt, stamps } = served;
   app.get("/api/runs", async (c) => {
     const all = await runs();
     return c.json({
@@ -326,6 +363,11 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
       return c.text("the recording's plan could not be read", 500);
     }
   });
+}
+
+/** A reviewer's ratings: appended, and exported as CSV or as what eqa judge-agreement reads. */
+function addRatingApi(app: ViewerApp, served: ViewerRuns): void {
+  const { runAt } = served;
   // a reviewer's mark (1-5) and comment on an answer, appended to the run's ratings.jsonl
   app.post("/api/runs/:run/ratings", bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.json({ error: "the rating is larger than 16 KB" }, 413) }), async (c) => {
     // a page elsewhere can send a form to 127.0.0.1, never this header with a JSON body of its own origin
@@ -369,6 +411,11 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const name = `${run.label.replace(/[^A-Za-z0-9._-]/g, "_")}-ratings.json`;
     return c.body(`${JSON.stringify(ratingsExport(run.dir), null, 1)}\n`, 200, { "content-type": "application/json; charset=utf-8", "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" });
   });
+}
+
+/** Frames the agents used, two runs compared, and a run's own files as data. */
+function addFileApi(app: ViewerApp, served: ViewerRuns): void {
+  const { runs, runAt, dirs, episodes } = served;
   app.get("/api/runs/:run/frames/:id/:index", async (c) => {
     const run = await runAt(c);
     // a question's frames: an answer run's, or those a TAG run's answering agent was sent (`answers/`)
@@ -440,7 +487,6 @@ export function createViewerApp(runDirs: string[], host = "127.0.0.1", token?: s
     const stream = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
     return c.body(stream, 200, { "content-type": type, "content-disposition": "inline" });
   });
-  return app;
 }
 
 /** `eqa view`: serves the viewer on 127.0.0.1 (unless another host is given). */
