@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { KNOWN_DATASETS, fetchDataset } from "../data/index.js";
 import { dataConvertCommand } from "./data-convert.js";
+import { dataPrepareCommand } from "./data-prepare.js";
 import { outputDirectory, positiveSeconds } from "./options.js";
 
 interface FetchFlags {
@@ -30,5 +31,6 @@ export function dataCommand(): Command {
       for (const file of files) console.log(`${file.path}  (${file.bytes.toLocaleString("en-US")} bytes, ${file.checked.join(", ")})`);
     });
   data.addCommand(dataConvertCommand());
+  data.addCommand(dataPrepareCommand());
   return data;
 }

@@ -1,0 +1,71 @@
+import { Command } from "commander";
+import { UserError } from "../core/index.js";
+import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
+import { OPENEQA_SCANNET_MAX_FRAMES, prepareScanNetFrames, scanNetDownloadCommand, scanNetEpisodes } from "../episodes/index.js";
+import { formatScanNetPrepare } from "../report/index.js";
+import { outputDirectory, positiveInteger } from "./options.js";
+import { createProgress } from "./progress.js";
+
+interface PrepareFlags {
+  out?: string;
+  benchmark?: string;
+  subset?: string;
+  scannet?: string;
+  rgbOnly?: boolean;
+  list?: boolean;
+  concurrency?: number;
+}
+
+/** `eqa data prepare openeqa`: OpenEQA's episode histories from the user's own ScanNet copy. */
+export function dataPrepareCommand(): Command {
+  const prepare = new Command("prepare").description("make a benchmark's episode histories from data you have");
+  prepare
+    .command("openeqa")
+    .description(`OpenEQA's frame folders as its extract-frames.py writes them: ScanNet episodes from your .sens files (the first ${OPENEQA_SCANNET_MAX_FRAMES} frames, colour, depth, poses, intrinsics)`)
+    .option("--out <dir>", "the frames folder to write (episodes go to DIR/scannet-v0/<episode>/, as --frames reads them)", outputDirectory)
+    .option("--benchmark <file>", "OpenEQA benchmark (default: the one eqa data fetch openeqa wrote)")
+    .option("--subset <file>", "only the episodes of these question ids (a JSON list, e.g. the A-EQA subset)")
+    .option("--scannet <root>", "your ScanNet copy: the folder holding scans/ and scans_test/, as ScanNet's download-scannet.py -o lays them out")
+    .option("--rgb-only", "colour frames only (extract-frames.py's --rgb-only): no depth, poses or intrinsics")
+    .option("--list", "print the ScanNet scans and HM3D scenes the benchmark (or --subset) uses, with the command that downloads each scan; write nothing")
+    .option("--concurrency <n>", "frames decoded and written at once over all scans (default: the machine's cores)", positiveInteger)
+    .action(async (flags: PrepareFlags) => {
+      const selection = await loadQuestionSelection({ ...(flags.benchmark ? { benchmark: flags.benchmark } : {}), ...(flags.subset ? { subset: flags.subset } : {}), defaultBenchmark: defaultOpenEqaBenchmarkPath() });
+      const histories = selection.questions.map((q) => q.episodeHistory);
+      const episodes = scanNetEpisodes(histories);
+      if (flags.list) {
+        process.stdout.write(formatEpisodeList(histories, episodes.map((e) => e.scan), flags.scannet));
+        return;
+      }
+      if (!flags.scannet) throw new UserError("nothing to prepare", { field: "--scannet" }, "give --scannet ROOT (your ScanNet copy), or --list to see what the benchmark needs");
+      if (!flags.out) throw new UserError("no output folder", { field: "--out" }, "give --out FRAMES: the folder that eqa answer --frames reads");
+      if (episodes.length === 0) throw new UserError("the questions use no ScanNet episode", { file: flags.subset ?? selection.benchmark.path });
+      const progress = createProgress("frames");
+      let outcomes;
+      try {
+        outcomes = await prepareScanNetFrames({
+          episodes,
+          scannetRoot: flags.scannet,
+          out: flags.out,
+          rgbOnly: flags.rgbOnly ?? false,
+          ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+          onProgress: (p) => progress.update(p.framesDone, p.frames, `scans ${p.scansDone}/${p.scans}${p.scansFailed > 0 ? ` (${p.scansFailed} failed)` : ""}`),
+        });
+      } finally {
+        progress.stop();
+      }
+      process.stdout.write(formatScanNetPrepare(outcomes, flags.out));
+      if (outcomes.some((o) => o.error !== undefined)) process.exitCode = 1;
+    });
+  return prepare;
+}
+
+/** `--list`: the scans with ScanNet's download command for each, then the HM3D scenes. */
+function formatEpisodeList(histories: readonly string[], scans: readonly string[], root: string | undefined): string {
+  const hm3d = [...new Set(histories.filter((h) => h.includes("hm3d")).map((h) => h.split("/").at(-1)!.split("-").at(-1)!))].sort();
+  const lines = [`${scans.length} ScanNet scans (one .sens each; ScanNet's terms of use apply: download them with ScanNet's own script once granted access):`];
+  for (const scan of scans) lines.push(`  ${scan}  ${scanNetDownloadCommand(scan, root ?? "ROOT")}`);
+  lines.push(`${hm3d.length} HM3D scenes (in HM3D's val split: python -m habitat_sim.utils.datasets_download --username ID --password SECRET --uids hm3d_val_v0.2):`);
+  for (const scene of hm3d) lines.push(`  ${scene}`);
+  return `${lines.join("\n")}\n`;
+}

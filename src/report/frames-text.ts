@@ -1,0 +1,34 @@
+import type { EpisodeCheck, ScanOutcome } from "../episodes/index.js";
+
+/** What `eqa data prepare openeqa --scannet` did, one line a failed scan and a total. */
+export function formatScanNetPrepare(outcomes: readonly ScanOutcome[], out: string): string {
+  const lines: string[] = [];
+  for (const o of outcomes) if (o.error !== undefined) lines.push(`failed ${o.episodeHistory}: ${o.error}`);
+  const done = outcomes.filter((o) => o.error === undefined);
+  const written = outcomes.reduce((n, o) => n + o.written, 0);
+  const kept = outcomes.reduce((n, o) => n + o.kept, 0);
+  lines.push(
+    `${done.length} of ${outcomes.length} ScanNet episodes in ${out}: ${written.toLocaleString("en-US")} frames written, ${kept.toLocaleString("en-US")} kept from before` +
+      (done.length < outcomes.length ? `; ${outcomes.length - done.length} failed (the others are complete; run the same command again once fixed)` : ""),
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+/** `eqa data check openeqa`: each broken episode with its problems, then a total. */
+export function formatFramesCheck(checks: readonly EpisodeCheck[], frames: string, maxPerEpisode = 20): string {
+  const lines: string[] = [];
+  for (const check of checks) {
+    if (check.problems.length === 0) continue;
+    lines.push(`${check.episodeHistory} (${check.frames} frames):`);
+    for (const problem of check.problems.slice(0, maxPerEpisode)) lines.push(`  ${problem}`);
+    if (check.problems.length > maxPerEpisode) lines.push(`  … and ${check.problems.length - maxPerEpisode} more`);
+  }
+  const broken = checks.filter((c) => c.problems.length > 0).length;
+  const frameCount = checks.reduce((n, c) => n + c.frames, 0);
+  lines.push(
+    broken === 0
+      ? `all ${checks.length} episodes complete in ${frames} (${frameCount.toLocaleString("en-US")} frames)`
+      : `${broken} of ${checks.length} episodes missing or broken in ${frames}`,
+  );
+  return `${lines.join("\n")}\n`;
+}
