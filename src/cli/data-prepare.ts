@@ -1,8 +1,8 @@
 import { Command } from "commander";
 import { UserError } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
-import { OPENEQA_SCANNET_MAX_FRAMES, prepareScanNetFrames, scanNetDownloadCommand, scanNetEpisodes } from "../episodes/index.js";
-import { formatScanNetPrepare } from "../report/index.js";
+import { OPENEQA_SCANNET_MAX_FRAMES, prepareScanNetFrames, scanNetEpisodes } from "../episodes/index.js";
+import { formatOpenEqaSources, formatScanNetPrepare } from "../report/index.js";
 import { outputDirectory, positiveInteger } from "./options.js";
 import { createProgress } from "./progress.js";
 
@@ -34,7 +34,7 @@ export function dataPrepareCommand(): Command {
       const histories = selection.questions.map((q) => q.episodeHistory);
       const episodes = scanNetEpisodes(histories);
       if (flags.list) {
-        process.stdout.write(formatEpisodeList(histories, episodes.map((e) => e.scan), flags.scannet));
+        process.stdout.write(formatOpenEqaSources(histories, episodes.map((e) => e.scan), flags.scannet));
         return;
       }
       if (!flags.scannet) throw new UserError("nothing to prepare", { field: "--scannet" }, "give --scannet ROOT (your ScanNet copy), or --list to see what the benchmark needs");
@@ -58,14 +58,4 @@ export function dataPrepareCommand(): Command {
       if (outcomes.some((o) => o.error !== undefined)) process.exitCode = 1;
     });
   return prepare;
-}
-
-/** `--list`: the scans with ScanNet's download command for each, then the HM3D scenes. */
-function formatEpisodeList(histories: readonly string[], scans: readonly string[], root: string | undefined): string {
-  const hm3d = [...new Set(histories.filter((h) => h.includes("hm3d")).map((h) => h.split("/").at(-1)!.split("-").at(-1)!))].sort();
-  const lines = [`${scans.length} ScanNet scans (one .sens each; ScanNet's terms of use apply: download them with ScanNet's own script once granted access):`];
-  for (const scan of scans) lines.push(`  ${scan}  ${scanNetDownloadCommand(scan, root ?? "ROOT")}`);
-  lines.push(`${hm3d.length} HM3D scenes (in HM3D's val split: python -m habitat_sim.utils.datasets_download --username ID --password SECRET --uids hm3d_val_v0.2):`);
-  for (const scene of hm3d) lines.push(`  ${scene}`);
-  return `${lines.join("\n")}\n`;
 }

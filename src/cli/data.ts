@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { KNOWN_DATASETS, fetchDataset } from "../data/index.js";
+import { dataCheckCommand } from "./data-check.js";
 import { dataConvertCommand } from "./data-convert.js";
 import { dataPrepareCommand } from "./data-prepare.js";
 import { outputDirectory, positiveSeconds } from "./options.js";
@@ -32,5 +33,6 @@ export function dataCommand(): Command {
     });
   data.addCommand(dataConvertCommand());
   data.addCommand(dataPrepareCommand());
+  data.addCommand(dataCheckCommand());
   return data;
 }

@@ -72,7 +72,7 @@ export async function checkOpenEqaFrames(options: FramesCheckOptions): Promise<E
       if (!names.has(`${stem}.txt`)) check.problems.push(`frame ${index}: its pose is missing`);
       else {
         const lines = readFileSync(join(folder, `${stem}.txt`), "utf8").split("\n").filter((l) => l.trim() !== "");
-        if (lines.length !== 4 || !lines.every((l) => POSE_LINE.test(l) && l.trim().split(/\s+/).every((v) => !Number.isNaN(Number(v)) || v === "nan"))) {
+        if (lines.length !== 4 || !lines.every((l) => POSE_LINE.test(l) && l.trim().split(/\s+/).every(isPoseNumber))) {
           check.problems.push(`frame ${index}: its pose is not four rows of four numbers`);
         }
       }
@@ -91,6 +91,11 @@ export async function checkOpenEqaFrames(options: FramesCheckOptions): Promise<E
   for (const { check, problem } of broken) check.problems.push(problem);
   for (const check of checks) check.problems.sort(byFrame);
   return checks;
+}
+
+/** A number as numpy writes it: ScanNet's poses hold `-inf` where tracking was lost. */
+function isPoseNumber(text: string): boolean {
+  return !Number.isNaN(Number(text)) || /^[-+]?(inf|nan)$/i.test(text);
 }
 
 function byFrame(a: string, b: string): number {

@@ -1,4 +1,4 @@
-import type { EpisodeCheck, ScanOutcome } from "../episodes/index.js";
+import { scanNetDownloadCommand, type EpisodeCheck, type ScanOutcome } from "../episodes/index.js";
 
 /** What `eqa data prepare openeqa --scannet` did, one line a failed scan and a total. */
 export function formatScanNetPrepare(outcomes: readonly ScanOutcome[], out: string): string {
@@ -30,5 +30,15 @@ export function formatFramesCheck(checks: readonly EpisodeCheck[], frames: strin
       ? `all ${checks.length} episodes complete in ${frames} (${frameCount.toLocaleString("en-US")} frames)`
       : `${broken} of ${checks.length} episodes missing or broken in ${frames}`,
   );
+  return `${lines.join("\n")}\n`;
+}
+
+/** `--list`: the scans with ScanNet's download command for each, then the HM3D scenes. */
+export function formatOpenEqaSources(histories: readonly string[], scans: readonly string[], root: string | undefined): string {
+  const hm3d = [...new Set(histories.filter((h) => h.includes("hm3d")).map((h) => h.split("/").at(-1)!.split("-").at(-1)!))].sort();
+  const lines = [`${scans.length} ScanNet scans (one .sens each; ScanNet's terms of use apply: download them with ScanNet's own script once granted access):`];
+  for (const scan of scans) lines.push(`  ${scan}  ${scanNetDownloadCommand(scan, root ?? "ROOT")}`);
+  lines.push(`${hm3d.length} HM3D scenes (in HM3D's val split: python -m habitat_sim.utils.datasets_download --username ID --password SECRET --uids hm3d_val_v0.2):`);
+  for (const scene of hm3d) lines.push(`  ${scene}`);
   return `${lines.join("\n")}\n`;
 }

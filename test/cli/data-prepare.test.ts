@@ -1,6 +1,6 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync } from "node:zlib";
 import sharp from "sharp";
@@ -215,5 +215,33 @@ describe("eqa data prepare openeqa --scannet", () => {
     assert.match(result.stdout, /^3 ScanNet scans/);
     for (const scan of SCANS) assert.match(result.stdout, new RegExp(`  ${scan.scan}  python download-scannet\\.py -o /data/scannet --id ${scan.scan} --type \\.sens`));
     assert.match(result.stdout, /1 HM3D scenes[^\n]*\n  BFRyYbPCCPE\n$/);
+  });
+
+  test("eqa data check openeqa finds every hole: a missing episode, a missing frame, an image that does not decode, and with --rgbd a missing pose and intrinsics", async () => {
+    const subset = join(home, "scannet-subset.json");
+    writeFileSync(subset, JSON.stringify(["q0", "q1", "q2"]));
+    const complete = await runCli(["data", "check", "openeqa", "--benchmark", benchmark, "--subset", subset, "--frames", frames, "--rgbd"], cliEnv(home));
+    assert.equal(complete.code, 0, complete.stdout + complete.stderr);
+    assert.match(complete.stdout, /all 3 episodes complete .* \(608 frames\)/);
+
+    const holes = join(home, "holes");
+    cpSync(frames, holes, { recursive: true });
+    const [a, b, c] = SCANS.map((s) => join(holes, s.episode));
+    rmSync(join(a!, "000002-rgb.png"));
+    const broken = join(b!, "000100-rgb.png");
+    writeFileSync(broken, readFileSync(broken).subarray(0, 200));
+    rmSync(join(c!, "000001.txt"));
+    rmSync(join(c!, "intrinsic_depth.txt"));
+    const rgb = await runCli(["data", "check", "openeqa", "--benchmark", benchmark, "--frames", holes], cliEnv(home));
+    assert.equal(rgb.code, 1);
+    assert.match(rgb.stdout, /hm3d-v0\/003-hm3d-BFRyYbPCCPE \(0 frames\):\n  its folder is missing/);
+    assert.match(rgb.stdout, /scene0001_00 \(4 frames\):\n  frame 2: its colour image is missing/);
+    assert.match(rgb.stdout, /scene0002_00 \(600 frames\):\n  frame 100: its colour image does not decode/);
+    assert.doesNotMatch(rgb.stdout, /scene0707_00/, "poses and intrinsics are not asked for without --rgbd");
+    assert.match(rgb.stdout, /3 of 4 episodes missing or broken/);
+    const rgbd = await runCli(["data", "check", "openeqa", "--benchmark", benchmark, "--frames", holes, "--rgbd"], cliEnv(home));
+    assert.equal(rgbd.code, 1);
+    assert.match(rgbd.stdout, /scene0707_00 \(3 frames\):\n  intrinsic_depth\.txt is missing\n  frame 1: its pose is missing/);
+    assert.match(rgbd.stdout, /4 of 4 episodes missing or broken/);
   });
 });
