@@ -1,6 +1,7 @@
+import { basename } from "node:path";
 import { Command } from "commander";
 import { UserError } from "../core/index.js";
-import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
+import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, unpackOpenEqaArchive } from "../data/index.js";
 import { OPENEQA_SCANNET_MAX_FRAMES, prepareScanNetFrames, scanNetEpisodes } from "../episodes/index.js";
 import { formatOpenEqaSources, formatScanNetPrepare } from "../report/index.js";
 import { outputDirectory, positiveInteger } from "./options.js";
@@ -13,6 +14,7 @@ interface PrepareFlags {
   scannet?: string;
   rgbOnly?: boolean;
   list?: boolean;
+  archive?: string[];
   concurrency?: number;
 }
 
@@ -27,18 +29,32 @@ export function dataPrepareCommand(): Command {
     .option("--subset <file>", "only the episodes of these question ids (a JSON list, e.g. the A-EQA subset)")
     .option("--scannet <root>", "your ScanNet copy: the folder holding scans/ and scans_test/, as ScanNet's download-scannet.py -o lays them out")
     .option("--rgb-only", "colour frames only (extract-frames.py's --rgb-only): no depth, poses or intrinsics")
+    .option("--archive <file...>", "OpenEQA's HM3D archives you already have (open-eqa-hm3d-frames-v0.tgz, open-eqa-hm3d-states-v0.tgz): checked against OpenEQA's published MD5 and unpacked into --out, resumable")
     .option("--list", "print the ScanNet scans and HM3D scenes the benchmark (or --subset) uses, with the command that downloads each scan; write nothing")
     .option("--concurrency <n>", "frames decoded and written at once over all scans (default: the machine's cores)", positiveInteger)
     .action(async (flags: PrepareFlags) => {
+      if (!flags.list) {
+        if (!flags.scannet && !flags.archive) throw new UserError("nothing to prepare", { field: "--scannet" }, "give --scannet ROOT (your ScanNet copy), --archive FILE (OpenEQA's HM3D archive), or --list to see what the benchmark needs");
+        if (!flags.out) throw new UserError("no output folder", { field: "--out" }, "give --out FRAMES: the folder that eqa answer --frames reads");
+      }
+      for (const archive of flags.list ? [] : (flags.archive ?? [])) {
+        const progress = createProgress(basename(archive));
+        let unpacked;
+        try {
+          unpacked = await unpackOpenEqaArchive(archive, flags.out!, { onProgress: (p) => progress.update(Math.round(p.bytes / 1e6), Math.round(p.total / 1e6), `MB ${p.stage}`) });
+        } finally {
+          progress.stop();
+        }
+        console.log(`${archive} (${unpacked.checked}): ${unpacked.written} files unpacked into ${flags.out}, ${unpacked.kept} kept from before`);
+      }
+      if (!flags.list && !flags.scannet) return;
       const selection = await loadQuestionSelection({ ...(flags.benchmark ? { benchmark: flags.benchmark } : {}), ...(flags.subset ? { subset: flags.subset } : {}), defaultBenchmark: defaultOpenEqaBenchmarkPath() });
       const histories = selection.questions.map((q) => q.episodeHistory);
       const episodes = scanNetEpisodes(histories);
-      if (flags.list) {
+      if (flags.list || !flags.scannet || !flags.out) {
         process.stdout.write(formatOpenEqaSources(histories, episodes.map((e) => e.scan), flags.scannet));
         return;
       }
-      if (!flags.scannet) throw new UserError("nothing to prepare", { field: "--scannet" }, "give --scannet ROOT (your ScanNet copy), or --list to see what the benchmark needs");
-      if (!flags.out) throw new UserError("no output folder", { field: "--out" }, "give --out FRAMES: the folder that eqa answer --frames reads");
       if (episodes.length === 0) throw new UserError("the questions use no ScanNet episode", { file: flags.subset ?? selection.benchmark.path });
       const progress = createProgress("frames");
       let outcomes;

@@ -115,7 +115,8 @@ export function checkKnownFile(file: KnownFile, data: Uint8Array, env: NodeJS.Pr
   return { ok: true, checked };
 }
 
-function testSums(env: NodeJS.ProcessEnv): Record<string, string> {
+/** The test sums of {@link FETCH_TEST_SUMS_VARIABLE}, by file name (none unless set). */
+export function testSums(env: NodeJS.ProcessEnv): Record<string, string> {
   const raw = env[FETCH_TEST_SUMS_VARIABLE];
   if (raw === undefined || raw === "") return {};
   try {
