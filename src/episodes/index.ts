@@ -26,4 +26,3 @@ export {
   type ScanOutcome,
 } from "./scannet-prepare.js";
 export { checkOpenEqaFrames, type EpisodeCheck, type FramesCheckOptions } from "./openeqa-check.js";
-export { encodeGrey16Png } from "./png.js";

@@ -31,7 +31,6 @@ import { promisify } from "node:util";
 import { inflate } from "node:zlib";
 import { UserError, describeError, isUserError, pythonFixed, removeStaleTemporaries, writeFileAtomically } from "../core/index.js";
 import { loadSharp } from "./image.js";
-import { encodeGrey16Png } from "./png.js";
 import { SensReader, type SensHeader } from "./scannet-sens.js";
 
 const inflateAsync = promisify(inflate);
@@ -169,7 +168,8 @@ export async function prepareScanNetFrames(options: ScanNetPrepareOptions): Prom
     const pixels = header.depthWidth * header.depthHeight;
     if (values.length !== pixels * 2) throw new UserError(`frame ${frame.index}: its depth holds ${values.length} bytes, expected ${header.depthWidth}×${header.depthHeight}×2`, { file: path });
     const depth16 = values.byteOffset % 2 === 0 ? new Uint16Array(values.buffer, values.byteOffset, pixels) : new Uint16Array(Uint8Array.from(values).buffer);
-    await writeFileAtomically(depth!, await encodeGrey16Png(depth16, header.depthWidth, header.depthHeight, PNG_LEVEL), { sync: false });
+    const depthPng = await sharp(depth16, { raw: { width: header.depthWidth, height: header.depthHeight, channels: 1 } }).toColourspace("grey16").png({ compressionLevel: PNG_LEVEL }).toBuffer();
+    await writeFileAtomically(depth!, depthPng, { sync: false });
     await writeFileAtomically(pose!, savetxtMatrix(frame.cameraToWorld), { sync: false });
   };
 
