@@ -29,7 +29,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { inflate } from "node:zlib";
-import { UserError, describeError, isUserError, pythonFixed, removeStaleTemporaries, writeFileAtomically } from "../core/index.js";
+import { OutputError, UserError, describeError, isUserError, pythonFixed, removeStaleTemporaries, writeFileAtomically } from "../core/index.js";
 import { loadSharp } from "./image.js";
 import { SensReader, type SensHeader } from "./scannet-sens.js";
 
@@ -238,7 +238,8 @@ export async function prepareScanNetFrames(options: ScanNetPrepareOptions): Prom
     }
     outcome.frames = outcome.written + outcome.kept;
     if (failure !== undefined) {
-      if (!isUserError(failure)) throw failure;
+      // a bug, or a disk that refuses the writes (exit 3): the run stops, the finished frames stay
+      if (!isUserError(failure) || failure instanceof OutputError) throw failure;
       outcome.error = failure.message;
     }
     return outcome;
