@@ -14,11 +14,14 @@ export function formatScanNetPrepare(outcomes: readonly ScanOutcome[], out: stri
   return `${lines.join("\n")}\n`;
 }
 
-/** `eqa data check openeqa`: each broken episode with its problems, then a total. */
+/** `eqa data check openeqa`: each episode with its frame count, a broken one with its problems, then a total. */
 export function formatFramesCheck(checks: readonly EpisodeCheck[], frames: string, maxPerEpisode = 20): string {
   const lines: string[] = [];
   for (const check of checks) {
-    if (check.problems.length === 0) continue;
+    if (check.problems.length === 0) {
+      lines.push(`${check.episodeHistory} (${check.frames} frames): complete`);
+      continue;
+    }
     lines.push(`${check.episodeHistory} (${check.frames} frames):`);
     for (const problem of check.problems.slice(0, maxPerEpisode)) lines.push(`  ${problem}`);
     if (check.problems.length > maxPerEpisode) lines.push(`  … and ${check.problems.length - maxPerEpisode} more`);
