@@ -15,7 +15,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { deflateSync } from "node:zlib";
@@ -96,19 +96,21 @@ function writeSens(path: string, count: number, src: { jpegs: Buffer[]; depths: 
 interface Run {
   label: string;
   wallSeconds: number;
+  /** User and system CPU time of the process and its threads: the work done, whatever else the machine runs. */
+  cpuSeconds: number;
   peakRssMB: number;
 }
 
 /** Runs a command under /usr/bin/time; its wall time and peak resident memory. */
 async function timed(label: string, command: string, args: string[]): Promise<Run> {
-  const child = spawn("/usr/bin/time", ["-f", "%e %M", command, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn("/usr/bin/time", ["-f", "%e %M %U %S", command, ...args], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((r) => child.on("close", r));
   if (code !== 0) throw new Error(`${label} exited with ${code}: ${stderr}`);
-  const [seconds, kb] = stderr.trim().split("\n").at(-1)!.split(" ").map(Number);
-  const run = { label, wallSeconds: seconds!, peakRssMB: (kb! * 1024) / 1e6 };
-  console.error(`${label.padEnd(44)} ${run.wallSeconds.toFixed(1).padStart(7)} s  ${run.peakRssMB.toFixed(0).padStart(6)} MB peak`);
+  const [seconds, kb, user, system] = stderr.trim().split("\n").at(-1)!.split(" ").map(Number);
+  const run = { label, wallSeconds: seconds!, cpuSeconds: user! + system!, peakRssMB: (kb! * 1024) / 1e6 };
+  console.error(`${label.padEnd(44)} ${run.wallSeconds.toFixed(1).padStart(7)} s wall ${run.cpuSeconds.toFixed(1).padStart(7)} s CPU ${run.peakRssMB.toFixed(0).padStart(6)} MB peak`);
   return run;
 }
 
@@ -179,4 +181,4 @@ if (BIG_GB > 0) {
   }
   big = { sensGB: statSync(bigSens).size / 1e9, frames: bigFrames, eqakit: ours, ...(theirs ? { reference: theirs } : {}) };
 }
-console.log(JSON.stringify({ frames: FRAMES, sensMB: statSync(sens).size / 1e6, colourSources: src.jpegs.length, eqakit, reference, speedup: reference.wallSeconds / eqakit.wallSeconds, same, sizes, ...(big ? { big } : {}) }));
+console.log(JSON.stringify({ frames: FRAMES, sensMB: statSync(sens).size / 1e6, colourSources: src.jpegs.length, eqakit, reference, speedup: reference.wallSeconds / eqakit.wallSeconds, cpuRatio: reference.cpuSeconds / eqakit.cpuSeconds, load: loadavg()[0], same, sizes, ...(big ? { big } : {}) }));
