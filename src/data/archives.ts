@@ -17,6 +17,7 @@ import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, stat
 import { open } from "node:fs/promises";
 import { basename, dirname, join, normalize, sep } from "node:path";
 import { createGunzip } from "node:zlib";
+import { z } from "zod";
 import { UserError, describeError, removeStaleTemporaries } from "../core/index.js";
 import { testSums } from "./fetch.js";
 
@@ -47,6 +48,16 @@ export interface UnpackedArchive {
 }
 
 const RECORD = 512;
+/** The mark left beside the output once an archive's sum was checked: its size and modification time then. */
+const checkedStamp = z.object({ size: z.number(), mtimeMs: z.number() });
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 function archiveError(path: string, message: string, hint?: string): UserError {
   return new UserError(message, { file: path }, hint);
@@ -102,7 +113,7 @@ export async function unpackOpenEqaArchive(archive: string, out: string, options
   const marker = join(out, `.eqakit-checked-${known.name}.json`);
   const stamp = { size, mtimeMs: statSync(archive).mtimeMs };
   let checked = "checked before";
-  const remembered = existsSync(marker) ? (JSON.parse(readFileSync(marker, "utf8")) as { size?: number; mtimeMs?: number }) : undefined;
+  const remembered = existsSync(marker) ? checkedStamp.safeParse(safeJson(readFileSync(marker, "utf8"))).data : undefined;
   if (remembered?.size !== stamp.size || remembered.mtimeMs !== stamp.mtimeMs) {
     const sums = await digests(archive, size, options.onProgress);
     const override = testSums(options.env ?? process.env)[known.name];
