@@ -57,6 +57,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   viewer: async () => jsonScript("./viewer.ts", quick ? ["--questions", "300", "--rounds", "2"] : []),
   "tag-demo": async () => jsonScript("./tag-demo.ts", ["--demo", demoRun()]),
   "published-rows": async () => jsonScript("./published-rows.ts", []),
+  "openeqa-frames": async () => jsonScript("./openeqa-frames.ts", quick ? ["--quick"] : []),
 };
 const named = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const unknown = named.filter((n) => !(n in benchmarks));

@@ -63,3 +63,32 @@ const PYTHON_STRIP = new RegExp(`^${PYTHON_SPACE}+|${PYTHON_SPACE}+$`, "g");
 export function pythonStrip(text: string): string {
   return text.replace(PYTHON_STRIP, "");
 }
+
+/**
+ * Python's `"%.Nf" % x` (numpy's `savetxt(fmt="%f")` goes through it): the exact value of the
+ * double rounded half to even at N decimals, `-` kept on negative zero and on negatives that round
+ * to zero, `nan`, `inf`, `-inf`. JavaScript's `toFixed` differs on all of these (it rounds ties
+ * away from zero: 0.0078125 is "0.007813" there, "0.007812" in Python).
+ */
+export function pythonFixed(x: number, digits = 6): string {
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(x));
+  const bits = view.getBigUint64(0);
+  const exponent = Number((bits >> 52n) & 0x7ffn);
+  const fraction = bits & ((1n << 52n) - 1n);
+  // |x| = mantissa × 2^power exactly
+  const mantissa = exponent === 0 ? fraction : fraction | (1n << 52n);
+  const power = exponent === 0 ? -1074 : exponent - 1075;
+  let numerator = mantissa * 10n ** BigInt(digits);
+  let denominator = 1n;
+  if (power >= 0) numerator <<= BigInt(power);
+  else denominator <<= BigInt(-power);
+  let quotient = numerator / denominator;
+  const twice = 2n * (numerator - quotient * denominator);
+  if (twice > denominator || (twice === denominator && (quotient & 1n) === 1n)) quotient += 1n;
+  const text = quotient.toString().padStart(digits + 1, "0");
+  return digits === 0 ? `${sign}${text}` : `${sign}${text.slice(0, -digits)}.${text.slice(-digits)}`;
+}

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { UserError, describeError, md5Hex, sha256Hex, userDataDir, writeFileAtomically } from "../core/index.js";
 
 /** A file eqakit knows how to download and verify: by each checksum it gives (at least one). */
@@ -113,7 +115,8 @@ export function checkKnownFile(file: KnownFile, data: Uint8Array, env: NodeJS.Pr
   return { ok: true, checked };
 }
 
-function testSums(env: NodeJS.ProcessEnv): Record<string, string> {
+/** The test sums of {@link FETCH_TEST_SUMS_VARIABLE}, by file name (none unless set). */
+export function testSums(env: NodeJS.ProcessEnv): Record<string, string> {
   const raw = env[FETCH_TEST_SUMS_VARIABLE];
   if (raw === undefined || raw === "") return {};
   try {
@@ -178,7 +181,28 @@ export async function fetchDataset(name: string, options: FetchOptions = {}): Pr
   return fetched;
 }
 
+/**
+ * The bytes at `url`: an http(s) URL is downloaded; a `file://` URL or a plain path (a mirror or
+ * a copy the user already has) is read from the disk. Both are checked by the same sums after.
+ */
 async function download(url: string, timeoutMs: number): Promise<Uint8Array> {
+  if (!/^https?:\/\//i.test(url)) {
+    let path = url;
+    if (/^file:/i.test(url)) {
+      try {
+        path = fileURLToPath(url);
+      } catch (error) {
+        throw new UserError(`not a file URL: ${describeError(error)}`, { file: url }, "write it as file:///absolute/path, or give the path itself");
+      }
+    } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
+      throw new UserError("eqakit downloads http(s) URLs and reads file:// URLs and paths", { file: url }, "give an http(s) URL, a file:// URL or a path");
+    }
+    try {
+      return new Uint8Array(await readFile(path));
+    } catch (error) {
+      throw new UserError(`cannot read the local copy: ${describeError(error)}`, { file: path }, "check the path given to --url");
+    }
+  }
   let response: Response;
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });

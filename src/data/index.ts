@@ -10,3 +10,4 @@ export * from "./tag-eqa.js";
 export * from "./ai2thor-catalogue.js";
 export * from "./alfred.js";
 export * from "./a-eqa.js";
+export * from "./archives.js";

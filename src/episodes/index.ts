@@ -12,3 +12,17 @@ export { extractVideoFrames, VIDEO_EXTENSIONS } from "./video.js";
 export { describeFfmpeg, ffmpegAvailable, findTool, type FfmpegProgram, type ResolvedTool, type ToolSearch, type ToolSource } from "./ffmpeg.js";
 export { scannetPoseToEqakit, correctLinearVfov, multiplyTransforms, OPENGL_OPENCV_FLIP, type Intrinsics } from "./matrix.js";
 export { FrameFolderWriter, type ObservedFrame } from "./frame-writer.js";
+export { SensReader, SENS_VERSION, type SensFrame, type SensHeader } from "./scannet-sens.js";
+export {
+  prepareScanNetFrames,
+  scanNetEpisodes,
+  findSensFile,
+  scanNetDownloadCommand,
+  savetxtMatrix,
+  OPENEQA_SCANNET_MAX_FRAMES,
+  type ScanNetEpisode,
+  type ScanNetPrepareOptions,
+  type ScanNetProgress,
+  type ScanOutcome,
+} from "./scannet-prepare.js";
+export { checkOpenEqaFrames, type EpisodeCheck, type FramesCheckOptions } from "./openeqa-check.js";

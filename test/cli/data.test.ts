@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { startModelServer } from "../helpers/model-server.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { openEqaBenchmarkFile, openEqaSubsetFile, temporaryDir } from "../helpers/paths.js";
@@ -45,4 +46,27 @@ test("eqa data fetch openeqa downloads, checks md5, and eqa score finds it by de
   } finally {
     await server.close();
   }
+});
+
+test("eqa data fetch openeqa --url takes a local copy as a path or a file:// URL, checked by the same sums", async () => {
+  const home = temporaryDir();
+  const copy = join(home, "copy of open-eqa-v0.json");
+  writeFileSync(copy, readFileSync(openEqaBenchmarkFile));
+  const subset = pathToFileURL(openEqaSubsetFile).href;
+  for (const [i, url] of [copy, pathToFileURL(copy).href].entries()) {
+    const out = join(home, `out${i}`);
+    const fetched = await runCli(["data", "fetch", "openeqa", "--out", out, "--url", url, "--subset-url", subset], cliEnv(home));
+    assert.equal(fetched.code, 0, fetched.stderr);
+    assert.match(fetched.stdout, /md5 c0bd01fdce18206112a29fc3eab50cbb ok/);
+    assert.ok(readFileSync(join(out, "open-eqa-v0.json")).equals(readFileSync(openEqaBenchmarkFile)));
+  }
+  const tampered = join(home, "tampered.json");
+  writeFileSync(tampered, readFileSync(openEqaBenchmarkFile, "utf8").replace("Air conditioning unit", "Air conditioner"));
+  const refused = await runCli(["data", "fetch", "openeqa", "--out", join(home, "bad"), "--url", tampered], cliEnv(home));
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /expected c0bd01fdce18206112a29fc3eab50cbb/);
+  assert.equal(existsSync(join(home, "bad", "open-eqa-v0.json")), false);
+  const missing = await runCli(["data", "fetch", "openeqa", "--out", join(home, "bad"), "--url", join(home, "nowhere.json")], cliEnv(home));
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /nowhere\.json: cannot read the local copy/);
 });

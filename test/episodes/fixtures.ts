@@ -3,7 +3,7 @@
  * depth computed from known geometry (a floor seen by a level camera), poses and
  * intrinsics written as text the way OpenEQA's extraction scripts write them.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 
@@ -154,4 +154,56 @@ export async function writeScannetEpisode(dir: string): Promise<void> {
     await writeDepth16(join(dir, `${name}-depth.png`), s.depthWidth, s.depthHeight, depth);
     writeFileSync(join(dir, `${name}.txt`), matrixText(poses[i]!));
   }
+}
+
+/** One frame of a `.sens` file written by {@link writeSensFile}. */
+export interface SensFrameInput {
+  /** Row-major 4×4 camera-to-world. */
+  pose: number[];
+  /** JPEG bytes. */
+  color: Buffer;
+  /** zlib-compressed uint16 depth. */
+  depth: Buffer;
+}
+
+export interface SensFileInput {
+  version?: number;
+  colorWidth: number;
+  colorHeight: number;
+  depthWidth: number;
+  depthHeight: number;
+  intrinsicColor: number[];
+  intrinsicDepth: number[];
+  extrinsic?: number[];
+  /** Frames announced in the header (default: as many as written). */
+  announced?: number;
+  /** Frame `index`, made when it is written. */
+  frames: (index: number) => SensFrameInput;
+  /** Frames written. */
+  count: number;
+}
+
+/**
+ * A ScanNet `.sens` file (version 4) written from the format's description: header, then each
+ * frame's pose, timestamps, sizes and bytes, one frame at a time.
+ */
+export function writeSensFile(path: string, input: SensFileInput): void {
+  const fd = openSync(path, "w");
+  const u32 = (v: number): Buffer => { const b = Buffer.alloc(4); b.writeUInt32LE(v); return b; };
+  const i32 = (v: number): Buffer => { const b = Buffer.alloc(4); b.writeInt32LE(v); return b; };
+  const u64 = (v: number): Buffer => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); return b; };
+  const f32s = (vs: number[]): Buffer => { const b = Buffer.alloc(vs.length * 4); vs.forEach((v, i) => b.writeFloatLE(v, i * 4)); return b; };
+  const identity = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
+  const name = Buffer.from("StructureSensor");
+  writeSync(fd, Buffer.concat([
+    u32(input.version ?? 4), u64(name.length), name,
+    f32s(input.intrinsicColor), f32s(input.extrinsic ?? identity), f32s(input.intrinsicDepth), f32s(input.extrinsic ?? identity),
+    i32(2), i32(1), u32(input.colorWidth), u32(input.colorHeight), u32(input.depthWidth), u32(input.depthHeight),
+    f32s([1000]), u64(input.announced ?? input.count),
+  ]));
+  for (let i = 0; i < input.count; i++) {
+    const frame = input.frames(i);
+    writeSync(fd, Buffer.concat([f32s(frame.pose), u64(1000 * i), u64(1000 * i + 1), u64(frame.color.length), u64(frame.depth.length), frame.color, frame.depth]));
+  }
+  closeSync(fd);
 }
