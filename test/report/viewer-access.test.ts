@@ -2,7 +2,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { join } from "node:path";
-import { isLoopbackHost } from "../../src/core/index.js";
+import { isLoopbackHost, type Question } from "../../src/core/index.js";
 import { startViewer } from "../../src/report/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { temporaryDir } from "../helpers/paths.js";
@@ -11,7 +11,7 @@ import { writeBenchmark, writeRun } from "./fixtures.js";
 /** A folder holding one answered run (an empty folder is refused: it holds no run to view). */
 function runFolder(): string {
   const dir = temporaryDir();
-  const questions = [{ questionId: "q", question: "What is on the table?", answer: "a cup", category: "object recognition", episodeHistory: "hm3d-v0/000-fake" }];
+  const questions: Question[] = [{ questionId: "q", question: "What is on the table?", answer: "a cup", category: "object recognition", episodeHistory: "hm3d-v0/000-fake" }];
   writeBenchmark(join(dir, "benchmark.json"), questions);
   writeRun(join(dir, "run"), { benchmark: join(dir, "benchmark.json"), questions, answers: [{ id: "q", answer: "a cup" }] });
   return join(dir, "run");
