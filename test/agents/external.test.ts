@@ -251,7 +251,7 @@ serve(Frames())
       assert.equal(result.code, 0, result.stderr);
       assert.equal(server.requests.length, questions.length);
       const items = lines(join(out, "calls.jsonl")).map((l) => (JSON.parse(l) as { item?: string }).item);
-      assert.deepEqual(items.toSorted(), questions.map((q) => q.question_id).toSorted(), "one call for each question, under its own id");
+      assert.deepEqual([...items].sort(), questions.map((q) => q.question_id).sort(), "one call for each question, under its own id");
     } finally {
       await server.close();
     }
