@@ -252,11 +252,53 @@ export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings"
     const settings = JSON.parse(canonicalJson(contract.settings)) as Record<string, unknown>;
     if (manifest.settingsHash !== settingsHash(settings)) {
       const diff = firstDifferingSetting(manifest.settings, settings);
-      const what = diff ? `${diff.path} is ${shown(diff.was)} there, ${shown(diff.now)} now` : "its settings differ";
-      throw new UserError(`holds a run of kind ${kind} made with other settings (${what}): nothing was written`, { file: path }, `give --out a new folder, or run with the settings in ${join(path, RUN_MANIFEST_FILE)} to resume`);
+      const model = diff ? differingModel(manifest.settings, settings, diff.path) : undefined;
+      const what = model?.what ?? (diff ? `${diff.path} is ${shown(diff.was)} there, ${shown(diff.now)} now` : "its settings differ");
+      const resume = model?.resume ?? `run with the settings in ${join(path, RUN_MANIFEST_FILE)}`;
+      throw new UserError(`holds a run of kind ${kind} made with other settings (${what}): nothing was written`, { file: path }, `give --out a new folder, or ${resume} to resume`);
     }
   }
   return manifest;
+}
+
+/** The flag that sets the model a settings key names (`score.judge` → `--judge`), as the user gives it. */
+const MODEL_FLAGS: Readonly<Record<string, string>> = { judge: "--judge", model: "--model", captioner: "--captioner", responder: "--responder", scorer: "--scorer" };
+
+/** A model as summaries and settings record it (`describeModel`): `provider/model` with its family and options. */
+const describedModel = z.object({ name: z.string(), provider: z.string(), model: z.string(), family: z.string() });
+
+function valueAt(settings: Record<string, unknown>, keys: readonly string[]): unknown {
+  let value: unknown = settings;
+  for (const key of keys) value = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
+  return value;
+}
+
+/**
+ * A differing setting inside a model's description (`judge.family`), named as the user knows
+ * the model: `the judge is openai/gpt-4o there, anthropic/claude-sonnet-4-5 now`, and how to
+ * resume (`run with --judge openai/gpt-4o`); undefined when `path` is not in a model.
+ */
+function differingModel(was: Record<string, unknown>, now: Record<string, unknown>, path: string): { what: string; resume: string } | undefined {
+  const keys = path.split(".");
+  for (let end = keys.length - 1; end > 0; end--) {
+    const at = keys.slice(0, end);
+    const before = describedModel.safeParse(valueAt(was, at));
+    const after = describedModel.safeParse(valueAt(now, at));
+    if (!before.success && !after.success) continue;
+    const key = at.at(-1)!;
+    // `eqa run` keeps its stages' settings apart: the judge of its score stage is `score.judge`
+    const role = `the ${key === "model" ? "model" : key.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}${at.length > 1 ? ` (${at.join(".")})` : ""}`;
+    const wasName = before.success ? before.data.name : "not set";
+    const nowName = after.success ? after.data.name : "not set";
+    const what =
+      wasName === nowName
+        ? `${role} ${wasName} is set up otherwise: its ${keys.slice(end).join(".")} is ${shown(valueAt(was, keys))} there, ${shown(valueAt(now, keys))} now`
+        : `${role} is ${wasName} there, ${nowName} now`;
+    const flag = MODEL_FLAGS[key];
+    const resume = flag && before.success ? `run with ${flag} ${wasName}${wasName === nowName ? " and its options as there" : ""}` : `run with ${role} as there`;
+    return { what, resume };
+  }
+  return undefined;
 }
 
 /** The hash of a run's settings as a manifest keeps it. */

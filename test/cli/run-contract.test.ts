@@ -72,7 +72,7 @@ describe("eqa score, answer and run keep their run folders", () => {
     const scored = join(home, "scored");
     assert.equal((await score(scored, predictions)).code, 0);
     const calls = server.requests.length;
-    await assertRefusedUnchanged(scored, () => cli(["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...judge("openai/gpt-4o-mini"), "--out", scored]), /judge\.model is "gpt-4o" there, "gpt-4o-mini" now/);
+    await assertRefusedUnchanged(scored, () => cli(["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...judge("openai/gpt-4o-mini"), "--out", scored]), /the judge is openai\/gpt-4o there, openai\/gpt-4o-mini now\)[^]*run with --judge openai\/gpt-4o to resume/);
     await assertRefusedUnchanged(scored, () => score(scored, predictions, ["--mode", "compat"]), /mode is "robust" there, "compat" now/);
     const again = await score(scored, predictions, ["--concurrency", "1"]);
     assert.equal(again.code, 0, again.stderr);
@@ -100,7 +100,7 @@ describe("eqa score, answer and run keep their run folders", () => {
     const calls = server.requests.length;
     assert.equal((await run(out)).code, 0);
     assert.equal(server.requests.length, calls);
-    await assertRefusedUnchanged(out, () => cli(["run", "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...model, ...judge("openai/gpt-4o-mini"), "--out", out]), /score\.judge\.model/);
+    await assertRefusedUnchanged(out, () => cli(["run", "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...model, ...judge("openai/gpt-4o-mini"), "--out", out]), /the judge \(score\.judge\) is openai\/gpt-4o there, openai\/gpt-4o-mini now/);
     await assertRefusedUnchanged(out, () => answer(out), /kind run, not answer/);
   });
 
@@ -205,7 +205,7 @@ describe("every other command that writes a run folder keeps it", () => {
   });
 
   test("each command refuses its own kind's folder made with other settings, and resumes it with the same settings", async () => {
-    const differs: Partial<Record<keyof typeof runs, RegExp>> = { rmScore: /model\.model is "judge-vl" there, "other-vl" now/, rmBench: /tolerance is 2 there, 1 now/, dataset: /seed is 0 there, 5 now/, answers: /made with other settings/, tagScore: /grounded is false there, true now/, explore: /maxSteps is 20 there, 25 now/ };
+    const differs: Partial<Record<keyof typeof runs, RegExp>> = { rmScore: /the model is openai\/judge-vl there, openai\/other-vl now/, rmBench: /tolerance is 2 there, 1 now/, dataset: /seed is 0 there, 5 now/, answers: /made with other settings/, tagScore: /grounded is false there, true now/, explore: /maxSteps is 20 there, 25 now/ };
     await Promise.all((Object.entries(differs) as [keyof typeof runs, RegExp][]).map(([name, message]) => assertRefusedUnchanged(runs[name], () => runCli(commands[name].other(runs[name]), env), message)));
     const calls = rm.requests.length;
     for (const name of Object.keys(runs) as (keyof typeof runs)[]) {

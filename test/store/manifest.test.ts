@@ -37,6 +37,31 @@ describe("openRun", () => {
     await openRun({ dir, kind: "explore", settings: resultSettings({ explorer: "frontier", vlm: { name: "openai/gpt-4o", baseURL: "http://127.0.0.1:2" }, concurrency: 3 }) });
   });
 
+  test("names a changed judge as the user gave it, with the flag that resumes, not by a field of its description", async () => {
+    const dir = join(temporaryDir(), "run");
+    const judge = (name: string, provider: string, family: string, options?: Record<string, unknown>) => ({ name, provider, model: name.slice(provider.length + 1), baseURL: "http://127.0.0.1:1", family, ...(options ? { options } : {}) });
+    await openRun({ dir, kind: "llm-match", settings: resultSettings({ judge: judge("openai/gpt-4o", "openai", "openai-compatible"), mode: "robust" }) });
+    const refusal = async (settings: Record<string, unknown>): Promise<UserError> => {
+      try {
+        await openRun({ dir, kind: "llm-match", settings: resultSettings(settings) });
+      } catch (error) {
+        if (error instanceof UserError) return error;
+        throw error;
+      }
+      throw new Error("not refused");
+    };
+    const other = await refusal({ judge: judge("anthropic/claude-sonnet-4-5", "anthropic", "anthropic"), mode: "robust" });
+    assert.match(other.message, /\(the judge is openai\/gpt-4o there, anthropic\/claude-sonnet-4-5 now\)/);
+    assert.doesNotMatch(other.message, /family/);
+    assert.match(other.hint ?? "", /run with --judge openai\/gpt-4o to resume/);
+    const optioned = await refusal({ judge: judge("openai/gpt-4o", "openai", "openai-compatible", { reasoning: "high" }), mode: "robust" });
+    assert.match(optioned.message, /the judge openai\/gpt-4o is set up otherwise: its options\.reasoning is not set there, "high" now/);
+    // eqa run keeps its stages apart: the score stage's judge
+    const nested = join(temporaryDir(), "run");
+    await openRun({ dir: nested, kind: "run", settings: { score: { judge: judge("openai/gpt-4o", "openai", "openai-compatible") } } });
+    await assert.rejects(openRun({ dir: nested, kind: "run", settings: { score: { judge: judge("openai/gpt-4o-mini", "openai", "openai-compatible") } } }), (e: unknown) => e instanceof UserError && /the judge \(score\.judge\) is openai\/gpt-4o there, openai\/gpt-4o-mini now/.test(e.message));
+  });
+
   test("checks a folder written before manifests by its summary's kind or its record files, and resumes one of the same kind", async () => {
     const root = temporaryDir();
     const scored = join(root, "scored");
