@@ -58,7 +58,7 @@ export interface RmScoreOptions {
   usage?: UsageLedger;
   settings?: Record<string, unknown>;
   /** The kind of run folder (`rm-score`; `rm-bench` for `eqa rm bench`) and settings of its own beside the sampling's, for its manifest. */
-  runKind?: string;
+  runKind?: "rm-score" | "rm-bench";
   runSettings?: Record<string, unknown>;
   onProgress?: (progress: RmScoreProgress) => void;
 }

@@ -2,9 +2,8 @@
  * The run manifest: what a run folder holds and how it was made, written to `manifest.json`
  * (`eqakit-run-manifest/1`) by every command that writes a run folder, through {@link openRun}.
  *
- * - `kind`: the kind of run (`llm-match`, `answer`, `run`, `explore`, `answer-tag`,
- *   `tag-structured`, `tag-validate`, `rm-score`, `rm-bench`, `rm-build`, `rm-review`,
- *   `memory`, `generate-tag`, `demo`), the kind its summary names where it has one.
+ * - `kind`: the kind of run, one of {@link RUN_KINDS} (kinds.ts), the kind its summary names
+ *   where it has one.
  * - `command`, `cwd`, `eqakitVersion`: the command line that last opened the folder (secrets
  *   hidden), where it ran, and with which eqakit.
  * - `settings` and `settingsHash`: what decides the results (models, judge, mode, prompt
@@ -34,6 +33,7 @@ import { extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
 import { UserError, canonicalJson, eqakitVersion, outputFailure, sha256Hex, writeFileAtomically } from "../core/index.js";
 import { readJsonl } from "./jsonl.js";
+import { isRunKind, recogniseRunKind, type RunKind } from "./kinds.js";
 import { COMMANDS_FILE, RunDirectory, formatCommandLine, outputDirectoryProblem } from "./run-dir.js";
 
 export const RUN_MANIFEST_FILE = "manifest.json";
@@ -85,7 +85,7 @@ export interface RunInput {
 /** What a command declares of the run it writes: checked against the folder before anything is written. */
 export interface RunContract {
   dir: string;
-  kind: string;
+  kind: RunKind;
   /** The settings that decide the results (see `resultSettings`); JSON values. */
   settings: Record<string, unknown>;
   inputs?: readonly RunInput[];
@@ -172,37 +172,21 @@ export function readRunManifest(dir: string): RunManifest | undefined {
  * summary's `kind`, else the kind whose record files it holds; undefined for a missing or
  * empty folder, or one of files eqakit does not know.
  */
-export function inferRunKind(dir: string): string | undefined {
+export function inferRunKind(dir: string): RunKind | undefined {
   const path = resolve(dir);
   const manifest = readRunManifest(path);
-  if (manifest) return manifest.kind;
-  const has = (name: string): boolean => existsSync(join(path, name));
+  if (manifest) return isRunKind(manifest.kind) ? manifest.kind : undefined;
   for (const name of ["summary.json", "bench.json"]) {
     const kind = summaryKind(join(path, name));
     if (kind) return kind;
   }
-  if (has("summary.answer.json") || has("summary.score.json")) return "run";
-  if (has("recordings") && has("dataset") && has("runs")) return "demo";
-  if (has("episodes.jsonl")) return "explore";
-  if (has("traces.jsonl")) return "answer";
-  if (has("memories.jsonl")) return "memory";
-  if (has("evaluations.jsonl")) return "rm-score";
-  if (has("responses.jsonl")) return "rm-build";
-  if (has("reviewed.jsonl")) return "rm-review";
-  if (has("validation.jsonl")) return "tag-validate";
-  if (has("answers.jsonl")) return "answer-tag";
-  if (has("questions.json") && has("stats.json")) return "generate-tag";
-  if (has("judgements.jsonl")) {
-    const first = readJsonl(join(path, "judgements.jsonl"), (v) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>) : undefined), false).records[0];
-    return first && "groundedScore" in first ? "tag-structured" : "llm-match";
-  }
-  return undefined;
+  return recogniseRunKind(path);
 }
 
-function summaryKind(file: string): string | undefined {
+function summaryKind(file: string): RunKind | undefined {
   try {
     const value: unknown = JSON.parse(readFileSync(file, "utf8"));
-    if (typeof value === "object" && value !== null && "kind" in value && typeof value.kind === "string" && value.kind !== "") return value.kind;
+    if (typeof value === "object" && value !== null && "kind" in value && typeof value.kind === "string" && isRunKind(value.kind)) return value.kind;
   } catch {
     // no summary, or one that is being written: the record files decide
   }
@@ -322,7 +306,7 @@ export async function openRun(contract: RunContract): Promise<RunDirectory> {
  * The run folder `dir` of a `kind` run, for a stage that adds to it (`eqa explore --judge`
  * judging the exploration in place): it must hold a run of that kind already.
  */
-export function reopenRun(dir: string, kind: string): RunDirectory {
+export function reopenRun(dir: string, kind: RunKind): RunDirectory {
   const path = resolve(dir);
   const held = existsSync(path) ? inferRunKind(path) : undefined;
   if (held !== kind) throw new UserError(held ? `holds a run of kind ${held}, not ${kind}: nothing was written` : `holds no ${kind} run`, { file: path }, `give the folder of a ${kind} run`);
