@@ -84,6 +84,7 @@ export function rmRunContract(options: Omit<RmScoreOptions, "model" | "usage" | 
       ...options.settings,
     }),
     inputs: [{ name: "instances", path: options.file.path, copy: true }, ...(options.framesRoot ? [{ name: "frames", path: options.framesRoot }] : [])],
+    items: { noun: "instance", input: "instances", flag: "--instances", file: options.file.path, list: options.file.instances.map((i) => ({ id: i.id, content: i })) },
   };
 }
 

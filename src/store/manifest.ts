@@ -13,10 +13,15 @@
  * - `inputs`: every input by absolute path, with the SHA-256 and size of each file; a small
  *   file the run depends on (predictions, a question subset; at most {@link COPY_LIMIT_BYTES})
  *   is copied to `inputs/<name><ext>` so that the run reads the same after its inputs move.
+ * - `items`: the questions (episodes, instances) the run was given, each id with a hash of what
+ *   it asks (its text, ground truth, episode …): question sets reuse ids (a generated set's
+ *   `home-1-heat-clean-q05` is another question with another `--per-trajectory`), so ids alone
+ *   cannot tell a folder's set from another.
  *
  * Opening checks before anything is written (no folder made, no temporary removed, no record
  * touched): a folder holding a run of another kind, or of the same kind made with other
- * settings, is a UserError naming the folder, its kind and the first setting that differs. A
+ * settings, is a UserError naming the folder, its kind and the first setting that differs; so is
+ * a folder given a question of an id it holds that asks something else ({@link RunItems}). A
  * folder written before manifests existed is recognised by its summary's kind or its record
  * files ({@link inferRunKind}) and resumes when the kind matches. An empty or new folder is
  * fine. Inputs may change between runs of one folder (updated predictions): the records' input
@@ -31,7 +36,7 @@ import { copyFile, mkdir, rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
-import { UserError, canonicalJson, eqakitVersion, outputFailure, sha256Hex, writeFileAtomically } from "../core/index.js";
+import { UserError, canonicalJson, eqakitVersion, outputFailure, sha256Hex, writeFileAtomically, type Question } from "../core/index.js";
 import { readJsonl } from "./jsonl.js";
 import { isRunKind, recogniseRunKind, type RunKind } from "./kinds.js";
 import { COMMANDS_FILE, RunDirectory, formatCommandLine, outputDirectoryProblem } from "./run-dir.js";
@@ -69,6 +74,8 @@ export const runManifestSchema = z.object({
   inputs: z.array(inputSchema),
   /** Run folders inside this one, relative to it (a demo's dataset and runs). */
   parts: z.array(z.string()).optional(),
+  /** The items the run was given (questions, episodes, instances): id → {@link itemHash} of what it asks. */
+  items: z.record(z.string(), z.string()).optional(),
 });
 
 export type RunManifest = z.infer<typeof runManifestSchema>;
@@ -91,6 +98,36 @@ export interface RunContract {
   inputs?: readonly RunInput[];
   /** Run folders this one holds, relative to it. */
   parts?: readonly string[];
+  /** The questions (episodes, instances) the run is given: a folder holding one of the same id that asks something else is refused. */
+  items?: RunItems;
+}
+
+/**
+ * The items a run is given, each with what it asks: a question's text, ground truth, category
+ * and episode; an episode's question and scene; an instance's question, answer and trace.
+ */
+export interface RunItems {
+  /** What the items are, in messages: `question`, `episode`, `instance`. */
+  noun: string;
+  /** The file they were read from, as the user gave it, and the flag that gives it (`--questions`). */
+  file?: string;
+  flag?: string;
+  /** The name of the run's input that holds them (`questions`, `benchmark`): the folder's own set is named from it. */
+  input?: string;
+  list: readonly { id: string; content: unknown }[];
+}
+
+/** A benchmark's questions (OpenEQA's format) as the items of a run: each by its id, with its text, ground truth, category and episode. */
+export function questionItems(questions: readonly Question[], file?: string): RunItems {
+  return { noun: "question", input: "benchmark", flag: "--benchmark", ...(file !== undefined ? { file } : {}), list: questions.map((q) => ({ id: q.questionId, content: q })) };
+}
+
+/** Hex digits of an item's hash kept in the manifest: enough to tell two questions apart, short enough for a benchmark of thousands. */
+const ITEM_HASH_CHARS = 16;
+
+/** The hash of what an item asks, as a manifest keeps it. */
+export function itemHash(content: unknown): string {
+  return sha256Hex(canonicalJson(content)).slice(0, ITEM_HASH_CHARS);
 }
 
 /** Configuration keys that say how a process ran or where its inputs were, not what it computed. */
@@ -221,7 +258,7 @@ function shown(value: unknown): string {
  * Checks that `contract.dir` can hold the run `contract` declares (see the module comment)
  * and returns the manifest it holds, if any. Writes nothing.
  */
-export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings">): RunManifest | undefined {
+export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings" | "items">): RunManifest | undefined {
   const path = resolve(contract.dir);
   const problem = outputDirectoryProblem(path);
   if (problem) throw new UserError(problem, { file: path }, "give --out a new or existing directory");
@@ -241,8 +278,29 @@ export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings"
       const resume = model?.resume ?? `run with the settings in ${join(path, RUN_MANIFEST_FILE)}`;
       throw new UserError(`holds a run of kind ${kind} made with other settings (${what}): nothing was written`, { file: path }, `give --out a new folder, or ${resume} to resume`);
     }
+    if (contract.items) checkItems(path, manifest, contract.items);
   }
   return manifest;
+}
+
+/**
+ * Refuses items whose id the folder holds with other content: a question set that reuses the
+ * folder's ids for other questions. Items the folder has not seen are fine (a larger set, the
+ * rest of a benchmark), and so are items it has that the set leaves out (a subset).
+ */
+function checkItems(path: string, manifest: RunManifest, items: RunItems): void {
+  const held = manifest.items;
+  if (!held) return;
+  const changed = items.list.filter((item) => held[item.id] !== undefined && held[item.id] !== itemHash(item.content));
+  if (changed.length === 0) return;
+  const more = changed.length > 1 ? ` (and ${changed.length - 1} more of the ${items.list.length})` : "";
+  const from = items.input ? manifest.inputs.find((input) => input.name === items.input) : undefined;
+  const own = from ? (from.copy ? join(path, from.copy) : from.path) : undefined;
+  throw new UserError(
+    `holds a run of kind ${manifest.kind} over other ${items.noun}s: the ${items.noun} of this id ${items.file ? `in ${items.file} ` : ""}is not the one there${more}: nothing was written`,
+    { file: path, id: changed[0]!.id },
+    `a set that reuses ids for other ${items.noun}s is another set: give --out a new folder for it, or give ${items.flag ? `${items.flag} ` : ""}${own ?? `the ${items.noun}s the folder was made with`} to resume`,
+  );
 }
 
 /** The flag that sets the model a settings key names (`score.judge` → `--judge`), as the user gives it. */
@@ -323,6 +381,9 @@ export async function writeRunManifest(run: RunDirectory, contract: Omit<RunCont
   for (const input of contract.inputs ?? []) inputs.push(await recordInput(run, input, taken));
   const settings = JSON.parse(canonicalJson(contract.settings)) as Record<string, unknown>;
   const now = new Date().toISOString();
+  // the items of earlier runs stay: a subset run in the folder later does not forget the rest
+  const given = contract.items ? Object.fromEntries(contract.items.list.map((item) => [item.id, itemHash(item.content)])) : undefined;
+  const items = given || earlier?.items ? sortedRecord({ ...earlier?.items, ...given }) : undefined;
   const manifest: RunManifest = {
     format: RUN_MANIFEST_FORMAT,
     kind: contract.kind,
@@ -335,8 +396,13 @@ export async function writeRunManifest(run: RunDirectory, contract: Omit<RunCont
     settingsHash: settingsHash(settings),
     inputs,
     ...(contract.parts && contract.parts.length > 0 ? { parts: [...contract.parts] } : {}),
+    ...(items ? { items } : {}),
   };
   await run.writeJson(RUN_MANIFEST_FILE, manifest);
+}
+
+function sortedRecord(record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 async function recordInput(run: RunDirectory, input: RunInput, taken: Set<string>): Promise<RunInputRecord> {

@@ -62,6 +62,32 @@ describe("openRun", () => {
     await assert.rejects(openRun({ dir: nested, kind: "run", settings: { score: { judge: judge("openai/gpt-4o-mini", "openai", "openai-compatible") } } }), (e: unknown) => e instanceof UserError && /the judge \(score\.judge\) is openai\/gpt-4o there, openai\/gpt-4o-mini now/.test(e.message));
   });
 
+  test("refuses a question set that reuses the folder's ids for other questions, naming the first and how to go on; a subset or a larger set of the same questions resumes", async () => {
+    const root = temporaryDir();
+    const dir = join(root, "run");
+    const question = (id: string, text: string) => ({ id, content: { question_id: id, question: text, answer: "a mug" } });
+    const questionsFile = join(root, "questions.json");
+    writeFileSync(questionsFile, "[]\n");
+    const items = (list: ReturnType<typeof question>[]) => ({ noun: "question", input: "questions", flag: "--questions", file: "questions.json", list });
+    const contract = (list: ReturnType<typeof question>[]) => ({ dir, kind: "answer-tag" as const, settings: {}, inputs: [{ name: "questions", path: questionsFile, copy: true }], items: items(list) });
+    await openRun(contract([question("q01", "What is on the table?"), question("q02", "Where was the mug?")]));
+    assert.deepEqual(Object.keys(readRunManifest(dir)!.items ?? {}), ["q01", "q02"]);
+    // a subset, then a larger set of the same questions: resumed, the folder remembering all of them
+    await openRun(contract([question("q02", "Where was the mug?")]));
+    await openRun(contract([question("q01", "What is on the table?"), question("q03", "How many cups?")]));
+    assert.deepEqual(Object.keys(readRunManifest(dir)!.items ?? {}), ["q01", "q02", "q03"]);
+    const before = treeSnapshot(dir);
+    await assert.rejects(
+      openRun(contract([question("q01", "What is on the table?"), question("q02", "Where is the cup?"), question("q03", "How many mugs?")])),
+      (e: unknown) =>
+        e instanceof UserError &&
+        e.location.id === "q02" &&
+        /holds a run of kind answer-tag over other questions: the question of this id in questions\.json is not the one there \(and 1 more of the 3\): nothing was written/.test(e.message) &&
+        e.hint!.includes(`give --out a new folder for it, or give --questions ${join(dir, "inputs", "questions.json")} to resume`),
+    );
+    assert.deepEqual(treeSnapshot(dir), before);
+  });
+
   test("checks a folder written before manifests by its summary's kind or its record files, and resumes one of the same kind", async () => {
     const root = temporaryDir();
     const scored = join(root, "scored");
