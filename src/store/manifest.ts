@@ -337,7 +337,7 @@ function differingModel(was: Record<string, unknown>, now: Record<string, unknow
         ? `${role} ${wasName} is set up otherwise: its ${keys.slice(end).join(".")} is ${shown(valueAt(was, keys))} there, ${shown(valueAt(now, keys))} now`
         : `${role} is ${wasName} there, ${nowName} now`;
     const flag = MODEL_FLAGS[key];
-    const resume = flag && before.success ? `run with ${flag} ${wasName}${wasName === nowName ? " and its options as there" : ""}` : `run with ${role} as there`;
+    const resume = !flag ? `run with ${role} as there` : before.success ? `run with ${flag} ${wasName}${wasName === nowName ? " and its options as there" : ""}` : `run without ${flag}`;
     return { what, resume };
   }
   return undefined;

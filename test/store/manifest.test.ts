@@ -56,6 +56,10 @@ describe("openRun", () => {
     assert.match(other.hint ?? "", /run with --judge openai\/gpt-4o to resume/);
     const optioned = await refusal({ judge: judge("openai/gpt-4o", "openai", "openai-compatible", { reasoning: "high" }), mode: "robust" });
     assert.match(optioned.message, /the judge openai\/gpt-4o is set up otherwise: its options\.reasoning is not set there, "high" now/);
+    // a judge where the folder's run had none
+    const structured = join(temporaryDir(), "run");
+    await openRun({ dir: structured, kind: "tag-structured", settings: { judge: null } });
+    await assert.rejects(openRun({ dir: structured, kind: "tag-structured", settings: { judge: judge("openai/gpt-4o", "openai", "openai-compatible") } }), (e: unknown) => e instanceof UserError && /the judge is not set there, openai\/gpt-4o now/.test(e.message) && /run without --judge to resume/.test(e.hint ?? ""));
     // eqa run keeps its stages apart: the score stage's judge
     const nested = join(temporaryDir(), "run");
     await openRun({ dir: nested, kind: "run", settings: { score: { judge: judge("openai/gpt-4o", "openai", "openai-compatible") } } });
