@@ -114,7 +114,8 @@ export interface RunItems {
   flag?: string;
   /** The name of the run's input that holds them (`questions`, `benchmark`): the folder's own set is named from it. */
   input?: string;
-  list: readonly { id: string; content: unknown }[];
+  /** Each item with what it asks, or with its hash already made (a merged run's, from its shards' manifests). */
+  list: readonly ({ id: string; content: unknown } | { id: string; hash: string })[];
 }
 
 /** A benchmark's questions (OpenEQA's format) as the items of a run: each by its id, with its text, ground truth, category and episode. */
@@ -128,6 +129,10 @@ const ITEM_HASH_CHARS = 16;
 /** The hash of what an item asks, as a manifest keeps it. */
 export function itemHash(content: unknown): string {
   return sha256Hex(canonicalJson(content)).slice(0, ITEM_HASH_CHARS);
+}
+
+function hashOf(item: RunItems["list"][number]): string {
+  return "hash" in item ? item.hash : itemHash(item.content);
 }
 
 /** Configuration keys that say how a process ran or where its inputs were, not what it computed. */
@@ -291,7 +296,7 @@ export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings"
 function checkItems(path: string, manifest: RunManifest, items: RunItems): void {
   const held = manifest.items;
   if (!held) return;
-  const changed = items.list.filter((item) => held[item.id] !== undefined && held[item.id] !== itemHash(item.content));
+  const changed = items.list.filter((item) => held[item.id] !== undefined && held[item.id] !== hashOf(item));
   if (changed.length === 0) return;
   const more = changed.length > 1 ? ` (and ${changed.length - 1} more of the ${items.list.length})` : "";
   const from = items.input ? manifest.inputs.find((input) => input.name === items.input) : undefined;
@@ -382,7 +387,7 @@ export async function writeRunManifest(run: RunDirectory, contract: Omit<RunCont
   const settings = JSON.parse(canonicalJson(contract.settings)) as Record<string, unknown>;
   const now = new Date().toISOString();
   // the items of earlier runs stay: a subset run in the folder later does not forget the rest
-  const given = contract.items ? Object.fromEntries(contract.items.list.map((item) => [item.id, itemHash(item.content)])) : undefined;
+  const given = contract.items ? Object.fromEntries(contract.items.list.map((item) => [item.id, hashOf(item)])) : undefined;
   const items = given || earlier?.items ? sortedRecord({ ...earlier?.items, ...given }) : undefined;
   const manifest: RunManifest = {
     format: RUN_MANIFEST_FORMAT,

@@ -250,10 +250,14 @@ export async function writeRecords(run: RunDirectory, file: string, records: rea
  */
 export async function writeMergeNote(run: RunDirectory, set: ShardSet): Promise<void> {
   const first = readRunManifest(set.shards[0]!.dir);
+  // the questions the shards were given (each shard's manifest holds the whole set's)
+  const items: Record<string, string> = {};
+  for (const shard of set.shards) Object.assign(items, readRunManifest(shard.dir)?.items);
   await writeRunManifest(run, {
     kind: set.kind,
     settings: first?.settings ?? resultSettings(set.config),
     inputs: set.shards.map((s) => ({ name: `shard ${formatShard(s.manifest)}`, path: s.dir })),
+    ...(Object.keys(items).length > 0 ? { items: { noun: "item", list: Object.entries(items).map(([id, hash]) => ({ id, hash })) } } : {}),
   });
   await run.writeJson(MERGE_FILE, {
     format: MERGE_FORMAT,

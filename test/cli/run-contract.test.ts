@@ -115,6 +115,8 @@ describe("eqa score, answer and run keep their run folders", () => {
     assert.equal(manifest.kind, "llm-match");
     assert.equal(manifest.settingsHash, readRunManifest(shards[0]!)!.settingsHash);
     assert.deepEqual(manifest.inputs.map((i) => [i.name, i.path]), [["shard 0/2", shards[0]], ["shard 1/2", shards[1]]]);
+    assert.deepEqual(Object.keys(manifest.items ?? {}), questions.map((q) => q.question_id).sort(), "the questions the shards were given");
+    assert.deepEqual(manifest.items, readRunManifest(shards[0]!)!.items);
     // the merged run resumes under the command that made its shards, less the shard
     const calls = server.requests.length;
     assert.equal((await score(merged, predictions)).code, 0);
