@@ -2,7 +2,7 @@ import { OutputError, UserError, judgeUnreadable, type JudgeUnreadable, eqakitVe
 import { z } from "zod";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, JUDGE_ROLE, ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type CallPlan, type RunCost } from "../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, openRun, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
 import { peekReusableRecords } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
 import { traceOfFailure } from "./calls.js";
@@ -188,12 +188,13 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
  * the command's own settings less how the process ran); the benchmark, the question subset
  * (copied in) and the frames as inputs.
  */
-export function answerRunContract(options: Pick<AnswerOptions, "outDir" | "agent" | "settings" | "framesRoot" | "benchmarkFile">): RunContract {
+export function answerRunContract(options: Pick<AnswerOptions, "outDir" | "agent" | "settings" | "framesRoot" | "benchmarkFile" | "questions">): RunContract {
   const subset = options.settings?.subset;
   return {
     dir: options.outDir,
     kind: "answer",
     settings: resultSettings({ ...options.agent.configuration, ...options.settings }),
+    items: questionItems(options.questions, options.benchmarkFile),
     inputs: [
       ...(options.benchmarkFile ? [{ name: "benchmark", path: options.benchmarkFile }] : []),
       ...(typeof subset === "string" ? [{ name: "subset", path: subset, copy: true }] : []),

@@ -1,6 +1,6 @@
 import { Command, type Option } from "commander";
 import { eqakitVersion } from "../core/index.js";
-import { recordCommand, setRunCommandLine } from "../store/index.js";
+import { recordCommand, runFolderOf, setRunCommandLine } from "../store/index.js";
 import { cacheCommand } from "./cache.js";
 import { dataCommand } from "./data.js";
 import { envCommand } from "./env.js";
@@ -52,19 +52,23 @@ export function buildProgram(): Command {
   program.commands.forEach(exitOverrideDeep);
   program.commands.forEach(suggestMistypedRequiredOptions);
   program.exitOverride();
-  // the manifests of the run folders a command opens name its command line
-  program.hook("preAction", () => setRunCommandLine(process.argv.slice(2)));
+  program.hook("preAction", (_, action) => {
+    // the manifests of the run folders a command opens name its command line
+    setRunCommandLine(process.argv.slice(2));
+    // a run command's default --out is made here, once, so that the folder it writes is the one its commands.jsonl goes to
+    const flags = action.opts<Record<string, unknown>>();
+    const out = flags.out === undefined ? runFolderOf(commandPath(action), flags) : undefined;
+    if (out !== undefined) action.setOptionValue("out", out);
+  });
   // a run directory keeps the commands that ran in it to the end, for its report's panel
   program.hook("postAction", (_, action) => {
-    const flags = action.opts<{ out?: unknown; dryRun?: boolean }>();
-    if (!RUN_COMMANDS.has(commandPath(action)) || typeof flags.out !== "string" || flags.dryRun) return;
-    recordCommand(flags.out, process.argv.slice(2), Number(process.exitCode ?? 0));
+    const flags = action.opts<Record<string, unknown>>();
+    const out = runFolderOf(commandPath(action), flags);
+    if (out === undefined || flags.dryRun === true) return;
+    recordCommand(out, process.argv.slice(2), Number(process.exitCode ?? 0));
   });
   return program;
 }
-
-/** The commands whose --out is a run directory (not an episode folder, a file or a dataset). */
-const RUN_COMMANDS = new Set(["answer", "score", "run", "explore", "merge", "score-tag", "answer-tag", "demo", "memory build", "rm score", "rm bench"]);
 
 /** A subcommand's name with its parents' ("memory build"). */
 function commandPath(command: Command): string {

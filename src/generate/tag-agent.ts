@@ -20,6 +20,7 @@ import { tagAnswerContext, type TagAnswerContext } from "./history.js";
 import { RunDirectory, openRun, readJsonl, resultSettings } from "../store/index.js";
 import { ledgerCost, readCallLedger, withCallContext, type RunCost, type UsageLedger } from "../models/index.js";
 import { RECORDING_FILE } from "./sources.js";
+import { tagQuestionItems } from "../eval/index.js";
 
 /** A trajectory's recording: its frame folder and its log (for the grounding frame and the action history). */
 export interface TagAgentEpisode {
@@ -144,7 +145,7 @@ export async function runTagAnswers(
   options: AnswerTagOptions & { onResume?: (reused: number, toAsk: number) => void; usage?: UsageLedger } = {},
 ): Promise<TagAnswerRun> {
   // `eqa demo` opens the folder of its agent's run itself
-  const run = typeof dir === "string" ? await openTagAnswerRun(dir, agent.configuration, options.questionsPath) : dir;
+  const run = typeof dir === "string" ? await openTagAnswerRun(dir, agent.configuration, questions, options.questionsPath) : dir;
   options.usage?.attach(run.path);
   const keyOf = tagAnswerKey(agent);
   const keys = new Map(questions.map((q) => [q.question_id, keyOf(q)]));
@@ -174,9 +175,13 @@ export async function runTagAnswers(
   return { predictions, failures, reused, cost };
 }
 
-/** Opens `dir` as an answer-tag run folder: its settings are the agent's configuration, the questions file its input (refused when it holds another kind of run or other settings). */
-export function openTagAnswerRun(dir: string, configuration: Record<string, unknown>, questionsPath?: string): Promise<RunDirectory> {
-  return openRun({ dir, kind: "answer-tag", settings: resultSettings(configuration), inputs: questionsPath ? [{ name: "questions", path: questionsPath, copy: true }] : [] });
+/**
+ * Opens `dir` as an answer-tag run folder: its settings are the agent's configuration, the
+ * questions file its input, the questions its items (refused when it holds another kind of run,
+ * other settings, or other questions under the same ids).
+ */
+export function openTagAnswerRun(dir: string, configuration: Record<string, unknown>, questions: readonly TagQuestion[], questionsPath?: string): Promise<RunDirectory> {
+  return openRun({ dir, kind: "answer-tag", settings: resultSettings(configuration), inputs: questionsPath ? [{ name: "questions", path: questionsPath, copy: true }] : [], items: tagQuestionItems(questions, questionsPath) });
 }
 
 /**

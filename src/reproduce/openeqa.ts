@@ -266,9 +266,9 @@ export async function answerOpenEqaRows(options: ReproduceOpenEqaOptions, runtim
     const rowDir = join(options.outDir, "rows", family);
     const answerOptions = rowAnswerOptions(options, family, rowDir, runtime);
     // the contract answerAndScore opens the row's folder with
-    const answerContract = answerRunContract(answerOptions);
+    const answerContract = answerRunContract({ ...answerOptions, questions: options.selection.questions });
     const scoreContract = scoreRunContract({ benchmark: options.selection.benchmark, questions: options.selection.questions, predictions: [], predictionsPath: join(rowDir, PREDICTIONS_FILE), judgeSpec: options.judgeSpec, mode, outDir: rowDir, settings: rowSettings(options) });
-    const run = await openRun({ dir: rowDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [] });
+    const run = await openRun({ dir: rowDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [], ...(answerContract.items ? { items: answerContract.items } : {}) });
     const answered = await answerQuestions({
       ...answerOptions,
       questions: options.selection.questions,

@@ -2,7 +2,7 @@ import { canonicalJson, seededRandom, sha256Hex, UserError, writeFileAtomically,
 import { environmentOf, readTextFile, writeRewardInstances, type RewardInstance } from "../data/index.js";
 import { linspaceRoundIndices, openEpisode, resolveEpisodePath, type Episode, type ImageOptions } from "../episodes/index.js";
 import { describeModel, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec } from "../models/index.js";
-import { RunDirectory, openRun, resultSettings } from "../store/index.js";
+import { RunDirectory, openRun, questionItems, resultSettings } from "../store/index.js";
 import { parseCsv, toCsv } from "./csv.js";
 import { imageParts } from "./evaluate.js";
 import { parseAgentResponse, parseEvaluation } from "./parse.js";
@@ -95,6 +95,7 @@ export async function buildRewardBench(options: BuildOptions): Promise<BuildResu
     kind: "rm-build",
     settings: resultSettings({ responder: describeModel(options.responderSpec), scorer: describeModel(options.scorerSpec), responsesPerQuestion: options.responsesPerQuestion, keyframes: options.keyframes, image: options.image ?? {}, finetuneFraction: options.finetuneFraction, seed: options.seed }),
     inputs: [{ name: "frames", path: options.framesRoot }],
+    items: questionItems(options.questions),
   });
 
   // step 1: responses

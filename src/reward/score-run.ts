@@ -58,7 +58,7 @@ export interface RmScoreOptions {
   usage?: UsageLedger;
   settings?: Record<string, unknown>;
   /** The kind of run folder (`rm-score`; `rm-bench` for `eqa rm bench`) and settings of its own beside the sampling's, for its manifest. */
-  runKind?: string;
+  runKind?: "rm-score" | "rm-bench";
   runSettings?: Record<string, unknown>;
   onProgress?: (progress: RmScoreProgress) => void;
 }
@@ -84,6 +84,7 @@ export function rmRunContract(options: Omit<RmScoreOptions, "model" | "usage" | 
       ...options.settings,
     }),
     inputs: [{ name: "instances", path: options.file.path, copy: true }, ...(options.framesRoot ? [{ name: "frames", path: options.framesRoot }] : [])],
+    items: { noun: "instance", input: "instances", flag: "--instances", file: options.file.path, list: options.file.instances.map((i) => ({ id: i.id, content: i })) },
   };
 }
 

@@ -8,3 +8,4 @@ export * from "./cache.js";
 export * from "./run-dir.js";
 export * from "./shard.js";
 export * from "./manifest.js";
+export * from "./kinds.js";

@@ -2,9 +2,8 @@
  * The run manifest: what a run folder holds and how it was made, written to `manifest.json`
  * (`eqakit-run-manifest/1`) by every command that writes a run folder, through {@link openRun}.
  *
- * - `kind`: the kind of run (`llm-match`, `answer`, `run`, `explore`, `answer-tag`,
- *   `tag-structured`, `tag-validate`, `rm-score`, `rm-bench`, `rm-build`, `rm-review`,
- *   `memory`, `generate-tag`, `demo`), the kind its summary names where it has one.
+ * - `kind`: the kind of run, one of {@link RUN_KINDS} (kinds.ts), the kind its summary names
+ *   where it has one.
  * - `command`, `cwd`, `eqakitVersion`: the command line that last opened the folder (secrets
  *   hidden), where it ran, and with which eqakit.
  * - `settings` and `settingsHash`: what decides the results (models, judge, mode, prompt
@@ -14,10 +13,15 @@
  * - `inputs`: every input by absolute path, with the SHA-256 and size of each file; a small
  *   file the run depends on (predictions, a question subset; at most {@link COPY_LIMIT_BYTES})
  *   is copied to `inputs/<name><ext>` so that the run reads the same after its inputs move.
+ * - `items`: the questions (episodes, instances) the run was given, each id with a hash of what
+ *   it asks (its text, ground truth, episode …): question sets reuse ids (a generated set's
+ *   `home-1-heat-clean-q05` is another question with another `--per-trajectory`), so ids alone
+ *   cannot tell a folder's set from another.
  *
  * Opening checks before anything is written (no folder made, no temporary removed, no record
  * touched): a folder holding a run of another kind, or of the same kind made with other
- * settings, is a UserError naming the folder, its kind and the first setting that differs. A
+ * settings, is a UserError naming the folder, its kind and the first setting that differs; so is
+ * a folder given a question of an id it holds that asks something else ({@link RunItems}). A
  * folder written before manifests existed is recognised by its summary's kind or its record
  * files ({@link inferRunKind}) and resumes when the kind matches. An empty or new folder is
  * fine. Inputs may change between runs of one folder (updated predictions): the records' input
@@ -32,8 +36,9 @@ import { copyFile, mkdir, rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
-import { UserError, canonicalJson, eqakitVersion, outputFailure, sha256Hex, writeFileAtomically } from "../core/index.js";
+import { UserError, canonicalJson, eqakitVersion, outputFailure, sha256Hex, writeFileAtomically, type Question } from "../core/index.js";
 import { readJsonl } from "./jsonl.js";
+import { isRunKind, recogniseRunKind, type RunKind } from "./kinds.js";
 import { COMMANDS_FILE, RunDirectory, formatCommandLine, outputDirectoryProblem } from "./run-dir.js";
 
 export const RUN_MANIFEST_FILE = "manifest.json";
@@ -69,6 +74,8 @@ export const runManifestSchema = z.object({
   inputs: z.array(inputSchema),
   /** Run folders inside this one, relative to it (a demo's dataset and runs). */
   parts: z.array(z.string()).optional(),
+  /** The items the run was given (questions, episodes, instances): id → {@link itemHash} of what it asks. */
+  items: z.record(z.string(), z.string()).optional(),
 });
 
 export type RunManifest = z.infer<typeof runManifestSchema>;
@@ -85,12 +92,47 @@ export interface RunInput {
 /** What a command declares of the run it writes: checked against the folder before anything is written. */
 export interface RunContract {
   dir: string;
-  kind: string;
+  kind: RunKind;
   /** The settings that decide the results (see `resultSettings`); JSON values. */
   settings: Record<string, unknown>;
   inputs?: readonly RunInput[];
   /** Run folders this one holds, relative to it. */
   parts?: readonly string[];
+  /** The questions (episodes, instances) the run is given: a folder holding one of the same id that asks something else is refused. */
+  items?: RunItems;
+}
+
+/**
+ * The items a run is given, each with what it asks: a question's text, ground truth, category
+ * and episode; an episode's question and scene; an instance's question, answer and trace.
+ */
+export interface RunItems {
+  /** What the items are, in messages: `question`, `episode`, `instance`. */
+  noun: string;
+  /** The file they were read from, as the user gave it, and the flag that gives it (`--questions`). */
+  file?: string;
+  flag?: string;
+  /** The name of the run's input that holds them (`questions`, `benchmark`): the folder's own set is named from it. */
+  input?: string;
+  /** Each item with what it asks, or with its hash already made (a merged run's, from its shards' manifests). */
+  list: readonly ({ id: string; content: unknown } | { id: string; hash: string })[];
+}
+
+/** A benchmark's questions (OpenEQA's format) as the items of a run: each by its id, with its text, ground truth, category and episode. */
+export function questionItems(questions: readonly Question[], file?: string): RunItems {
+  return { noun: "question", input: "benchmark", flag: "--benchmark", ...(file !== undefined ? { file } : {}), list: questions.map((q) => ({ id: q.questionId, content: q })) };
+}
+
+/** Hex digits of an item's hash kept in the manifest: enough to tell two questions apart, short enough for a benchmark of thousands. */
+const ITEM_HASH_CHARS = 16;
+
+/** The hash of what an item asks, as a manifest keeps it. */
+export function itemHash(content: unknown): string {
+  return sha256Hex(canonicalJson(content)).slice(0, ITEM_HASH_CHARS);
+}
+
+function hashOf(item: RunItems["list"][number]): string {
+  return "hash" in item ? item.hash : itemHash(item.content);
 }
 
 /** Configuration keys that say how a process ran or where its inputs were, not what it computed. */
@@ -172,37 +214,21 @@ export function readRunManifest(dir: string): RunManifest | undefined {
  * summary's `kind`, else the kind whose record files it holds; undefined for a missing or
  * empty folder, or one of files eqakit does not know.
  */
-export function inferRunKind(dir: string): string | undefined {
+export function inferRunKind(dir: string): RunKind | undefined {
   const path = resolve(dir);
   const manifest = readRunManifest(path);
-  if (manifest) return manifest.kind;
-  const has = (name: string): boolean => existsSync(join(path, name));
+  if (manifest) return isRunKind(manifest.kind) ? manifest.kind : undefined;
   for (const name of ["summary.json", "bench.json"]) {
     const kind = summaryKind(join(path, name));
     if (kind) return kind;
   }
-  if (has("summary.answer.json") || has("summary.score.json")) return "run";
-  if (has("recordings") && has("dataset") && has("runs")) return "demo";
-  if (has("episodes.jsonl")) return "explore";
-  if (has("traces.jsonl")) return "answer";
-  if (has("memories.jsonl")) return "memory";
-  if (has("evaluations.jsonl")) return "rm-score";
-  if (has("responses.jsonl")) return "rm-build";
-  if (has("reviewed.jsonl")) return "rm-review";
-  if (has("validation.jsonl")) return "tag-validate";
-  if (has("answers.jsonl")) return "answer-tag";
-  if (has("questions.json") && has("stats.json")) return "generate-tag";
-  if (has("judgements.jsonl")) {
-    const first = readJsonl(join(path, "judgements.jsonl"), (v) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>) : undefined), false).records[0];
-    return first && "groundedScore" in first ? "tag-structured" : "llm-match";
-  }
-  return undefined;
+  return recogniseRunKind(path);
 }
 
-function summaryKind(file: string): string | undefined {
+function summaryKind(file: string): RunKind | undefined {
   try {
     const value: unknown = JSON.parse(readFileSync(file, "utf8"));
-    if (typeof value === "object" && value !== null && "kind" in value && typeof value.kind === "string" && value.kind !== "") return value.kind;
+    if (typeof value === "object" && value !== null && "kind" in value && typeof value.kind === "string" && isRunKind(value.kind)) return value.kind;
   } catch {
     // no summary, or one that is being written: the record files decide
   }
@@ -237,7 +263,7 @@ function shown(value: unknown): string {
  * Checks that `contract.dir` can hold the run `contract` declares (see the module comment)
  * and returns the manifest it holds, if any. Writes nothing.
  */
-export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings">): RunManifest | undefined {
+export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings" | "items">): RunManifest | undefined {
   const path = resolve(contract.dir);
   const problem = outputDirectoryProblem(path);
   if (problem) throw new UserError(problem, { file: path }, "give --out a new or existing directory");
@@ -252,11 +278,74 @@ export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings"
     const settings = JSON.parse(canonicalJson(contract.settings)) as Record<string, unknown>;
     if (manifest.settingsHash !== settingsHash(settings)) {
       const diff = firstDifferingSetting(manifest.settings, settings);
-      const what = diff ? `${diff.path} is ${shown(diff.was)} there, ${shown(diff.now)} now` : "its settings differ";
-      throw new UserError(`holds a run of kind ${kind} made with other settings (${what}): nothing was written`, { file: path }, `give --out a new folder, or run with the settings in ${join(path, RUN_MANIFEST_FILE)} to resume`);
+      const model = diff ? differingModel(manifest.settings, settings, diff.path) : undefined;
+      const what = model?.what ?? (diff ? `${diff.path} is ${shown(diff.was)} there, ${shown(diff.now)} now` : "its settings differ");
+      const resume = model?.resume ?? `run with the settings in ${join(path, RUN_MANIFEST_FILE)}`;
+      throw new UserError(`holds a run of kind ${kind} made with other settings (${what}): nothing was written`, { file: path }, `give --out a new folder, or ${resume} to resume`);
     }
+    if (contract.items) checkItems(path, manifest, contract.items);
   }
   return manifest;
+}
+
+/**
+ * Refuses items whose id the folder holds with other content: a question set that reuses the
+ * folder's ids for other questions. Items the folder has not seen are fine (a larger set, the
+ * rest of a benchmark), and so are items it has that the set leaves out (a subset).
+ */
+function checkItems(path: string, manifest: RunManifest, items: RunItems): void {
+  const held = manifest.items;
+  if (!held) return;
+  const changed = items.list.filter((item) => held[item.id] !== undefined && held[item.id] !== hashOf(item));
+  if (changed.length === 0) return;
+  const more = changed.length > 1 ? ` (and ${changed.length - 1} more of the ${items.list.length})` : "";
+  const from = items.input ? manifest.inputs.find((input) => input.name === items.input) : undefined;
+  const own = from ? (from.copy ? join(path, from.copy) : from.path) : undefined;
+  throw new UserError(
+    `holds a run of kind ${manifest.kind} over other ${items.noun}s: the ${items.noun} of this id ${items.file ? `in ${items.file} ` : ""}is not the one there${more}: nothing was written`,
+    { file: path, id: changed[0]!.id },
+    `a set that reuses ids for other ${items.noun}s is another set: give --out a new folder for it, or give ${items.flag ? `${items.flag} ` : ""}${own ?? `the ${items.noun}s the folder was made with`} to resume`,
+  );
+}
+
+/** The flag that sets the model a settings key names (`score.judge` → `--judge`), as the user gives it. */
+const MODEL_FLAGS: Readonly<Record<string, string>> = { judge: "--judge", model: "--model", captioner: "--captioner", responder: "--responder", scorer: "--scorer" };
+
+/** A model as summaries and settings record it (`describeModel`): `provider/model` with its family and options. */
+const describedModel = z.object({ name: z.string(), provider: z.string(), model: z.string(), family: z.string() });
+
+function valueAt(settings: Record<string, unknown>, keys: readonly string[]): unknown {
+  let value: unknown = settings;
+  for (const key of keys) value = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
+  return value;
+}
+
+/**
+ * A differing setting inside a model's description (`judge.family`), named as the user knows
+ * the model: `the judge is openai/gpt-4o there, anthropic/claude-sonnet-4-5 now`, and how to
+ * resume (`run with --judge openai/gpt-4o`); undefined when `path` is not in a model.
+ */
+function differingModel(was: Record<string, unknown>, now: Record<string, unknown>, path: string): { what: string; resume: string } | undefined {
+  const keys = path.split(".");
+  for (let end = keys.length - 1; end > 0; end--) {
+    const at = keys.slice(0, end);
+    const before = describedModel.safeParse(valueAt(was, at));
+    const after = describedModel.safeParse(valueAt(now, at));
+    if (!before.success && !after.success) continue;
+    const key = at.at(-1)!;
+    // `eqa run` keeps its stages' settings apart: the judge of its score stage is `score.judge`
+    const role = `the ${key === "model" ? "model" : key.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}${at.length > 1 ? ` (${at.join(".")})` : ""}`;
+    const wasName = before.success ? before.data.name : "not set";
+    const nowName = after.success ? after.data.name : "not set";
+    const what =
+      wasName === nowName
+        ? `${role} ${wasName} is set up otherwise: its ${keys.slice(end).join(".")} is ${shown(valueAt(was, keys))} there, ${shown(valueAt(now, keys))} now`
+        : `${role} is ${wasName} there, ${nowName} now`;
+    const flag = MODEL_FLAGS[key];
+    const resume = !flag ? `run with ${role} as there` : before.success ? `run with ${flag} ${wasName}${wasName === nowName ? " and its options as there" : ""}` : `run without ${flag}`;
+    return { what, resume };
+  }
+  return undefined;
 }
 
 /** The hash of a run's settings as a manifest keeps it. */
@@ -280,7 +369,7 @@ export async function openRun(contract: RunContract): Promise<RunDirectory> {
  * The run folder `dir` of a `kind` run, for a stage that adds to it (`eqa explore --judge`
  * judging the exploration in place): it must hold a run of that kind already.
  */
-export function reopenRun(dir: string, kind: string): RunDirectory {
+export function reopenRun(dir: string, kind: RunKind): RunDirectory {
   const path = resolve(dir);
   const held = existsSync(path) ? inferRunKind(path) : undefined;
   if (held !== kind) throw new UserError(held ? `holds a run of kind ${held}, not ${kind}: nothing was written` : `holds no ${kind} run`, { file: path }, `give the folder of a ${kind} run`);
@@ -297,6 +386,9 @@ export async function writeRunManifest(run: RunDirectory, contract: Omit<RunCont
   for (const input of contract.inputs ?? []) inputs.push(await recordInput(run, input, taken));
   const settings = JSON.parse(canonicalJson(contract.settings)) as Record<string, unknown>;
   const now = new Date().toISOString();
+  // the items of earlier runs stay: a subset run in the folder later does not forget the rest
+  const given = contract.items ? Object.fromEntries(contract.items.list.map((item) => [item.id, hashOf(item)])) : undefined;
+  const items = given || earlier?.items ? sortedRecord({ ...earlier?.items, ...given }) : undefined;
   const manifest: RunManifest = {
     format: RUN_MANIFEST_FORMAT,
     kind: contract.kind,
@@ -309,8 +401,13 @@ export async function writeRunManifest(run: RunDirectory, contract: Omit<RunCont
     settingsHash: settingsHash(settings),
     inputs,
     ...(contract.parts && contract.parts.length > 0 ? { parts: [...contract.parts] } : {}),
+    ...(items ? { items } : {}),
   };
   await run.writeJson(RUN_MANIFEST_FILE, manifest);
+}
+
+function sortedRecord(record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 async function recordInput(run: RunDirectory, input: RunInput, taken: Set<string>): Promise<RunInputRecord> {

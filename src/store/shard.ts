@@ -25,6 +25,7 @@ import { UserError, canonicalJson, runOfKind, eqakitVersion, formatShard, output
 import { readJsonl } from "./jsonl.js";
 import { RunDirectory, type KeyedRecord } from "./run-dir.js";
 import { readRunManifest, resultSettings, writeRunManifest } from "./manifest.js";
+import type { RunKind } from "./kinds.js";
 
 export const SHARD_FILE = "shard.json";
 export const SHARD_FORMAT = "eqakit-shard/1";
@@ -90,7 +91,7 @@ export interface ShardRun {
 
 /** The shards of one run, checked and in index order, with the run's item list. */
 export interface ShardSet {
-  kind: string;
+  kind: RunKind;
   shards: ShardRun[];
   items: string[];
   /** The run's configuration, without the shard (the first shard's operational settings). */
@@ -147,7 +148,7 @@ function withoutOperational(config: Record<string, unknown>): Record<string, unk
 }
 
 /** Reads and checks the shard directories of one run (see the module comment). */
-export async function readShardSet(dirs: readonly string[], kind: string): Promise<ShardSet> {
+export async function readShardSet(dirs: readonly string[], kind: RunKind): Promise<ShardSet> {
   if (dirs.length === 0) throw new UserError("no shard directories given", {}, "eqa merge DIR… --out DIR");
   const shards: ShardRun[] = [];
   const seen = new Set<string>();
@@ -249,10 +250,14 @@ export async function writeRecords(run: RunDirectory, file: string, records: rea
  */
 export async function writeMergeNote(run: RunDirectory, set: ShardSet): Promise<void> {
   const first = readRunManifest(set.shards[0]!.dir);
+  // the questions the shards were given (each shard's manifest holds the whole set's)
+  const items: Record<string, string> = {};
+  for (const shard of set.shards) Object.assign(items, readRunManifest(shard.dir)?.items);
   await writeRunManifest(run, {
     kind: set.kind,
     settings: first?.settings ?? resultSettings(set.config),
     inputs: set.shards.map((s) => ({ name: `shard ${formatShard(s.manifest)}`, path: s.dir })),
+    ...(Object.keys(items).length > 0 ? { items: { noun: "item", list: Object.entries(items).map(([id, hash]) => ({ id, hash })) } } : {}),
   });
   await run.writeJson(MERGE_FILE, {
     format: MERGE_FORMAT,

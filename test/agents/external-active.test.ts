@@ -224,6 +224,20 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
     assert.equal(new Set(pids).size, 2, `processes: ${pids.join(", ")}`);
   });
 
+  test("with two processes taking episode after episode, the ledger names the episode of each model/complete call", async () => {
+    const home = temporaryDir();
+    const ids = ["m1", "m2", "m3", "m4", "m5"];
+    const episodes = writeEpisodes(home, ids);
+    await withModelServer((_, index) => ({ ...openAiReply("a green armchair"), delayMs: [30, 5, 15][index % 3] }), async (server) => {
+      const out = join(home, "run");
+      const result = await runCli(["explore", "--episodes", episodes, "--agent", `exec:python3 ${join(examples, "random_walk.py")} --steps 2`, "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--concurrency", "2", "--no-cache", "--out", out, ...SMALL], cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(server.requests.length, ids.length);
+      const items = readFileSync(join(out, "calls.jsonl"), "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { item?: string }).item);
+      assert.deepEqual([...items].sort(), ids, "one call for each episode, under its own id");
+    });
+  });
+
   test("when the step budget is spent, an agent that still moves ends its episode without an answer (stop: budget)", async () => {
     const home = temporaryDir();
     const episodes = writeEpisodes(home, ["b1"]);

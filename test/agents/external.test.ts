@@ -237,6 +237,25 @@ serve(Frames())
       await server.close();
     }
   });
+
+  test("with several questions in flight, the ledger names the question of each model/complete call, also when a process answers a second question", async () => {
+    const home = temporaryDir();
+    const questions = readRawBenchmark().slice(0, 9);
+    const subset = join(home, "subset.json");
+    writeFileSync(subset, JSON.stringify(questions.map((q) => q.question_id)));
+    // replies of uneven latency, so that the processes finish out of order and are reused for other questions
+    const server = await startModelServer((_, index) => ({ ...openAiReply("A: a chair"), delayMs: [40, 5, 20][index % 3] }));
+    try {
+      const out = join(home, "answers");
+      const result = await runCli(["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", `exec:python3 ${blindPy}`, "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", out, "--concurrency", "3", "--no-cache"], cliEnv(home));
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(server.requests.length, questions.length);
+      const items = lines(join(out, "calls.jsonl")).map((l) => (JSON.parse(l) as { item?: string }).item);
+      assert.deepEqual([...items].sort(), questions.map((q) => q.question_id).sort(), "one call for each question, under its own id");
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe("eqa agent check", () => {

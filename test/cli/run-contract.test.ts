@@ -72,7 +72,7 @@ describe("eqa score, answer and run keep their run folders", () => {
     const scored = join(home, "scored");
     assert.equal((await score(scored, predictions)).code, 0);
     const calls = server.requests.length;
-    await assertRefusedUnchanged(scored, () => cli(["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...judge("openai/gpt-4o-mini"), "--out", scored]), /judge\.model is "gpt-4o" there, "gpt-4o-mini" now/);
+    await assertRefusedUnchanged(scored, () => cli(["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...judge("openai/gpt-4o-mini"), "--out", scored]), /the judge is openai\/gpt-4o there, openai\/gpt-4o-mini now\)[^]*run with --judge openai\/gpt-4o to resume/);
     await assertRefusedUnchanged(scored, () => score(scored, predictions, ["--mode", "compat"]), /mode is "robust" there, "compat" now/);
     const again = await score(scored, predictions, ["--concurrency", "1"]);
     assert.equal(again.code, 0, again.stderr);
@@ -100,7 +100,7 @@ describe("eqa score, answer and run keep their run folders", () => {
     const calls = server.requests.length;
     assert.equal((await run(out)).code, 0);
     assert.equal(server.requests.length, calls);
-    await assertRefusedUnchanged(out, () => cli(["run", "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...model, ...judge("openai/gpt-4o-mini"), "--out", out]), /score\.judge\.model/);
+    await assertRefusedUnchanged(out, () => cli(["run", "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...model, ...judge("openai/gpt-4o-mini"), "--out", out]), /the judge \(score\.judge\) is openai\/gpt-4o there, openai\/gpt-4o-mini now/);
     await assertRefusedUnchanged(out, () => answer(out), /kind run, not answer/);
   });
 
@@ -115,10 +115,33 @@ describe("eqa score, answer and run keep their run folders", () => {
     assert.equal(manifest.kind, "llm-match");
     assert.equal(manifest.settingsHash, readRunManifest(shards[0]!)!.settingsHash);
     assert.deepEqual(manifest.inputs.map((i) => [i.name, i.path]), [["shard 0/2", shards[0]], ["shard 1/2", shards[1]]]);
+    assert.deepEqual(Object.keys(manifest.items ?? {}), questions.map((q) => q.question_id).sort(), "the questions the shards were given");
+    assert.deepEqual(manifest.items, readRunManifest(shards[0]!)!.items);
     // the merged run resumes under the command that made its shards, less the shard
     const calls = server.requests.length;
     assert.equal((await score(merged, predictions)).code, 0);
     assert.equal(server.requests.length, calls);
+  });
+
+  test("eqa answer, score and run refuse a benchmark that asks other questions under the folder's ids; the benchmark they were made with resumes", async () => {
+    const other = join(home, "other-benchmark.json");
+    writeFileSync(other, JSON.stringify(questions.map((q, i) => (i === 1 ? { ...q, answer: "a lamp" } : q))));
+    const withOther = (args: string[]): string[] => args.map((a) => (a === openEqaBenchmarkFile ? other : a));
+    const answers = join(home, "answers-4");
+    assert.equal((await answer(answers)).code, 0);
+    const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const message = new RegExp(`over other questions: the question of this id in ${escape(other)} is not the one there[^]*or give --benchmark ${escape(openEqaBenchmarkFile)} to resume`);
+    await assertRefusedUnchanged(answers, () => cli(withOther(["answer", "--benchmark", openEqaBenchmarkFile, ...model, "--out", answers])), message);
+    const scored = join(home, "scored-4");
+    const predictions = join(answers, "predictions.json");
+    assert.equal((await score(scored, predictions)).code, 0);
+    await assertRefusedUnchanged(scored, () => cli(withOther(["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, ...judge(), "--out", scored])), message);
+    const out = join(home, "run-4");
+    assert.equal((await run(out)).code, 0);
+    await assertRefusedUnchanged(out, () => cli(withOther(["run", "--benchmark", openEqaBenchmarkFile, ...model, ...judge(), "--out", out])), message);
+    const calls = server.requests.length;
+    assert.equal((await answer(answers)).code, 0);
+    assert.equal(server.requests.length, calls, "every answer reused");
   });
 
   test("a folder written before manifests is checked by the kind its summary names, and resumes when it matches", async () => {
@@ -205,7 +228,7 @@ describe("every other command that writes a run folder keeps it", () => {
   });
 
   test("each command refuses its own kind's folder made with other settings, and resumes it with the same settings", async () => {
-    const differs: Partial<Record<keyof typeof runs, RegExp>> = { rmScore: /model\.model is "judge-vl" there, "other-vl" now/, rmBench: /tolerance is 2 there, 1 now/, dataset: /seed is 0 there, 5 now/, answers: /made with other settings/, tagScore: /grounded is false there, true now/, explore: /maxSteps is 20 there, 25 now/ };
+    const differs: Partial<Record<keyof typeof runs, RegExp>> = { rmScore: /the model is openai\/judge-vl there, openai\/other-vl now/, rmBench: /tolerance is 2 there, 1 now/, dataset: /seed is 0 there, 5 now/, answers: /made with other settings/, tagScore: /grounded is false there, true now/, explore: /maxSteps is 20 there, 25 now/ };
     await Promise.all((Object.entries(differs) as [keyof typeof runs, RegExp][]).map(([name, message]) => assertRefusedUnchanged(runs[name], () => runCli(commands[name].other(runs[name]), env), message)));
     const calls = rm.requests.length;
     for (const name of Object.keys(runs) as (keyof typeof runs)[]) {
@@ -213,6 +236,32 @@ describe("every other command that writes a run folder keeps it", () => {
       assert.notEqual(again.code, 2, `${name}: ${again.stderr}`);
     }
     assert.equal(rm.requests.length, calls, "the reward model's evaluations were all reused");
+  });
+
+  test("each command that reads a question set refuses one that reuses the folder's ids for other questions, episodes or instances, changing nothing", async () => {
+    const swap = (args: string[], from: string, to: string): string[] => args.map((a) => (a === from ? to : a));
+    const instances = join(dir, "instances.jsonl");
+    const otherInstances = join(dir, "instances-other.jsonl");
+    writeFileSync(otherInstances, readFileSync(instances, "utf8").replace("Question 0?", "Question zero?"));
+    const questions = join(runs.dataset, "questions.json");
+    // beside the dataset's folder: its episode_history paths are relative to the file
+    const otherQuestions = join(dir, "other-set", "questions.json");
+    mkdirSync(join(dir, "other-set"));
+    const set = readJson(questions) as { question: string }[];
+    writeFileSync(otherQuestions, JSON.stringify(set.map((q, i) => (i === 0 ? { ...q, question: `${q.question} Answer in one word.` } : q))));
+    const episodes = join(dir, "episodes.json");
+    const otherEpisodes = join(dir, "episodes-other.json");
+    writeFileSync(otherEpisodes, readFileSync(episodes, "utf8").replace("What is in the kitchen?", "What is in the hall?"));
+    const cases: [keyof typeof runs, string, string, RegExp][] = [
+      ["rmScore", instances, otherInstances, /over other instances: the instance of this id in .*instances-other\.jsonl is not the one there/],
+      ["rmBench", instances, otherInstances, /over other instances: the instance of this id/],
+      ["answers", questions, otherQuestions, /over other questions: the question of this id in .*other-set\/questions\.json is not the one there/],
+      ["tagScore", questions, otherQuestions, /over other questions: the question of this id/],
+      ["explore", episodes, otherEpisodes, /over other episodes: the episode of this id in .*episodes-other\.json is not the one there/],
+    ];
+    const calls = rm.requests.length;
+    for (const [name, from, to, message] of cases) await assertRefusedUnchanged(runs[name], () => runCli(swap(commands[name].args(runs[name]), from, to), env), message);
+    assert.equal(rm.requests.length, calls, "no model was called");
   });
 
   test("eqa explore --judge judges the exploration in its own folder; eqa rm build, eqa score-tag --validate and eqa demo refuse another kind's folder, and eqa rm score a demo's", async () => {

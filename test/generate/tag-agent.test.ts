@@ -9,6 +9,7 @@ import { RunDirectory } from "../../src/store/index.js";
 import { recordTask } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
+import { assertRefusedUnchanged } from "../helpers/tree.js";
 
 /** A recording of the built-in simulator (a cooling task) in a fresh folder, and a TAG-EQA set made from it. */
 async function recordedSet(): Promise<{ dir: string; out: string; log: TrajectoryLog; questions: TagQuestion[] }> {
@@ -138,6 +139,36 @@ export function answer(params) {
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /holds answers to a question this set does not have/);
     assert.match(refused.stderr, /answers\.jsonl/);
+  });
+});
+
+describe("eqa answer-tag into the folder of another set", () => {
+  test("a set generated with more questions per trajectory reuses the ids for other questions: it is refused, naming the question and a new --out, and the folder is left as it was", async () => {
+    const { dir, out, log } = await recordedSet();
+    const sightings = await maskSightings(log, join(out, "frames"));
+    const made = (perTrajectory: number) => buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory, seed: 0 }).questions;
+    const ten = made(10);
+    const sixteen = made(16);
+    const byId = new Map(ten.map((q) => [q.question_id, q]));
+    const changed = sixteen.filter((q) => byId.has(q.question_id) && JSON.stringify(byId.get(q.question_id)) !== JSON.stringify(q));
+    assert.ok(changed.length > 0, "the two sets share ids for different questions");
+    const tenFile = join(dir, "ten.json");
+    const sixteenFile = join(dir, "sixteen.json");
+    await writeFile(tenFile, JSON.stringify(ten));
+    await writeFile(sixteenFile, JSON.stringify(sixteen));
+    const agentFile = join(dir, "agent.mjs");
+    await writeFile(agentFile, `export function initialize(params) { return { name: "two", version: "1", supports: [params.task] }; }\nexport function answer() { return { answer: "two" }; }\n`);
+    const folder = join(dir, "answers");
+    const first = await runCli(["answer-tag", "--questions", tenFile, "--agent", agentFile, "--out", folder], cliEnv(dir));
+    assert.equal(first.code, 0, first.stderr);
+    await assertRefusedUnchanged(folder, () => runCli(["answer-tag", "--questions", sixteenFile, "--agent", agentFile, "--out", folder], cliEnv(dir)), /holds a run of kind answer-tag over other questions: the question of this id in .*sixteen\.json is not the one there[^]*give --out a new folder for it, or give --questions .*inputs\/questions\.json to resume/);
+    // the set it was made with resumes, every answer kept
+    const again = await runCli(["answer-tag", "--questions", tenFile, "--agent", agentFile, "--out", folder], cliEnv(dir));
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, new RegExp(`${ten.length} of ${ten.length} questions already answered`));
+    // the same set in a new folder is answered anew
+    const fresh = await runCli(["answer-tag", "--questions", sixteenFile, "--agent", agentFile, "--out", join(dir, "answers-16")], cliEnv(dir));
+    assert.equal(fresh.code, 0, fresh.stderr);
   });
 });
 

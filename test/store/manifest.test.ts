@@ -37,6 +37,61 @@ describe("openRun", () => {
     await openRun({ dir, kind: "explore", settings: resultSettings({ explorer: "frontier", vlm: { name: "openai/gpt-4o", baseURL: "http://127.0.0.1:2" }, concurrency: 3 }) });
   });
 
+  test("names a changed judge as the user gave it, with the flag that resumes, not by a field of its description", async () => {
+    const dir = join(temporaryDir(), "run");
+    const judge = (name: string, provider: string, family: string, options?: Record<string, unknown>) => ({ name, provider, model: name.slice(provider.length + 1), baseURL: "http://127.0.0.1:1", family, ...(options ? { options } : {}) });
+    await openRun({ dir, kind: "llm-match", settings: resultSettings({ judge: judge("openai/gpt-4o", "openai", "openai-compatible"), mode: "robust" }) });
+    const refusal = async (settings: Record<string, unknown>): Promise<UserError> => {
+      try {
+        await openRun({ dir, kind: "llm-match", settings: resultSettings(settings) });
+      } catch (error) {
+        if (error instanceof UserError) return error;
+        throw error;
+      }
+      throw new Error("not refused");
+    };
+    const other = await refusal({ judge: judge("anthropic/claude-sonnet-4-5", "anthropic", "anthropic"), mode: "robust" });
+    assert.match(other.message, /\(the judge is openai\/gpt-4o there, anthropic\/claude-sonnet-4-5 now\)/);
+    assert.doesNotMatch(other.message, /family/);
+    assert.match(other.hint ?? "", /run with --judge openai\/gpt-4o to resume/);
+    const optioned = await refusal({ judge: judge("openai/gpt-4o", "openai", "openai-compatible", { reasoning: "high" }), mode: "robust" });
+    assert.match(optioned.message, /the judge openai\/gpt-4o is set up otherwise: its options\.reasoning is not set there, "high" now/);
+    // a judge where the folder's run had none
+    const structured = join(temporaryDir(), "run");
+    await openRun({ dir: structured, kind: "tag-structured", settings: { judge: null } });
+    await assert.rejects(openRun({ dir: structured, kind: "tag-structured", settings: { judge: judge("openai/gpt-4o", "openai", "openai-compatible") } }), (e: unknown) => e instanceof UserError && /the judge is not set there, openai\/gpt-4o now/.test(e.message) && /run without --judge to resume/.test(e.hint ?? ""));
+    // eqa run keeps its stages apart: the score stage's judge
+    const nested = join(temporaryDir(), "run");
+    await openRun({ dir: nested, kind: "run", settings: { score: { judge: judge("openai/gpt-4o", "openai", "openai-compatible") } } });
+    await assert.rejects(openRun({ dir: nested, kind: "run", settings: { score: { judge: judge("openai/gpt-4o-mini", "openai", "openai-compatible") } } }), (e: unknown) => e instanceof UserError && /the judge \(score\.judge\) is openai\/gpt-4o there, openai\/gpt-4o-mini now/.test(e.message));
+  });
+
+  test("refuses a question set that reuses the folder's ids for other questions, naming the first and how to go on; a subset or a larger set of the same questions resumes", async () => {
+    const root = temporaryDir();
+    const dir = join(root, "run");
+    const question = (id: string, text: string) => ({ id, content: { question_id: id, question: text, answer: "a mug" } });
+    const questionsFile = join(root, "questions.json");
+    writeFileSync(questionsFile, "[]\n");
+    const items = (list: ReturnType<typeof question>[]) => ({ noun: "question", input: "questions", flag: "--questions", file: "questions.json", list });
+    const contract = (list: ReturnType<typeof question>[]) => ({ dir, kind: "answer-tag" as const, settings: {}, inputs: [{ name: "questions", path: questionsFile, copy: true }], items: items(list) });
+    await openRun(contract([question("q01", "What is on the table?"), question("q02", "Where was the mug?")]));
+    assert.deepEqual(Object.keys(readRunManifest(dir)!.items ?? {}), ["q01", "q02"]);
+    // a subset, then a larger set of the same questions: resumed, the folder remembering all of them
+    await openRun(contract([question("q02", "Where was the mug?")]));
+    await openRun(contract([question("q01", "What is on the table?"), question("q03", "How many cups?")]));
+    assert.deepEqual(Object.keys(readRunManifest(dir)!.items ?? {}), ["q01", "q02", "q03"]);
+    const before = treeSnapshot(dir);
+    await assert.rejects(
+      openRun(contract([question("q01", "What is on the table?"), question("q02", "Where is the cup?"), question("q03", "How many mugs?")])),
+      (e: unknown) =>
+        e instanceof UserError &&
+        e.location.id === "q02" &&
+        /holds a run of kind answer-tag over other questions: the question of this id in questions\.json is not the one there \(and 1 more of the 3\): nothing was written/.test(e.message) &&
+        e.hint!.includes(`give --out a new folder for it, or give --questions ${join(dir, "inputs", "questions.json")} to resume`),
+    );
+    assert.deepEqual(treeSnapshot(dir), before);
+  });
+
   test("checks a folder written before manifests by its summary's kind or its record files, and resumes one of the same kind", async () => {
     const root = temporaryDir();
     const scored = join(root, "scored");

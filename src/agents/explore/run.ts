@@ -523,6 +523,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
     kind: "explore",
     settings: resultSettings({ ...explored.configuration, ...options.settings }),
     inputs: typeof episodesFile === "string" ? [{ name: "episodes", path: episodesFile, copy: true }] : [],
+    items: { noun: "episode", input: "episodes", flag: "--episodes", ...(typeof episodesFile === "string" ? { file: episodesFile } : {}), list: options.episodes.map((e) => ({ id: e.questionId, content: e })) },
   });
   options.usage?.attach(run.path);
   const { configuration, keyOf } = exploreKey({ ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });

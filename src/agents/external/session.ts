@@ -1,8 +1,11 @@
 /**
  * One live agent: a process spoken to over stdio, or a JavaScript module loaded in-process.
  * A session runs one request at a time; the callbacks the agent makes while it works go to
- * the `CallContext` of that request.
+ * the `CallContext` of that request, and run in the asynchronous context of the code that sent
+ * it: a process's stdout is read in the context it was started in (the item that started it),
+ * so without this a reused process's model calls would be recorded under that first item.
  */
+import { AsyncResource } from "node:async_hooks";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -73,7 +76,8 @@ export class ProcessSession implements AgentSession {
   }
 
   async call(method: string, params: unknown, timeoutMs: number, context: CallContext): Promise<unknown> {
-    this.context = context;
+    // the callbacks see the caller's call context (its item, its role), as a module agent's do
+    this.context = { request: AsyncResource.bind(context.request.bind(context)), notify: AsyncResource.bind(context.notify.bind(context)) };
     try {
       return await this.rpc.request(method, params, timeoutMs);
     } finally {

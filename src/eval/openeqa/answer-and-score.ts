@@ -36,7 +36,7 @@ export interface RunSummary {
  */
 export async function answerAndScore(options: AnswerAndScoreOptions): Promise<RunSummary> {
   const { selection, judge, judgeSpec, mode, bootstrap, onScoreProgress, ...answerOptions } = options;
-  const answerContract = answerRunContract(answerOptions);
+  const answerContract = answerRunContract({ ...answerOptions, questions: selection.questions });
   const scoreContract = scoreRunContract({
     benchmark: selection.benchmark,
     questions: selection.questions,
@@ -50,7 +50,7 @@ export async function answerAndScore(options: AnswerAndScoreOptions): Promise<Ru
   });
   // a benchmark whose episode paths leave --frames is refused before the run folder is made
   if (answerOptions.agent.needsEpisode && answerOptions.framesRoot) checkEpisodePaths(answerOptions.framesRoot, selection.questions, answerOptions.benchmarkFile);
-  const run = await openRun({ dir: options.outDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [] });
+  const run = await openRun({ dir: options.outDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [], ...(answerContract.items ? { items: answerContract.items } : {}) });
   const answered = await answerQuestions({ ...answerOptions, questions: selection.questions, summaryFile: "summary.answer.json", run });
   const ok = answered.records.filter((r) => r.error === null);
   const okIds = new Set(ok.map((r) => r.questionId));

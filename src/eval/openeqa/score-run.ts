@@ -3,7 +3,7 @@ import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
 import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, openRun, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
@@ -315,6 +315,7 @@ export function scoreRunContract(options: Omit<ScoreOptions, "judge" | "usage" |
     dir: options.outDir,
     kind: "llm-match",
     settings: resultSettings(scoreConfiguration(options, options.mode ?? "robust")),
+    items: questionItems(options.questions, options.benchmark.path),
     inputs: [
       { name: "benchmark", path: options.benchmark.path },
       { name: "predictions", path: options.predictionsPath, copy: true },

@@ -17,7 +17,7 @@ import { z } from "zod";
 import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
 import { JUDGE_ROLE, describeModel, emptyUsage, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, withCallContext } from "../../models/index.js";
-import { RunDirectory, openRun, peekReusableRecords, resultSettings, reusableRecords, type RunContract } from "../../store/index.js";
+import { RunDirectory, openRun, peekReusableRecords, resultSettings, reusableRecords, type RunContract, type RunItems } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { extractStructuredAnswer, extractionPromptHashes, structuredPrediction, TAG_EXTRACT_PARAMS, type Extraction } from "./structured-extract.js";
@@ -445,11 +445,17 @@ export function tagScoreRunContract(options: Omit<TagScoreOptions, "onProgress" 
     dir: options.outDir,
     kind: "tag-structured",
     settings: resultSettings(tagScoreConfiguration(options, similarity)),
+    items: tagQuestionItems(options.questions, options.questionsPath),
     inputs: [
       ...(options.questionsPath ? [{ name: "questions", path: options.questionsPath, copy: true }] : []),
       ...(options.predictionsPath ? [{ name: "predictions", path: options.predictionsPath, copy: true }] : []),
     ],
   };
+}
+
+/** A TAG-EQA set's questions as the items of a run (`--questions`): each by its id, with the whole record (text, answers, tags, trajectory, episode). */
+export function tagQuestionItems(questions: readonly TagQuestion[], file?: string): RunItems {
+  return { noun: "question", input: "questions", flag: "--questions", ...(file !== undefined ? { file } : {}), list: questions.map((q) => ({ id: q.question_id, content: q })) };
 }
 
 function summariseTagRun(

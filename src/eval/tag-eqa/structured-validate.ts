@@ -23,6 +23,7 @@ import { openRun, reusableRecords } from "../../store/index.js";
 import { correlate, type CorrelationEstimate } from "../agreement.js";
 import { mean } from "../stats.js";
 import { extractStructuredAnswer } from "./structured-extract.js";
+import { tagQuestionItems } from "./structured-run.js";
 import { defaultTextSimilarity, matchStructuredAnswers, type StructuredMatchOptions } from "./structured-match.js";
 
 export const DISRUPTIONS = ["tag-swap", "move-position", "change-caption", "change-predicate", "drop-object", "add-object"] as const;
@@ -238,7 +239,7 @@ export async function validateStructuredJudge(options: ValidationOptions): Promi
   }));
   // kind tag-validate: the judge, the similarity, the sample, its seed, the disruptions and the renderer decide the result
   const settings = { judge: options.judge.name, similarity: similarity.name, samples: options.samples ?? null, seed, disruptions: options.disruptions ?? 3, renderer: (options.renderer ?? DEFAULT_ANSWER_RENDERER).name };
-  const run = options.outDir ? await openRun({ dir: options.outDir, kind: "tag-validate", settings }) : undefined;
+  const run = options.outDir ? await openRun({ dir: options.outDir, kind: "tag-validate", settings, items: tagQuestionItems(options.questions) }) : undefined;
   const earlier = run
     ? reusableRecords(run, VALIDATION_ITEMS_FILE, asValidationItem, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (i) => i.judgeScore !== null)
     : new Map<string, ValidationItem>();

@@ -141,7 +141,7 @@ export async function runTagBaseline(
   dir: string,
   options: TagBaselineRunOptions = {},
 ): Promise<TagAnswerRun> {
-  const run = await openTagAnswerRun(dir, tagBaselineConfiguration(baseline, models), options.questionsPath);
+  const run = await openTagAnswerRun(dir, tagBaselineConfiguration(baseline, models), questions, options.questionsPath);
   const agent = tagBaselineAgent(baseline, models, questions, episodes, { run, ...(options.onPrepared ? { onPrepared: options.onPrepared } : {}) });
   try {
     return await runTagAnswers(questions, episodes, agent, run, options);
