@@ -198,17 +198,75 @@ export function formatTableCsv(published: PublishedTable, reproduced: Reproduced
   return `${lines.join("\n")}\n`;
 }
 
-function latexEscape(text: string): string {
-  return text
-    .replace(/\\/g, "\\textbackslash{}")
-    .replace(/([&%$#_{}])/g, "\\$1")
-    .replace(/~/g, "\\textasciitilde{}")
-    .replace(/\^/g, "\\textasciicircum{}")
-    .replace(/±/g, "$\\pm$")
-    .replace(/–/g, "--")
-    .replace(/↑/g, "$\\uparrow$")
-    .replace(/↓/g, "$\\downarrow$")
-    .replace(/′/g, "$'$");
+/**
+ * What each character LaTeX would refuse or misread becomes: its specials, and the symbols the
+ * papers' tables and notes hold (arrows, primes, Greek letters, ±). Math symbols go in
+ * `\ensuremath{}`, so that two side by side never make `$$`.
+ */
+const LATEX_CHARACTERS: Readonly<Record<string, string>> = {
+  "\\": "\\textbackslash{}",
+  "&": "\\&",
+  "%": "\\%",
+  $: "\\$",
+  "#": "\\#",
+  _: "\\_",
+  "{": "\\{",
+  "}": "\\}",
+  "~": "\\textasciitilde{}",
+  "^": "\\textasciicircum{}",
+  "<": "\\textless{}",
+  ">": "\\textgreater{}",
+  "|": "\\textbar{}",
+  "±": "\\ensuremath{\\pm}",
+  "-": "-{}",
+  "–": "--",
+  "—": "---",
+  "−": "\\ensuremath{-}",
+  "↑": "\\ensuremath{\\uparrow}",
+  "↓": "\\ensuremath{\\downarrow}",
+  "→": "\\ensuremath{\\rightarrow}",
+  "←": "\\ensuremath{\\leftarrow}",
+  "′": "\\ensuremath{'}",
+  "·": "\\ensuremath{\\cdot}",
+  "×": "\\ensuremath{\\times}",
+  "≤": "\\ensuremath{\\leq}",
+  "≥": "\\ensuremath{\\geq}",
+  "≈": "\\ensuremath{\\approx}",
+  "≠": "\\ensuremath{\\neq}",
+  "√": "\\ensuremath{\\surd}",
+  "°": "\\ensuremath{^\\circ}",
+  "ᵢ": "\\ensuremath{_i}",
+  "…": "\\ldots{}",
+  "§": "\\S{}",
+  "‘": "`",
+  "’": "'",
+  "“": "``",
+  "”": "''",
+  "\u00a0": "~",
+  ...Object.fromEntries(
+    ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "o", "pi", "rho", "varsigma", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"].map((name, k) => [String.fromCodePoint(0x3b1 + k), name === "o" ? "o" : `\\ensuremath{\\${name}}`]),
+  ),
+  ...Object.fromEntries(
+    [["Γ", "Gamma"], ["Δ", "Delta"], ["Θ", "Theta"], ["Λ", "Lambda"], ["Ξ", "Xi"], ["Π", "Pi"], ["Σ", "Sigma"], ["Φ", "Phi"], ["Ψ", "Psi"], ["Ω", "Omega"]].map(([c, name]) => [c, `\\ensuremath{\\${name}}`]),
+  ),
+};
+
+/**
+ * Text as LaTeX that pdflatex takes with its default encodings: one pass over the characters,
+ * each replaced by a function (a replacement string would read `$'` and `$&` as patterns).
+ * Latin-1 letters stay (LaTeX reads UTF-8); any other character LaTeX has no glyph for is
+ * written as its code point (`U+4E2D`), so that the file always compiles.
+ */
+export function latexEscape(text: string): string {
+  // "--" would print an en dash: the first hyphen of a pair is kept apart
+  return text.replace(/-(?=-)|[\\&%$#_{}~^<>|]|[^\x00-\x7f]/gu, (character) => {
+    const known = LATEX_CHARACTERS[character];
+    if (known !== undefined) return known;
+    const code = character.codePointAt(0)!;
+    // LaTeX's default OT1 fonts have every Latin-1 letter but the eth and the thorn
+    if (code >= 0xc0 && code <= 0xff && ![0xd0, 0xd7, 0xde, 0xf0, 0xf7, 0xfe].includes(code)) return character;
+    return `\\texttt{U+${code.toString(16).toUpperCase().padStart(4, "0")}}`;
+  });
 }
 
 /** The table as LaTeX with booktabs: sections as spanning italic rows, the user's rows after a midrule, bold as described above. */
