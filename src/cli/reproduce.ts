@@ -7,7 +7,7 @@ import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances
 import { configureFrameCache } from "../episodes/index.js";
 import { useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, REWARD_MODEL_ROLE, checkBatchSupport, checkPriceFile, type BatchCollector, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { formatCallPlan } from "../report/index.js";
+import { formatCallPlan, formatRunCost } from "../report/index.js";
 import {
   EQA_RM_K,
   EQA_RM_TABLES,
@@ -228,6 +228,7 @@ export function reproduceCommand(explore: () => Command): Command {
       (callSettings, runtime, reporting) => reproduceOpenEqaTable({ ...options, callSettings, ...reporting }, runtime),
     );
     console.log(result.markdown);
+    console.log(`${formatRunCost(result.summary.cost)}\n`);
     console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's run in ${join(result.runDir, "rows")}`);
     process.exitCode = aEqaCode !== 0 || result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
   });
@@ -411,6 +412,7 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
   const explored = await runAEqaRows(exploreCommand, flags, setup, families, table.id, run.path, flags.batch === true);
   const written = await writeAEqaTable(table, run, explored.rows, setup, settings);
   console.log(`\n${written.markdown}`);
+  console.log(`${formatRunCost(written.summary.cost)}\n`);
   console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's explore run in ${join(run.path, "rows")}`);
   return explored.code !== 0 || explored.rows.some((r) => r.row.failed > 0) ? 1 : 0;
 }
@@ -448,6 +450,7 @@ async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags)
     (callSettings, runtime, reporting) => reproduceTagTable({ ...options, callSettings, ...reporting }, runtime),
   );
   console.log(result.markdown);
+  console.log(`${formatRunCost(result.summary.cost)}\n`);
   console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's answer-tag and score-tag runs in ${join(result.runDir, "rows")}`);
   return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
 }
@@ -500,6 +503,7 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
     );
     progress.stop();
     console.log(result.markdown);
+    console.log(`${formatRunCost(result.summary.cost)}\n`);
     console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and the benchmark run in ${join(result.runDir, "rows", "bench")}`);
     return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
   } finally {
@@ -570,6 +574,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
   const row = expressRow(rowDir, setup, episodes);
   const written = await writeExpressTable(table, row, setup, run.path, rowDir, settings);
   console.log(`\n${written.markdown}`);
+  console.log(`${formatRunCost(written.summary.cost)}\n`);
   console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and the row's explore run in ${rowDir}`);
   process.exitCode = exploreCode !== 0 || row.failed > 0 ? 1 : 0;
 }

@@ -322,7 +322,8 @@ export async function planAEqaRows(
 
 /**
  * Table V: writes the table with the paper's rows and `rows` into the reproduce run in the four
- * files, and its `summary.json` (the rows and each row's explore run's counts and dollars).
+ * files, and its `summary.json` (the rows, each row's explore run's counts and dollars, and the
+ * cost of every row's calls).
  */
 export async function writeAEqaTable(
   published: PublishedTable,
@@ -330,10 +331,10 @@ export async function writeAEqaTable(
   rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[],
   setup: AEqaSetup,
   settings: Record<string, unknown>,
-): Promise<{ table: ReproducedTable; markdown: string }> {
+): Promise<{ table: ReproducedTable; markdown: string; summary: ReproduceSummary }> {
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: published.id, rows: rows.map((r) => r.row), notes: aEqaNotes(published.id, rows.map((r) => r.measures), aEqaQuestionSet(setup.episodes)) };
-  const { markdown } = await writeReproduction(run.path, published, table, settings, Object.fromEntries(rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])));
-  return { table, markdown };
+  const { markdown, summary } = await writeReproduction(run.path, published, table, settings, Object.fromEntries(rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])));
+  return { table, markdown, summary };
 }
 
 /** An A-EQA row's id among a reproduce run's `runs` (`a-eqa-vlm`). */

@@ -6,9 +6,11 @@
  * a column is better lower). Rows a user did not run are not in the table; a cell a user row
  * has no number for (a column its run does not measure) prints "–".
  */
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { eqakitVersion, writeFileAtomically } from "../core/index.js";
+import { ledgerCost, readCallLedger, type CallEntry, type RunCost } from "../models/index.js";
 import type { PublishedColumn, PublishedTable } from "./published.js";
 
 export const REPRODUCED_TABLE_FORMAT = "eqakit-reproduced-table/1" as const;
@@ -312,6 +314,25 @@ export interface ReproduceSummary {
   rows: UserRow[];
   /** Each row's run summary (answers, scores, cost), by row id. */
   runs: Record<string, { answered: number; failed: number; scored: number; dollars: number | null }>;
+  /** Calls, tokens and dollars per role of every row's run, from their ledgers of model calls (calls.jsonl). */
+  cost: RunCost;
+}
+
+/**
+ * The model calls of a reproduce run: the ledgers (calls.jsonl) of the run folder and of each
+ * row's runs below it (`rows/<row>`, `rows/<row>/<stage>`), in path order.
+ */
+export function reproductionCalls(dir: string): CallEntry[] {
+  const calls: CallEntry[] = [];
+  const visit = (folder: string, depth: number): void => {
+    calls.push(...readCallLedger(folder));
+    if (depth === 0) return;
+    const entries = existsSync(folder) ? readdirSync(folder, { withFileTypes: true }) : [];
+    for (const entry of entries.filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) visit(join(folder, entry.name), depth - 1);
+  };
+  calls.push(...readCallLedger(dir));
+  visit(join(dir, "rows"), 2);
+  return calls;
 }
 
 /** Writes a table in Markdown, CSV and LaTeX (booktabs) into `dir`; returns the Markdown. */
@@ -325,12 +346,13 @@ export async function writeTableFormats(dir: string, published: PublishedTable, 
 
 /**
  * Writes a reproduce run's results into `dir`: its table beside the published rows in every
- * format (table.json, .md, .csv, .tex) and `summary.json`; returns the Markdown and the summary.
+ * format (table.json, .md, .csv, .tex) and `summary.json` (with the cost of every row's calls,
+ * from their ledgers); returns the Markdown and the summary.
  */
 export async function writeReproduction(dir: string, published: PublishedTable, table: ReproducedTable, settings: Record<string, unknown>, runs: ReproduceSummary["runs"]): Promise<{ markdown: string; summary: ReproduceSummary }> {
   await writeFileAtomically(join(dir, TABLE_FILES.json), `${JSON.stringify(table, null, 2)}\n`);
   const markdown = await writeTableFormats(dir, published, table);
-  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: published.id, settings, rows: table.rows, runs };
+  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: published.id, settings, rows: table.rows, runs, cost: ledgerCost(reproductionCalls(dir)) };
   await writeFileAtomically(join(dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return { markdown, summary };
 }
