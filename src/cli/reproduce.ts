@@ -189,7 +189,7 @@ export function reproduceCommand(explore: () => Command): Command {
       try {
         const notes = [...(await planOpenEqaTable(options, plan.plan)), ...(active ? await planAEqaRows(active, families, { ...aEqaPlanOptions(flags, outDir), withoutGuess: table.id === "openeqa-table-3" }, plan.plan) : [])];
         const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the agents' calls stay live"] : [];
-        console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes, ...batchNote]));
+        console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes, ...batchNote], plan.plan.rows()));
       } finally {
         plan.close();
       }
@@ -401,7 +401,7 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
     try {
       const notes = await planAEqaRows(setup, families, aEqaPlanOptions(flags, outDir), plan.plan);
       const batchNote = flags.batch ? ["with --batch each row's judge calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic) once it has explored; the explorer's and agents' calls stay live"] : [];
-      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${families.length} A-EQA row(s) on ${setup.episodes.length} episode(s) (${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${outDir}`, ...notes, ...batchNote]));
+      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${families.length} A-EQA row(s) on ${setup.episodes.length} episode(s) (${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${outDir}`, ...notes, ...batchNote], plan.plan.rows()));
     } finally {
       plan.close();
     }
@@ -435,7 +435,7 @@ async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags)
     try {
       const notes = await planTagTable(options, plan.plan);
       const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the baselines' calls stay live"] : [];
-      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${notes.length - 1} row(s) in ${outDir}`, ...notes, ...batchNote]));
+      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${notes.length - 1} row(s) in ${outDir}`, ...notes, ...batchNote], plan.plan.rows()));
     } finally {
       plan.close();
     }
@@ -480,7 +480,7 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
     try {
       const notes = await planRewardTable(sampling, plan.plan);
       const batchNote = flags.batch ? ["with --batch the reward model's samples go through the batch API at the batch price (half the listed price at OpenAI and Anthropic)"] : [];
-      console.log(formatCallPlan(plan.plan.roles(), [...notes, ...batchNote]));
+      console.log(formatCallPlan(plan.plan.roles(), [...notes, ...batchNote], plan.plan.rows()));
     } finally {
       plan.close();
     }

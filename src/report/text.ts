@@ -1,7 +1,7 @@
 import type { AnswerSummary } from "../agents/index.js";
 import { formatJudgeUnreadable } from "../core/index.js";
 import type { MeanEstimate, ScoreSummary } from "../eval/index.js";
-import { formatDollars, type PlannedRole, type RunCost, type UsageTotals } from "../models/index.js";
+import { formatDollars, type PlannedRole, type PlannedRow, type RunCost, type UsageTotals } from "../models/index.js";
 
 /** A plain-text table: the first column left-aligned, the others right-aligned. */
 export function formatTable(header: string[], rows: string[][]): string {
@@ -128,17 +128,19 @@ export function formatRunCost(cost: RunCost): string {
 
 /**
  * What `--dry-run` prints: per role, the calls the run would make (how many the model-call
- * cache already holds), the estimated tokens and dollars.
+ * cache already holds), the estimated tokens and dollars; with `rows` (`eqa reproduce`), the
+ * same per table row, every role summed.
  */
-export function formatCallPlan(roles: readonly PlannedRole[], notes: readonly string[] = []): string {
-  const rows = roles.map((r) => [r.role, r.model, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), r.promptTokens === null ? "?" : String(r.promptTokens), r.completionTokens === null ? "?" : String(r.completionTokens), `${r.dollarsAtLeast ? "≥ " : ""}${formatDollars(r.dollars)}`]);
+export function formatCallPlan(roles: readonly PlannedRole[], notes: readonly string[] = [], rows: readonly PlannedRow[] = []): string {
+  const roleRows = roles.map((r) => [r.role, r.model, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), r.promptTokens === null ? "?" : String(r.promptTokens), r.completionTokens === null ? "?" : String(r.completionTokens), `${r.dollarsAtLeast ? "≥ " : ""}${formatDollars(r.dollars)}`]);
   const dollars = roles.some((r) => r.dollars === null) ? null : roles.reduce((total, r) => total + (r.dollars ?? 0), 0);
   const atLeast = roles.some((r) => r.dollarsAtLeast);
   const lines = [
     "dry run: no model was called and nothing was written",
     "",
-    indent(formatTable(["role", "model", "calls", "cached", "prompt tokens", "completion tokens", "dollars"], rows)),
+    indent(formatTable(["role", "model", "calls", "cached", "prompt tokens", "completion tokens", "dollars"], roleRows)),
     "",
+    ...(rows.length > 0 ? [indent(formatTable(["row", "calls", "cached", "dollars"], rows.map((r) => [r.row, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), `${r.dollarsAtLeast ? "≥ " : ""}${formatDollars(r.dollars)}`]))), ""] : []),
     `  estimated cost: ${atLeast && dollars !== null ? "≥ " : ""}${formatDollars(dollars === null ? null : Math.round(dollars * 1e9) / 1e9)}${dollars === null ? " (a model without a price, or tokens not estimated)" : ""}; calls the cache holds cost nothing`,
     "  prompt tokens: characters / 4 plus each image at its provider's documented cost; completion tokens: each request's max tokens",
     ...(atLeast ? ["  ≥: some requests set no token limit (?), so their output is not priced"] : []),

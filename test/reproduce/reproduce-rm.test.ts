@@ -117,6 +117,8 @@ describe("eqa reproduce eqa-rm-table-1 and eqa-rm-table-2", () => {
       assert.match(dry.stdout, /4 instance\(s\): 0 already sampled in .*bench, 4 to sample, 4 sample\(s\) each \(16 call\(s\)\)/);
       const row = /reward model\s+openai\/gpt-4o\s+16\s+0\s+(\d+)\s+12288\s+\$([\d.]+)/.exec(dry.stdout);
       assert.ok(row, dry.stdout);
+      // per row: the benchmark run both table rows are read from, as summary.json's runs name it
+      assert.match(dry.stdout, new RegExp(`^\\s+bench\\s+16\\s+0\\s+\\$${row[2]!.replace(".", "\\.")}$`, "m"));
 
       // Table 2 counts the ScanNet instances alone
       const scanNet = await runCli([...args("eqa-rm-table-2"), "--dry-run"], env);
