@@ -1,5 +1,6 @@
 export * from "./text.js";
 export * from "./agreement-text.js";
+export { formatExploreRun } from "./explore-text.js";
 export * from "./runs.js";
 export { buildHtmlReport, type ReportOptions } from "./html.js";
 export { escapeHtml } from "./html-parts.js";

@@ -140,7 +140,7 @@ export function formatCallPlan(roles: readonly PlannedRole[], notes: readonly st
     "",
     indent(formatTable(["role", "model", "calls", "cached", "prompt tokens", "completion tokens", "dollars"], roleRows)),
     "",
-    ...(rows.length > 0 ? [indent(formatTable(["row", "calls", "cached", "dollars"], rows.map((r) => [r.row, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), `${r.dollarsAtLeast ? "≥ " : ""}${formatDollars(r.dollars)}`]))), ""] : []),
+    ...(rows.length > 0 ? [indent(formatTable(["row", "calls", "cached", "dollars"], rows.map((r) => [r.row, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), `${r.dollarsAtLeast && r.dollars !== null ? "≥ " : ""}${formatDollars(r.dollars)}`]))), ""] : []),
     `  estimated cost: ${atLeast && dollars !== null ? "≥ " : ""}${formatDollars(dollars === null ? null : Math.round(dollars * 1e9) / 1e9)}${dollars === null ? " (a model without a price, or tokens not estimated)" : ""}; calls the cache holds cost nothing`,
     "  prompt tokens: characters / 4 plus each image at its provider's documented cost; completion tokens: each request's max tokens",
     ...(atLeast ? ["  ≥: some requests set no token limit (?), so their output is not priced"] : []),
