@@ -27,7 +27,7 @@ function options(url: string, outDir: string): ExploreWorkflowOptions {
     episodes: EPISODES,
     episodesFile: "episodes.json",
     explorer: "frontier",
-    openScene: sceneOpener({ env: "builtin", ...observation, timeoutMs: 10_000 }),
+    openScene: sceneOpener({ env: "builtin", ...observation, timeoutMs: 10_000, bridgePython: "python3" }),
     env: "builtin",
     observation,
     model,
