@@ -1,9 +1,9 @@
 import { Command, Option } from "commander";
-import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, isFineEqa, loadActiveEpisodes, sceneOpener, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
+import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, builtinSceneBounds, isFineEqa, loadActiveEpisodes, sceneOpener, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { exploreAndJudge, planExploreWorkflow, useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { HouseholdEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../sim/index.js";
+import { builtinSceneProblem, type CommandLine } from "../sim/index.js";
 import { formatCallPlan, formatExploreRun } from "../report/index.js";
 import { defaultRunPath } from "../store/index.js";
 import { addModelCallOptions, commandLine, type ModelCallFlags, modelCallSettings, oneOf, openModelRuntime, outputDirectory, positiveInteger, positiveSeconds, resolveRoleModel, shardFromFlags, addShardOption, type ShardFlags } from "./options.js";
@@ -127,7 +127,7 @@ export function exploreCommand(): Command {
       try {
         const external = activeAgent();
         // only the built-in simulator's scenes are known without starting an environment
-        const notes = await planExploreWorkflow({ ...common, ...(external ? { activeAgent: external } : {}), ...(flags.env === "builtin" ? { sceneBounds: builtinSceneBounds(flags) } : {}) }, opened.plan);
+        const notes = await planExploreWorkflow({ ...common, ...(external ? { activeAgent: external } : {}), ...(flags.env === "builtin" ? { sceneBounds: builtinSceneBounds(observation) } : {}) }, opened.plan);
         if (flags.batch) notes.push("with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the explorer's and agents' calls stay live");
         console.log(formatCallPlan(opened.plan.roles(), notes));
       } finally {
@@ -174,11 +174,4 @@ export function exploreCommand(): Command {
       batched?.opened.close();
     }
   });
-}
-
-function builtinSceneBounds(flags: ExploreFlags): (scene: string) => Promise<SceneBounds | undefined> {
-  return async (scene) => {
-    const seed = builtinSceneSeed(scene);
-    return seed === undefined ? undefined : HouseholdEnvironment.fromSeed(seed, { width: flags.width, height: flags.height }).bounds();
-  };
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { loadActiveEpisodes, sceneOpener, type ActiveEpisode } from "../agents/index.js";
+import { builtinSceneBounds, loadActiveEpisodes, sceneOpener, type ActiveEpisode } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { configureFrameCache } from "../episodes/index.js";
@@ -63,7 +63,7 @@ import {
   reproduceTagTable,
 } from "../reproduce/index.js";
 import { TAG_BASELINE_NAMES, tagSetEpisodes, type TagBaselineName } from "../generate/index.js";
-import { HouseholdEnvironment, builtinSceneProblem, builtinSceneSeed, type SceneBounds } from "../sim/index.js";
+import { builtinSceneProblem } from "../sim/index.js";
 import { defaultRunPath, openRun } from "../store/index.js";
 import { addImageOptions, positiveInteger, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
@@ -632,11 +632,3 @@ const EPISODES_HINT: Record<ExpressTableId, string> = {
   "express-table-2": `HM-EQA's questions.csv with scene_init_poses.csv beside it (${HM_EQA_SOURCE}); on the built-in homes, a JSON list of {"question_id", "question", "choices", "answer": "B", "scene": "home-3"}`,
   "express-table-3": 'EXPRESS-Bench\'s records: eqa data fetch express-bench writes express-bench.json; on the built-in homes, a JSON list of {"question_id", "question", "answer", "scene": "home-3", "goal_position"?, "gt_path_length"?} (docs/active-eqa.md#episodes)',
 };
-
-/** The built-in homes' bounds, known without starting an environment (Fine-EQA's step budget comes from them). */
-function builtinSceneBounds(observation: { width: number; height: number }): (scene: string) => Promise<SceneBounds | undefined> {
-  return async (scene) => {
-    const seed = builtinSceneSeed(scene);
-    return seed === undefined ? undefined : HouseholdEnvironment.fromSeed(seed, observation).bounds();
-  };
-}
