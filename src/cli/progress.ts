@@ -44,6 +44,23 @@ export function createProgress(label: string, stream: NodeJS.WriteStream = proce
   };
 }
 
+/** A progress bar per stage of a run, each labelled by its stage and started at its first update (the one before stopped). */
+export function createStageProgress(): { update(stage: string, done: number, total: number, detail: string): void; stop(): void } {
+  let current: { stage: string; progress: ProgressReporter } | undefined;
+  return {
+    update(stage, done, total, detail) {
+      if (current?.stage !== stage) {
+        current?.progress.stop();
+        current = { stage, progress: createProgress(stage) };
+      }
+      current.progress.update(done, total, detail);
+    },
+    stop() {
+      current?.progress.stop();
+    },
+  };
+}
+
 /** The detail of a progress line: "(2 failed, 1 unreadable by the judge)", counting the judge's unreadable replies apart from failed calls, or "". */
 export function failureDetail(failed: number, unreadable = 0): string {
   const parts = [...(failed > 0 ? [`${failed} failed`] : []), ...(unreadable > 0 ? [`${unreadable} unreadable by the judge`] : [])];

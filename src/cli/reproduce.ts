@@ -1,13 +1,13 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { loadActiveEpisodes, type ActiveEpisode } from "../agents/index.js";
+import { builtinSceneBounds, loadActiveEpisodes, sceneOpener, type ActiveEpisode } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { configureFrameCache } from "../episodes/index.js";
-import { useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
+import { exploreAndJudge, planExploreWorkflow, useExpressOriginalPrompts, type ExploreWorkflowOptions, type ExploreWorkflowResult, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, REWARD_MODEL_ROLE, checkBatchSupport, checkPriceFile, type BatchCollector, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { formatCallPlan } from "../report/index.js";
+import { formatCallPlan, formatExploreRun, formatRunCost } from "../report/index.js";
 import {
   EQA_RM_K,
   EQA_RM_TABLES,
@@ -67,7 +67,7 @@ import { builtinSceneProblem } from "../sim/index.js";
 import { defaultRunPath, openRun } from "../store/index.js";
 import { addImageOptions, positiveInteger, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
-import { createProgress } from "./progress.js";
+import { createProgress, createStageProgress, failureDetail } from "./progress.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 
 interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageFlags {
@@ -103,11 +103,11 @@ function tableArgument(value: string): PublishedTable {
 }
 
 /**
- * `eqa reproduce`. `explore` makes the `eqa explore` command that runs the express tables' row
- * and OpenEQA's A-EQA rows: given by the program that assembles the commands, since command
- * files never import each other.
+ * `eqa reproduce`. The express tables' row and OpenEQA's A-EQA rows are explore runs, made by
+ * the library's `exploreAndJudge` as `eqa explore` makes them. The argument is not used: the
+ * program that assembles the commands still passes the explore command.
  */
-export function reproduceCommand(explore: () => Command): Command {
+export function reproduceCommand(_explore?: () => Command): Command {
   const command = new Command("reproduce")
     .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ten with --published`)
     .argument("<table>", `the table: ${publishedTableIds().join(", ")}`, tableArgument)
@@ -154,11 +154,11 @@ export function reproduceCommand(explore: () => Command): Command {
       return;
     }
     if ((EXPRESS_TABLES as readonly string[]).includes(table.id)) {
-      await reproduceExpressCommand(table, flags, explore);
+      await reproduceExpressCommand(table, flags);
       return;
     }
     if ((OPENEQA_A_EQA_TABLES as readonly string[]).includes(table.id)) {
-      process.exitCode = await reproduceAEqaCommand(table, flags, explore);
+      process.exitCode = await reproduceAEqaCommand(table, flags);
       return;
     }
     if (!(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) throw new Error(`eqa reproduce has no runner for ${table.id}`);
@@ -189,7 +189,7 @@ export function reproduceCommand(explore: () => Command): Command {
       try {
         const notes = [...(await planOpenEqaTable(options, plan.plan)), ...(active ? await planAEqaRows(active, families, { ...aEqaPlanOptions(flags, outDir), withoutGuess: table.id === "openeqa-table-3" }, plan.plan) : [])];
         const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the agents' calls stay live"] : [];
-        console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes, ...batchNote]));
+        console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes, ...batchNote], plan.plan.rows()));
       } finally {
         plan.close();
       }
@@ -200,7 +200,7 @@ export function reproduceCommand(explore: () => Command): Command {
     if (active && options.aEqa) {
       // the run folder is opened (and a folder of other settings refused) before the A-EQA rows write into it
       await openOpenEqaRun(options);
-      const explored = await runAEqaRows(explore, flags, active, families, table.id, outDir, flags.batch === true);
+      const explored = await runAEqaRows(flags, active, families, table.id, outDir, flags.batch === true);
       aEqaCode = explored.code;
       if (table.id === "openeqa-table-3") {
         // Table III's A-EQA (w/o guess): each row's own answers where force-a-guess replaced them, judged as the EM-EQA ones are
@@ -228,6 +228,7 @@ export function reproduceCommand(explore: () => Command): Command {
       (callSettings, runtime, reporting) => reproduceOpenEqaTable({ ...options, callSettings, ...reporting }, runtime),
     );
     console.log(result.markdown);
+    console.log(`${formatRunCost(result.summary.cost)}\n`);
     console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's run in ${join(result.runDir, "rows")}`);
     process.exitCode = aEqaCode !== 0 || result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
   });
@@ -311,31 +312,37 @@ function aEqaPlanOptions(flags: ReproduceFlags, outDir: string) {
 }
 
 /**
- * Each family's A-EQA row: `eqa explore --agent frontier --em-agent <family> --judge J --no-eac`
- * in rows/a-eqa-<family> (resumable as every explore run), at the paper's A-EQA settings
- * (the VLM's K = 75; the blind row one step), then the row read back from its run.
+ * Each family's A-EQA row: an explore run as `eqa explore --agent frontier --em-agent <family>
+ * --judge J --no-eac` makes it, in rows/a-eqa-<family> (resumable as every explore run), at the
+ * paper's A-EQA settings (the VLM's K = 75; the blind row one step), then the row read back from
+ * its run; `code` is 1 when a row's run had failures.
  */
-async function runAEqaRows(exploreCommand: () => Command, flags: ReproduceFlags, setup: AEqaSetup, families: readonly OpenEqaFamily[], tableId: string, outDir: string, batch = false): Promise<{ rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[]; code: number }> {
+async function runAEqaRows(flags: ReproduceFlags, setup: AEqaSetup, families: readonly OpenEqaFamily[], tableId: string, outDir: string, batch = false): Promise<{ rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[]; code: number }> {
   const rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[] = [];
   let code = 0;
   for (const family of families) {
     const rowDir = join(outDir, aEqaRowDir(family));
     const agentSetup = aEqaRowSetup(family, setup.model, setup.captioner);
     const maxSteps = family === "blind" ? A_EQA_BLIND_STEPS : flags.maxSteps;
-    const args = [
-      "--episodes", setup.episodesFile, ...exploreEnvArgs(flags),
-      "--agent", "frontier", "--em-agent", family,
-      "--model", flags.model ?? setup.model.name, ...(flags.modelBaseUrl ? ["--model-base-url", flags.modelBaseUrl] : []),
-      ...(agentSetup.captioner ? ["--captioner", flags.captioner ?? agentSetup.captioner.name, ...(flags.captionerBaseUrl ? ["--captioner-base-url", flags.captionerBaseUrl] : [])] : []),
-      ...(agentSetup.numFrames !== undefined ? ["--num-frames", String(agentSetup.numFrames)] : []),
-      "--judge", flags.judge ?? setup.judgeSpec.name, ...(flags.judgeBaseUrl ? ["--judge-base-url", flags.judgeBaseUrl] : []), "--mode", setup.mode, "--no-eac",
-      ...exploreRunArgs(flags, maxSteps, batch),
-      "--out", rowDir,
-    ];
     console.log(`${tableId}: A-EQA row ${family} (frontier exploration, then the ${family} agent) in ${rowDir}`);
-    process.exitCode = 0;
-    await exploreCommand().exitOverride().parseAsync(args, { from: "user" });
-    if (typeof process.exitCode === "number" && process.exitCode !== 0) code = process.exitCode;
+    const run = await exploreRow(
+      flags,
+      {
+        episodes: setup.episodes,
+        episodesFile: setup.episodesFile,
+        explorer: "frontier",
+        model: setup.model,
+        answerer: { agent: family, model: setup.model, image: imageOf(flags), forceGuess: true, ...(agentSetup.captioner ? { captioner: agentSetup.captioner } : {}), ...(agentSetup.numFrames !== undefined ? { numFrames: agentSetup.numFrames } : {}) },
+        judge: { spec: setup.judgeSpec, mode: setup.mode, eac: false },
+        ...(maxSteps !== undefined ? { maxSteps } : {}),
+        // eqa explore observes 640×480 unless given
+        observation: { width: flags.width ?? 640, height: flags.height ?? 480 },
+        outDir: rowDir,
+        promptSet: "eqakit",
+      },
+      batch,
+    );
+    if (run.exitCode !== 0) code = run.exitCode;
     rows.push({ family, ...aEqaRow(tableId, family, rowDir, setup) });
   }
   return { rows, code };
@@ -358,35 +365,65 @@ async function checkHabitatSetup(rows: string, flags: ReproduceFlags, episodes: 
   throw new UserError(`${rows} on HM3D cannot start: ${problems.map((p) => p.problem).join("; ")}`, { field: problems[0]!.problem.startsWith("--env habitat needs --scenes") ? "--scenes" : "--env" }, `${problems.map((p) => p.hint).join("; ")}; then eqa env check --env habitat --scenes DIR --scene SCENE --bridge-python PATH checks the set-up; or --env builtin to run on the built-in homes (not comparable)`);
 }
 
-/** `eqa explore`'s environment options for a row. */
-function exploreEnvArgs(flags: ReproduceFlags): string[] {
-  return ["--env", flags.env, ...(flags.env === "habitat" ? ["--scenes", flags.scenes ?? "", "--bridge-python", flags.bridgePython] : [])];
+/** How a row's images are prepared for its models (`--image-size`, `--image-format`). */
+function imageOf(flags: ReproduceFlags): { maxSide: number; format: "png" | "jpeg" } {
+  return { maxSide: flags.imageSize, format: flags.imageFormat };
 }
 
+/** What a row's explore run is: the table's choices for it; the rest comes from the command line. */
+type ExploreRow = Omit<ExploreWorkflowOptions, "openScene" | "env" | "image" | "concurrency" | "callSettings" | "onProgress" | "batchJudge">;
+
 /**
- * The options every explore row takes from the table's command line: images, step budget and
- * observation size, calls and cache, and `--batch` with its limits (a row's judge calls go
- * through the batch API once it has explored).
+ * A row's explore run, with the options it takes from the table's command line (environment,
+ * images, calls and cache, and `--batch` with its limits: the row's judge calls go through the
+ * batch API once it has explored), printed as `eqa explore` prints its run.
  */
-function exploreRunArgs(flags: ReproduceFlags, maxSteps: number | undefined, batch: boolean): string[] {
-  return [
-    "--image-size", String(flags.imageSize), "--image-format", flags.imageFormat,
-    ...(maxSteps !== undefined ? ["--max-steps", String(maxSteps)] : []),
-    ...(flags.width !== undefined ? ["--width", String(flags.width)] : []),
-    ...(flags.height !== undefined ? ["--height", String(flags.height)] : []),
-    "--concurrency", String(flags.concurrency), "--max-retries", String(flags.maxRetries), "--timeout", String(flags.timeout),
-    ...(flags.cache === false ? ["--no-cache"] : typeof flags.cache === "string" ? ["--cache", flags.cache] : []),
-    ...(batch ? ["--batch", "--batch-poll-seconds", String(flags.batchPollSeconds)] : []),
-    ...(batch && flags.batchMaxRequests !== undefined ? ["--batch-max-requests", String(flags.batchMaxRequests)] : []),
-    ...(batch && flags.batchMaxMb !== undefined ? ["--batch-max-mb", String(flags.batchMaxMb)] : []),
-  ];
+async function exploreRow(flags: ReproduceFlags, row: ExploreRow, batch: boolean): Promise<ExploreWorkflowResult> {
+  const judge = row.judge;
+  if (batch && judge) checkBatchSupport(judge.spec);
+  const opened = await openModelRuntime(flags);
+  const progress = createStageProgress();
+  let batched: Awaited<ReturnType<typeof runBatch>> | undefined;
+  try {
+    const run = await exploreAndJudge(
+      {
+        ...row,
+        openScene: sceneOpener({ env: flags.env, ...row.observation, timeoutMs: EXPLORE_ENV_TIMEOUT_MS, scenes: flags.scenes, bridgePython: flags.bridgePython }),
+        env: flags.env,
+        image: imageOf(flags),
+        concurrency: flags.concurrency,
+        callSettings: modelCallSettings(flags, opened.cachePath),
+        onProgress: (stage, done, total, failed, unreadable) => progress.update(stage, done, total, failureDetail(failed, unreadable)),
+        ...(batch && judge
+          ? {
+              batchJudge: async (runDir: string, collect: (collector: BatchCollector) => Promise<unknown>) => {
+                progress.stop();
+                batched = await runBatch(flags, judge.spec, JUDGE_ROLE, runDir, collect);
+                return batched.opened.runtime;
+              },
+            }
+          : {}),
+      },
+      opened.runtime,
+    );
+    progress.stop();
+    console.log(formatExploreRun(run, row.explorer, flags.env));
+    return run;
+  } finally {
+    progress.stop();
+    opened.close();
+    batched?.opened.close();
+  }
 }
+
+/** Most time for one request to an environment process (habitat), as `eqa explore --env-timeout` gives by default. */
+const EXPLORE_ENV_TIMEOUT_MS = 120_000;
 
 /**
  * openeqa-table-5 (A-EQA by category): each family's A-EQA row (`runAEqaRows`), then the table
  * beside the paper's rows. `--dry-run` prices the rows as `eqa explore --dry-run` does.
  */
-async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags, exploreCommand: () => Command): Promise<number> {
+async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags): Promise<number> {
   if (!flags.episodes) throw new UserError(`${table.id} needs the A-EQA episodes the rows explore`, { field: "--episodes" }, A_EQA_EPISODES_HINT);
   const model = resolveRoleModel(flags, "model");
   const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
@@ -400,7 +437,7 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
     try {
       const notes = await planAEqaRows(setup, families, aEqaPlanOptions(flags, outDir), plan.plan);
       const batchNote = flags.batch ? ["with --batch each row's judge calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic) once it has explored; the explorer's and agents' calls stay live"] : [];
-      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${families.length} A-EQA row(s) on ${setup.episodes.length} episode(s) (${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${outDir}`, ...notes, ...batchNote]));
+      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${families.length} A-EQA row(s) on ${setup.episodes.length} episode(s) (${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${outDir}`, ...notes, ...batchNote], plan.plan.rows()));
     } finally {
       plan.close();
     }
@@ -408,9 +445,10 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
   }
   checkPriceFile();
   const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: families.map(aEqaRowDir) });
-  const explored = await runAEqaRows(exploreCommand, flags, setup, families, table.id, run.path, flags.batch === true);
+  const explored = await runAEqaRows(flags, setup, families, table.id, run.path, flags.batch === true);
   const written = await writeAEqaTable(table, run, explored.rows, setup, settings);
   console.log(`\n${written.markdown}`);
+  console.log(`${formatRunCost(written.summary.cost)}\n`);
   console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's explore run in ${join(run.path, "rows")}`);
   return explored.code !== 0 || explored.rows.some((r) => r.row.failed > 0) ? 1 : 0;
 }
@@ -433,7 +471,7 @@ async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags)
     try {
       const notes = await planTagTable(options, plan.plan);
       const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the baselines' calls stay live"] : [];
-      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${notes.length - 1} row(s) in ${outDir}`, ...notes, ...batchNote]));
+      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${notes.length - 1} row(s) in ${outDir}`, ...notes, ...batchNote], plan.plan.rows()));
     } finally {
       plan.close();
     }
@@ -448,6 +486,7 @@ async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags)
     (callSettings, runtime, reporting) => reproduceTagTable({ ...options, callSettings, ...reporting }, runtime),
   );
   console.log(result.markdown);
+  console.log(`${formatRunCost(result.summary.cost)}\n`);
   console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's answer-tag and score-tag runs in ${join(result.runDir, "rows")}`);
   return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
 }
@@ -477,7 +516,7 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
     try {
       const notes = await planRewardTable(sampling, plan.plan);
       const batchNote = flags.batch ? ["with --batch the reward model's samples go through the batch API at the batch price (half the listed price at OpenAI and Anthropic)"] : [];
-      console.log(formatCallPlan(plan.plan.roles(), [...notes, ...batchNote]));
+      console.log(formatCallPlan(plan.plan.roles(), [...notes, ...batchNote], plan.plan.rows()));
     } finally {
       plan.close();
     }
@@ -500,6 +539,7 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
     );
     progress.stop();
     console.log(result.markdown);
+    console.log(`${formatRunCost(result.summary.cost)}\n`);
     console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and the benchmark run in ${join(result.runDir, "rows", "bench")}`);
     return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
   } finally {
@@ -514,7 +554,7 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
  * its summary. What the run needs and is not here (the episodes, multiple-choice episodes for
  * table 2, the HM3D scenes, habitat-sim, EXPRESS-Bench's prompts) is refused before any call.
  */
-async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFlags, exploreCommand: () => Command): Promise<void> {
+async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFlags): Promise<void> {
   const id = table.id as ExpressTableId;
   if (!flags.episodes) throw new UserError(`${id} needs the episodes Fine-EQA explores`, { field: "--episodes" }, EPISODES_HINT[id]);
   const model = resolveRoleModel(flags, "model");
@@ -550,26 +590,38 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
     observation,
   };
   const settings = { table: id, model: model.name, judge: judge?.name ?? null, env: flags.env, episodes: flags.episodes, scenes: flags.scenes ?? null, prompts: flags.prompts, mode: flags.mode, maxSteps: flags.maxSteps ?? null, width: flags.width ?? null, height: flags.height ?? null, imageSize: flags.imageSize };
-  const args = [
-    "--episodes", flags.episodes, ...exploreEnvArgs(flags), "--agent", "fine-eqa:reference", "--prompts", flags.prompts,
-    "--model", flags.model ?? model.name, ...(flags.modelBaseUrl ? ["--model-base-url", flags.modelBaseUrl] : []),
-    ...(judge ? ["--judge", flags.judge ?? judge.name, ...(flags.judgeBaseUrl ? ["--judge-base-url", flags.judgeBaseUrl] : []), "--mode", flags.mode] : []),
+  const exploreOptions: ExploreRow = {
+    episodes,
+    episodesFile: flags.episodes,
+    explorer: "fine-eqa:reference",
+    model,
     // C′ and E′ are LLM-Match's alone: no EAC call on the last frame, so a judge that reads no images (gpt-4-0613) serves
-    ...(id === "express-table-1" ? ["--no-eac"] : []),
-    ...exploreRunArgs(flags, flags.maxSteps, flags.batch === true),
-    "--out", rowDir,
-  ];
+    ...(judge ? { judge: { spec: judge, mode: flags.mode, eac: id !== "express-table-1" } } : {}),
+    ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
+    observation,
+    outDir: rowDir,
+    promptSet: flags.prompts,
+  };
   if (flags.dryRun) {
     console.log(`${id}: 1 row (Fine-EQA reference mode on ${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${rowDir}`);
-    await exploreCommand().exitOverride().parseAsync([...args, "--dry-run"], { from: "user" });
+    // only the judge's calls would go through a batch: the row is priced live, a note says what --batch saves
+    const plan = await openCallPlan({ ...flags, batch: false });
+    try {
+      const notes = await plan.plan.forRow("fine-eqa-reference", () => planExploreWorkflow({ ...exploreOptions, image: imageOf(flags), ...(flags.env === "builtin" ? { sceneBounds: builtinSceneBounds(observation) } : {}) }, plan.plan));
+      if (flags.batch) notes.push("with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the explorer's and agents' calls stay live");
+      console.log(formatCallPlan(plan.plan.roles(), notes, plan.plan.rows()));
+    } finally {
+      plan.close();
+    }
     return;
   }
   const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: [EXPRESS_ROW_DIR] });
-  await exploreCommand().exitOverride().parseAsync(args, { from: "user" });
-  const exploreCode = typeof process.exitCode === "number" ? process.exitCode : 0;
+  const explored = await exploreRow(flags, exploreOptions, flags.batch === true);
+  const exploreCode = explored.exitCode;
   const row = expressRow(rowDir, setup, episodes);
   const written = await writeExpressTable(table, row, setup, run.path, rowDir, settings);
   console.log(`\n${written.markdown}`);
+  console.log(`${formatRunCost(written.summary.cost)}\n`);
   console.log(`wrote ${run.path}/{${Object.values(TABLE_FILES).join(",")},summary.json} and the row's explore run in ${rowDir}`);
   process.exitCode = exploreCode !== 0 || row.failed > 0 ? 1 : 0;
 }

@@ -158,11 +158,14 @@ export interface RoleCost {
   /** The role, with " (batch)" for its calls sent through a batch API. */
   role: string;
   model: string;
-  /** Calls sent to the endpoint (the failed ones included): the calls billed. */
+  /** Calls a model answered (a reply that is not an answer included): the calls billed. */
   calls: number;
   /** Replies read from the model-call cache: no call made, nothing billed. */
   cacheHits: number;
-  /** Of `calls`, those that got no reply after their retries (nothing billed); absent in summaries written before the ledger. */
+  /**
+   * Requests that got no reply after their retries (unreachable endpoint, timeout, 5xx): not in
+   * `calls`, nothing billed; absent in summaries written before the ledger (whose `calls` hold them).
+   */
   failed?: number;
   /** Tokens of the calls sent (cache hits' not included). */
   promptTokens: number;
@@ -218,8 +221,9 @@ export interface CostedCall {
 
 /**
  * The cost section of a run from its ledger of model calls: per role, model and mode (in the
- * order first seen), the calls sent and their tokens and dollars, the cache hits apart (they
- * cost nothing), and the total. Every call of the ledger is counted once.
+ * order first seen), the calls a model answered (billed) and their tokens, images and dollars,
+ * the failed requests and the cache hits apart (they cost nothing), and the total. Every call of
+ * the ledger is counted once.
  */
 export function ledgerCost(calls: readonly CostedCall[], env: NodeJS.ProcessEnv = process.env): RunCost {
   const rows = new Map<string, Required<RoleCost> & { mode: CallMode }>();
@@ -234,8 +238,12 @@ export function ledgerCost(calls: readonly CostedCall[], env: NodeJS.ProcessEnv 
       row.cacheHits++;
       continue;
     }
+    // a request without a reply is not billed: counted apart
+    if (call.status === "failed") {
+      row.failed++;
+      continue;
+    }
     row.calls++;
-    if (call.status === "failed") row.failed++;
     row.promptTokens += call.promptTokens;
     row.completionTokens += call.completionTokens;
     row.thinkingTokens += call.thinkingTokens;

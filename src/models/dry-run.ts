@@ -17,6 +17,7 @@
  * model says (re-asks, tool rounds, force-a-guess's blind guess) are counted as when each reply
  * is read at the first try.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { ModelCallCache } from "../store/index.js";
 import { billedDollars, type CallMode } from "./cost.js";
 import { currentCallContext } from "./ledger.js";
@@ -83,6 +84,8 @@ export interface PlannedCall {
   upperBound?: boolean;
   /** Sent through a batch API (`--batch`): billed at the batch price. */
   mode: CallMode;
+  /** The table row it is made for (`eqa reproduce --dry-run`), when planned in `CallPlan.forRow`. */
+  row?: string;
 }
 
 /** A role's planned calls, summed. */
@@ -103,6 +106,22 @@ export interface PlannedRole {
   upperBound: boolean;
 }
 
+/** A table row's planned calls, every role summed (`eqa reproduce --dry-run`). */
+export interface PlannedRow {
+  row: string;
+  calls: number;
+  cached: number;
+  /** The calls not in the cache, priced; null when a role's are not (no price, or tokens not estimated). */
+  dollars: number | null;
+  /** Some requests set no token limit: their output is not priced. */
+  dollarsAtLeast?: boolean;
+  /** Some count is a most (an exploration's steps). */
+  upperBound: boolean;
+}
+
+/** The row whose calls are being planned now. */
+const plannedRow = new AsyncLocalStorage<string>();
+
 /**
  * Collects the requests a run would send. `model(spec, role)` gives a ChatModel that records
  * instead of calling; `runtime(roleOf)` a ModelRuntime whose models do the same, for code that
@@ -110,7 +129,7 @@ export interface PlannedRole {
  */
 export class CallPlan {
   readonly calls: PlannedCall[] = [];
-  private readonly extra: PlannedRole[] = [];
+  private readonly extra: (PlannedRole & { row?: string })[] = [];
 
   /** `batch`: the run sends its calls through a batch API (`--batch`), so they are priced at the batch price. */
   constructor(
@@ -138,33 +157,60 @@ export class CallPlan {
 
   /** Calls counted without their requests (tokens not estimated). */
   addEstimate(role: PlannedRole): void {
-    this.extra.push(role);
+    const row = plannedRow.getStore();
+    this.extra.push(row === undefined ? role : { ...role, row });
+  }
+
+  /** Runs `work` with every call it plans counted under the table row `row` as well as under its role. */
+  forRow<T>(row: string, work: () => Promise<T>): Promise<T> {
+    return plannedRow.run(row, work);
   }
 
   /** Per role and model, in the order first seen. */
   roles(env: NodeJS.ProcessEnv = process.env): PlannedRole[] {
-    const byKey = new Map<string, PlannedRole & { mode: CallMode; billedPrompt: number; billedCompletion: number | null }>();
-    for (const call of this.calls) {
-      const key = `${call.role}\u0000${call.model}\u0000${call.mode}`;
-      let role = byKey.get(key);
-      if (!role) byKey.set(key, (role = { role: call.mode === "batch" ? `${call.role} (batch)` : call.role, model: call.model, mode: call.mode, calls: 0, cached: 0, promptTokens: 0, completionTokens: 0, dollars: null, upperBound: false, billedPrompt: 0, billedCompletion: 0 }));
-      role.calls++;
-      role.promptTokens = (role.promptTokens ?? 0) + call.promptTokens;
-      if (call.upperBound) role.upperBound = true;
-      role.completionTokens = role.completionTokens === null || call.completionTokens === null ? null : role.completionTokens + call.completionTokens;
-      if (call.cached) role.cached++;
-      else {
-        role.billedPrompt += call.promptTokens;
-        role.billedCompletion = role.billedCompletion === null || call.completionTokens === null ? null : role.billedCompletion + call.completionTokens;
-      }
-    }
-    const planned = [...byKey.values()].map(({ mode, billedPrompt, billedCompletion, ...role }): PlannedRole => {
-      const dollars = billedDollars(role.model, { promptTokens: billedPrompt, completionTokens: billedCompletion ?? 0 }, mode, env);
-      if (dollars === null) return { ...role, dollars: null };
-      return { ...role, dollars, ...(billedCompletion === null ? { dollarsAtLeast: true } : {}) };
-    });
-    return [...planned, ...this.extra];
+    return [...summariseCalls(this.calls, env), ...this.extra.map(({ row: _row, ...role }) => role)];
   }
+
+  /** Per table row planned in `forRow`, in the order first seen: its calls, those cached, and dollars over every role. */
+  rows(env: NodeJS.ProcessEnv = process.env): PlannedRow[] {
+    const names = [...new Set([...this.calls.map((c) => c.row), ...this.extra.map((e) => e.row)].filter((r): r is string => r !== undefined))];
+    return names.map((row) => {
+      const roles = [...summariseCalls(this.calls.filter((c) => c.row === row), env), ...this.extra.filter((e) => e.row === row)];
+      const dollars = roles.some((r) => r.dollars === null) ? null : Math.round(roles.reduce((total, r) => total + (r.dollars ?? 0), 0) * 1e9) / 1e9;
+      return {
+        row,
+        calls: roles.reduce((total, r) => total + r.calls, 0),
+        cached: roles.reduce((total, r) => total + r.cached, 0),
+        dollars,
+        ...(roles.some((r) => r.dollarsAtLeast) ? { dollarsAtLeast: true } : {}),
+        upperBound: roles.some((r) => r.upperBound),
+      };
+    });
+  }
+}
+
+/** Planned calls per role, model and mode, in the order first seen, priced as a run's ledger is. */
+function summariseCalls(calls: readonly PlannedCall[], env: NodeJS.ProcessEnv): PlannedRole[] {
+  const byKey = new Map<string, PlannedRole & { mode: CallMode; billedPrompt: number; billedCompletion: number | null }>();
+  for (const call of calls) {
+    const key = `${call.role}\u0000${call.model}\u0000${call.mode}`;
+    let role = byKey.get(key);
+    if (!role) byKey.set(key, (role = { role: call.mode === "batch" ? `${call.role} (batch)` : call.role, model: call.model, mode: call.mode, calls: 0, cached: 0, promptTokens: 0, completionTokens: 0, dollars: null, upperBound: false, billedPrompt: 0, billedCompletion: 0 }));
+    role.calls++;
+    role.promptTokens = (role.promptTokens ?? 0) + call.promptTokens;
+    if (call.upperBound) role.upperBound = true;
+    role.completionTokens = role.completionTokens === null || call.completionTokens === null ? null : role.completionTokens + call.completionTokens;
+    if (call.cached) role.cached++;
+    else {
+      role.billedPrompt += call.promptTokens;
+      role.billedCompletion = role.billedCompletion === null || call.completionTokens === null ? null : role.billedCompletion + call.completionTokens;
+    }
+  }
+  return [...byKey.values()].map(({ mode, billedPrompt, billedCompletion, ...role }): PlannedRole => {
+    const dollars = billedDollars(role.model, { promptTokens: billedPrompt, completionTokens: billedCompletion ?? 0 }, mode, env);
+    if (dollars === null) return { ...role, dollars: null };
+    return { ...role, dollars, ...(billedCompletion === null ? { dollarsAtLeast: true } : {}) };
+  });
 }
 
 class PlanningRuntime extends ModelRuntime {
@@ -203,7 +249,8 @@ class RecordingModel implements ChatModel {
     const adapted = adaptRequest(this.spec.profile, request, 1);
     const cached = this.cache ? (await this.cache.get(requestCacheKey(this.spec, adapted.request, adapted.thinking))) !== undefined : false;
     // a role set where the call is made (force-a-guess's, a stop check's) wins, as in the ledger
-    this.calls.push({ role: currentCallContext().role ?? this.role, model: this.name, mode: this.mode, cached, ...estimateRequestTokens(this.spec.protocol, adapted.request) });
+    const row = plannedRow.getStore();
+    this.calls.push({ role: currentCallContext().role ?? this.role, model: this.name, mode: this.mode, cached, ...estimateRequestTokens(this.spec.protocol, adapted.request), ...(row === undefined ? {} : { row }) });
     const texts = Array.from({ length: request.n ?? 1 }, () => this.reply);
     return { text: this.reply, texts, finishReason: "stop", usage: { promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, latencyMs: 0, retries: 0, cached } };
   }

@@ -1,6 +1,7 @@
 export * from "./text.js";
 export * from "./agreement-text.js";
 export * from "./frames-text.js";
+export { formatExploreRun } from "./explore-text.js";
 export * from "./runs.js";
 export { buildHtmlReport, type ReportOptions } from "./html.js";
 export { escapeHtml } from "./html-parts.js";

@@ -1,7 +1,7 @@
 import type { AnswerSummary } from "../agents/index.js";
 import { formatJudgeUnreadable } from "../core/index.js";
 import type { MeanEstimate, ScoreSummary } from "../eval/index.js";
-import { formatDollars, type PlannedRole, type RunCost } from "../models/index.js";
+import { formatDollars, type PlannedRole, type PlannedRow, type RunCost, type UsageTotals } from "../models/index.js";
 
 /** A plain-text table: the first column left-aligned, the others right-aligned. */
 export function formatTable(header: string[], rows: string[][]): string {
@@ -55,8 +55,7 @@ export function formatScoreSummary(summary: ScoreSummary, options: SummaryTextOp
   if (counts.missingPredictions > 0) notes.push(`${counts.missingPredictions} of them had no prediction (--allow-missing)`);
   if (counts.neutralised > 0) notes.push(`${counts.neutralised} prediction(s) had text addressed to the judge, neutralised`);
   if (counts.predictionsOutsideSubset > 0) notes.push(`${counts.predictionsOutsideSubset} prediction(s) outside the subset ignored`);
-  const usage = summary.usage.judgements;
-  notes.push(`${usage.calls} judge call(s), ${usage.cacheHits} from the cache, ${usage.promptTokens + usage.completionTokens} tokens, ${usage.retries} retries`);
+  notes.push(formatCallCounts("judge", summary.usage.judgements, summary.cost));
   notes.push(...modelCallNotes(summary));
   lines.push("", ...notes.map((n) => `  ${n}`));
   if (summary.cost && options.cost !== false) lines.push("", formatRunCost(summary.cost));
@@ -80,8 +79,7 @@ export function formatAnswerSummary(summary: AnswerSummary, options: SummaryText
   }
   const unreadable = formatJudgeUnreadable(summary.judgeUnreadable, "force-a-guess: the verdicts", false);
   if (unreadable) lines.push(`  ${unreadable}; those answers were kept`);
-  const usage = summary.usage.answers;
-  lines.push(`  ${usage.calls} model call(s), ${usage.cacheHits} from the cache, ${usage.images} image(s), ${usage.promptTokens + usage.completionTokens} tokens, ${usage.retries} retries`);
+  lines.push(`  ${formatCallCounts("model", summary.usage.answers, summary.cost)}`);
   lines.push(...modelCallNotes(summary).map((n) => `  ${n}`));
   if (summary.failures.length > 0) {
     lines.push("", `failed (${summary.failures.length}):`);
@@ -98,34 +96,51 @@ export interface SummaryTextOptions {
 }
 
 /**
+ * The line a stage prints above its cost table, counted as the table counts (`formatRunCost`):
+ * the calls billed, the failed requests and the cache hits from the run's ledger (`cost`), the
+ * retries from the records' usage. Without a ledger (summaries written before it), from the usage,
+ * whose calls hold the cache hits.
+ */
+export function formatCallCounts(noun: string, usage: UsageTotals, cost?: RunCost): string {
+  const t = cost?.total;
+  const billed = t ? t.calls : usage.calls - usage.cacheHits;
+  const failed = t ? (t.failed ?? 0) : (usage.failures ?? 0);
+  const cacheHits = t ? t.cacheHits : usage.cacheHits;
+  const tokens = t ? t.promptTokens + t.completionTokens : usage.promptTokens - (usage.cachedPromptTokens ?? 0) + usage.completionTokens - (usage.cachedCompletionTokens ?? 0);
+  const images = t ? (t.images ?? 0) : usage.images;
+  return `${billed} ${noun} call(s) billed, ${failed} failed, ${cacheHits} from the cache, ${images} image(s), ${tokens} tokens billed, ${usage.retries} retries`;
+}
+
+/**
  * A run's cost per role, from its ledger of model calls: the calls sent (billed), the replies
  * read from the model-call cache (not billed), tokens (thinking is part of completion), images
  * and dollars at the prices named; a role's batch calls on their own row, at the batch price.
  */
 export function formatRunCost(cost: RunCost): string {
-  const rows = cost.roles.map((r) => [r.role, r.model, String(r.calls), String(r.cacheHits), String(r.promptTokens), String(r.completionTokens), String(r.thinkingTokens), String(r.images ?? 0), formatDollars(r.dollars)]);
+  const rows = cost.roles.map((r) => [r.role, r.model, String(r.calls), r.failed === undefined ? "–" : String(r.failed), String(r.cacheHits), String(r.promptTokens), String(r.completionTokens), String(r.thinkingTokens), String(r.images ?? 0), formatDollars(r.dollars)]);
   const t = cost.total;
-  if (cost.roles.length > 1) rows.push(["total", "", String(t.calls), String(t.cacheHits), String(t.promptTokens), String(t.completionTokens), String(t.thinkingTokens), String(t.images ?? 0), formatDollars(t.dollars)]);
-  const lines = [`cost (${cost.prices.join(", then ")}):`, indent(formatTable(["role", "model", "calls", "cache hits", "prompt tokens", "completion tokens", "of which thinking", "images", "dollars"], rows))];
-  lines.push("  calls: requests sent to a model, billed; cache hits: replies read from the model-call cache, not billed" + (cost.roles.some((r) => r.role.endsWith(" (batch)")) ? "; (batch): sent through the provider's batch API, at half the price" : ""));
-  if ((t.failed ?? 0) > 0) lines.push(`  ${t.failed} call(s) got no reply after their retries (nothing billed)`);
+  if (cost.roles.length > 1) rows.push(["total", "", String(t.calls), t.failed === undefined ? "–" : String(t.failed), String(t.cacheHits), String(t.promptTokens), String(t.completionTokens), String(t.thinkingTokens), String(t.images ?? 0), formatDollars(t.dollars)]);
+  const lines = [`cost (${cost.prices.join(", then ")}):`, indent(formatTable(["role", "model", "calls", "failed", "cache hits", "prompt tokens", "completion tokens", "of which thinking", "images", "dollars"], rows))];
+  lines.push("  calls: requests a model answered, billed; failed: requests that got no reply after their retries, not billed; cache hits: replies read from the model-call cache, not billed" + (cost.roles.some((r) => r.role.endsWith(" (batch)")) ? "; (batch): sent through the provider's batch API, at half the price" : ""));
   if (cost.unpriced.length > 0) lines.push(`  no price for ${cost.unpriced.join(", ")}: add it to a file named by EQA_PRICES`);
   return lines.join("\n");
 }
 
 /**
  * What `--dry-run` prints: per role, the calls the run would make (how many the model-call
- * cache already holds), the estimated tokens and dollars.
+ * cache already holds), the estimated tokens and dollars; with `rows` (`eqa reproduce`), the
+ * same per table row, every role summed.
  */
-export function formatCallPlan(roles: readonly PlannedRole[], notes: readonly string[] = []): string {
-  const rows = roles.map((r) => [r.role, r.model, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), r.promptTokens === null ? "?" : String(r.promptTokens), r.completionTokens === null ? "?" : String(r.completionTokens), `${r.dollarsAtLeast ? "≥ " : ""}${formatDollars(r.dollars)}`]);
+export function formatCallPlan(roles: readonly PlannedRole[], notes: readonly string[] = [], rows: readonly PlannedRow[] = []): string {
+  const roleRows = roles.map((r) => [r.role, r.model, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), r.promptTokens === null ? "?" : String(r.promptTokens), r.completionTokens === null ? "?" : String(r.completionTokens), `${r.dollarsAtLeast ? "≥ " : ""}${formatDollars(r.dollars)}`]);
   const dollars = roles.some((r) => r.dollars === null) ? null : roles.reduce((total, r) => total + (r.dollars ?? 0), 0);
   const atLeast = roles.some((r) => r.dollarsAtLeast);
   const lines = [
     "dry run: no model was called and nothing was written",
     "",
-    indent(formatTable(["role", "model", "calls", "cached", "prompt tokens", "completion tokens", "dollars"], rows)),
+    indent(formatTable(["role", "model", "calls", "cached", "prompt tokens", "completion tokens", "dollars"], roleRows)),
     "",
+    ...(rows.length > 0 ? [indent(formatTable(["row", "calls", "cached", "dollars"], rows.map((r) => [r.row, `${r.upperBound ? "≤ " : ""}${r.calls}`, String(r.cached), `${r.dollarsAtLeast && r.dollars !== null ? "≥ " : ""}${formatDollars(r.dollars)}`]))), ""] : []),
     `  estimated cost: ${atLeast && dollars !== null ? "≥ " : ""}${formatDollars(dollars === null ? null : Math.round(dollars * 1e9) / 1e9)}${dollars === null ? " (a model without a price, or tokens not estimated)" : ""}; calls the cache holds cost nothing`,
     "  prompt tokens: characters / 4 plus each image at its provider's documented cost; completion tokens: each request's max tokens",
     ...(atLeast ? ["  ≥: some requests set no token limit (?), so their output is not priced"] : []),

@@ -40,7 +40,7 @@ import { habitatSceneFile, type ActiveEpisode } from "../agents/index.js";
 import { bootstrapMean, llmMatchPoints, pathRatio, type LlmMatchMode } from "../eval/index.js";
 import { readJsonl } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
-import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
+import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproduceSummary, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
 
 export const EXPRESS_TABLES = ["express-table-1", "express-table-2", "express-table-3"] as const;
 export type ExpressTableId = (typeof EXPRESS_TABLES)[number];
@@ -328,13 +328,13 @@ function expressNotes(setup: ExpressRowSetup): string[] {
 /**
  * Writes the table with the paper's rows and `row` into the reproduce run `dir` in the four
  * files, and its `summary.json` (the row and its explore run's counts and dollars, read from
- * `rowDir`); returns the Markdown.
+ * `rowDir`, and the cost of its calls); returns the table, the Markdown and the summary.
  */
-export async function writeExpressTable(published: PublishedTable, row: UserRow, setup: ExpressRowSetup, dir: string, rowDir: string, settings: Record<string, unknown>): Promise<{ table: ReproducedTable; markdown: string }> {
+export async function writeExpressTable(published: PublishedTable, row: UserRow, setup: ExpressRowSetup, dir: string, rowDir: string, settings: Record<string, unknown>): Promise<{ table: ReproducedTable; markdown: string; summary: ReproduceSummary }> {
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: published.id, rows: [row], notes: expressNotes(setup) };
   const explored = readExploreSummary(rowDir, setup.table);
-  const { markdown } = await writeReproduction(dir, published, table, settings, { [row.id]: { answered: explored.counts.finished, failed: row.failed, scored: expressCells(setup.table, explored).scored, dollars: explored.cost?.total.dollars ?? null } });
-  return { table, markdown };
+  const { markdown, summary } = await writeReproduction(dir, published, table, settings, { [row.id]: { answered: explored.counts.finished, failed: row.failed, scored: expressCells(setup.table, explored).scored, dollars: explored.cost?.total.dollars ?? null } });
+  return { table, markdown, summary };
 }
 
 /** What stops an HM3D run before it starts: each a problem with the hint that fixes it. */

@@ -301,20 +301,22 @@ export async function planAEqaRows(
 ): Promise<string[]> {
   const notes: string[] = [];
   for (const family of families) {
-    const build = () => createAgent({ ...aEqaRowSetup(family, setup.model, setup.captioner), image: options.image }, plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" })));
-    const { agent, models } = build();
-    const maxSteps = family === "blind" ? A_EQA_BLIND_STEPS : options.maxSteps;
-    const planned = await planExploration(
-      { episodes: setup.episodes, explorer: "frontier", outDir: join(options.outDir, aEqaRowDir(family)), answerer: { agent, models, fresh: () => build().agent }, ...(maxSteps !== undefined ? { maxSteps } : {}), image: options.image, observation: options.observation },
-      plan,
-    );
-    const judge = plan.model(setup.judgeSpec, JUDGE_ROLE, "Your mark: 3");
-    // Table III: the answers before force-a-guess are judged again in their own folder (counted as the answers given)
-    const judgings = options.withoutGuess && family !== "blind" ? 2 : 1;
-    for (const e of setup.episodes.filter((e) => e.answer !== undefined).slice(0, planned.pending)) {
-      for (let k = 0; k < judgings; k++) await withCallContext({ item: e.questionId }, () => judgeLlmMatch(prepareLlmMatchTask(episodeQuestion(e), "The answer an agent gives.", setup.mode, setup.judgeSpec.name), judge, setup.mode));
-    }
-    notes.push(`row a-eqa-${family}: ${planned.episodes} episode(s), ${planned.reused} already explored, ${planned.pending} to explore${family === "blind" ? " (one step: the blind LLM does not look)" : ""} and judge${judgings === 2 ? " with and without force-a-guess" : ""}`);
+    await plan.forRow(aEqaRunId(family), async () => {
+      const build = () => createAgent({ ...aEqaRowSetup(family, setup.model, setup.captioner), image: options.image }, plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" })));
+      const { agent, models } = build();
+      const maxSteps = family === "blind" ? A_EQA_BLIND_STEPS : options.maxSteps;
+      const planned = await planExploration(
+        { episodes: setup.episodes, explorer: "frontier", outDir: join(options.outDir, aEqaRowDir(family)), answerer: { agent, models, fresh: () => build().agent }, ...(maxSteps !== undefined ? { maxSteps } : {}), image: options.image, observation: options.observation },
+        plan,
+      );
+      const judge = plan.model(setup.judgeSpec, JUDGE_ROLE, "Your mark: 3");
+      // Table III: the answers before force-a-guess are judged again in their own folder (counted as the answers given)
+      const judgings = options.withoutGuess && family !== "blind" ? 2 : 1;
+      for (const e of setup.episodes.filter((e) => e.answer !== undefined).slice(0, planned.pending)) {
+        for (let k = 0; k < judgings; k++) await withCallContext({ item: e.questionId }, () => judgeLlmMatch(prepareLlmMatchTask(episodeQuestion(e), "The answer an agent gives.", setup.mode, setup.judgeSpec.name), judge, setup.mode));
+      }
+      notes.push(`row a-eqa-${family}: ${planned.episodes} episode(s), ${planned.reused} already explored, ${planned.pending} to explore${family === "blind" ? " (one step: the blind LLM does not look)" : ""} and judge${judgings === 2 ? " with and without force-a-guess" : ""}`);
+    });
   }
   notes.push(`A-EQA rows: the frontier explorer calls no model; the blind, socratic and vlm rows' answers are estimated on a stand-in recording of ${(options.maxSteps ?? FRONTIER_MAX_STEPS) + 1} blank ${options.observation.width}×${options.observation.height} frames (one per step of the budget, the agent sampling its K from them); the scene-graph rows' answers are counted, their tokens unknown before their graph is built; the judge's LLM-Match request is built with a stand-in answer`);
   return notes;
@@ -322,7 +324,8 @@ export async function planAEqaRows(
 
 /**
  * Table V: writes the table with the paper's rows and `rows` into the reproduce run in the four
- * files, and its `summary.json` (the rows and each row's explore run's counts and dollars).
+ * files, and its `summary.json` (the rows, each row's explore run's counts and dollars, and the
+ * cost of every row's calls).
  */
 export async function writeAEqaTable(
   published: PublishedTable,
@@ -330,10 +333,10 @@ export async function writeAEqaTable(
   rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[],
   setup: AEqaSetup,
   settings: Record<string, unknown>,
-): Promise<{ table: ReproducedTable; markdown: string }> {
+): Promise<{ table: ReproducedTable; markdown: string; summary: ReproduceSummary }> {
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: published.id, rows: rows.map((r) => r.row), notes: aEqaNotes(published.id, rows.map((r) => r.measures), aEqaQuestionSet(setup.episodes)) };
-  const { markdown } = await writeReproduction(run.path, published, table, settings, Object.fromEntries(rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])));
-  return { table, markdown };
+  const { markdown, summary } = await writeReproduction(run.path, published, table, settings, Object.fromEntries(rows.map((r) => [aEqaRunId(r.family), aEqaRun(r)])));
+  return { table, markdown, summary };
 }
 
 /** An A-EQA row's id among a reproduce run's `runs` (`a-eqa-vlm`). */

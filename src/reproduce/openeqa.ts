@@ -387,49 +387,51 @@ export async function planOpenEqaTable(options: Omit<ReproduceOpenEqaOptions, "o
   checkFrames(families, options.framesRoot);
   const notes: string[] = [];
   for (const family of families) {
-    const rowDir = join(options.outDir, "rows", family);
-    const answers = await planAnswers(
-      {
-        setup: openEqaRowSetup(family, options.model, options.captioner),
-        questions: options.selection.questions,
-        ...(options.framesRoot && family !== "blind" ? { framesRoot: options.framesRoot } : {}),
-        benchmarkFile: options.selection.benchmark.path,
-        outDir: rowDir,
-      },
-      plan,
-    );
-    const answered: Question[] = options.selection.questions.filter((q) => answers.answers.has(q.questionId));
-    const scored = await planScore(
-      {
-        benchmark: options.selection.benchmark,
-        questions: answered,
-        ...(options.selection.subsetPath ? { subsetPath: options.selection.subsetPath } : {}),
-        predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
-        predictionsPath: join(rowDir, PREDICTIONS_FILE),
-        judgeSpec: options.judgeSpec,
-        mode: options.mode ?? "compat",
-        outDir: rowDir,
-      },
-      plan,
-    );
-    notes.push(`row ${family}: ${answers.questions} question(s), ${answers.reused} already answered, ${answers.pending} to answer; ${scored.reused} already judged, ${scored.pending} to judge`);
-    if (options.table.id === "openeqa-table-3" && family !== "blind") {
-      // the answers before force-a-guess are not known before the run: counted as the answers given
-      const unguessed = await planScore(
+    await plan.forRow(family, async () => {
+      const rowDir = join(options.outDir, "rows", family);
+      const answers = await planAnswers(
+        {
+          setup: openEqaRowSetup(family, options.model, options.captioner),
+          questions: options.selection.questions,
+          ...(options.framesRoot && family !== "blind" ? { framesRoot: options.framesRoot } : {}),
+          benchmarkFile: options.selection.benchmark.path,
+          outDir: rowDir,
+        },
+        plan,
+      );
+      const answered: Question[] = options.selection.questions.filter((q) => answers.answers.has(q.questionId));
+      const scored = await planScore(
         {
           benchmark: options.selection.benchmark,
           questions: answered,
+          ...(options.selection.subsetPath ? { subsetPath: options.selection.subsetPath } : {}),
           predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
           predictionsPath: join(rowDir, PREDICTIONS_FILE),
           judgeSpec: options.judgeSpec,
           mode: options.mode ?? "compat",
-          outDir: `${rowDir}-without-guess`,
+          outDir: rowDir,
         },
         plan,
       );
-      notes.push(`row ${family} w/o guess: ${unguessed.reused} already judged, ${unguessed.pending} to judge`);
-    }
-    if (answers.failures.length > 0) notes.push(`row ${family}: ${answers.failures.length} question(s) would fail before any call, e.g. ${answers.failures[0]!.questionId}: ${answers.failures[0]!.error}`);
+      notes.push(`row ${family}: ${answers.questions} question(s), ${answers.reused} already answered, ${answers.pending} to answer; ${scored.reused} already judged, ${scored.pending} to judge`);
+      if (options.table.id === "openeqa-table-3" && family !== "blind") {
+        // the answers before force-a-guess are not known before the run: counted as the answers given
+        const unguessed = await planScore(
+          {
+            benchmark: options.selection.benchmark,
+            questions: answered,
+            predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
+            predictionsPath: join(rowDir, PREDICTIONS_FILE),
+            judgeSpec: options.judgeSpec,
+            mode: options.mode ?? "compat",
+            outDir: `${rowDir}-without-guess`,
+          },
+          plan,
+        );
+        notes.push(`row ${family} w/o guess: ${unguessed.reused} already judged, ${unguessed.pending} to judge`);
+      }
+      if (answers.failures.length > 0) notes.push(`row ${family}: ${answers.failures.length} question(s) would fail before any call, e.g. ${answers.failures[0]!.questionId}: ${answers.failures[0]!.error}`);
+    });
   }
   notes.push("calls that depend on the replies (force-a-guess's blind guess, re-asks) are counted as when each reply is read at the first try");
   return notes;

@@ -6,9 +6,11 @@
  * a column is better lower). Rows a user did not run are not in the table; a cell a user row
  * has no number for (a column its run does not measure) prints "–".
  */
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { eqakitVersion, writeFileAtomically } from "../core/index.js";
+import { ledgerCost, readCallLedger, type CallEntry, type RunCost } from "../models/index.js";
 import type { PublishedColumn, PublishedTable } from "./published.js";
 
 export const REPRODUCED_TABLE_FORMAT = "eqakit-reproduced-table/1" as const;
@@ -198,17 +200,75 @@ export function formatTableCsv(published: PublishedTable, reproduced: Reproduced
   return `${lines.join("\n")}\n`;
 }
 
-function latexEscape(text: string): string {
-  return text
-    .replace(/\\/g, "\\textbackslash{}")
-    .replace(/([&%$#_{}])/g, "\\$1")
-    .replace(/~/g, "\\textasciitilde{}")
-    .replace(/\^/g, "\\textasciicircum{}")
-    .replace(/±/g, "$\\pm$")
-    .replace(/–/g, "--")
-    .replace(/↑/g, "$\\uparrow$")
-    .replace(/↓/g, "$\\downarrow$")
-    .replace(/′/g, "$'$");
+/**
+ * What each character LaTeX would refuse or misread becomes: its specials, and the symbols the
+ * papers' tables and notes hold (arrows, primes, Greek letters, ±). Math symbols go in
+ * `\ensuremath{}`, so that two side by side never make `$$`.
+ */
+const LATEX_CHARACTERS: Readonly<Record<string, string>> = {
+  "\\": "\\textbackslash{}",
+  "&": "\\&",
+  "%": "\\%",
+  $: "\\$",
+  "#": "\\#",
+  _: "\\_",
+  "{": "\\{",
+  "}": "\\}",
+  "~": "\\textasciitilde{}",
+  "^": "\\textasciicircum{}",
+  "<": "\\textless{}",
+  ">": "\\textgreater{}",
+  "|": "\\textbar{}",
+  "±": "\\ensuremath{\\pm}",
+  "-": "-{}",
+  "–": "--",
+  "—": "---",
+  "−": "\\ensuremath{-}",
+  "↑": "\\ensuremath{\\uparrow}",
+  "↓": "\\ensuremath{\\downarrow}",
+  "→": "\\ensuremath{\\rightarrow}",
+  "←": "\\ensuremath{\\leftarrow}",
+  "′": "\\ensuremath{'}",
+  "·": "\\ensuremath{\\cdot}",
+  "×": "\\ensuremath{\\times}",
+  "≤": "\\ensuremath{\\leq}",
+  "≥": "\\ensuremath{\\geq}",
+  "≈": "\\ensuremath{\\approx}",
+  "≠": "\\ensuremath{\\neq}",
+  "√": "\\ensuremath{\\surd}",
+  "°": "\\ensuremath{^\\circ}",
+  "ᵢ": "\\ensuremath{_i}",
+  "…": "\\ldots{}",
+  "§": "\\S{}",
+  "‘": "`",
+  "’": "'",
+  "“": "``",
+  "”": "''",
+  "\u00a0": "~",
+  ...Object.fromEntries(
+    ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "o", "pi", "rho", "varsigma", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"].map((name, k) => [String.fromCodePoint(0x3b1 + k), name === "o" ? "o" : `\\ensuremath{\\${name}}`]),
+  ),
+  ...Object.fromEntries(
+    [["Γ", "Gamma"], ["Δ", "Delta"], ["Θ", "Theta"], ["Λ", "Lambda"], ["Ξ", "Xi"], ["Π", "Pi"], ["Σ", "Sigma"], ["Φ", "Phi"], ["Ψ", "Psi"], ["Ω", "Omega"]].map(([c, name]) => [c, `\\ensuremath{\\${name}}`]),
+  ),
+};
+
+/**
+ * Text as LaTeX that pdflatex takes with its default encodings: one pass over the characters,
+ * each replaced by a function (a replacement string would read `$'` and `$&` as patterns).
+ * Latin-1 letters stay (LaTeX reads UTF-8); any other character LaTeX has no glyph for is
+ * written as its code point (`U+4E2D`), so that the file always compiles.
+ */
+export function latexEscape(text: string): string {
+  // "--" would print an en dash: the first hyphen of a pair is kept apart
+  return text.replace(/-(?=-)|[\\&%$#_{}~^<>|]|[^\x00-\x7f]/gu, (character) => {
+    const known = LATEX_CHARACTERS[character];
+    if (known !== undefined) return known;
+    const code = character.codePointAt(0)!;
+    // LaTeX's default OT1 fonts have every Latin-1 letter but the eth and the thorn
+    if (code >= 0xc0 && code <= 0xff && ![0xd0, 0xd7, 0xde, 0xf0, 0xf7, 0xfe].includes(code)) return character;
+    return `\\texttt{U+${code.toString(16).toUpperCase().padStart(4, "0")}}`;
+  });
 }
 
 /** The table as LaTeX with booktabs: sections as spanning italic rows, the user's rows after a midrule, bold as described above. */
@@ -254,6 +314,25 @@ export interface ReproduceSummary {
   rows: UserRow[];
   /** Each row's run summary (answers, scores, cost), by row id. */
   runs: Record<string, { answered: number; failed: number; scored: number; dollars: number | null }>;
+  /** Calls, tokens and dollars per role of every row's run, from their ledgers of model calls (calls.jsonl). */
+  cost: RunCost;
+}
+
+/**
+ * The model calls of a reproduce run: the ledgers (calls.jsonl) of the run folder and of each
+ * row's runs below it (`rows/<row>`, `rows/<row>/<stage>`), in path order.
+ */
+export function reproductionCalls(dir: string): CallEntry[] {
+  const calls: CallEntry[] = [];
+  const visit = (folder: string, depth: number): void => {
+    calls.push(...readCallLedger(folder));
+    if (depth === 0) return;
+    const entries = existsSync(folder) ? readdirSync(folder, { withFileTypes: true }) : [];
+    for (const entry of entries.filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) visit(join(folder, entry.name), depth - 1);
+  };
+  calls.push(...readCallLedger(dir));
+  visit(join(dir, "rows"), 2);
+  return calls;
 }
 
 /** Writes a table in Markdown, CSV and LaTeX (booktabs) into `dir`; returns the Markdown. */
@@ -267,12 +346,13 @@ export async function writeTableFormats(dir: string, published: PublishedTable, 
 
 /**
  * Writes a reproduce run's results into `dir`: its table beside the published rows in every
- * format (table.json, .md, .csv, .tex) and `summary.json`; returns the Markdown and the summary.
+ * format (table.json, .md, .csv, .tex) and `summary.json` (with the cost of every row's calls,
+ * from their ledgers); returns the Markdown and the summary.
  */
 export async function writeReproduction(dir: string, published: PublishedTable, table: ReproducedTable, settings: Record<string, unknown>, runs: ReproduceSummary["runs"]): Promise<{ markdown: string; summary: ReproduceSummary }> {
   await writeFileAtomically(join(dir, TABLE_FILES.json), `${JSON.stringify(table, null, 2)}\n`);
   const markdown = await writeTableFormats(dir, published, table);
-  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: published.id, settings, rows: table.rows, runs };
+  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: published.id, settings, rows: table.rows, runs, cost: ledgerCost(reproductionCalls(dir)) };
   await writeFileAtomically(join(dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return { markdown, summary };
 }

@@ -244,32 +244,34 @@ export async function planTagTable(options: Omit<ReproduceTagOptions, "onRow" | 
   const judge = plan.model(options.judgeSpec, JUDGE_ROLE, "[]");
   const byId = new Map(options.questions.map((q) => [q.question_id, q]));
   for (const name of baselines) {
-    const baseline = tagBaseline(name);
-    const models = { llm: plan.model(options.model, "agent", "A: an answer"), captioner: plan.model(options.captioner, "captioner", "A caption.") };
-    const dirs = tagRowDirs(name);
-    const answersDir = join(options.outDir, dirs.answers);
-    const kept = keptTagAnswers(answersDir, options.questions, tagBaselineConfiguration(baseline, models));
-    const scored = scoredQuestions(join(options.outDir, dirs.score));
-    const toAsk = options.questions.filter((q) => !kept.has(q.question_id));
-    let prepared = 0;
-    let reusedPreparations = 0;
-    const agent = tagBaselineAgent(baseline, models, options.questions, options.episodes, { preparedFrom: answersDir, onPrepared: (_, reused) => (reused ? reusedPreparations++ : prepared++) });
-    const predictions = await answerTagQuestions(toAsk, options.episodes, agent, { concurrency: 1 });
-    agent.close();
-    const answers = new Map<string, string | null>(kept);
-    for (const p of predictions) if (p.error === undefined) answers.set(p.question_id, p.answer);
-    let toJudge = 0;
-    for (const [id, answer] of answers) {
-      if ((kept.has(id) && scored.has(id)) || answer === null || answer.trim() === "" || structuredPrediction(answer) !== undefined) continue;
-      await withCallContext({ item: id }, () => extractStructuredAnswer(judge, byId.get(id)!.question, answer));
-      toJudge++;
-    }
-    const failures = predictions.filter((p) => p.error !== undefined);
-    notes.push(
-      `row ${name}: ${prepared} ${prepared === 1 ? "trajectory" : "trajectories"} to prepare${reusedPreparations > 0 ? ` (${reusedPreparations} prepared already)` : ""}, ` +
-        `${toAsk.length} of ${options.questions.length} question(s) to answer, ${toJudge} answer(s) to judge` +
-        (failures.length > 0 ? `; ${failures.length} would fail before any call, e.g. ${failures[0]!.question_id}: ${failures[0]!.error}` : ""),
-    );
+    await plan.forRow(name, async () => {
+      const baseline = tagBaseline(name);
+      const models = { llm: plan.model(options.model, "agent", "A: an answer"), captioner: plan.model(options.captioner, "captioner", "A caption.") };
+      const dirs = tagRowDirs(name);
+      const answersDir = join(options.outDir, dirs.answers);
+      const kept = keptTagAnswers(answersDir, options.questions, tagBaselineConfiguration(baseline, models));
+      const scored = scoredQuestions(join(options.outDir, dirs.score));
+      const toAsk = options.questions.filter((q) => !kept.has(q.question_id));
+      let prepared = 0;
+      let reusedPreparations = 0;
+      const agent = tagBaselineAgent(baseline, models, options.questions, options.episodes, { preparedFrom: answersDir, onPrepared: (_, reused) => (reused ? reusedPreparations++ : prepared++) });
+      const predictions = await answerTagQuestions(toAsk, options.episodes, agent, { concurrency: 1 });
+      agent.close();
+      const answers = new Map<string, string | null>(kept);
+      for (const p of predictions) if (p.error === undefined) answers.set(p.question_id, p.answer);
+      let toJudge = 0;
+      for (const [id, answer] of answers) {
+        if ((kept.has(id) && scored.has(id)) || answer === null || answer.trim() === "" || structuredPrediction(answer) !== undefined) continue;
+        await withCallContext({ item: id }, () => extractStructuredAnswer(judge, byId.get(id)!.question, answer));
+        toJudge++;
+      }
+      const failures = predictions.filter((p) => p.error !== undefined);
+      notes.push(
+        `row ${name}: ${prepared} ${prepared === 1 ? "trajectory" : "trajectories"} to prepare${reusedPreparations > 0 ? ` (${reusedPreparations} prepared already)` : ""}, ` +
+          `${toAsk.length} of ${options.questions.length} question(s) to answer, ${toJudge} answer(s) to judge` +
+          (failures.length > 0 ? `; ${failures.length} would fail before any call, e.g. ${failures[0]!.question_id}: ${failures[0]!.error}` : ""),
+      );
+    });
   }
   notes.push("calls that depend on the replies (a judge's second ask, the retrieval of LLM + API) are counted as when each reply is read at the first try");
   return notes;

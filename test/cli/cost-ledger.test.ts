@@ -17,7 +17,7 @@ import { openEqaBenchmarkFile, projectRoot, readRawBenchmark, temporaryDir } fro
 /** The cost section of a summary, as written. */
 interface Cost {
   roles: { role: string; model: string; calls: number; cacheHits: number; failed: number; promptTokens: number; completionTokens: number; images: number; dollars: number | null }[];
-  total: { calls: number; cacheHits: number; promptTokens: number; completionTokens: number; images: number; dollars: number | null };
+  total: { calls: number; cacheHits: number; failed: number; promptTokens: number; completionTokens: number; images: number; dollars: number | null };
 }
 
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, "utf8")) as T;
@@ -31,7 +31,7 @@ function sent(entries: readonly CallEntry[], role: string, mode: "live" | "batch
   return entries.filter((e) => e.role === role && e.mode === mode && !e.cached);
 }
 
-/** The row of `role` in a printed cost table: calls, cache hits, prompt, completion, thinking tokens, images, dollars. */
+/** The row of `role` in a printed cost table: calls, failed, cache hits, prompt, completion, thinking tokens, images, dollars. */
 function tableRow(stdout: string, role: string): string[] | undefined {
   // the total's row has no model
   if (role === "total") return stdout.split("\n").find((l) => /^\s+total\s+\d/.test(l))?.trim().split(/\s{2,}/).slice(1);
@@ -67,7 +67,7 @@ describe("one ledger of model calls: every request a server received, once, in t
       const row = cost.roles.find((r) => r.role === "judge")!;
       assert.deepEqual([row.calls, row.images, row.promptTokens], [2, 1, promptTokensOf(judged)]);
       assert.equal(cost.total.calls, judged.length + chatRequests(agent).length);
-      assert.deepEqual(tableRow(result.stdout, "judge")?.slice(0, 1).concat(tableRow(result.stdout, "judge")!.slice(5, 6)), ["2", "1"]);
+      assert.deepEqual(tableRow(result.stdout, "judge")?.slice(0, 1).concat(tableRow(result.stdout, "judge")!.slice(6, 7)), ["2", "1"]);
     } finally {
       await agent.close();
       await judge.close();
@@ -166,7 +166,7 @@ export async function answer(params, context) {
       assert.deepEqual([cost.total.calls, cost.total.promptTokens], [8, 8 * 10]);
       const live = (8 * 10 * 2.5 + 8 * 3 * 10) / 8 / 1e6;
       assert.equal(cost.total.dollars, Math.round((7 * live * BATCH_PRICE_FACTOR + live) * 1e9) / 1e9);
-      assert.deepEqual(tableRow(result.stdout, "total")?.slice(0, 3), ["8", "7", "80"]);
+      assert.deepEqual(tableRow(result.stdout, "total")?.slice(0, 4), ["8", "0", "7", "80"]);
     } finally {
       await server.close();
     }
@@ -408,7 +408,7 @@ describe("every other run-writing command: each request its servers received is 
 });
 
 describe("the ledger is the run's bill across processes", () => {
-  test("a failed call is in the ledger; the resumed run asks it again and keeps the earlier process's calls: every request once", async () => {
+  test("a failed call is in the ledger, counted apart from the billed calls; the resumed run asks it again and keeps the earlier process's calls: every request once", async () => {
     const home = temporaryDir();
     const picked = readRawBenchmark().slice(0, 2);
     const subset = join(home, "subset.json");
@@ -436,7 +436,10 @@ describe("the ledger is the run's bill across processes", () => {
       assert.equal(ledger.length, chatRequests(judge).length, "every request the judge received, once");
       assert.deepEqual(ledger.map((e) => [e.item, e.status]).sort(), [[picked[0]!.question_id, "ok"], [picked[1]!.question_id, "failed"], [picked[1]!.question_id, "ok"]].sort());
       const cost = readJson<{ cost: Cost }>(join(out, "summary.json")).cost;
-      assert.deepEqual([cost.total.calls, cost.roles[0]?.failed, cost.total.promptTokens], [3, 1, 2 * 10]);
+      assert.deepEqual([cost.total.calls, cost.roles[0]?.failed, cost.total.failed, cost.total.promptTokens], [2, 1, 1, 2 * 10]);
+      // the printed table counts as the summary: 2 calls billed, the failed request apart, no cache hit
+      assert.deepEqual(tableRow(again.stdout, "judge")?.slice(0, 3), ["2", "1", "0"], `the printed cost table:\n${again.stdout}`);
+      assert.match(again.stdout, /2 judge call\(s\) billed, 1 failed, 0 from the cache/);
     } finally {
       await judge.close();
     }

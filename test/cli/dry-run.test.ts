@@ -49,7 +49,7 @@ describe("eqa score: the summary's cost", () => {
       assert.equal(summary.cost.total.dollars, 0.0108);
       assert.match(summary.cost.prices[0] ?? "", /^eqakit prices of \d{4}-\d{2}-\d{2}$/);
       assert.match(result.stdout, /cost \(eqakit prices of [\d-]+\):/);
-      assert.match(result.stdout, /judge\s+openai\/gpt-4o\s+4\s+0\s+4000\s+80\s+0\s+0\s+\$0\.0108/);
+      assert.match(result.stdout, /judge\s+openai\/gpt-4o\s+4\s+0\s+0\s+4000\s+80\s+0\s+0\s+\$0\.0108/);
     } finally {
       await server.close();
     }
@@ -202,7 +202,7 @@ describe("eqa answer --dry-run", () => {
       const summary = readJson(join(out, "summary.json")) as { cost: CostSection };
       assert.deepEqual(summary.cost.roles.map((r) => [r.role, r.model, r.calls, r.promptTokens, r.completionTokens]), [["agent", "openai/gpt-4o-mini", 4, 800, 20]]);
       assert.equal(summary.cost.total.dollars, (800 * 0.15 + 20 * 0.6) / 1e6);
-      assert.match(real.stdout, /agent\s+openai\/gpt-4o-mini\s+4\s+0\s+800\s+20\s+0/);
+      assert.match(real.stdout, /agent\s+openai\/gpt-4o-mini\s+4\s+0\s+0\s+800\s+20\s+0/);
 
       const other = await runCli([...args.slice(0, -1), join(s.home, "other"), "--dry-run"], cliEnv(s.home));
       assert.equal(other.code, 0, other.stderr);

@@ -96,7 +96,7 @@ describe("ledgerCost", () => {
     assert.deepEqual(unknown.unpriced, ["openai/house-model"]);
   });
 
-  test("a cache hit is counted as a hit, not as a call, and costs nothing; a failed call is a call that costs nothing", () => {
+  test("a cache hit is counted as a hit, not as a call, and costs nothing; a failed request is counted apart, not as a billed call, and costs nothing", () => {
     const cost = ledgerCost(
       [
         call({ role: "judge", model: "openai/gpt-4o", promptTokens: 1000, completionTokens: 100 }),
@@ -105,7 +105,8 @@ describe("ledgerCost", () => {
       ],
       NO_OVERRIDE,
     );
-    assert.deepEqual(cost.roles.map((r) => [r.role, r.calls, r.cacheHits, r.failed, r.promptTokens, r.completionTokens, r.dollars]), [["judge", 2, 1, 1, 1000, 100, (1000 * 2.5 + 100 * 10) / 1e6]]);
+    assert.deepEqual(cost.roles.map((r) => [r.role, r.calls, r.cacheHits, r.failed, r.promptTokens, r.completionTokens, r.dollars]), [["judge", 1, 1, 1, 1000, 100, (1000 * 2.5 + 100 * 10) / 1e6]]);
+    assert.deepEqual([cost.total.calls, cost.total.failed, cost.total.cacheHits], [1, 1, 1]);
   });
 
   test("batch calls are a row of their own at the batch price", () => {

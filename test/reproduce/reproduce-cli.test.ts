@@ -104,7 +104,7 @@ describe("eqa reproduce openeqa-table-4", () => {
       const latex = readFileSync(join(out, "table.tex"), "utf8");
       assert.match(latex, /\\toprule/);
       assert.match(latex, /\\bottomrule/);
-      assert.match(latex, /9 GPT-4V\* & 43\.4 & 42\.0 & 57\.2 & 33\.6 & 63\.2 & 57\.4 & 50\.7 & 49\.6\$\\pm\$2\.0 \\\\/);
+      assert.match(latex, /9 GPT-4V\* & 43\.4 & 42\.0 & 57\.2 & 33\.6 & 63\.2 & 57\.4 & 50\.7 & 49\.6\\ensuremath\{\\pm\}2\.0 \\\\/);
       // the paper's own bold stays on the published rows
       assert.match(latex, /1 GPT-4 & \\textbf\{15\.4\}/);
       // the user's rows follow a rule, each marked as not comparable
@@ -215,6 +215,17 @@ describe("eqa reproduce openeqa-table-4", () => {
       assert.match(result.stdout, /agent\s+openai\/gpt-4o/);
       assert.match(result.stdout, /\$\d/);
       for (const row of ["blind", "socratic", "conceptgraph", "svm", "vlm"]) assert.match(result.stdout, new RegExp(`row ${row}: 4 question\\(s\\), 0 already answered, 4 to answer; 0 already judged, 4 to judge`));
+      // per row: its calls and dollars, every role summed; the rows add up to the roles' table
+      const lines = result.stdout.split("\n").map((l) => l.trim().split(/\s{2,}/));
+      const roleRows = lines.filter((l) => l.length === 7 && /^openai\//.test(l[1]!));
+      const rows = Object.fromEntries(lines.filter((l) => l.length === 4 && ["blind", "socratic", "conceptgraph", "svm", "vlm"].includes(l[0]!)).map((l) => [l[0]!, { calls: Number(l[1]), cached: Number(l[2]), dollars: Number(l[3]!.replace("$", "")) }]));
+      assert.deepEqual(Object.keys(rows), ["blind", "socratic", "conceptgraph", "svm", "vlm"], result.stdout);
+      assert.deepEqual(rows.blind && [rows.blind.calls, rows.blind.cached], [8, 0], "the blind row: 4 answers and 4 judgements");
+      for (const [name, row] of Object.entries(rows)) assert.ok(row.dollars > 0, `${name}: ${row.dollars}`);
+      assert.equal(Object.values(rows).reduce((total, r) => total + r.calls, 0), roleRows.reduce((total, r) => total + Number(r[2]), 0));
+      const estimated = Number(/estimated cost: \$([\d.]+)/.exec(result.stdout)![1]);
+      // each printed to four decimals: the sum within their rounding
+      assert.ok(Math.abs(Object.values(rows).reduce((total, r) => total + r.dollars, 0) - estimated) <= 5 * 0.00005 + 0.00005, `rows' dollars add up to ${estimated}:\n${result.stdout}`);
     });
   });
 

@@ -61,6 +61,12 @@ describe("eqa reproduce express-table-3", () => {
       const calls = server.requests.length;
       assert.ok(calls > 0);
       assert.match(first.stdout, /Janus-Pro-7B \| 39\.88 \| 63\.35 \| 20\.86 \| 6\.18 \|/);
+      // the table's cost, printed after it and written in the summary: every request the server received, once
+      const cost = readJson<{ cost: { total: { calls: number; failed: number; dollars: number | null } } }>(join(out, "summary.json")).cost;
+      assert.deepEqual([cost.total.calls, cost.total.failed], [calls, 0]);
+      assert.ok(cost.total.dollars !== null && cost.total.dollars > 0);
+      const printedTotal = first.stdout.slice(first.stdout.indexOf("**Table 3")).split("\n").find((l) => /^\s+total\s+\d/.test(l))?.trim().split(/\s{2,}/);
+      assert.deepEqual(printedTotal?.slice(1, 3), [String(calls), "0"], first.stdout);
 
       const again = await runCli(args, env);
       assert.equal(again.code, 0, again.stderr);

@@ -50,10 +50,21 @@ describe("eqa reproduce eqa-rm-table-1 and eqa-rm-table-2", () => {
     const s = await setup();
     await withModelServer((request) => openAiReply(judge(request)), async (server) => {
       const out = join(s.home, "t1");
-      const result = await runCli(["reproduce", "eqa-rm-table-1", "--instances", s.instances, "--frames", s.frames, "--model", "openai/judge-vl", "--model-base-url", `${server.url}/v1`, "--max-k", "2", "--out", out, "--no-cache"], cliEnv(s.home));
+      // a price for the loopback model, so that the run's dollars are a number
+      const prices = join(s.home, "prices.json");
+      writeFileSync(prices, JSON.stringify({ models: [{ match: "^judge-vl$", input: 1, output: 2 }] }));
+      const result = await runCli(["reproduce", "eqa-rm-table-1", "--instances", s.instances, "--frames", s.frames, "--model", "openai/judge-vl", "--model-base-url", `${server.url}/v1`, "--max-k", "2", "--out", out, "--no-cache"], cliEnv(s.home, { EQA_PRICES: prices }));
       assert.equal(result.code, 0, result.stderr);
       // two samples of each of the four instances
       assert.equal(server.requests.length, 8);
+      // the calls and their cost, printed as every command prints them and written from the rows' ledgers
+      const summary = readJson(join(out, "summary.json")) as { runs: { bench: { dollars: number | null } }; cost: { total: { calls: number; failed: number; cacheHits: number; dollars: number | null } } };
+      assert.deepEqual([summary.cost.total.calls, summary.cost.total.failed, summary.cost.total.cacheHits], [8, 0, 0]);
+      assert.ok(summary.cost.total.dollars !== null && summary.cost.total.dollars > 0, "dollars from the ledger");
+      assert.equal(summary.runs.bench.dollars, summary.cost.total.dollars);
+      const costRow = result.stdout.split("\n").find((l) => /^\s+reward model\s+openai\/judge-vl\s/.test(l))?.trim().split(/\s{2,}/);
+      assert.deepEqual(costRow?.slice(2, 5), ["8", "0", "0"], result.stdout);
+      assert.ok(costRow?.at(-1)?.startsWith("$"), result.stdout);
       const table = readJson(join(out, "table.json")) as TableJson;
       assert.deepEqual(table.rows.map((r) => r.id), ["judge", "k-2"]);
       // HM3D: 8 vs 8 (hit), 9 vs 3 (miss) → 50 %, RMSE √18; ScanNet: 6 vs 7, 10 vs 10 → 100 %, RMSE √0.5; Overall: their means
@@ -106,6 +117,8 @@ describe("eqa reproduce eqa-rm-table-1 and eqa-rm-table-2", () => {
       assert.match(dry.stdout, /4 instance\(s\): 0 already sampled in .*bench, 4 to sample, 4 sample\(s\) each \(16 call\(s\)\)/);
       const row = /reward model\s+openai\/gpt-4o\s+16\s+0\s+(\d+)\s+12288\s+\$([\d.]+)/.exec(dry.stdout);
       assert.ok(row, dry.stdout);
+      // per row: the benchmark run both table rows are read from, as summary.json's runs name it
+      assert.match(dry.stdout, new RegExp(`^\\s+bench\\s+16\\s+0\\s+\\$${row[2]!.replace(".", "\\.")}$`, "m"));
 
       // Table 2 counts the ScanNet instances alone
       const scanNet = await runCli([...args("eqa-rm-table-2"), "--dry-run"], env);

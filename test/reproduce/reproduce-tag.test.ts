@@ -98,6 +98,8 @@ describe("eqa reproduce tag-eqa-table-2", () => {
       assert.match(dry.stdout, /captioner/);
       assert.match(dry.stdout, new RegExp(`row socratic-ic: 1 trajectory to prepare, ${questions.length} of ${questions.length} question\\(s\\) to answer, ${questions.length} answer\\(s\\) to judge`));
       assert.match(dry.stdout, /captioner +openai\/gpt-4o-mini +100 /, "50 captions per row");
+      // per row: its 50 captions, its answers and their judgements, and their dollars
+      for (const row of ["socratic-ic", "socratic-ic-or"]) assert.match(dry.stdout, new RegExp(`^\\s+${row}\\s+${50 + 2 * questions.length}\\s+0\\s+\\$\\d`, "m"), dry.stdout);
       // on the finished folder: nothing left to prepare, answer or judge
       const done = await runCli([...args, "--dry-run"], cliEnv(home));
       assert.equal(done.code, 0, done.stderr);

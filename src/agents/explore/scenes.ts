@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { UserError, packageRoot } from "../../core/index.js";
-import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine } from "../../sim/index.js";
+import { HouseholdEnvironment, StdioEnvironment, builtinSceneProblem, builtinSceneSeed, type CommandLine, type SceneBounds } from "../../sim/index.js";
 import { habitatSceneFile, type SceneEnvironment } from "./run.js";
 
 export type EnvironmentKind = "builtin" | "habitat" | "stdio";
@@ -54,4 +54,16 @@ export function sceneOpener(options: SceneOpenerOptions): (scene: string) => Pro
       };
     }
   }
+}
+
+/**
+ * The bounds of a built-in home (`home-<seed>`) observed at `observation`'s size, known without
+ * starting an environment (a dry run's Fine-EQA step budget comes from them); undefined for any
+ * other scene.
+ */
+export function builtinSceneBounds(observation: { width: number; height: number }): (scene: string) => Promise<SceneBounds | undefined> {
+  return async (scene) => {
+    const seed = builtinSceneSeed(scene);
+    return seed === undefined ? undefined : HouseholdEnvironment.fromSeed(seed, observation).bounds();
+  };
 }

@@ -5,4 +5,5 @@
 export * from "./express-metrics.js";
 export * from "./eac.js";
 export * from "./explore-score.js";
+export * from "./explore-workflow.js";
 export * from "./original-prompts.js";
