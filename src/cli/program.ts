@@ -47,7 +47,7 @@ export function buildProgram(): Command {
   for (const command of [scoreCommand(), answerCommand(), runCommand(), dataCommand(), framesCommand(), memoryCommand(), cacheCommand(), rmCommand(), reportCommand(), viewCommand(), judgeAgreementCommand(), demoCommand(), simCommand(), envCommand(), exploreCommand(), mergeCommand(), scoreTagCommand(), answerTagCommand()]) program.addCommand(command);
   program.addCommand(generateCommand());
   program.addCommand(agentCommand());
-  program.addCommand(reproduceCommand(exploreCommand));
+  program.addCommand(reproduceCommand());
   program.commands.forEach(addModelOptionFlags);
   program.commands.forEach(exitOverrideDeep);
   program.commands.forEach(suggestMistypedRequiredOptions);

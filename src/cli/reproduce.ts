@@ -107,7 +107,7 @@ function tableArgument(value: string): PublishedTable {
  * the library's `exploreAndJudge` as `eqa explore` makes them. The argument is not used: the
  * program that assembles the commands still passes the explore command.
  */
-export function reproduceCommand(_explore?: () => Command): Command {
+export function reproduceCommand(): Command {
   const command = new Command("reproduce")
     .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ten with --published`)
     .argument("<table>", `the table: ${publishedTableIds().join(", ")}`, tableArgument)

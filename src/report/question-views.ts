@@ -6,6 +6,7 @@
  * from it shows its question, ground truth and answer only.
  */
 import { TAG_ANSWERS_FILE, TAG_PREPARED_FILE } from "../generate/index.js";
+import type { RunKind } from "../store/index.js";
 
 /**
  * Where a question's transcript is read from: a file of the run's answers (by the field naming
@@ -35,8 +36,8 @@ const TRACES: TranscriptSource = { file: "traces.jsonl", idField: "questionId" }
 
 const NOTHING_MORE: QuestionView = { answers: true, score: null, transcript: null, frames: null, plan: null };
 
-/** Each kind's question view, by the kind its summary or manifest names. */
-export const QUESTION_VIEWS: Readonly<Record<string, QuestionView>> = {
+/** Each kind's question view, by the kind its summary or manifest names (every kind of `RUN_KINDS` has one). */
+export const QUESTION_VIEWS: Readonly<Record<RunKind, QuestionView>> = {
   "llm-match": { answers: true, score: "llm-match", transcript: TRACES, frames: "episode", plan: null },
   answer: { answers: true, score: null, transcript: TRACES, frames: "episode", plan: null, scoredBy: "eqa score" },
   run: { answers: true, score: "llm-match", transcript: TRACES, frames: "episode", plan: null },
@@ -51,11 +52,14 @@ export const QUESTION_VIEWS: Readonly<Record<string, QuestionView>> = {
   memory: NOTHING_MORE,
   "generate-tag": { ...NOTHING_MORE, answers: false },
   reproduce: NOTHING_MORE,
+  // a folder of runs is reported as each of its runs; a validation's judge calls are its traces
+  demo: { ...NOTHING_MORE, transcript: TRACES },
+  "tag-validate": { ...NOTHING_MORE, transcript: TRACES },
 };
 
 /** The question view of a kind; a kind the table does not name shows its question, ground truth and answer, with the traces it may hold. */
 export function questionView(kind: string): QuestionView {
-  return QUESTION_VIEWS[kind] ?? { ...NOTHING_MORE, transcript: TRACES };
+  return (QUESTION_VIEWS as Readonly<Record<string, QuestionView>>)[kind] ?? { ...NOTHING_MORE, transcript: TRACES };
 }
 
 /** What the viewer's pages and the report name a kind's per-question score: its column and its row. */

@@ -336,7 +336,7 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, file: stri
 }
 
 /** Kinds whose folders may have no summary when they are done: without one, they are not taken for a run still going. */
-export const KINDS_WITHOUT_SUMMARY: readonly string[] = ["generate-tag", "memory", "answer-tag", "rm-build", "rm-review"];
+export const KINDS_WITHOUT_SUMMARY: readonly string[] = RUN_KINDS.filter((k) => !k.summary).map((k) => k.kind);
 
 /** Reads one run directory (not a folder of runs: see `loadRuns`). */
 export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {

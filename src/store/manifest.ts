@@ -36,7 +36,7 @@ import { copyFile, mkdir, rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
-import { UserError, canonicalJson, eqakitVersion, outputFailure, sha256Hex, writeFileAtomically, type Question } from "../core/index.js";
+import { UserError, canonicalJson, eqakitVersion, outputFailure, runOfKind, sha256Hex, writeFileAtomically, type Question } from "../core/index.js";
 import { readJsonl } from "./jsonl.js";
 import { isRunKind, recogniseRunKind, type RunKind } from "./kinds.js";
 import { COMMANDS_FILE, RunDirectory, formatCommandLine, outputDirectoryProblem } from "./run-dir.js";
@@ -272,7 +272,7 @@ export function checkRun(contract: Pick<RunContract, "dir" | "kind" | "settings"
   const kind = manifest?.kind ?? inferRunKind(path);
   if (kind === undefined) return undefined;
   if (kind !== contract.kind) {
-    throw new UserError(`holds a run of kind ${kind}, not ${contract.kind}: nothing was written`, { file: path }, `give --out a new folder (a ${kind} run is kept as it is)`);
+    throw new UserError(`holds a run of kind ${kind}, not ${contract.kind}: nothing was written`, { file: path }, `give --out a new folder (${runOfKind(kind)} is kept as it is)`);
   }
   if (manifest) {
     const settings = JSON.parse(canonicalJson(contract.settings)) as Record<string, unknown>;
@@ -372,7 +372,7 @@ export async function openRun(contract: RunContract): Promise<RunDirectory> {
 export function reopenRun(dir: string, kind: RunKind): RunDirectory {
   const path = resolve(dir);
   const held = existsSync(path) ? inferRunKind(path) : undefined;
-  if (held !== kind) throw new UserError(held ? `holds a run of kind ${held}, not ${kind}: nothing was written` : `holds no ${kind} run`, { file: path }, `give the folder of a ${kind} run`);
+  if (held !== kind) throw new UserError(held ? `holds a run of kind ${held}, not ${kind}: nothing was written` : `holds no ${kind} run`, { file: path }, `give the folder of ${runOfKind(kind)}`);
   return new RunDirectory(path);
 }
 
