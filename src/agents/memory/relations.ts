@@ -15,12 +15,35 @@ export const RELATION_THRESHOLDS = {
   near: 0.5,
 } as const;
 
+/** How an object sits among a receptacle's points, in metres. */
+export const SURFACE_PARAMETERS = {
+  /** The receptacle's surface under an object is looked for this far beyond its footprint (the object hides what is right under it). */
+  margin: 0.05,
+  /** Points of the receptacle this far round the object's footprint are its sides… */
+  ring: 0.15,
+  /** …and count when they rise above the object's bottom by half its height (at least `contactGap`). */
+  rise: 0.5,
+  /** Points that make a surface or a side (one stray point does not). */
+  minPoints: 3,
+  /** Sides (of four) that close round an object inside; a roof over it does too. */
+  sides: 3,
+} as const;
+
 /**
  * Relations between instances from their 3-D boxes, ConceptGraphs-style: on, inside, above,
  * below (both directions are stated) and next to (stated once per pair, smaller id first).
  * A pair gets one relation at most, tried in that order.
+ *
+ * A box holds the space round an object's parts: a desk's box reaches up its monitor, a bed's
+ * its headboard, a dining table's its chairs' backs, so a mug on the desk's top lies in the
+ * desk's box. With the instances' points (`points`, by instance id), an object in another's box
+ * is inside it only when the other's points close round it (a roof over it, or sides on
+ * `SURFACE_PARAMETERS.sides` of its four sides, rising past half its height: a microwave, a
+ * sink's basin, a toilet's bowl, an open cabinet); otherwise, resting on the other's surface
+ * (its points within `contactGap` of the object's bottom, round its footprint), it is on it.
+ * Without points (an imported memory) the boxes decide alone.
  */
-export function inferRelations(instances: readonly MemoryInstance[]): Relation[] {
+export function inferRelations(instances: readonly MemoryInstance[], points?: ReadonlyMap<number, Float32Array>): Relation[] {
   const t = RELATION_THRESHOLDS;
   const relations: Relation[] = [];
   const boxed = instances.filter((i): i is MemoryInstance & { box: Aabb } => i.box !== undefined);
@@ -28,8 +51,13 @@ export function inferRelations(instances: readonly MemoryInstance[]): Relation[]
     for (let y = x + 1; y < boxed.length; y++) {
       const a = boxed[x]!;
       const b = boxed[y]!;
-      const relation = pairRelation(a.box, b.box, t);
+      let relation = pairRelation(a.box, b.box, t);
       if (!relation) continue;
+      if (relation.name === "inside") {
+        const [inner, outer] = relation.swap ? [b, a] : [a, b];
+        const around = points?.get(outer.id);
+        if (around && !enclosed(inner.box, around, t) && beneath(inner.box, around, t)) relation = { name: "on", swap: relation.swap };
+      }
       const [first, second] = relation.swap ? [b, a] : [a, b];
       if (relation.name === "above") {
         relations.push({ subject: first.id, relation: "above", object: second.id }, { subject: second.id, relation: "below", object: first.id });
@@ -56,4 +84,44 @@ function pairRelation(a: Aabb, b: Aabb, t: typeof RELATION_THRESHOLDS): { name: 
   const heightsOverlap = Math.min(a.max[1], b.max[1]) > Math.max(a.min[1], b.min[1]);
   if (heightsOverlap && aabbDistance(a, b) <= t.near) return { name: "next to", swap: false };
   return undefined;
+}
+
+/**
+ * Whether a receptacle's points make a surface under a box: at or below its bottom (within
+ * `contactGap` above it), under or round its footprint. A view that saw only a mug's rim, the
+ * rest hidden, puts its bottom above the desk it stands on.
+ */
+function beneath(box: Aabb, points: Float32Array, t: typeof RELATION_THRESHOLDS): boolean {
+  const m = SURFACE_PARAMETERS.margin;
+  let n = 0;
+  for (let p = 0; p < points.length; p += 3) {
+    const x = points[p]!;
+    const z = points[p + 2]!;
+    if (x < box.min[0] - m || x > box.max[0] + m || z < box.min[2] - m || z > box.max[2] + m) continue;
+    if (points[p + 1]! <= box.min[1] + t.contactGap && ++n >= SURFACE_PARAMETERS.minPoints) return true;
+  }
+  return false;
+}
+
+/** Whether a receptacle's points close round a box: a roof over it, or sides on enough of its four sides. */
+function enclosed(box: Aabb, points: Float32Array, t: typeof RELATION_THRESHOLDS): boolean {
+  const s = SURFACE_PARAMETERS;
+  const rise = box.min[1] + Math.max(t.contactGap, s.rise * (box.max[1] - box.min[1]));
+  const counts = [0, 0, 0, 0, 0]; // −x, +x, −z, +z, over
+  for (let p = 0; p < points.length; p += 3) {
+    const x = points[p]!;
+    const y = points[p + 1]!;
+    const z = points[p + 2]!;
+    if (y <= rise || x < box.min[0] - s.ring || x > box.max[0] + s.ring || z < box.min[2] - s.ring || z > box.max[2] + s.ring) continue;
+    const alongX = x >= box.min[0] && x <= box.max[0];
+    const alongZ = z >= box.min[2] && z <= box.max[2];
+    // a side is beside the footprint, not off its corner: a monitor behind a mug, wider than
+    // it, is one side, not three
+    if (alongX && alongZ) {
+      if (y > box.max[1]) counts[4]!++;
+    } else if (alongZ) counts[x < box.min[0] ? 0 : 1]!++;
+    else if (alongX) counts[z < box.min[2] ? 2 : 3]!++;
+  }
+  if (counts[4]! >= s.minPoints) return true;
+  return counts.slice(0, 4).filter((c) => c >= s.minPoints).length >= s.sides;
 }
