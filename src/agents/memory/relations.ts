@@ -20,7 +20,7 @@ export const SURFACE_PARAMETERS = {
   /** The receptacle's surface under an object is looked for this far beyond its footprint (the object hides what is right under it). */
   margin: 0.05,
   /** Points of the receptacle this far round the object's footprint are its sides… */
-  ring: 0.15,
+  ring: 0.25,
   /** …and count when they rise above the object's bottom by half its height (at least `contactGap`). */
   rise: 0.5,
   /** Points that make a surface or a side (one stray point does not). */

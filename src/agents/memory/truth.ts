@@ -4,7 +4,7 @@
  * again), `trajectory.json` (each step's object positions, relations and receptacles) and its
  * frames' instance masks and depth.
  *
- * - An object counts as seen when its mask covers at least `MIN_VISIBLE_PIXELS` pixels within
+ * - An object counts as seen when its mask covers at least `MIN_VISIBLE_SHARE` of a frame within
  *   the memory's depth range (`VIEW_PARAMETERS`: 0.1-4 m) in at least `MIN_VISIBLE_FRAMES` of
  *   the frames the memory looked at; walls, floors and ceilings never count.
  * - Each instance stands for the object whose mask id most of its views carry (a memory built
@@ -31,8 +31,8 @@ import { drawnParts, generateHome, objectName } from "../../sim/index.js";
 import type { SceneGraph } from "./types.js";
 import { VIEW_PARAMETERS } from "./views.js";
 
-/** Least mask pixels (within the depth range) for an object to count as seen in a frame. */
-export const MIN_VISIBLE_PIXELS = 100;
+/** Least share of a frame an object's mask (within the depth range) covers to count as seen in it: 100 pixels at 640×480. */
+export const MIN_VISIBLE_SHARE = 100 / (640 * 480);
 /** Frames looked at an object must be seen in to count. */
 export const MIN_VISIBLE_FRAMES = 3;
 /** Two places of an object closer than this (metres) are one place: it was not moved between them. */
@@ -119,7 +119,7 @@ export async function memoryAgainstRecording(graph: SceneGraph, recordingDir: st
       counts.set(id, (counts.get(id) ?? 0) + 1);
     }
     for (const [id, n] of counts) {
-      if (n < MIN_VISIBLE_PIXELS || STRUCTURE.has(labels[String(id)] ?? "")) continue;
+      if (n < MIN_VISIBLE_SHARE * mask.length || STRUCTURE.has(labels[String(id)] ?? "")) continue;
       const list = seenIn.get(id) ?? [];
       list.push(index);
       seenIn.set(id, list);
