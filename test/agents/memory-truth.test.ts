@@ -76,8 +76,9 @@ function instance(id: number, label: string, points: Float32Array): MemoryInstan
 }
 
 describe("inferRelations with the instances' points", () => {
-  // a desk: its top at 0.75 m, a monitor at its back up to 1.2 m, so its box holds what stands on its top
-  const desk = new Float32Array([...gridPoints([0, 0.73, 0], [1.2, 0.75, 0.6]), ...gridPoints([0.3, 0.75, 0], [0.9, 1.2, 0.04])]);
+  // a desk: its top at 0.75 m, a monitor at its back up to 1.2 m and its chair's back beyond its
+  // front edge, so its box holds what stands on its top; a pillow-like lump over a corner of the mug
+  const desk = new Float32Array([...gridPoints([0, 0.73, 0], [1.2, 0.75, 0.6]), ...gridPoints([0.3, 0.75, 0], [0.9, 1.2, 0.04]), ...gridPoints([0.3, 0.45, 0.66], [0.9, 1.0, 0.68]), ...gridPoints([0.56, 0.9, 0.36], [0.6, 0.92, 0.4])]);
   const mug = gridPoints([0.5, 0.75, 0.3], [0.58, 0.85, 0.38]);
   // a basin: its floor at 0.1 m, walls round it up to 0.85 m
   const basin = new Float32Array([...gridPoints([0, 0.08, 0], [0.5, 0.1, 0.5]), ...gridPoints([0, 0.1, 0], [0.02, 0.85, 0.5]), ...gridPoints([0.48, 0.1, 0], [0.5, 0.85, 0.5]), ...gridPoints([0, 0.1, 0], [0.5, 0.85, 0.02]), ...gridPoints([0, 0.1, 0.48], [0.5, 0.85, 0.5])]);

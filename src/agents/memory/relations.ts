@@ -19,14 +19,15 @@ export const RELATION_THRESHOLDS = {
 export const SURFACE_PARAMETERS = {
   /** The receptacle's surface under an object is looked for this far beyond its footprint (the object hides what is right under it). */
   margin: 0.05,
-  /** Points of the receptacle this far round the object's footprint are its sides… */
-  ring: 0.25,
-  /** …and count when they rise above the object's bottom by half its height (at least `contactGap`). */
-  rise: 0.5,
-  /** Points that make a surface or a side (one stray point does not). */
+  /** The receptacle's points count as a wall beside an object when they rise above its bottom by half its height, and at least this. */
+  minRise: 0.04,
+  /** A wall closes a side when it stands within this of where the surface the object rests on reaches (a basin's wall; not a chair's back beyond a desk's edge). */
+  wallGap: 0.05,
+  /** Points that make a surface or a wall (one stray point does not). */
   minPoints: 3,
-  /** Sides (of four) that close round an object inside; a roof over it does too. */
-  sides: 3,
+  /** A roof covers this share of an object's footprint (in cells of `roofCell`): a pillow's edge over a laptop on a bed is no roof. */
+  roofCover: 0.5,
+  roofCell: 0.04,
 } as const;
 
 /**
@@ -37,10 +38,11 @@ export const SURFACE_PARAMETERS = {
  * A box holds the space round an object's parts: a desk's box reaches up its monitor, a bed's
  * its headboard, a dining table's its chairs' backs, so a mug on the desk's top lies in the
  * desk's box. With the instances' points (`points`, by instance id), an object in another's box
- * is inside it only when the other's points close round it (a roof over it, or sides on
- * `SURFACE_PARAMETERS.sides` of its four sides, rising past half its height: a microwave, a
- * sink's basin, a toilet's bowl, an open cabinet); otherwise, resting on the other's surface
- * (its points within `contactGap` of the object's bottom, round its footprint), it is on it.
+ * is inside it only when the other's points close round it: a roof over it (a microwave, an open
+ * cabinet), or walls on all four sides that rise from the surface it rests on (a sink's basin, a
+ * toilet's bowl, a bathtub), where a monitor behind a mug or a chair's back beyond the desk's
+ * edge close one side or none; otherwise, resting on the other's surface (its points at or below
+ * the object's bottom, round its footprint), it is on it.
  * Without points (an imported memory) the boxes decide alone.
  */
 export function inferRelations(instances: readonly MemoryInstance[], points?: ReadonlyMap<number, Float32Array>): Relation[] {
@@ -103,25 +105,42 @@ function beneath(box: Aabb, points: Float32Array, t: typeof RELATION_THRESHOLDS)
   return false;
 }
 
-/** Whether a receptacle's points close round a box: a roof over it, or sides on enough of its four sides. */
+/**
+ * Whether a receptacle's points close round a box: a roof over most of its footprint, or, on each of its
+ * four sides, a wall (points rising past half its height) that stands where the surface it rests
+ * on reaches, within `SURFACE_PARAMETERS.wallGap`. Each side looks along the strip of the
+ * footprint's width, never off its corners.
+ */
 function enclosed(box: Aabb, points: Float32Array, t: typeof RELATION_THRESHOLDS): boolean {
   const s = SURFACE_PARAMETERS;
-  const rise = box.min[1] + Math.max(t.contactGap, s.rise * (box.max[1] - box.min[1]));
-  const counts = [0, 0, 0, 0, 0]; // −x, +x, −z, +z, over
+  const rise = box.min[1] + Math.max(s.minRise, 0.5 * (box.max[1] - box.min[1]));
+  const wall = [Infinity, Infinity, Infinity, Infinity]; // nearest wall on −x, +x, −z, +z
+  const wallPoints = [0, 0, 0, 0];
+  const floor = [0, 0, 0, 0]; // how far the surface at the box's bottom reaches on each side
+  const roof = new Set<number>();
+  const cell = s.roofCell;
+  const columns = Math.max(1, Math.ceil((box.max[0] - box.min[0]) / cell));
+  const rows = Math.max(1, Math.ceil((box.max[2] - box.min[2]) / cell));
   for (let p = 0; p < points.length; p += 3) {
     const x = points[p]!;
     const y = points[p + 1]!;
     const z = points[p + 2]!;
-    if (y <= rise || x < box.min[0] - s.ring || x > box.max[0] + s.ring || z < box.min[2] - s.ring || z > box.max[2] + s.ring) continue;
     const alongX = x >= box.min[0] && x <= box.max[0];
     const alongZ = z >= box.min[2] && z <= box.max[2];
-    // a side is beside the footprint, not off its corner: a monitor behind a mug, wider than
-    // it, is one side, not three
     if (alongX && alongZ) {
-      if (y > box.max[1]) counts[4]!++;
-    } else if (alongZ) counts[x < box.min[0] ? 0 : 1]!++;
-    else if (alongX) counts[z < box.min[2] ? 2 : 3]!++;
+      if (y > box.max[1]) roof.add(Math.min(rows - 1, Math.floor((z - box.min[2]) / cell)) * columns + Math.min(columns - 1, Math.floor((x - box.min[0]) / cell)));
+      continue;
+    }
+    let side: number;
+    let distance: number;
+    if (alongZ) [side, distance] = x < box.min[0] ? [0, box.min[0] - x] : [1, x - box.max[0]];
+    else if (alongX) [side, distance] = z < box.min[2] ? [2, box.min[2] - z] : [3, z - box.max[2]];
+    else continue;
+    if (y > rise) {
+      wall[side] = Math.min(wall[side]!, distance);
+      wallPoints[side]!++;
+    } else if (Math.abs(y - box.min[1]) <= t.contactGap) floor[side] = Math.max(floor[side]!, distance);
   }
-  if (counts[4]! >= s.minPoints) return true;
-  return counts.slice(0, 4).filter((c) => c >= s.minPoints).length >= s.sides;
+  if (roof.size >= s.roofCover * columns * rows) return true;
+  return [0, 1, 2, 3].every((side) => wallPoints[side]! >= s.minPoints && wall[side]! <= floor[side]! + s.wallGap);
 }
