@@ -21,11 +21,10 @@
  *   right when the trajectory has that object on (inside) that receptacle at a frame looked at. Recall counts the trajectory's relations of objects found on (inside)
  *   receptacles found, at frames looked at that saw both.
  */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { UserError } from "../../core/index.js";
-import { loadTrajectoryLog } from "../../data/index.js";
+import { loadTrajectoryLog, readJsonFile } from "../../data/index.js";
 import { openEpisode } from "../../episodes/index.js";
 import { drawnParts, generateHome, objectName } from "../../sim/index.js";
 import type { SceneGraph } from "./types.js";
@@ -75,7 +74,7 @@ const homeFileSchema = z.object({ seed: z.number().int() }).loose();
 /** Scores a memory built from a built-in recording (`out` of `eqa sim record`) against its ground truth. */
 export async function memoryAgainstRecording(graph: SceneGraph, recordingDir: string): Promise<MemoryTruth> {
   const homeFile = join(recordingDir, "home.json");
-  const parsed = homeFileSchema.safeParse(JSON.parse(await readFile(homeFile, "utf8")));
+  const parsed = homeFileSchema.safeParse(await readJsonFile(homeFile));
   if (!parsed.success) throw new UserError("not a built-in home (no seed)", { file: homeFile, field: "seed" }, "give the folder eqa sim record --out wrote");
   const home = generateHome(parsed.data.seed);
   const log = await loadTrajectoryLog(join(recordingDir, "trajectory.json"));
