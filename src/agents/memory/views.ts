@@ -8,7 +8,7 @@ export const VIEW_PARAMETERS = {
   /** Depth kept (OpenEQA's SVM: [0.1 m, 4 m]). */
   minDepth: 0.1,
   maxDepth: 4,
-  /** DBSCAN's neighbourhood and core size over an object's points. */
+  /** DBSCAN's neighbourhood and core size over the points of a detector's box (a mask's are all kept). */
   eps: 0.08,
   minPoints: 6,
   /** At most about this many pixels of a box or mask are back-projected (a stride keeps it so). */
