@@ -46,6 +46,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   sim: async () => jsonScript("./sim.ts", quick ? ["--frames", "60"] : []),
   "sim-detect": async () => jsonScript("./sim-detect.ts", quick ? ["--seeds", "0-2", "--views", "3"] : []),
   "sim-memory": async () => jsonScript("./sim-memory.ts", quick ? ["--seeds", "0-1"] : []),
+  "sim-memory-masks": async () => jsonScript("./sim-memory-masks.ts", quick ? ["--seeds", "1-3"] : []),
   "sim-tables": async () => jsonScript("./sim-tables.ts", [...(quick ? ["--seeds", "0-1"] : []), ...demoVideoArgs()]),
   explore: async () => jsonScript("./explore.ts", quick ? ["--seeds", "0"] : []),
   coverage: async () => jsonScript("./explore-coverage.ts", quick ? ["--seeds", "5-6"] : []),

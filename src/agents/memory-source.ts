@@ -43,6 +43,17 @@ export interface MemoryBuildSettings {
    * never runs; memories built before these were recorded kept 20, suppressed across classes).
    */
   detectorViews?: { maxPerFrame: number; suppression?: "per-class" };
+  /**
+   * How views become objects: "whole" when a mask's every point is kept and views of one mask id
+   * are one object (absent: memories built before, which kept a mask's largest cluster of points
+   * and joined views of different mask ids by overlap).
+   */
+  maskViews?: "whole";
+  /**
+   * "surfaces" when "inside" is read from the points round an object, "on" from the surface
+   * under it (absent: memories built before, whose relations came from boxes alone).
+   */
+  relations?: "surfaces";
   ignoreLabels: string[];
   captioner: string | null;
   vlmDetect: boolean;
@@ -59,6 +70,8 @@ export function memoryBuildSettings(options: Omit<MemorySourceOptions, "memoryDi
     minScore: options.minScore ?? MEMORY_MIN_SCORE,
     ...(options.detector !== false && options.supportFrames ? { supportFrames: options.supportFrames } : {}),
     ...(options.detector !== false ? { detectorViews: { maxPerFrame: MAX_DETECTIONS, suppression: "per-class" as const } } : {}),
+    ...(options.masks !== false ? { maskViews: "whole" as const } : {}),
+    relations: "surfaces",
     ignoreLabels: [...new Set(options.ignoreLabels ?? [])].sort(),
     captioner: options.captioner?.name ?? null,
     vlmDetect,

@@ -15,5 +15,6 @@ export { HouseholdEnvironment, DEFAULT_CAMERA_HEIGHT, type HouseholdOptions } fr
 export { renderPlan, writeHome } from "./plan.js";
 export { manipulate, objectName, distanceToBox, contents, type Reach, type ManipulationOutcome } from "./manipulation.js";
 export { drawnBoxes, frontSide, type DrawnBox } from "./render.js";
+export { drawnParts, type Part } from "./parts.js";
 export { TASK_TYPES, TaskDoer, TaskFailed, feasibleTasks, missingFor, planTask, type TaskType, type TaskSpec, type PlannedTask, type TaskDoerOptions } from "./tasks.js";
 export { recordTask, planTasks, type RecordOptions, type RecordSummary, type RecordedTask } from "./record.js";

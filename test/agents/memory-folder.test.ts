@@ -7,7 +7,7 @@ import { temporaryDir } from "../helpers/paths.js";
 import { runCli, cliEnv } from "../helpers/cli.js";
 import { writeSceneEpisode } from "./scene-fixture.js";
 import { loadRun } from "../../src/report/index.js";
-import { memoryBuildSettings } from "../../src/agents/index.js";
+import { memoryBuildSettings, memorySettingsKey } from "../../src/agents/index.js";
 
 let framesRoot: string;
 let benchmark: string;
@@ -195,5 +195,15 @@ describe("what a memory folder keys its memories by", () => {
   test("memories detected with boxes suppressed within each class are keyed apart from those suppressed across classes", () => {
     assert.deepEqual(memoryBuildSettings({}).detectorViews, { maxPerFrame: 100, suppression: "per-class" });
     assert.equal("detectorViews" in memoryBuildSettings({ detector: false }), false);
+  });
+
+  test("memories whose mask views keep every point, one object per mask id, and whose on/inside come from surfaces are keyed apart from those built before", () => {
+    assert.equal(memoryBuildSettings({}).maskViews, "whole");
+    assert.equal("maskViews" in memoryBuildSettings({ masks: false }), false);
+    assert.equal(memoryBuildSettings({ masks: false }).relations, "surfaces");
+    const older = { ...memoryBuildSettings({ detector: false }) };
+    delete older.maskViews;
+    delete older.relations;
+    assert.notEqual(memorySettingsKey(memoryBuildSettings({ detector: false })), memorySettingsKey(older));
   });
 });

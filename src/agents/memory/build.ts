@@ -169,7 +169,7 @@ export async function buildMemory(episode: Episode, options: MemoryOptions = {})
     detector: [detector?.name, options.vlmDetector ? `vlm:${options.vlmDetector.name}` : undefined].filter((d) => d !== undefined).join("+") || null,
     captioner: options.captioner?.name ?? null,
     instances,
-    relations: hasPositions ? inferRelations(instances) : [],
+    relations: hasPositions ? inferRelations(instances, new Map(drafts.flatMap((d, id) => (d.points ? [[id, d.points] as const] : [])))) : [],
     agentPositions,
     ...(firstPose ? { grounding: Array.from(groundingTransform(firstPose)) } : {}),
     notes: [...episode.notes.filter((n) => /invalid pose/.test(n)), ...notes],

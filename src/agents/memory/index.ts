@@ -11,3 +11,4 @@ export * from "./relations.js";
 export * from "./build.js";
 export * from "./boxes.js";
 export * from "./render.js";
+export * from "./truth.js";

@@ -1,4 +1,4 @@
-import { aabbIntersection, aabbOf, aabbVolume, iou2d, overlapOfSmaller, voxelDownsample, concatPoints, type Aabb } from "../../geometry/index.js";
+import { aabbDistance, aabbIntersection, aabbOf, aabbVolume, iou2d, overlapOfSmaller, voxelDownsample, concatPoints, type Aabb } from "../../geometry/index.js";
 import { cosineSimilarity } from "../../models/index.js";
 import { VIEW_PARAMETERS } from "./views.js";
 import type { ObjectView } from "./types.js";
@@ -13,6 +13,12 @@ export const MERGE_PARAMETERS = {
   minSimilarity: 0.75,
   /** Instances of similar descriptions overlapping this much are merged after all views are placed. */
   mergeOverlap: 0.5,
+  /**
+   * Views of one instance-mask id are one object when their boxes lie at most this far apart
+   * (metres): a view that saw only a corner of a TV, the rest hidden, overlaps nothing of it. An
+   * object carried farther away (a mug from the desk to the microwave) is kept at each place.
+   */
+  maskGap: 0.5,
 } as const;
 
 /**
@@ -76,10 +82,12 @@ function absorb(target: DraftInstance, points: Float32Array | undefined): void {
 /**
  * Associates object views with global instances, frame by frame (SVM's step 2): a view with
  * a 3-D box joins the instance whose box it overlaps most among those with a similar
- * description, else starts a new one; the instance's box is re-computed from the merged
+ * description, else starts a new one; a view from instance masks joins only its own mask id's
+ * instance, within {@link MERGE_PARAMETERS}' `maskGap`; the instance's box is re-computed from the merged
  * points. Views without 3-D boxes (no depth or pose) are one instance per mask id when they
  * come from instance masks, and are otherwise told apart by when and where in the image they were seen ({@link TRACK_PARAMETERS}; `places` gives each frame's order and time,
- * by default the frame index). A final pass merges instances that still overlap.
+ * by default the frame index). A final pass merges instances that still overlap (of one mask id:
+ * that lie within `maskGap`).
  */
 export function mergeViews(views: readonly ObjectView[], similarity: DescriptionSimilarity, places?: ReadonlyMap<number, FramePlace>): DraftInstance[] {
   const p = MERGE_PARAMETERS;
@@ -100,6 +108,17 @@ export function mergeViews(views: readonly ObjectView[], similarity: Description
     let bestScore = -Infinity;
     for (const instance of instances) {
       if (!instance.box) continue;
+      // the masks say which object a view is: it joins its own object, the nearest place of it
+      const same = sameMaskObject(view, instance);
+      if (same === false) continue;
+      if (same === true) {
+        const gap = aabbDistance(view.box, instance.box);
+        if (gap <= p.maskGap && 3 - gap > bestScore) {
+          bestScore = 3 - gap;
+          best = instance;
+        }
+        continue;
+      }
       const overlap = overlapOfSmaller(viewBox, padBox(instance.box, p.padding));
       if (overlap < p.minOverlap) continue;
       const sim = similarity(view.label, mainLabel(instance.views));
@@ -126,8 +145,15 @@ export function mergeViews(views: readonly ObjectView[], similarity: Description
         const a = instances[i]!;
         const b = instances[j]!;
         if (!a.box || !b.box) continue;
-        if (similarity(mainLabel(a.views), mainLabel(b.views)) < p.minSimilarity) continue;
-        if (overlapOfSmaller(padBox(a.box, p.padding / 2), padBox(b.box, p.padding / 2)) < p.mergeOverlap) continue;
+        const masksA = maskIds(a);
+        const masksB = maskIds(b);
+        if (masksA.size > 0 && masksB.size > 0) {
+          // objects the masks tell apart stay apart; one object's places, when near, are one
+          if (![...masksA].some((m) => masksB.has(m)) || aabbDistance(a.box, b.box) > p.maskGap) continue;
+        } else {
+          if (similarity(mainLabel(a.views), mainLabel(b.views)) < p.minSimilarity) continue;
+          if (overlapOfSmaller(padBox(a.box, p.padding / 2), padBox(b.box, p.padding / 2)) < p.mergeOverlap) continue;
+        }
         a.views.push(...b.views);
         absorb(a, b.points);
         instances.splice(j, 1);
@@ -137,6 +163,23 @@ export function mergeViews(views: readonly ObjectView[], similarity: Description
     }
   }
   return instances;
+}
+
+/** The instance-mask ids of an instance's views. */
+function maskIds(instance: DraftInstance): Set<number> {
+  return new Set(instance.views.flatMap((v) => (v.maskId === undefined ? [] : [v.maskId])));
+}
+
+/**
+ * Whether a view from a mask is of an instance's object, by the masks: true when the instance
+ * holds views of its mask id, false when it holds views of other ids only, undefined when the
+ * masks cannot say (the view or the instance has none: a detector's).
+ */
+function sameMaskObject(view: ObjectView, instance: DraftInstance): boolean | undefined {
+  if (view.maskId === undefined) return undefined;
+  const ids = maskIds(instance);
+  if (ids.size === 0) return undefined;
+  return ids.has(view.maskId);
 }
 
 /**

@@ -15,12 +15,37 @@ export const RELATION_THRESHOLDS = {
   near: 0.5,
 } as const;
 
+/** How an object sits among a receptacle's points, in metres. */
+export const SURFACE_PARAMETERS = {
+  /** The receptacle's surface under an object is looked for this far beyond its footprint (the object hides what is right under it). */
+  margin: 0.05,
+  /** The receptacle's points count as a wall beside an object when they rise above its bottom by half its height, and at least this. */
+  minRise: 0.04,
+  /** A wall closes a side when it stands within this of where the surface the object rests on reaches (a basin's wall; not a chair's back beyond a desk's edge). */
+  wallGap: 0.05,
+  /** Points that make a surface or a wall (one stray point does not). */
+  minPoints: 3,
+  /** A roof covers this share of an object's footprint (in cells of `roofCell`): a pillow's edge over a laptop on a bed is no roof. */
+  roofCover: 0.5,
+  roofCell: 0.04,
+} as const;
+
 /**
  * Relations between instances from their 3-D boxes, ConceptGraphs-style: on, inside, above,
  * below (both directions are stated) and next to (stated once per pair, smaller id first).
  * A pair gets one relation at most, tried in that order.
+ *
+ * A box holds the space round an object's parts: a desk's box reaches up its monitor, a bed's
+ * its headboard, a dining table's its chairs' backs, so a mug on the desk's top lies in the
+ * desk's box. With the instances' points (`points`, by instance id), an object in another's box
+ * is inside it only when the other's points close round it: a roof over it (a microwave, an open
+ * cabinet), or walls on all four sides that rise from the surface it rests on (a sink's basin, a
+ * toilet's bowl, a bathtub), where a monitor behind a mug or a chair's back beyond the desk's
+ * edge close one side or none; otherwise, resting on the other's surface (its points at or below
+ * the object's bottom, round its footprint), it is on it.
+ * Without points (an imported memory) the boxes decide alone.
  */
-export function inferRelations(instances: readonly MemoryInstance[]): Relation[] {
+export function inferRelations(instances: readonly MemoryInstance[], points?: ReadonlyMap<number, Float32Array>): Relation[] {
   const t = RELATION_THRESHOLDS;
   const relations: Relation[] = [];
   const boxed = instances.filter((i): i is MemoryInstance & { box: Aabb } => i.box !== undefined);
@@ -28,8 +53,13 @@ export function inferRelations(instances: readonly MemoryInstance[]): Relation[]
     for (let y = x + 1; y < boxed.length; y++) {
       const a = boxed[x]!;
       const b = boxed[y]!;
-      const relation = pairRelation(a.box, b.box, t);
+      let relation = pairRelation(a.box, b.box, t);
       if (!relation) continue;
+      if (relation.name === "inside") {
+        const [inner, outer] = relation.swap ? [b, a] : [a, b];
+        const around = points?.get(outer.id);
+        if (around && !enclosed(inner.box, around, t) && beneath(inner.box, around, t)) relation = { name: "on", swap: relation.swap };
+      }
       const [first, second] = relation.swap ? [b, a] : [a, b];
       if (relation.name === "above") {
         relations.push({ subject: first.id, relation: "above", object: second.id }, { subject: second.id, relation: "below", object: first.id });
@@ -56,4 +86,61 @@ function pairRelation(a: Aabb, b: Aabb, t: typeof RELATION_THRESHOLDS): { name: 
   const heightsOverlap = Math.min(a.max[1], b.max[1]) > Math.max(a.min[1], b.min[1]);
   if (heightsOverlap && aabbDistance(a, b) <= t.near) return { name: "next to", swap: false };
   return undefined;
+}
+
+/**
+ * Whether a receptacle's points make a surface under a box: at or below its bottom (within
+ * `contactGap` above it), under or round its footprint. A view that saw only a mug's rim, the
+ * rest hidden, puts its bottom above the desk it stands on.
+ */
+function beneath(box: Aabb, points: Float32Array, t: typeof RELATION_THRESHOLDS): boolean {
+  const m = SURFACE_PARAMETERS.margin;
+  let n = 0;
+  for (let p = 0; p < points.length; p += 3) {
+    const x = points[p]!;
+    const z = points[p + 2]!;
+    if (x < box.min[0] - m || x > box.max[0] + m || z < box.min[2] - m || z > box.max[2] + m) continue;
+    if (points[p + 1]! <= box.min[1] + t.contactGap && ++n >= SURFACE_PARAMETERS.minPoints) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a receptacle's points close round a box: a roof over most of its footprint, or, on each of its
+ * four sides, a wall (points rising past half its height) that stands where the surface it rests
+ * on reaches, within `SURFACE_PARAMETERS.wallGap`. Each side looks along the strip of the
+ * footprint's width, never off its corners.
+ */
+function enclosed(box: Aabb, points: Float32Array, t: typeof RELATION_THRESHOLDS): boolean {
+  const s = SURFACE_PARAMETERS;
+  const rise = box.min[1] + Math.max(s.minRise, 0.5 * (box.max[1] - box.min[1]));
+  const wall = [Infinity, Infinity, Infinity, Infinity]; // nearest wall on −x, +x, −z, +z
+  const wallPoints = [0, 0, 0, 0];
+  const floor = [0, 0, 0, 0]; // how far the surface at the box's bottom reaches on each side
+  const roof = new Set<number>();
+  const cell = s.roofCell;
+  const columns = Math.max(1, Math.ceil((box.max[0] - box.min[0]) / cell));
+  const rows = Math.max(1, Math.ceil((box.max[2] - box.min[2]) / cell));
+  for (let p = 0; p < points.length; p += 3) {
+    const x = points[p]!;
+    const y = points[p + 1]!;
+    const z = points[p + 2]!;
+    const alongX = x >= box.min[0] && x <= box.max[0];
+    const alongZ = z >= box.min[2] && z <= box.max[2];
+    if (alongX && alongZ) {
+      if (y > box.max[1]) roof.add(Math.min(rows - 1, Math.floor((z - box.min[2]) / cell)) * columns + Math.min(columns - 1, Math.floor((x - box.min[0]) / cell)));
+      continue;
+    }
+    let side: number;
+    let distance: number;
+    if (alongZ) [side, distance] = x < box.min[0] ? [0, box.min[0] - x] : [1, x - box.max[0]];
+    else if (alongX) [side, distance] = z < box.min[2] ? [2, box.min[2] - z] : [3, z - box.max[2]];
+    else continue;
+    if (y > rise) {
+      wall[side] = Math.min(wall[side]!, distance);
+      wallPoints[side]!++;
+    } else if (Math.abs(y - box.min[1]) <= t.contactGap) floor[side] = Math.max(floor[side]!, distance);
+  }
+  if (roof.size >= s.roofCover * columns * rows) return true;
+  return [0, 1, 2, 3].every((side) => wallPoints[side]! >= s.minPoints && wall[side]! <= floor[side]! + s.wallGap);
 }

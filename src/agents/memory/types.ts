@@ -15,7 +15,7 @@ export interface ObjectView {
   area: number;
   /** The episode's instance id, for views from masks. */
   maskId?: number;
-  /** World points (xyz), DBSCAN-filtered; absent without depth or pose. */
+  /** World points (xyz): a mask's all, a box's DBSCAN-filtered; absent without depth or pose. */
   points?: Float32Array;
   box?: Aabb;
 }

@@ -1,5 +1,5 @@
 import type { Camera, Frame, InstanceMasks } from "../../core/index.js";
-import { aabbOf, backProject, clusterPoints, clusterSizes, dbscan, voxelDownsample } from "../../geometry/index.js";
+import { aabbOf, backProject, clusterPoints, dbscan, voxelDownsample } from "../../geometry/index.js";
 import type { Detection } from "../../models/index.js";
 import type { ObjectView } from "./types.js";
 
@@ -8,7 +8,7 @@ export const VIEW_PARAMETERS = {
   /** Depth kept (OpenEQA's SVM: [0.1 m, 4 m]). */
   minDepth: 0.1,
   maxDepth: 4,
-  /** DBSCAN's neighbourhood and core size over an object's points. */
+  /** DBSCAN's neighbourhood and core size over the points of a detector's box (a mask's are all kept). */
   eps: 0.08,
   minPoints: 6,
   /** At most about this many pixels of a box or mask are back-projected (a stride keeps it so). */
@@ -35,6 +35,13 @@ export function frameGeometry(frame: Frame): FrameGeometry | undefined {
  * points back-projected (when the mask has the depth image's size). Instances whose label is
  * in `ignoredLabels` (e.g. walls and floors, which are not objects) are left out before their
  * points are computed, which is most of the work for such large masks.
+ *
+ * Every point of a mask is kept. Instance masks are ground truth, drawn by the same ray as the
+ * depth (a simulator's), so no pixel of one is background; and an object is often seen in
+ * pieces more than DBSCAN's 8 cm apart (a TV above its stand, a lamp's shade over a thin pole,
+ * a toilet's bowl over its foot, a desk's top over its legs). Keeping only the largest cluster,
+ * as a detector's box needs, kept a different piece in each view: one object became several
+ * instances, its centre a piece's.
  */
 export function viewsFromMasks(frameIndex: number, masks: InstanceMasks, geometry: FrameGeometry | undefined, ignoredLabels: ReadonlySet<string> = new Set()): ObjectView[] {
   const { width, height, ids } = masks;
@@ -78,7 +85,7 @@ export function viewsFromMasks(frameIndex: number, masks: InstanceMasks, geometr
         maskValue: id,
         stride,
       });
-      attachPoints(view, largestCluster(points));
+      attachPoints(view, points);
     }
     views.push(view);
   }
@@ -112,15 +119,6 @@ function attachPoints(view: ObjectView, points: Float32Array | undefined): void 
   if (!box) return;
   view.points = voxels;
   view.box = box;
-}
-
-function largestCluster(points: Float32Array): Float32Array | undefined {
-  const { labels, clusters } = dbscan(points, VIEW_PARAMETERS.eps, VIEW_PARAMETERS.minPoints);
-  if (clusters === 0) return undefined;
-  const sizes = clusterSizes(labels, clusters);
-  let best = 0;
-  for (let c = 1; c < clusters; c++) if (sizes[c]! > sizes[best]!) best = c;
-  return clusterPoints(points, labels, best);
 }
 
 function centralCluster(points: Float32Array, pixels: Uint32Array, width: number, region: readonly [number, number, number, number]): Float32Array | undefined {
