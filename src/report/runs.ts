@@ -15,7 +15,7 @@ import { z } from "zod";
 import { UserError, type Question } from "../core/index.js";
 import { loadOpenEqaBenchmark, loadPredictions, loadTagQuestions, type TagQuestion } from "../data/index.js";
 import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate } from "../eval/index.js";
-import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath, RUN_MANIFEST_FILE } from "../store/index.js";
+import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath, RUN_KINDS, RUN_MANIFEST_FILE } from "../store/index.js";
 import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
 import { exploreHeadline, exploreSummarySchema, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
 import { loadRewardBuild, loadRewardReview, type RewardFolder } from "./reward-runs.js";

@@ -12,6 +12,7 @@ import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest }
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { generateHome } from "../../src/sim/index.js";
+import { RUN_KINDS } from "../../src/store/index.js";
 
 /** Reward-model runs, a reward-model set built and reviewed, a memory build, a generated TAG-EQA dataset and an answer-tag run, each made by its command, read by the one loader. */
 const home = temporaryDir("eqakit-more-kinds-");
@@ -206,8 +207,9 @@ describe("loadRun on every other kind eqakit writes", () => {
   test("every kind read here has its question view, the one table the report and the viewer read per question", async () => {
     for (const dir of Object.values(runs)) {
       const run = await loadRun(dir);
-      assert.ok(QUESTION_VIEWS[run.kind], `${run.kind} (${dir})`);
+      assert.ok((QUESTION_VIEWS as Record<string, unknown>)[run.kind], `${run.kind} (${dir})`);
     }
+    for (const { kind } of RUN_KINDS) assert.ok(QUESTION_VIEWS[kind], `${kind} has no question view`);
     assert.equal(QUESTION_VIEWS["generate-tag"]?.answers, false, "a dataset holds questions, no answers");
   });
 
