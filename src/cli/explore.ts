@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, builtinSceneBounds, isFineEqa, loadActiveEpisodes, sceneOpener, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
 import { UserError } from "../core/index.js";
-import { exploreAndJudge, planExploreWorkflow, useExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
+import { exploreAndJudge, planExploreWorkflow, readExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { builtinSceneProblem, type CommandLine } from "../sim/index.js";
 import { formatCallPlan, formatExploreRun } from "../report/index.js";
@@ -86,7 +86,7 @@ export function exploreCommand(): Command {
     const own = typeof flags.agent === "object" ? flags.agent : undefined;
     const explorer: ExplorerName = typeof flags.agent === "object" ? "external" : flags.agent;
     if (own && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; your own agent answers itself", { field: "--em-agent" });
-    if (flags.prompts !== "eqakit") useExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
+    const prompts = flags.prompts === "eqakit" ? [] : readExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
     if (explorer === "fine-eqa:reference") {
       // the reference observes 512×512 (fine_eqa.yaml)
       if (command.getOptionValueSource("width") === "default") flags.width = FINE_EQA_REFERENCE_OBSERVATION.width;
@@ -120,7 +120,7 @@ export function exploreCommand(): Command {
     const judge = judgeSpec ? { spec: judgeSpec, mode: flags.mode, eac: flags.eac } : undefined;
     const observation = { width: flags.width, height: flags.height };
     const outDir = flags.out ?? defaultRunPath("explore");
-    const common = { episodes, explorer, ...(spec ? { model: spec } : {}), ...(answerer ? { answerer } : {}), ...(judge ? { judge } : {}), ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}), ...(flags.episodeTime !== undefined ? { episodeTimeMs: flags.episodeTime * 1000 } : {}), image, observation, ...(shard ? { shard } : {}), outDir };
+    const common = { episodes, explorer, prompts, ...(spec ? { model: spec } : {}), ...(answerer ? { answerer } : {}), ...(judge ? { judge } : {}), ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}), ...(flags.episodeTime !== undefined ? { episodeTimeMs: flags.episodeTime * 1000 } : {}), image, observation, ...(shard ? { shard } : {}), outDir };
     if (flags.dryRun) {
       // only the judge's calls would go through a batch: the run is priced live, a note says what --batch saves
       const opened = await openCallPlan({ ...flags, batch: false });

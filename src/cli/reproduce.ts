@@ -5,7 +5,7 @@ import { builtinSceneBounds, loadActiveEpisodes, sceneOpener, type ActiveEpisode
 import { UserError } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { configureFrameCache } from "../episodes/index.js";
-import { exploreAndJudge, planExploreWorkflow, useExpressOriginalPrompts, type ExploreWorkflowOptions, type ExploreWorkflowResult, type LlmMatchMode } from "../eval/index.js";
+import { exploreAndJudge, planExploreWorkflow, readExpressOriginalPrompts, type ExploreWorkflowOptions, type ExploreWorkflowResult, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, REWARD_MODEL_ROLE, checkBatchSupport, checkPriceFile, type BatchCollector, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { formatCallPlan, formatExploreRun, formatRunCost } from "../report/index.js";
 import {
@@ -574,7 +574,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
   }
   await checkHabitatSetup(id, flags, episodes);
   // the original prompts are checked here too, so that a missing file stops the run before its folder is made
-  if (flags.prompts !== "eqakit") useExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
+  const prompts = flags.prompts === "eqakit" ? [] : readExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
   const outDir = flags.out ?? defaultRunPath("reproduce");
   const rowDir = join(outDir, EXPRESS_ROW_DIR);
   const observation = { width: flags.width ?? 512, height: flags.height ?? 512 };
@@ -601,6 +601,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
     observation,
     outDir: rowDir,
     promptSet: flags.prompts,
+    prompts,
   };
   if (flags.dryRun) {
     console.log(`${id}: 1 row (Fine-EQA reference mode on ${flags.env === "builtin" ? "the built-in homes" : "HM3D"}) in ${rowDir}`);

@@ -9,7 +9,7 @@
  * that fails is counted and the others go on; what the user can fix stops the run (UserError).
  */
 import { FRONTIER_MAX_STEPS, STAND_IN_ANSWERERS, createAgent, isFineEqa, planExploration, runExploration, type ActiveEpisode, type AgentSetup, type ExploreRecord, type ExploreSummary, type ExplorerName, type ExternalActiveAgent, type SceneEnvironment } from "../../agents/index.js";
-import type { Shard } from "../../core/index.js";
+import { withPromptFiles, type PromptFile, type Shard } from "../../core/index.js";
 import type { ImageOptions } from "../../episodes/index.js";
 import { JUDGE_ROLE, describeModel, type BatchCollector, type CallPlan, type ModelRuntime, type ModelSpec, type RunCost } from "../../models/index.js";
 import type { SceneBounds } from "../../sim/index.js";
@@ -47,6 +47,8 @@ export interface ExploreWorkflowOptions {
   outDir: string;
   /** Fine-EQA's and the EAC judge's prompt set (`--prompts`), recorded in the run's settings. */
   promptSet: string;
+  /** The prompts sent in place of eqakit's for this run alone (EXPRESS-Bench's originals, `readExpressOriginalPrompts`). */
+  prompts?: readonly PromptFile[];
   /** Model-call settings recorded in the run's settings (retries, timeout, cache). */
   callSettings: Record<string, unknown>;
   /** Progress of each stage: "exploring" (done, total, failed episodes), then "judging" (with the replies the judge's parser could not read). */
@@ -72,7 +74,11 @@ export interface ExploreWorkflowResult {
 }
 
 /** Explores every episode, judges the answers when a judge is given, and writes the run's figures (see the file's comment). */
-export async function exploreAndJudge(options: ExploreWorkflowOptions, runtime: ModelRuntime): Promise<ExploreWorkflowResult> {
+export function exploreAndJudge(options: ExploreWorkflowOptions, runtime: ModelRuntime): Promise<ExploreWorkflowResult> {
+  return withPromptFiles(options.prompts ?? [], () => exploreAndJudgeWithPrompts(options, runtime));
+}
+
+async function exploreAndJudgeWithPrompts(options: ExploreWorkflowOptions, runtime: ModelRuntime): Promise<ExploreWorkflowResult> {
   const { model, answerer, activeAgent } = options;
   const agent = answerer ? createAgent(answerer, runtime) : undefined;
   const result = await runExploration({
@@ -104,7 +110,7 @@ export async function exploreAndJudge(options: ExploreWorkflowOptions, runtime: 
 }
 
 /** What `planExploreWorkflow` plans: an explore run's options without what only a real run needs. */
-export type ExploreWorkflowPlanOptions = Pick<ExploreWorkflowOptions, "episodes" | "explorer" | "model" | "answerer" | "episodeTimeMs" | "judge" | "maxSteps" | "image" | "observation" | "shard" | "outDir"> & {
+export type ExploreWorkflowPlanOptions = Pick<ExploreWorkflowOptions, "episodes" | "explorer" | "model" | "answerer" | "episodeTimeMs" | "judge" | "maxSteps" | "image" | "observation" | "shard" | "outDir" | "prompts"> & {
   /** external: the user's own agent's configuration (part of each episode's key). */
   activeAgent?: { configuration: Record<string, unknown> };
   /** A scene's bounds when known without starting an environment (the built-in homes'). */
@@ -115,7 +121,11 @@ export type ExploreWorkflowPlanOptions = Pick<ExploreWorkflowOptions, "episodes"
  * `--dry-run` of an explore run: the explorer's, the answering agent's and the judge's calls on
  * `plan`, as a most, without starting an environment; returns the notes printed under them.
  */
-export async function planExploreWorkflow(options: ExploreWorkflowPlanOptions, plan: CallPlan): Promise<string[]> {
+export function planExploreWorkflow(options: ExploreWorkflowPlanOptions, plan: CallPlan): Promise<string[]> {
+  return withPromptFiles(options.prompts ?? [], () => planExploreWorkflowWithPrompts(options, plan));
+}
+
+async function planExploreWorkflowWithPrompts(options: ExploreWorkflowPlanOptions, plan: CallPlan): Promise<string[]> {
   const { model, answerer: setup, judge, observation } = options;
   const build = (agentSetup: AgentSetup) => createAgent(agentSetup, plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" })));
   const answerer = setup ? { ...build(setup), fresh: () => build(setup).agent } : undefined;

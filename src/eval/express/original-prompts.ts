@@ -4,8 +4,8 @@
  * The benchmark publishes its prompts without a licence, so eqakit ships prompts of its own for
  * the same jobs (`prompts/fine-eqa-*.txt`, `prompts/eac-judge.txt`: the same inputs, the same
  * reply format, read by the same parsers). `eqa data fetch express-bench` downloads the
- * originals into the data folder; `useExpressOriginalPrompts` checks each against its known
- * SHA-256 and puts it in place of eqakit's prompt for the rest of the process:
+ * originals into the data folder; `readExpressOriginalPrompts` checks each against its known
+ * SHA-256, and a run sends them in place of eqakit's prompts within `withPromptFiles` (`exploreAndJudge`'s `prompts`):
  *
  *   prompt/region.txt        → fine-eqa-regions       (the question's regions)
  *   prompt/explore.txt       → fine-eqa-stop-check    (is the view enough?)
@@ -20,7 +20,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { UserError, replacePromptFile, type PromptFile } from "../../core/index.js";
+import { UserError, promptFileFrom, type PromptFile } from "../../core/index.js";
 import { FINE_EQA_PROMPTS } from "../../agents/index.js";
 import { KNOWN_DATASETS, checkKnownFile, defaultDatasetDir } from "../../data/index.js";
 import { EAC_PROMPT } from "./eac.js";
@@ -35,11 +35,11 @@ export const EXPRESS_ORIGINAL_PROMPTS = {
 } as const;
 
 /**
- * Sends EXPRESS-Bench's own prompt files, from `dir` (where `eqa data fetch express-bench` put
- * them; its default folder when absent), in place of eqakit's. A missing or changed file is a
- * UserError naming it and `eqa data fetch express-bench`; nothing is replaced then.
+ * EXPRESS-Bench's own prompt files, from `dir` (where `eqa data fetch express-bench` put them;
+ * its default folder when absent), each named after the eqakit prompt it replaces. A missing or
+ * changed file is a UserError naming it and `eqa data fetch express-bench`.
  */
-export function useExpressOriginalPrompts(dir: string = defaultDatasetDir("express-bench")): PromptFile[] {
+export function readExpressOriginalPrompts(dir: string = defaultDatasetDir("express-bench")): PromptFile[] {
   const files = KNOWN_DATASETS["express-bench"]!.files;
   const read = Object.entries(EXPRESS_ORIGINAL_PROMPTS).map(([key, name]) => {
     const known = files[key]!;
@@ -54,5 +54,5 @@ export function useExpressOriginalPrompts(dir: string = defaultDatasetDir("expre
     if (!check.ok) throw new UserError(check.problem, { file: path }, "this is not the benchmark's file: run eqa data fetch express-bench again");
     return { name, text: data.toString("utf8"), path };
   });
-  return read.map((r) => replacePromptFile(r.name, r.text, r.path));
+  return read.map((r) => promptFileFrom(r.name, r.text, r.path));
 }
