@@ -1,5 +1,6 @@
 import { CommanderError, type Command } from "commander";
 import { OutputError, isUserError } from "../core/index.js";
+import { withRunCommandLine } from "../store/index.js";
 import { buildProgram } from "./program.js";
 
 /** What every error the CLI prints for the user starts with: commander's own ("error: unknown option") and eqakit's. */
@@ -20,7 +21,8 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   try {
     const program = buildProgram();
     withErrorPrefix(program);
-    await program.parseAsync(argv);
+    // the manifests of the run folders the command opens name its command line
+    await withRunCommandLine(argv.slice(2), () => program.parseAsync(argv));
   } catch (error) {
     if (error instanceof CommanderError) {
       // help and --version exit 0; every other commander error is a usage error it already printed

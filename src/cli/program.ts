@@ -1,6 +1,6 @@
 import { Command, type Option } from "commander";
 import { eqakitVersion } from "../core/index.js";
-import { recordCommand, runFolderOf, setRunCommandLine } from "../store/index.js";
+import { recordCommand, runFolderOf } from "../store/index.js";
 import { cacheCommand } from "./cache.js";
 import { dataCommand } from "./data.js";
 import { envCommand } from "./env.js";
@@ -53,8 +53,6 @@ export function buildProgram(): Command {
   program.commands.forEach(suggestMistypedRequiredOptions);
   program.exitOverride();
   program.hook("preAction", (_, action) => {
-    // the manifests of the run folders a command opens name its command line
-    setRunCommandLine(process.argv.slice(2));
     // a run command's default --out is made here, once, so that the folder it writes is the one its commands.jsonl goes to
     const flags = action.opts<Record<string, unknown>>();
     const out = flags.out === undefined ? runFolderOf(commandPath(action), flags) : undefined;

@@ -31,6 +31,7 @@
  * path the manifest names, else a path a summary recorded, read relative to the folder the
  * command ran in.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
 import { copyFile, mkdir, rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
@@ -178,12 +179,15 @@ function withoutDeep(value: unknown): unknown {
   return out;
 }
 
-/** The command line that opens runs in this process, as `eqa …` (set by the CLI before a command runs). */
-let commandLine: string | null = null;
+/** The `eqa …` command line whose work opens runs, within `withRunCommandLine`. */
+const commandScope = new AsyncLocalStorage<string>();
 
-/** Records the arguments of the `eqa` command this process runs, for the manifests it writes. */
-export function setRunCommandLine(args: readonly string[]): void {
-  commandLine = formatCommandLine(args);
+/**
+ * Runs `work` as the `eqa` command of `args`: the manifests of the run folders it opens name that
+ * command line. Runs opened outside it (a library's own calls) name none, whatever ran before.
+ */
+export function withRunCommandLine<T>(args: readonly string[], work: () => T): T {
+  return commandScope.run(formatCommandLine(args), work);
 }
 
 /** Reads `manifest.json` of `dir`, or undefined when it has none; one that cannot be read is a UserError. */
@@ -393,7 +397,7 @@ export async function writeRunManifest(run: RunDirectory, contract: Omit<RunCont
     format: RUN_MANIFEST_FORMAT,
     kind: contract.kind,
     eqakitVersion,
-    command: commandLine,
+    command: commandScope.getStore() ?? null,
     cwd: process.cwd(),
     createdAt: earlier?.createdAt ?? now,
     updatedAt: now,

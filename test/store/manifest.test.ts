@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../../src/core/index.js";
-import { RUN_MANIFEST_FILE, RUN_MANIFEST_FORMAT, checkRun, firstDifferingSetting, inferRunKind, openRun, readRunManifest, resultSettings, runInputPath } from "../../src/store/index.js";
+import { RUN_MANIFEST_FILE, RUN_MANIFEST_FORMAT, checkRun, firstDifferingSetting, inferRunKind, openRun, readRunManifest, resultSettings, runInputPath, withRunCommandLine } from "../../src/store/index.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { treeSnapshot } from "../helpers/tree.js";
 
@@ -148,5 +148,21 @@ describe("firstDifferingSetting", () => {
   test("names the first differing leaf by its dotted path", () => {
     assert.deepEqual(firstDifferingSetting({ judge: { name: "a", temperature: 0.2 }, mode: "robust" }, { judge: { name: "a", temperature: 0.5 }, mode: "robust" }), { path: "judge.temperature", was: 0.2, now: 0.5 });
     assert.equal(firstDifferingSetting({ a: [1, 2] }, { a: [1, 2] }), undefined);
+  });
+});
+
+describe("withRunCommandLine", () => {
+  test("a run opened within it names the command line; one opened by library code after it, or beside it, names none", async () => {
+    const root = temporaryDir();
+    const scoped = withRunCommandLine(["score", "--judge", "openai/gpt-4o"], async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return openRun({ dir: join(root, "cli"), kind: "llm-match", settings: {} });
+    });
+    const beside = openRun({ dir: join(root, "beside"), kind: "llm-match", settings: {} });
+    await Promise.all([scoped, beside]);
+    await openRun({ dir: join(root, "after"), kind: "llm-match", settings: {} });
+    assert.equal(readRunManifest(join(root, "cli"))?.command, "eqa score --judge openai/gpt-4o");
+    assert.equal(readRunManifest(join(root, "beside"))?.command, null);
+    assert.equal(readRunManifest(join(root, "after"))?.command, null);
   });
 });
