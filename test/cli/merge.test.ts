@@ -188,7 +188,7 @@ describe("eqa score --shard and eqa merge", () => {
       assert.equal(answered.code, 0, answered.stderr);
       const mixed = await runCli(["merge", join(dir, "s0"), join(dir, "a1"), "--out", join(dir, "m2")], cliEnv(dir));
       assert.equal(mixed.code, 2);
-      assert.match(mixed.stderr, /a1: holds a answer run, not a llm-match run/);
+      assert.match(mixed.stderr, /a1: holds an answer run, not an llm-match run/);
     });
   });
 });
