@@ -13,6 +13,7 @@ import { tagDataset } from "../eval/structured-fixtures.js";
 const OUT_WITHOUT_RUN: Record<string, string> = {
   "data fetch": "a benchmark's downloaded files",
   "data convert a-eqa": "an active-episodes file",
+  "data prepare openeqa": "OpenEQA's frame folders, made from the user's own scans and archives",
   "frames extract": "a folder of frames",
   "memory import": "one episode's memory added to a memory folder",
   report: "an HTML file",

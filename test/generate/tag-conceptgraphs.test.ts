@@ -168,11 +168,11 @@ describe("conceptgraphs baseline", () => {
     assert.equal(captions, graph.objects.reduce((n, o) => n + Math.min(3, o.frames.length), 0));
     assert.equal(made.filter((r) => requestText(r).text.includes("Summarise them")).length, graph.objects.filter((o) => o.frames.length > 1).length);
 
-    // a rerun on new questions reads the prepared graph back from prepared.jsonl: no caption is asked again
+    // a rerun with new questions (under new ids: a folder refuses other questions under its ids) reads the prepared graph back from prepared.jsonl: no caption is asked again, the answered questions are kept
     const prepared = (await readFile(join(out, "prepared.jsonl"), "utf8")).trim().split("\n");
     assert.equal(prepared.length, 1);
     const again = server.requests.length;
-    const rerun = await runTagBaseline(conceptGraphsBaseline, models, questions.map((q) => ({ ...q, question: `${q.question} Please.` })), episodes, out, { concurrency: 2 });
+    const rerun = await runTagBaseline(conceptGraphsBaseline, models, [...questions, ...questions.map((q) => ({ ...q, question_id: `${q.question_id}-again`, question: `${q.question} Please.` }))], episodes, out, { concurrency: 2 });
     assert.equal(rerun.failures.length, 0);
     const remade = server.requests.slice(again);
     assert.equal(remade.length, questions.length);
