@@ -11,3 +11,4 @@ export * from "./ai2thor-catalogue.js";
 export * from "./alfred.js";
 export * from "./a-eqa.js";
 export * from "./archives.js";
+export * from "./mixed-eqa.js";
