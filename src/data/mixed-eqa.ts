@@ -40,6 +40,7 @@
 import { z } from "zod";
 import { UserError } from "../core/index.js";
 import { readJsonFile } from "./json.js";
+import { mixedProgramSchema } from "./mixed-program.js";
 import { requireRecords, validateRecords } from "./validate.js";
 
 export const MIXED_FORMAT = "eqakit-mixed/1";
@@ -95,7 +96,9 @@ export const mixedEpisodeSchema = z.object({
   gt_path_length: z.number().finite().nonnegative(),
   gt_path_steps: z.number().int().nonnegative().optional(),
   split: z.enum(["train", "validation", "test"]),
-  /** Which program made it (kept for the set's statistics and the report). */
+  /** The question as a program over what is known of the world at given moments (mixed-program.ts): what the program agents execute, and what the generator's answers come from. */
+  program: mixedProgramSchema,
+  /** Which template made it (kept for the set's statistics and the report). */
   template: z.string().optional(),
 });
 
