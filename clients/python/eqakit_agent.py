@@ -38,6 +38,11 @@ returns an action name (``"move_forward"``, ``"turn_left"``, ``"turn_right"``, `
             if observation["budget"]["stepsLeft"] == 0:
                 return answer("a sofa", 0.4)
             return "move_forward" if observation["lastAction"] is None or observation["lastAction"]["success"] else "turn_left"
+
+A Mixed EQA agent (``eqa explore --episodes SET/episodes.json``, docs/mixed-eqa.md) sets
+``supports = ["mixed"]``: it is an active agent whose ``reset`` episode also holds ``history``,
+the earlier days it remembers (``{"days": [{"day", "when", "framesDir", "frameCount",
+"actions"}]}``); ``self.history`` holds it during the episode.
 """
 
 import json
@@ -89,6 +94,8 @@ class Agent:
     episode = None
     actions = ACTIONS
     budget = None
+    #: Mixed EQA episodes (task "mixed"): {"days": [{"day", "when", "framesDir", "frameCount", "actions"}]}, earliest day first
+    history = None
     #: TAG-EQA questions (task "tag"): {"toGrounding", "poses", "actions"} of the question being answered (docs/tag-eqa.md)
     tag = None
 
@@ -184,6 +191,7 @@ class _Connection:
             return {"answer": None if result is None else str(result)}
         if method == "reset":
             agent.episode = params.get("episode")
+            agent.history = (agent.episode or {}).get("history")
             agent.actions = params.get("actions", ACTIONS)
             agent.budget = params.get("budget")
             return _decision(agent.reset(params["episode"], params["observation"]))

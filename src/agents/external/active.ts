@@ -28,6 +28,8 @@ export interface ExternalActiveAgentOptions {
   image?: ImageOptions;
   /** Sent with `initialize`: the episodes' step budget and the like. */
   settings?: Record<string, unknown>;
+  /** The task kind the agent must support: `active` (default), or `mixed` for Mixed EQA sets, whose `reset` carries the history. */
+  task?: "active" | "mixed";
 }
 
 /** A decision after `reset` or `step`, checked against the protocol. */
@@ -44,8 +46,9 @@ export class ExternalActiveAgent {
     private readonly options: ExternalActiveAgentOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? 120_000;
-    this.configuration = { ...externalConfiguration(spec, options.model, options.image), task: "active" };
-    this.pool = new SessionPool(spec, "active", this.timeoutMs, { model: options.model?.name ?? null, eqakitVersion, actions: [...ACTIVE_ACTIONS], ...options.settings });
+    const task = options.task ?? "active";
+    this.configuration = { ...externalConfiguration(spec, options.model, options.image), task };
+    this.pool = new SessionPool(spec, task, this.timeoutMs, { model: options.model?.name ?? null, eqakitVersion, actions: [...ACTIVE_ACTIONS], ...options.settings });
   }
 
   /** The agent's own name and version, once a session has been initialized. */

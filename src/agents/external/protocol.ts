@@ -11,8 +11,8 @@ import type { DiscreteAction } from "../../sim/index.js";
 /** The protocol's version: a major change (a field removed or its meaning changed) raises it. */
 export const AGENT_PROTOCOL_VERSION = "1";
 
-/** The task kinds of the protocol: `em-eqa` (eqa answer) and `active` (eqa explore). */
-export const AGENT_TASK_KINDS = ["em-eqa", "active", "tag"] as const;
+/** The task kinds of the protocol: `em-eqa` (eqa answer), `tag` (TAG-EQA questions), `active` (eqa explore) and `mixed` (eqa explore on a Mixed EQA set: active episodes with a history). */
+export const AGENT_TASK_KINDS = ["em-eqa", "active", "tag", "mixed"] as const;
 export type AgentTaskKind = (typeof AGENT_TASK_KINDS)[number];
 
 /** Lines longer than this (in bytes) end the agent process: no message of the protocol needs more. */
@@ -25,7 +25,7 @@ const camera = z
 export const initializeParams = z
   .object({
     protocolVersion: z.string().describe(`the protocol version eqakit speaks ("${AGENT_PROTOCOL_VERSION}")`),
-    task: z.enum(AGENT_TASK_KINDS).describe("what the agent will be asked: em-eqa is answering from an episode's recorded frames (answer), active is exploring an environment (reset, step), tag is answering TAG-EQA questions (answer with tag)"),
+    task: z.enum(AGENT_TASK_KINDS).describe("what the agent will be asked: em-eqa is answering from an episode's recorded frames (answer), active is exploring an environment (reset, step), tag is answering TAG-EQA questions (answer with tag), mixed is exploring an environment with a history of earlier days (reset with history, step)"),
     settings: z.record(z.string(), z.unknown()).describe("the run's settings: the model named with --model (or null), the timeout per call, eqakit's version; active: also the step budget (maxSteps) and the actions"),
   })
   .describe("eqakit → agent, once, before any other request");
@@ -51,23 +51,22 @@ const vec3 = z.tuple([z.number(), z.number(), z.number()]);
 const tagActionObject = z.object({ type: z.string(), position: vec3.nullable().describe("in the grounding frame; null when unknown") });
 const placedObject = tagActionObject.extend({ relation: z.enum(["on", "inside"]).optional() });
 
+/** One of the agent's own actions in a recording (TAG-EQA's action history, a Mixed EQA day's). */
+const agentActionRecord = z.object({
+  step: z.number().int(),
+  frame: z.number().int().nullable(),
+  action: z.string().describe("pickup, put, open, close, toggle_on, toggle_off, slice, fill, empty, break, heat, cool, clean"),
+  object: tagActionObject.describe("the object acted on, where it was (before a pickup, after a put)"),
+  index: z.number().int().describe("the n-th time this action was done to this object, from 1"),
+  from: placedObject.optional().describe("where a picked-up object was taken from"),
+  target: placedObject.optional().describe("where a put object went, or the appliance that heated, cooled or cleaned it"),
+});
+
 export const tagAnswerContext = z
   .object({
     toGrounding: z.array(z.number()).length(16).describe("world → grounding frame, 4×4 row-major: the camera at the first observation at the origin, looking along −z, y up, metres"),
     poses: z.array(z.array(z.number()).length(16).nullable()).describe("each frame's camera-to-grounding pose (4×4 row-major, OpenGL camera axes), by frame index; null where a frame has no valid pose"),
-    actions: z
-      .array(
-        z.object({
-          step: z.number().int(),
-          frame: z.number().int().nullable(),
-          action: z.string().describe("pickup, put, open, close, toggle_on, toggle_off, slice, fill, empty, break, heat, cool, clean"),
-          object: tagActionObject.describe("the object acted on, where it was (before a pickup, after a put)"),
-          index: z.number().int().describe("the n-th time this action was done to this object, from 1"),
-          from: placedObject.optional().describe("where a picked-up object was taken from"),
-          target: placedObject.optional().describe("where a put object went, or the appliance that heated, cooled or cleaned it"),
-        }),
-      )
-      .describe("the agent's own actions, in step order"),
+    actions: z.array(agentActionRecord).describe("the agent's own actions, in step order"),
   })
   .describe("TAG-EQA questions: the grounding frame their coordinates are in, and the agent's action history");
 
@@ -183,6 +182,22 @@ export const activeObservation = z
   })
   .describe("what the agent sees after each action");
 
+export const mixedHistory = z
+  .object({
+    days: z
+      .array(
+        z.object({
+          day: z.number().int().positive().describe("1 for the earliest day"),
+          when: z.string().describe("when it was, as questions say it (\"two days ago, morning\")"),
+          framesDir: z.string().describe("the day's recording, an OpenEQA frame folder (colour, 16-bit depth, poses, intrinsics, instance masks), absolute path"),
+          frameCount: z.number().int().min(0),
+          actions: z.array(agentActionRecord).describe("the agent's own actions that day, in step order; positions in the world frame (the home's, the same as now)"),
+        }),
+      )
+      .describe("the days in order, earliest first"),
+  })
+  .describe("a Mixed EQA episode's history: the recordings of earlier days, never the ground truth of what happened while the agent was away");
+
 export const resetParams = z
   .object({
     episode: z.object({
@@ -195,6 +210,7 @@ export const resetParams = z
       }),
       scene: z.string().describe("the scene's id (home-<seed> for the built-in simulator)"),
       framesDir: z.string().describe("the folder the episode's frames are written to (an OpenEQA frame folder)"),
+      history: mixedHistory.optional().describe("mixed episodes only: what the agent saw and did on earlier days in the same home"),
     }),
     actions: z.array(z.enum(ACTIVE_ACTIONS)).describe("the actions the environment offers"),
     budget: z.object({
@@ -272,6 +288,7 @@ export type ResetParams = z.infer<typeof resetParams>;
 export type StepParams = z.infer<typeof stepParams>;
 export type ActiveDecision = z.infer<typeof activeDecision>;
 export type ActiveAction = (typeof ACTIVE_ACTIONS)[number];
+export type MixedHistory = z.infer<typeof mixedHistory>;
 export type MemoryQueryParams = z.infer<typeof memoryQueryParams>;
 export type MemoryQueryResult = z.infer<typeof memoryQueryResult>;
 
