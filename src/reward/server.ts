@@ -1,6 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { timingSafeEqual } from "node:crypto";
+import { getRequestListener, type HttpBindings } from "@hono/node-server";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import { Hono } from "hono";
+import { z } from "zod";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { UserError, isLoopbackHost } from "../core/index.js";
 import { CONTRASTIVE_DEFAULTS, VARIANTS, batchRewards, type BatchEvaluation, type ContrastiveParams, type EvaluationReward, type Variant } from "./rewards.js";
 
@@ -56,13 +61,23 @@ export interface RewardReply {
 
 class BadRequest extends Error {}
 
-function stringList(value: unknown, field: string, length?: number): string[] {
-  if (!Array.isArray(value)) throw new BadRequest(`"${field}" must be a list of strings`);
-  if (length !== undefined && value.length !== length) throw new BadRequest(`"${field}" has ${value.length} items but "query" has ${length}`);
-  value.forEach((v, i) => {
-    if (typeof v !== "string") throw new BadRequest(`"${field}"[${i}] must be a string`);
-  });
-  return value as string[];
+const texts = z.array(z.string());
+
+/** A request's body: OpenRLHF's `query`, `prompts` and `labels`, and eqakit's optional `groups`, one item each per sample. */
+export const rewardRequestSchema = z.object({ query: texts, prompts: texts.nullish(), labels: texts.nullish(), groups: texts.nullish() });
+type RewardRequest = z.infer<typeof rewardRequestSchema>;
+
+/** The first problem of a request's lists, named as a client reads it (`"query"[1] must be a string`). */
+function listProblem(error: z.ZodError, within: PropertyKey[] = []): BadRequest {
+  const [field, index] = [...within, ...(error.issues[0]?.path ?? [])];
+  return new BadRequest(typeof index === "number" ? `"${String(field)}"[${index}] must be a string` : `"${String(field)}" must be a list of strings`);
+}
+
+/** A list that must have one item per query. */
+function sameLength(list: readonly string[] | null | undefined, field: string, length: number): readonly string[] | undefined {
+  if (list === undefined || list === null) return undefined;
+  if (list.length !== length) throw new BadRequest(`"${field}" has ${list.length} items but "query" has ${length}`);
+  return list;
 }
 
 /** Chat-template markers trainers leave around a decoded output (`<|im_end|>`, `</s>`, …). */
@@ -165,14 +180,19 @@ interface RequestItem {
 /** Reads a request body into its samples, or the reply that refuses it. */
 function readRequest(body: unknown, maxBatch: number, grouped: boolean): RequestItem[] | RewardReply {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw new BadRequest("the body must be a JSON object with \"query\", \"prompts\" and \"labels\"");
-  const record = body as Record<string, unknown>;
-  const queries = stringList(record.query, "query");
-  if (queries.length > maxBatch) return { status: 413, body: { error: `the batch has ${queries.length} items; at most ${maxBatch} are accepted` } };
-  const prompts = record.prompts === undefined || record.prompts === null ? undefined : stringList(record.prompts, "prompts", queries.length);
-  const groups = record.groups === undefined || record.groups === null ? undefined : stringList(record.groups, "groups", queries.length);
-  if (record.labels === undefined || record.labels === null) throw new BadRequest('"labels" is missing: each item needs its ground-truth score');
-  const labels = stringList(record.labels, "labels", queries.length);
-  return queries.map((q, i) => {
+  // the batch's size is checked before the other fields, so an oversized batch is always a 413
+  const queries = rewardRequestSchema.shape.query.safeParse((body as Record<string, unknown>).query);
+  if (!queries.success) throw listProblem(queries.error, ["query"]);
+  if (queries.data.length > maxBatch) return { status: 413, body: { error: `the batch has ${queries.data.length} items; at most ${maxBatch} are accepted` } };
+  const parsed = rewardRequestSchema.safeParse(body);
+  if (!parsed.success) throw listProblem(parsed.error);
+  const request: RewardRequest = parsed.data;
+  const n = request.query.length;
+  const prompts = sameLength(request.prompts, "prompts", n);
+  const groups = sameLength(request.groups, "groups", n);
+  const labels = sameLength(request.labels, "labels", n);
+  if (labels === undefined) throw new BadRequest('"labels" is missing: each item needs its ground-truth score');
+  return request.query.map((q, i) => {
     const label = parseLabel(labels[i]!, i);
     const split = splitQuery(q, prompts?.[i]);
     const key = grouped ? (label.group ?? groups?.[i] ?? collapseImages(split.prompt)) : "";
@@ -298,20 +318,23 @@ function hostName(header: string): string {
   return colon === -1 || header.indexOf(":", colon + 1) !== -1 ? header : header.slice(0, colon);
 }
 
+function authorised(header: string | undefined, token: Buffer | undefined): boolean {
+  if (!token) return true;
+  const match = /^Bearer\s+(.+)$/i.exec(header ?? "");
+  if (!match) return false;
+  const given = Buffer.from(match[1]!.trim());
+  return given.length === token.length && timingSafeEqual(given, token);
+}
+
 function send(res: ServerResponse, status: number, body: Record<string, unknown>): void {
   const payload = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(payload) });
   res.end(payload);
 }
 
-function authorised(req: IncomingMessage, token: Buffer | undefined): boolean {
-  if (!token) return true;
-  const header = req.headers.authorization ?? "";
-  const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match) return false;
-  const given = Buffer.from(match[1]!.trim());
-  return given.length === token.length && timingSafeEqual(given, token);
-}
+/** How much of an oversized body is read and dropped before the 413: this many times the cap, at least `DRAIN_MIN_BYTES`. */
+const DRAIN_FACTOR = 4;
+const DRAIN_MIN_BYTES = 64 * 1024 * 1024;
 
 /**
  * Answers an oversized body with 413 so that every client reads it. Python's http.client (and
@@ -349,9 +372,82 @@ function refuseBody(req: IncomingMessage, res: ServerResponse, message: string, 
   req.resume();
 }
 
-/** How much of an oversized body is read and dropped before the 413: this many times the cap, at least `DRAIN_MIN_BYTES`. */
-const DRAIN_FACTOR = 4;
-const DRAIN_MIN_BYTES = 64 * 1024 * 1024;
+/** The request body as parsed JSON, or `undefined` once an oversized body has been refused (the 413 is sent on the raw response). */
+function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBody: number): Promise<{ json: unknown } | { invalid: true } | undefined> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > maxBody) {
+    refuseBody(req, res, `the body has ${declared} bytes; at most ${maxBody} are accepted (--max-body-bytes)`, maxBody);
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    req.on("data", (chunk: Buffer) => {
+      if (refused) return;
+      size += chunk.length;
+      if (size > maxBody) {
+        refused = true;
+        chunks.length = 0;
+        refuseBody(req, res, `the body exceeds ${maxBody} bytes; at most ${maxBody} are accepted (--max-body-bytes)`, maxBody, size);
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (refused) return;
+      try {
+        resolve({ json: JSON.parse(Buffer.concat(chunks, size).toString("utf8")) as unknown });
+      } catch {
+        resolve({ invalid: true });
+      }
+    });
+    req.on("error", () => {
+      res.destroy();
+      resolve(undefined);
+    });
+  });
+}
+
+interface RewardAppOptions {
+  token: Buffer | undefined;
+  maxBody: number;
+  replyOptions: { maxBatch: number; contrastive: ContrastiveParams };
+  groups: RewardGroups | undefined;
+}
+
+/** The server's routes: `GET /health`, `POST /get_reward`; every reply JSON. */
+function rewardApp(options: RewardAppOptions): Hono<{ Bindings: HttpBindings }> {
+  const { token, maxBody, replyOptions, groups } = options;
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  // Without a token, only a loopback Host is served: a web page whose name was rebound to
+  // 127.0.0.1 (DNS rebinding) sends its own name as Host.
+  app.use(async (c, next) => {
+    const host = c.env.incoming.headers.host;
+    if (!token && host !== undefined && !isLoopbackHost(hostName(host))) {
+      c.env.incoming.resume();
+      return c.json({ error: `requests for host ${host} are refused: the server has no token` }, 403, { connection: "close" });
+    }
+    await next();
+  });
+  app.get("/health", (c) => c.json({ status: "ok" }));
+  app.post("/get_reward", async (c) => {
+    if (!authorised(c.req.header("authorization"), token)) return c.json({ error: "missing or wrong bearer token" }, 401);
+    const body = await readJsonBody(c.env.incoming, c.env.outgoing, maxBody);
+    if (body === undefined) return RESPONSE_ALREADY_SENT;
+    if ("invalid" in body) return c.json({ error: "the body is not valid JSON" }, 400);
+    try {
+      const reply = groups ? await groupedRewardReply(body.json, groups, replyOptions) : rewardReply(body.json, replyOptions);
+      return c.json(reply.body, reply.status as ContentfulStatusCode);
+    } catch (error) {
+      return c.json({ error: `internal error: ${error instanceof Error ? error.message : String(error)}` }, 500);
+    }
+  });
+  app.all("/get_reward", (c) => c.json({ error: "use POST" }, 405));
+  app.notFound((c) => c.json({ error: `no such endpoint ${c.req.path}; POST /get_reward` }, 404));
+  return app;
+}
 
 export interface RunningRewardServer {
   server: Server;
@@ -369,71 +465,18 @@ export async function startRewardServer(options: RewardServerOptions = {}): Prom
   const maxBody = options.maxBodyBytes ?? SERVER_DEFAULTS.maxBodyBytes;
   const replyOptions = { maxBatch: options.maxBatch ?? SERVER_DEFAULTS.maxBatch, contrastive: options.contrastive ?? CONTRASTIVE_DEFAULTS };
   const groups = options.groupSize === undefined ? undefined : new RewardGroups(options.groupSize, options.groupTimeoutMs ?? SERVER_DEFAULTS.groupTimeoutMs, replyOptions.contrastive);
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    // Without a token, only a loopback Host is served: a web page whose name was rebound to
-    // 127.0.0.1 (DNS rebinding) sends its own name as Host.
-    if (!token && req.headers.host !== undefined && !isLoopbackHost(hostName(req.headers.host))) {
-      res.setHeader("connection", "close");
-      send(res, 403, { error: `requests for host ${req.headers.host} are refused: the server has no token` });
-      req.resume();
-      return;
-    }
-    const path = (req.url ?? "/").split("?")[0];
-    if (path === "/health" && req.method === "GET") return send(res, 200, { status: "ok" });
-    if (path !== "/get_reward") return send(res, 404, { error: `no such endpoint ${path}; POST /get_reward` });
-    if (req.method !== "POST") return send(res, 405, { error: "use POST" });
-    if (!authorised(req, token)) return send(res, 401, { error: "missing or wrong bearer token" });
-    const declared = Number(req.headers["content-length"] ?? "0");
-    if (declared > maxBody) return refuseBody(req, res, `the body has ${declared} bytes; at most ${maxBody} are accepted (--max-body-bytes)`, maxBody);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    req.on("data", (chunk: Buffer) => {
-      if (refused) return;
-      size += chunk.length;
-      if (size > maxBody) {
-        refused = true;
-        chunks.length = 0;
-        refuseBody(req, res, `the body exceeds ${maxBody} bytes; at most ${maxBody} are accepted (--max-body-bytes)`, maxBody, size);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => {
-      if (refused) return;
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks, size).toString("utf8"));
-      } catch {
-        return send(res, 400, { error: "the body is not valid JSON" });
-      }
-      const failed = (error: unknown): void => send(res, 500, { error: `internal error: ${error instanceof Error ? error.message : String(error)}` });
-      if (groups) {
-        groupedRewardReply(body, groups, replyOptions).then((reply) => {
-          if (!res.destroyed) send(res, reply.status, reply.body);
-        }, failed);
-        return;
-      }
-      try {
-        const reply = rewardReply(body, replyOptions);
-        send(res, reply.status, reply.body);
-      } catch (error) {
-        failed(error);
-      }
-    });
-    req.on("error", () => res.destroy());
-  };
+  const handle = getRequestListener(rewardApp({ token, maxBody, replyOptions, groups }).fetch);
   const server = createServer(handle);
   // `Expect: 100-continue` (curl's way with bodies over 1 MB): an oversized body is refused
   // before the client sends it; anything else is told to go on.
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
     const declared = Number(req.headers["content-length"] ?? "0");
-    if (req.url?.split("?")[0] === "/get_reward" && authorised(req, token) && declared > maxBody) {
+    if (req.url?.split("?")[0] === "/get_reward" && authorised(req.headers.authorization, token) && declared > maxBody) {
       res.setHeader("connection", "close");
       return send(res, 413, { error: `the body has ${declared} bytes; at most ${maxBody} are accepted (--max-body-bytes)` });
     }
     res.writeContinue();
-    handle(req, res);
+    void handle(req, res);
   });
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
