@@ -12,3 +12,4 @@ export * from "./alfred.js";
 export * from "./a-eqa.js";
 export * from "./archives.js";
 export * from "./mixed-eqa.js";
+export * from "./la-eqa.js";
