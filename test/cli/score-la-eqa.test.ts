@@ -9,6 +9,7 @@ import { assertSameRun, jsonLines, killMidway } from "../helpers/kill.js";
 import { LA_EQA_RECORDS, expectedSpl, writeLaEqaFiles } from "../helpers/la-eqa.js";
 import { lastUserText, openAiReply, startModelServer, type ReceivedRequest, type ScriptedReply } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
 
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, "utf8")) as T;
 const byQuestion = new Map(LA_EQA_RECORDS.map((r, i) => [r.question, { id: r.question_id, mark: (i % 5) + 1 }]));
@@ -104,6 +105,24 @@ describe("eqa score on LA-EQA questions", () => {
         records: [{ file: "judgements.jsonl" }],
         figures: ["results.json", { file: "summary.json", pick: (s) => [s.counts, s.score, s.llmMatch, s.spl] }],
       });
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("--batch sends the judge's requests through the batch API and scores from its replies, as a live run would", async () => {
+    const home = temporaryDir();
+    const files = writeLaEqaFiles(home);
+    const emulator = openAiBatchEmulator({ answer: () => '{"score": 3, "reasoning": "batched"}' });
+    const server = await startModelServer(emulator.script);
+    try {
+      const out = join(home, "batched");
+      const result = await runCli(["score", "--benchmark", files.questions, "--predictions", files.predictions, "--places", files.places, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, "--batch", "--batch-poll-seconds", "0.05"], cliEnv(home, { OPENAI_API_KEY: "test" }));
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal([...emulator.batches.values()].reduce((n, b) => n + b.customIds.length, 0), LA_EQA_RECORDS.length);
+      assert.equal(emulator.live, 0, "no live request");
+      const summary = readJson<Summary>(join(out, "summary.json"));
+      assert.deepEqual([summary.counts.scored, summary.score.overall.mean], [LA_EQA_RECORDS.length, 3]);
     } finally {
       await server.close();
     }
