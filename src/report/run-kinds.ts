@@ -481,7 +481,7 @@ const laEqaResultSchema = z.looseObject({
 });
 
 /** An LA-EQA score run's questions, from its `results.json` and the judge's replies in `judgements.jsonl`. */
-export function loadLaEqaQuestions(dir: string): { questionId: string; category: string; question: string; groundTruth: string; answer: string | null; score: number | null; judgeReplies: (string | null)[]; error?: string }[] {
+export function loadLaEqaQuestions(dir: string): { questionId: string; category: string; question: string; groundTruth: string; answer: string | null; score: number | null; points?: number; judgeReplies: (string | null)[]; error?: string }[] {
   const results = readJsonFile(join(dir, "results.json"), z.record(z.string(), laEqaResultSchema));
   const judgements = existsSync(join(dir, "judgements.jsonl")) ? readRecords(join(dir, "judgements.jsonl"), z.looseObject({ questionId: z.string(), replies: z.array(z.string().nullable()), error: z.string().nullable() })) : [];
   const byId = new Map(judgements.map((j) => [j.questionId, j]));
@@ -494,6 +494,8 @@ export function loadLaEqaQuestions(dir: string): { questionId: string; category:
       groundTruth: r.GT_A_answer,
       answer: r.A_answer,
       score: r.answer_accuracy,
+      // the mark as LLM-Match points, by which the report sorts and compares runs
+      ...(r.answer_accuracy !== null ? { points: llmMatchPoints(r.answer_accuracy) } : {}),
       judgeReplies: judged?.replies ?? [],
       ...(judged?.error ? { error: judged.error } : {}),
     };

@@ -10,6 +10,7 @@ import { LA_EQA_RECORDS, expectedSpl, writeLaEqaFiles } from "../helpers/la-eqa.
 import { lastUserText, openAiReply, startModelServer, type ReceivedRequest, type ScriptedReply } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
+import { loadRun } from "../../src/report/index.js";
 
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, "utf8")) as T;
 const byQuestion = new Map(LA_EQA_RECORDS.map((r, i) => [r.question, { id: r.question_id, mark: (i % 5) + 1 }]));
@@ -68,6 +69,18 @@ describe("eqa score on LA-EQA questions", () => {
       assert.equal(jsonLines(join(out, "calls.jsonl")).length, server.requests.length);
       assert.match(result.stdout, /past_present_future\s+1\s/);
       assert.match(result.stdout, /overall\s+10\s/);
+
+      // the report and the viewer read it as a run of its kind: its figures and its questions
+      const run = await loadRun(out);
+      assert.equal(run.kind, "la-eqa");
+      assert.deepEqual(run.metrics.map((m) => [m.name, m.value]), [["answer score", mean(marks)], ["LLM-Match", summary.llmMatch.overall.mean], ["SPL", summary.spl.overall.mean]]);
+      assert.deepEqual(run.questions.map((q) => [q.questionId, q.category, q.score]), LA_EQA_RECORDS.map((r) => [r.question_id, r.category, byQuestion.get(r.question)!.mark]));
+      assert.equal(run.questions[0]!.judgeReplies.length, 1);
+      const report = await runCli(["report", out, "--out", join(home, "report.html")], cliEnv(home));
+      assert.equal(report.code, 0, report.stderr);
+      const html = readFileSync(join(home, "report.html"), "utf8");
+      assert.match(html, /answer score/);
+      assert.match(html, /<code>syn_10<\/code>/);
     } finally {
       await server.close();
     }
