@@ -85,11 +85,11 @@ export function laEqaAlternatives(answer: string): string[] {
     .filter((a) => a !== "");
 }
 
-/** Whether a parsed JSON file looks like LA-EQA's questions (its records have `best_path` and `start_place`). */
+/** Whether a parsed JSON file looks like LA-EQA's questions (its first record has `best_path`, `start_place` or `scene_name`, which OpenEQA's lack). */
 export function isLaEqaQuestionFile(value: unknown): boolean {
   if (!Array.isArray(value) || value.length === 0) return false;
   const first: unknown = value[0];
-  return typeof first === "object" && first !== null && "best_path" in first && "start_place" in first;
+  return typeof first === "object" && first !== null && ("best_path" in first || "start_place" in first || "scene_name" in first);
 }
 
 /** Loads and validates LA-EQA's question file (or one of its shape): every question, field and alternative. */
@@ -196,7 +196,12 @@ export async function isLaEqaBenchmark(benchmark: string | undefined): Promise<b
   if (benchmark === undefined) return false;
   if (benchmark === LA_EQA_BENCHMARK_NAME && !existsSync(benchmark)) return true;
   if (!existsSync(benchmark)) return false;
-  return isLaEqaQuestionFile(parseJsonText(await readTextFile(benchmark), benchmark));
+  try {
+    return isLaEqaQuestionFile(parseJsonText(await readTextFile(benchmark), benchmark));
+  } catch {
+    // a file that cannot be read is named by the OpenEQA loader, as before LA-EQA was known
+    return false;
+  }
 }
 
 /** LA-EQA's questions as `eqa score --benchmark` and `--subset` select them (the subset a JSON list of ids, in its order). */
