@@ -34,7 +34,7 @@ function refuseOpenEqaFlags(flags: LaEqaScoreFlags): void {
     ["--prompt-variant", flags.promptVariant !== undefined],
     ["--temperature", flags.temperature !== undefined],
     ["--without-guess", flags.withoutGuess === true],
-    ["--shard", flags.shard !== undefined],
+    ["--shard", flags.shard !== undefined && flags.shard !== false],
   ];
   for (const [flag, set] of given) {
     if (set) throw new UserError("does not apply to LA-EQA questions", { field: flag }, "LA-EQA's judge runs as its evaluation code runs it: leave the option out");
