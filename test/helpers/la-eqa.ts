@@ -26,10 +26,10 @@ export const LA_EQA_RECORDS: SyntheticLaEqaRecord[] = [
   { question: "What colour was the rug in the hall two days ago?", category: "past", question_id: "syn_2", scene_name: HOME, answer: "Red", best_path: [], start_place: 0 },
   { question: "Is the window in the study open now?", category: "present", question_id: "syn_3", scene_name: HOME, answer: "Yes OR Yes, it is open", best_path: [1, 2], start_place: 0 },
   { question: "What is on the dining table now?", category: "present", question_id: "syn_4", scene_name: HOME, answer: "A vase", best_path: [7], start_place: 0 },
-  { question: "Where were the keys each evening this week?", category: "multi_past", question_id: "syn_5", scene_name: HOME, answer: "By the door OR At or by the coat hooks", best_path: [], start_place: 3 },
+  { question: "Where were the keys each evening this week?", category: "multi_past", question_id: "syn_5", scene_name: HOME, answer: "By the door OR at or near the key bowl", best_path: [], start_place: 3 },
   { question: "Is the book still where I left it yesterday?", category: "past_present", question_id: "syn_6", scene_name: HOME, answer: "No", best_path: [3], start_place: 3 },
   { question: "Will the milk on the counter spoil if I leave it until tonight?", category: "past_present_future", question_id: "syn_7", scene_name: HOME, answer: "Yes OR It might spoil", best_path: [4], start_place: 0 },
-  { question: "Which aisle had a forklift on Monday?", category: "past", question_id: "syn_8", scene_name: YARD, answer: "Aisle 2 OR Aisle 3", best_path: [], start_place: 0 },
+  { question: "Which aisle had a forklift on Monday?", category: "past", question_id: "syn_8", scene_name: YARD, answer: "Aisle 4 OR Aisle 5", best_path: [], start_place: 0 },
   { question: "How many barrels are by the gate now?", category: "present", question_id: "syn_9", scene_name: YARD, answer: "Three", best_path: [10, 20, 12], start_place: 0 },
   { question: "Were there more boxes in aisle 1 yesterday than now?", category: "past_present", question_id: "syn_10", scene_name: YARD, answer: "Yes OR Yes, two more", best_path: [20], start_place: 0 },
 ];
