@@ -58,6 +58,7 @@ const benchmarks: Record<string, () => Promise<unknown>> = {
   viewer: async () => jsonScript("./viewer.ts", quick ? ["--questions", "300", "--rounds", "2"] : []),
   "tag-demo": async () => jsonScript("./tag-demo.ts", ["--demo", demoRun()]),
   "published-rows": async () => jsonScript("./published-rows.ts", []),
+  "la-eqa": async () => jsonScript("./la-eqa.ts", quick ? ["--rounds", "1"] : []),
   "openeqa-frames": async () => jsonScript("./openeqa-frames.ts", quick ? ["--quick"] : []),
 };
 const named = process.argv.slice(2).filter((a) => !a.startsWith("--"));

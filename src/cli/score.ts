@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from "commander";
-import { defaultOpenEqaBenchmarkPath, loadPredictions, loadQuestionSelection } from "../data/index.js";
+import { UserError } from "../core/index.js";
+import { defaultOpenEqaBenchmarkPath, isLaEqaBenchmark, loadPredictions, loadQuestionSelection } from "../data/index.js";
 import { LLM_MATCH_VARIANTS, loadPredictionsWithoutGuess, parseLlmMatchVariant, planScore, scorePredictions, scoreRunContract, type LlmMatchJudgeOptions, type LlmMatchMode, type LlmMatchVariant } from "../eval/index.js";
 import { JUDGE_ROLE, checkPriceFile } from "../models/index.js";
 import { formatCallPlan, formatScoreSummary } from "../report/index.js";
@@ -8,6 +9,7 @@ import { addModelCallOptions, addShardOption, type ModelCallFlags, modelCallSett
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress, failureDetail } from "./progress.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
+import { runLaEqaScore } from "./score-la-eqa.js";
 
 interface ScoreFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ShardFlags {
   predictions: string;
@@ -22,6 +24,8 @@ interface ScoreFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ShardFlags
   promptVariant?: LlmMatchVariant;
   temperature?: number;
   withoutGuess?: boolean;
+  places?: string;
+  prompts: string;
 }
 
 function variantArgument(value: string): LlmMatchVariant {
@@ -38,9 +42,9 @@ function temperatureArgument(value: string): number {
 
 export function scoreCommand(): Command {
   const command = new Command("score")
-    .description("score predictions with LLM-Match, as OpenEQA does (resumable)")
-    .requiredOption("--predictions <file>", 'predictions in OpenEQA\'s format [{"question_id", "answer"}]')
-    .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote)")
+    .description("score predictions with LLM-Match, as OpenEQA does, or with LA-EQA's judge and SPL (resumable)")
+    .requiredOption("--predictions <file>", 'predictions in OpenEQA\'s format [{"question_id", "answer"}]; for LA-EQA also "distance_traveled" (metres walked)')
+    .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote), or LA-EQA's questions: a file of them, or la-eqa for the one `eqa data fetch la-eqa` wrote")
     .option("--subset <file>", "a JSON list of question ids to score (e.g. open-eqa-v0-184-questions.json)")
     .addOption(new Option("--judge <provider/model>", "the judge model, e.g. openai/gpt-4o").env("EQA_JUDGE"))
     .option("--judge-base-url <url>", "the judge's endpoint (overrides OPENAI_BASE_URL and the provider's default)")
@@ -50,6 +54,8 @@ export function scoreCommand(): Command {
     .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0)
     .option("--prompt-variant <variant>", "robustness study (OpenEQA Tables VIII-IX): role=ai|score-master|professional or criterion=perfect|contains|person|professional", variantArgument)
     .option("--temperature <t>", "the judge's temperature (OpenEQA Table X; default 0.2, the reference's)", temperatureArgument)
+    .option("--places <file>", 'LA-EQA: place positions of the world "now" by scene, for SPL: {"<scene_name>": [{"id", "position": [x, y, z]}, …]}')
+    .option("--prompts <set>", "LA-EQA: the judge's prompt: eqakit (its own), original (the benchmark's, from eqa data fetch la-eqa) or the folder that command wrote it to", "eqakit")
     .option("--without-guess", "score the agent's own answers where force-a-guess replaced them (OpenEQA Table III, w/o guess)");
   addModelCallOptions(command);
   addDryRunOption(command);
@@ -61,6 +67,10 @@ export function scoreCommand(): Command {
 }
 
 async function runScore(flags: ScoreFlags): Promise<number> {
+  if (await isLaEqaBenchmark(flags.benchmark)) return runLaEqaScore({ ...flags, benchmark: flags.benchmark! });
+  for (const [flag, set] of [["--places", flags.places !== undefined], ["--prompts", flags.prompts !== "eqakit"]] as const) {
+    if (set) throw new UserError("applies to LA-EQA questions only", { field: flag }, "pass LA-EQA's questions with --benchmark, or leave the option out");
+  }
   const judgeSpec = resolveRoleModel(flags, "judge");
   const { benchmark, questions } = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
   const predictions = flags.withoutGuess ? (await loadPredictionsWithoutGuess(flags.predictions)).predictions : await loadPredictions(flags.predictions);

@@ -40,6 +40,14 @@ const EXPRESS_REPO = "https://raw.githubusercontent.com/HCPLab-SYSU/EXPRESS-Benc
  */
 const HM_EQA_REPO = "https://raw.githubusercontent.com/Stanford-ILIAD/explore-eqa/18381da3370c5f7729594f10ebc49b5644bbb88c";
 
+/**
+ * LA-EQA's repository (mind-palace-laeqa/benchmark) at the commit eqakit follows: its question file
+ * and the evaluation code whose judge prompt `eqa score --prompts original` sends. The repository
+ * has no licence: eqakit never ships either, `eqa data fetch la-eqa` downloads them for the user's
+ * own use, checked by SHA-256.
+ */
+const LA_EQA_REPO = "https://raw.githubusercontent.com/mind-palace-laeqa/benchmark/bc083627160e27a1c03a7f2c486c7c9434449501";
+
 export const KNOWN_DATASETS: Record<string, KnownDataset> = {
   openeqa: {
     name: "openeqa",
@@ -74,6 +82,19 @@ export const KNOWN_DATASETS: Record<string, KnownDataset> = {
     files: {
       questions: { name: "questions.csv", url: `${HM_EQA_REPO}/data/questions.csv`, sha256: "a7476e727501467c74942f0b03c7fda7904ec16d5fea9dfb72b70c7bc48e0b18" },
       poses: { name: "scene_init_poses.csv", url: `${HM_EQA_REPO}/data/scene_init_poses.csv`, sha256: "b52a9a389e5aec148500ec3d809e51cb9c37d616105606a04d618d786f5abb2a" },
+    },
+  },
+  "la-eqa": {
+    name: "la-eqa",
+    description: "LA-EQA (Enter the Mind Palace): 100 long-term active EQA questions in five categories, and the evaluation code whose judge prompt eqa score --prompts original sends (no licence: for your own use)",
+    base: LA_EQA_REPO,
+    files: {
+      benchmark: { name: "eqa-questions.json", url: `${LA_EQA_REPO}/la_eqa_benchmark/eqa-questions.json`, sha256: "db37c6bff8ae87a097b693970c7e42bdf441ffb6e052060bb124cbdeb63706e6" },
+      evaluation: {
+        name: "eqa_evaluation.py",
+        url: `${LA_EQA_REPO}/src/contextual_long_term_reasoning/eqa_evaluation.py`,
+        sha256: "601ea5b0d9d96bfe47ede7b5102315b1e59ff47eef4d3468001176266d011848",
+      },
     },
   },
 };
@@ -131,6 +152,11 @@ export function testSums(env: NodeJS.ProcessEnv): Record<string, string> {
 /** Where `eqa data fetch NAME` puts a dataset unless told otherwise. */
 export function defaultDatasetDir(dataset: string, env: NodeJS.ProcessEnv = process.env): string {
   return join(userDataDir(env), dataset);
+}
+
+/** LA-EQA's question file, as `eqa data fetch la-eqa` writes it. */
+export function defaultLaEqaBenchmarkPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(defaultDatasetDir("la-eqa", env), KNOWN_DATASETS["la-eqa"]!.files.benchmark!.name);
 }
 
 /** The default OpenEQA benchmark file, as `eqa data fetch openeqa` writes it. */

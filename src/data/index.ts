@@ -13,3 +13,4 @@ export * from "./a-eqa.js";
 export * from "./archives.js";
 export * from "./mixed-eqa.js";
 export * from "./mixed-program.js";
+export * from "./la-eqa.js";

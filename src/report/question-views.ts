@@ -20,7 +20,7 @@ export interface QuestionView {
   /** Whether the kind answers its questions (a generated dataset holds questions only: the report gives it no answer column). */
   answers: boolean;
   /** The per-question score: LLM-Match's mark σ (1-5), TAG-EQA's structured score (1-5), or none (a run answered but not judged, a reward model's score shown as its answer). */
-  score: "llm-match" | "structured" | null;
+  score: "llm-match" | "structured" | "la-eqa" | null;
   /** Where its transcript (model calls, captions, log lines) is; null: the kind keeps none. */
   transcript: TranscriptSource | null;
   /** The frames the agent used: an episode's under the run's frames folder, an exploration's own, or none. */
@@ -42,6 +42,8 @@ export const QUESTION_VIEWS: Readonly<Record<RunKind, QuestionView>> = {
   answer: { answers: true, score: null, transcript: TRACES, frames: "episode", plan: null, scoredBy: "eqa score" },
   run: { answers: true, score: "llm-match", transcript: TRACES, frames: "episode", plan: null },
   explore: { answers: true, score: "llm-match", transcript: "exploration", frames: "exploration", plan: "exploration" },
+  // LA-EQA's answers were made elsewhere: the judge's mark and reply, no transcript or frames
+  "la-eqa": { answers: true, score: "la-eqa", transcript: null, frames: null, plan: null },
   "tag-structured": { answers: true, score: "structured", transcript: TRACES, frames: "episode", plan: "recording" },
   // the agent's answers with their traces; a baseline's captions are its trajectory's preparation
   "answer-tag": { answers: true, score: null, transcript: { file: TAG_ANSWERS_FILE, idField: "question_id", preparations: TAG_PREPARED_FILE }, frames: "episode", plan: "recording", scoredBy: "eqa score-tag" },
@@ -65,6 +67,7 @@ export function questionView(kind: string): QuestionView {
 /** What the viewer's pages and the report name a kind's per-question score: its column and its row. */
 export function scoreLabel(view: QuestionView): { column: string; row: string; scale: string } | null {
   if (view.score === "llm-match") return { column: "σ", row: "LLM-Match σ", scale: "LLM-Match mark, 1-5 (0: no answer)" };
+  if (view.score === "la-eqa") return { column: "1-5", row: "LA-EQA answer score", scale: "LA-EQA judge's mark, 1-5" };
   if (view.score === "structured") return { column: "1-5", row: "structured score (grounded)", scale: "structured score, 1-5" };
   return null;
 }

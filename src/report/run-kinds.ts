@@ -445,3 +445,59 @@ export function loadTagAnswers(dir: string, questions: readonly TagQuestion[] | 
 export function llmMatchHeadline(overall: z.infer<typeof meanEstimate>, judge: string | undefined): HeadlineMetric {
   return { name: "LLM-Match", value: overall.mean, unit: "", n: overall.n, ci: overall.ci, about: `OpenEQA's LLM-Match, points 0-100${judge ? ` (judge ${judge})` : ""}` };
 }
+
+// ---- eqa score on LA-EQA questions ----
+
+const laEqaAggregates = z.looseObject({ overall: meanEstimate, byCategory: z.record(z.string(), meanEstimate) });
+
+/** `summary.json` of `eqa score` on LA-EQA questions (`LaEqaScoreSummary`), the fields shown. */
+export const laEqaSummarySchema = z.looseObject({
+  kind: z.literal("la-eqa"),
+  config: z.record(z.string(), z.unknown()),
+  counts: z.looseObject({ questions: z.number(), scored: z.number(), failed: z.number(), judgeUnreadable: z.number(), withoutDistance: z.number() }),
+  score: laEqaAggregates,
+  llmMatch: laEqaAggregates,
+  spl: laEqaAggregates,
+});
+export type LaEqaRunSummary = z.infer<typeof laEqaSummarySchema>;
+
+/** LA-EQA's figures: the judge's mean mark (1-5), the same as LLM-Match points, and SPL. */
+export function laEqaHeadline(s: LaEqaRunSummary): HeadlineMetric[] {
+  const { score, llmMatch, spl } = s;
+  return [
+    { name: "answer score", value: score.overall.mean, unit: "", n: score.overall.n, ci: score.overall.ci, about: "LA-EQA's judge, mean mark 1-5" },
+    { name: "LLM-Match", value: llmMatch.overall.mean, unit: "", n: llmMatch.overall.n, ci: llmMatch.overall.ci, about: "the same marks as OpenEQA's points 0-100" },
+    { name: "SPL", value: spl.overall.mean, unit: "", n: spl.overall.n, ci: spl.overall.ci, about: `LA-EQA's SPL, over the questions with a distance (${s.counts.withoutDistance} without)` },
+  ];
+}
+
+const laEqaResultSchema = z.looseObject({
+  question_id: z.string(),
+  question: z.string(),
+  question_type: z.string(),
+  GT_A_answer: z.string(),
+  A_answer: z.string().nullable(),
+  answer_accuracy: z.number().nullable(),
+});
+
+/** An LA-EQA score run's questions, from its `results.json` and the judge's replies in `judgements.jsonl`. */
+export function loadLaEqaQuestions(dir: string): { questionId: string; category: string; question: string; groundTruth: string; answer: string | null; score: number | null; points?: number; judgeReplies: (string | null)[]; error?: string }[] {
+  const results = readJsonFile(join(dir, "results.json"), z.record(z.string(), laEqaResultSchema));
+  const judgements = existsSync(join(dir, "judgements.jsonl")) ? readRecords(join(dir, "judgements.jsonl"), z.looseObject({ questionId: z.string(), replies: z.array(z.string().nullable()), error: z.string().nullable() })) : [];
+  const byId = new Map(judgements.map((j) => [j.questionId, j]));
+  return Object.values(results ?? {}).map((r) => {
+    const judged = byId.get(r.question_id);
+    return {
+      questionId: r.question_id,
+      category: r.question_type,
+      question: r.question,
+      groundTruth: r.GT_A_answer,
+      answer: r.A_answer,
+      score: r.answer_accuracy,
+      // the mark as LLM-Match points, by which the report sorts and compares runs
+      ...(r.answer_accuracy !== null ? { points: llmMatchPoints(r.answer_accuracy) } : {}),
+      judgeReplies: judged?.replies ?? [],
+      ...(judged?.error ? { error: judged.error } : {}),
+    };
+  });
+}

@@ -17,7 +17,7 @@ import { loadOpenEqaBenchmark, loadPredictions, loadTagQuestions, type TagQuesti
 import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate } from "../eval/index.js";
 import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath, RUN_KINDS, RUN_MANIFEST_FILE } from "../store/index.js";
 import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
-import { exploreHeadline, exploreSummarySchema, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
+import { exploreHeadline, exploreSummarySchema, laEqaHeadline, laEqaSummarySchema, loadLaEqaQuestions, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
 import { loadRewardBuild, loadRewardReview, type RewardFolder } from "./reward-runs.js";
 import { loadTagPart, tagSummarySchema, type TagRunPart } from "./tag-runs.js";
 import { modelCallNotes } from "./text.js";
@@ -387,6 +387,9 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     case "rm-bench":
       run.metrics = rmBenchHeadline(parseOrThrow(rmBenchSummarySchema, summary, summaryFile));
       break;
+    case "la-eqa":
+      run.metrics = laEqaHeadline(parseOrThrow(laEqaSummarySchema, summary, summaryFile));
+      break;
     default:
       break;
   }
@@ -461,6 +464,8 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
       run.otherUsage.push([run.kind, usageTotals.parse(folder.calls.usage)]);
       run.costs.push({ stage: run.kind, cost: runCostSchema.parse(folder.calls.cost) });
     }
+  } else if (run.kind === "la-eqa") {
+    run.questions = loadLaEqaQuestions(path).map((q) => ({ ...q, frames: [], calls: [] }));
   } else if (run.kind === "answer-tag") {
     await loadTagAnswerRun(run);
   } else {

@@ -1,6 +1,6 @@
 import type { AnswerSummary } from "../agents/index.js";
 import { formatJudgeUnreadable } from "../core/index.js";
-import type { MeanEstimate, ScoreSummary } from "../eval/index.js";
+import type { LaEqaScoreSummary, MeanEstimate, ScoreSummary } from "../eval/index.js";
 import { formatDollars, type PlannedRole, type PlannedRow, type RunCost, type UsageTotals } from "../models/index.js";
 
 /** A plain-text table: the first column left-aligned, the others right-aligned. */
@@ -154,4 +154,37 @@ function indent(text: string): string {
     .split("\n")
     .map((line) => `  ${line}`)
     .join("\n");
+}
+
+/** What `eqa score` prints for LA-EQA questions: the judge's mark, LLM-Match points and SPL per category and overall, counts, cost. */
+export function formatLaEqaSummary(summary: LaEqaScoreSummary): string {
+  const { counts, config, score, llmMatch, spl } = summary;
+  const judge = (config.judge as { name?: string } | undefined)?.name ?? "?";
+  const cell = (e: MeanEstimate | undefined, digits: number): string => (e && e.n > 0 ? `${e.mean.toFixed(digits)} ± ${e.stderr.toFixed(digits)}` : "");
+  const n = (e: MeanEstimate | undefined): string => (e ? String(e.n) : "0");
+  const categories = [...new Set([...Object.keys(score.byCategory), ...Object.keys(spl.byCategory)])];
+  const row = (label: string, s: MeanEstimate | undefined, l: MeanEstimate | undefined, p: MeanEstimate | undefined): string[] => [label, n(s), cell(s, 2), cell(l, 1), n(p), cell(p, 3)];
+  const rows = [...categories.map((c) => row(c, score.byCategory[c], llmMatch.byCategory[c], spl.byCategory[c])), ["", "", "", "", "", ""], row("overall", score.overall, llmMatch.overall, spl.overall)];
+  const lines = [
+    `LA-EQA (judge ${judge}): ${counts.scored} of ${counts.questions} questions scored, ${counts.failed} failed, ${counts.judgeUnreadable} unreadable by the judge`,
+    "",
+    formatTable(["", "n", "score 1-5 ±SE", "LLM-Match ±SE", "n SPL", "SPL ±SE"], rows),
+  ];
+  const notes: string[] = [];
+  if (counts.reused > 0) notes.push(`${counts.reused} judgement(s) reused from the run directory`);
+  if (counts.noAnswer > 0) notes.push(`${counts.noAnswer} question(s) without an answer marked 1 (--allow-missing)`);
+  if (counts.outOfRange > 0) notes.push(`${counts.outOfRange} mark(s) outside 1-5, kept as the reference keeps them (LLM-Match clips them)`);
+  if (counts.withoutDistance > 0) notes.push(`${counts.withoutDistance} prediction(s) without distance_traveled: no SPL`);
+  if (counts.predictionsOutsideSubset > 0) notes.push(`${counts.predictionsOutsideSubset} prediction(s) outside the subset ignored`);
+  notes.push(formatCallCounts("judge", summary.usage.judgements, summary.cost));
+  notes.push(...modelCallNotes(summary));
+  lines.push("", ...notes.map((note) => `  ${note}`), "", formatRunCost(summary.cost));
+  const unreadable = formatJudgeUnreadable(summary.judgeUnreadable);
+  if (unreadable) lines.push("", `${unreadable}; left out of the aggregates`);
+  if (summary.failures.length > 0) {
+    lines.push("", `failed (${summary.failures.length}):`);
+    for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);
+    if (summary.failures.length > 20) lines.push(`  … and ${summary.failures.length - 20} more, listed in summary.json`);
+  }
+  return lines.join("\n");
 }

@@ -133,6 +133,14 @@ export const RUN_KINDS = [
     recognise: (f) => f.has("judgements.jsonl") && "groundedScore" in (f.firstRecord("judgements.jsonl") ?? {}),
   },
   {
+    kind: "la-eqa",
+    description: "answers to LA-EQA's questions scored with its judge (1-5) and SPL",
+    commands: [{ command: "score", defaultOut: "score" }],
+    summary: true,
+    // always written with a manifest, which names the kind
+    recognise: () => false,
+  },
+  {
     kind: "llm-match",
     description: "answers scored with LLM-Match",
     commands: [{ command: "score", defaultOut: "score" }, { command: "merge" }],

@@ -1,0 +1,99 @@
+import { UserError, withPromptFiles } from "../core/index.js";
+import { defaultLaEqaBenchmarkPath, loadLaEqaPlaces, loadLaEqaPredictions, loadLaEqaSelection } from "../data/index.js";
+import { laEqaScoreRunContract, planLaEqaScore, readLaEqaOriginalPrompt, scoreLaEqaPredictions, type LaEqaScoreOptions } from "../eval/index.js";
+import { JUDGE_ROLE, checkPriceFile } from "../models/index.js";
+import { formatCallPlan, formatLaEqaSummary } from "../report/index.js";
+import { checkRun, defaultRunPath } from "../store/index.js";
+import { modelCallSettings, openModelRuntime, resolveRoleModel, type ModelCallFlags, type ShardFlags } from "./options.js";
+import { openCallPlan, type DryRunFlags } from "./dry-run.js";
+import { createProgress, failureDetail } from "./progress.js";
+import { runBatch, type BatchFlags } from "./batch.js";
+
+/** The flags of `eqa score` that LA-EQA's scoring reads. */
+export interface LaEqaScoreFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ShardFlags {
+  predictions: string;
+  benchmark: string;
+  subset?: string;
+  places?: string;
+  prompts: string;
+  judge?: string;
+  judgeBaseUrl?: string;
+  mode: string;
+  allowMissing?: boolean;
+  out?: string;
+  bootstrapSeed: number;
+  promptVariant?: unknown;
+  temperature?: number;
+  withoutGuess?: boolean;
+}
+
+/** Flags of OpenEQA's LLM-Match that LA-EQA's judge has no use for, refused rather than ignored. */
+function refuseOpenEqaFlags(flags: LaEqaScoreFlags): void {
+  const given: [string, boolean][] = [
+    ["--mode", flags.mode !== "robust"],
+    ["--prompt-variant", flags.promptVariant !== undefined],
+    ["--temperature", flags.temperature !== undefined],
+    ["--without-guess", flags.withoutGuess === true],
+    ["--shard", flags.shard !== undefined && flags.shard !== false],
+  ];
+  for (const [flag, set] of given) {
+    if (set) throw new UserError("does not apply to LA-EQA questions", { field: flag }, "LA-EQA's judge runs as its evaluation code runs it: leave the option out");
+  }
+}
+
+/** `eqa score --benchmark la-eqa|FILE`: LA-EQA's judge and SPL over predictions with distances; the exit code. */
+export async function runLaEqaScore(flags: LaEqaScoreFlags): Promise<number> {
+  refuseOpenEqaFlags(flags);
+  const judgeSpec = resolveRoleModel(flags, "judge");
+  const { benchmark, questions } = await loadLaEqaSelection({ benchmark: flags.benchmark, ...(flags.subset ? { subset: flags.subset } : {}), defaultBenchmark: defaultLaEqaBenchmarkPath() });
+  const prompts = flags.prompts === "eqakit" ? [] : [readLaEqaOriginalPrompt(flags.prompts === "original" ? undefined : flags.prompts)];
+  const run: Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress"> = {
+    benchmark,
+    questions,
+    ...(flags.subset ? { subsetPath: flags.subset } : {}),
+    predictions: await loadLaEqaPredictions(flags.predictions),
+    predictionsPath: flags.predictions,
+    ...(flags.places ? { places: await loadLaEqaPlaces(flags.places), placesPath: flags.places } : {}),
+    judgeSpec,
+    allowMissing: flags.allowMissing ?? false,
+    outDir: flags.out ?? defaultRunPath("score"),
+    concurrency: flags.concurrency,
+    bootstrap: { seed: flags.bootstrapSeed },
+  };
+  return withPromptFiles(prompts, async () => {
+    if (flags.dryRun) return planRun(flags, run);
+    checkPriceFile();
+    if (flags.batch) checkRun(laEqaScoreRunContract(run));
+    const batched = flags.batch ? await runBatch(flags, judgeSpec, JUDGE_ROLE, run.outDir, (collector) => planLaEqaScore(run, collector)) : undefined;
+    const opened = batched?.opened ?? (await openModelRuntime(flags));
+    const progress = createProgress("judging");
+    try {
+      const result = await scoreLaEqaPredictions({
+        ...run,
+        judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }),
+        usage: opened.runtime.usage,
+        settings: { ...modelCallSettings(flags, opened.cachePath), ...(batched ? { batch: batched.report } : {}) },
+        onProgress: (p) => progress.update(p.done, p.total, failureDetail(p.failed, p.unreadable)),
+      });
+      progress.stop();
+      console.log(formatLaEqaSummary(result.summary));
+      console.log(`\nwrote ${result.runDir}/{judgements.jsonl,results.json,summary.json}`);
+      return result.summary.counts.failed > 0 || result.summary.judgeUnreadable.overLimit ? 1 : 0;
+    } finally {
+      progress.stop();
+      opened.close();
+    }
+  });
+}
+
+/** `--dry-run`: the judge's calls, tokens and dollars, without calling it or writing anything. */
+async function planRun(flags: LaEqaScoreFlags, run: Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress">): Promise<number> {
+  const opened = await openCallPlan(flags);
+  try {
+    const planned = await planLaEqaScore(run, opened.plan);
+    console.log(formatCallPlan(opened.plan.roles(), [`${planned.questions} question(s): ${planned.reused} already judged in ${run.outDir}, ${planned.pending} to judge`]));
+    return 0;
+  } finally {
+    opened.close();
+  }
+}
