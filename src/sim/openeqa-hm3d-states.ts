@@ -99,7 +99,8 @@ export function hm3dCameraPose(state: Pick<Hm3dStateFile, "position" | "rotation
     r[6]!, r[7]!, r[8]!, pz + r[7]! * sensorHeight,
     0, 0, 0, 1,
   ]);
-  for (let i = 0; i < 16; i++) pose[i] = Math.fround(pose[i]!);
+  // habitat-sim's matrix products start from +0, so an entry that is zero is never written "-0.000000"
+  for (let i = 0; i < 16; i++) pose[i] = Math.fround(pose[i]!) + 0;
   return pose;
 }
 
