@@ -1,6 +1,7 @@
 /**
  * Active EQA environments: the environment protocol (an interface, and the same as JSON-RPC
- * over stdio), its conformance suite, and the built-in household simulator.
+ * over stdio), its conformance suite, and the built-in household simulator; and OpenEQA's HM3D
+ * episode histories rendered from its agent states through the Habitat bridge.
  */
 export * from "./protocol.js";
 export { StdioEnvironment, EnvironmentError, serveEnvironment, type StdioEnvironmentOptions, type EnvironmentErrorKind } from "./stdio.js";
