@@ -79,6 +79,9 @@ describe("eqa data prepare openeqa --hm3d (through the Habitat bridge's stand-in
   test("writes OpenEQA's files for every HM3D episode, named after the state files, and nothing more", () => {
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /3 of 3 HM3D episodes in .*: 44 frames written, 0 kept from before/);
+    // off a terminal the progress is a line each episode as it ends and the whole run's line
+    for (const [episode, states] of Object.entries(EPISODES)) assert.match(first.stderr, new RegExp(`^${episode}: ${states.length}/${states.length} frames$`, "m"));
+    assert.match(first.stderr, /^frames: 44\/44 episodes 3\/3$/m);
     assert.deepEqual(readdirSync(join(out, "hm3d-v0")).sort(), Object.keys(EPISODES).map((e) => e.split("/")[1]).sort());
     for (const [episode, states] of Object.entries(EPISODES)) {
       const names = states.flatMap((_, k) => [`${String(k).padStart(5, "0")}-rgb.png`, `${String(k).padStart(5, "0")}-depth.png`, `${String(k).padStart(5, "0")}.txt`]);
