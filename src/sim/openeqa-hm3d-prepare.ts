@@ -90,7 +90,8 @@ interface EpisodePlan {
   folder: string;
   states: Hm3dStateFile[];
   sensorHeight: number;
-  firstState: string;
+  /** The scene path the first state records (remapped by the bridge under `--hm3d`). */
+  sceneId: string;
   /** Indices into `states` still to write. */
   todo: number[];
 }
@@ -130,18 +131,20 @@ async function planEpisodes(options: Hm3dPrepareOptions, rgbOnly: boolean): Prom
     const firstState = join(folders[i]!, first.file);
     const sensorHeight = hm3dSensorHeight(first);
     if (sensorHeight === undefined) return { ...outcome, error: `${firstState}: no rgb sensor state (agent_state.sensor_states["rgb"]), from which OpenEQA takes the camera's height` };
-    const scene = first.scene_id ? hm3dSceneFolder(first.scene_id) : undefined;
+    const sceneId = first.scene_id ?? "";
+    const scene = hm3dSceneFolder(sceneId);
     if (scene === undefined) return { ...outcome, error: `${firstState}: scene_id ${JSON.stringify(first.scene_id ?? null)} names no HM3D scene folder (NNNNN-<id>)` };
     const folder = join(options.out, episodeHistory);
     const todo = found.frames.flatMap((state, k) => (frameFiles(folder, state.file, rgbOnly).every((f) => existsSync(f)) ? [] : [k]));
-    return { outcome: { ...outcome, scene, kept: found.frames.length - todo.length }, folder, states: found.frames, sensorHeight, firstState, todo };
+    return { outcome: { ...outcome, scene, kept: found.frames.length - todo.length }, folder, states: found.frames, sensorHeight, sceneId, todo };
   });
 }
 
-function bridgeFor(options: Hm3dPrepareOptions, firstState: string, width: number, height: number): StdioEnvironment {
+/** The bridge for a scene; it starts the agent anywhere navigable, since every frame places the camera itself. */
+function bridgeFor(options: Hm3dPrepareOptions, sceneId: string, width: number, height: number): StdioEnvironment {
   const size = ["--width", String(width), "--height", String(height), "--hfov", String(OPENEQA_HM3D_RENDER.hfov)];
   const bridge = join(packageRoot, "bridges", "habitat", "bridge.py");
-  const args = options.standin ? [bridge, "--standin", "--no-masks", ...size] : [bridge, "--state", firstState, "--scene-root", options.hm3dRoot, ...size];
+  const args = options.standin ? [bridge, "--standin", "--no-masks", ...size] : [bridge, "--scene", sceneId, "--scene-root", options.hm3dRoot, ...size];
   return new StdioEnvironment({ command: options.python ?? "python3", args, timeoutMs: BRIDGE_TIMEOUT_MS });
 }
 
@@ -210,7 +213,7 @@ export async function prepareHm3dFrames(options: Hm3dPrepareOptions): Promise<Hm
   const renderScene = async (episodes: EpisodePlan[]): Promise<void> => {
     let env: StdioEnvironment | undefined;
     for (const plan of episodes) {
-      env ??= bridgeFor(options, plan.firstState, width, height);
+      env ??= bridgeFor(options, plan.sceneId, width, height);
       try {
         await renderEpisode(env, plan);
       } catch (error) {

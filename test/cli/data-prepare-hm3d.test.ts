@@ -8,6 +8,7 @@ import { pythonFixed } from "../../src/core/index.js";
 import { OPENEQA_HM3D_RENDER, StdioEnvironment, hm3dIntrinsicsText } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { killMidway } from "../helpers/kill.js";
+import { writeHabitatStandIn } from "../helpers/habitat-standin.js";
 import { fixturesDir, projectRoot, temporaryDir } from "../helpers/paths.js";
 import { treeSnapshot } from "../helpers/tree.js";
 
@@ -154,6 +155,33 @@ describe("eqa data prepare openeqa --hm3d (through the Habitat bridge's stand-in
     assert.match(r.stdout, /failed hm3d-v0\/009-hm3d-CCCccc: .*009-hm3d-CCCccc: no such folder/);
     assert.match(r.stdout, /3 of 4 HM3D episodes/);
     assert.deepEqual(readdirSync(join(partial, "hm3d-v0/000-hm3d-AAAaaa")).sort(), ["00000-rgb.png", "00001-rgb.png", "00002-rgb.png"]);
+  });
+
+  test("with a Python that has habitat-sim, one bridge per scene renders the states' scene, found under --hm3d, at OpenEQA's field of view", async () => {
+    const habitat = writeHabitatStandIn(join(home, "habitat"), [3, 5]);
+    const scene = (seed: number): string => `/datasets01/hm3d/090121/val/0000${seed}-home${seed}/home${seed}.basis.glb`;
+    const episodes: Record<string, StateSpec[]> = {
+      "hm3d-v0/000-hm3d-home3": [{ ...state("00003-home3", [1, 0, 1], 0.3, 1.5), scene_id: scene(3) }, { ...state("00003-home3", [1.5, 0, 1], 1, 1.5), scene_id: scene(3) }],
+      "hm3d-v0/001-hm3d-home5": [{ ...state("00005-home5", [2, 0, 2], -0.5, 1.2), scene_id: scene(5) }],
+      "hm3d-v0/002-hm3d-home3": [{ ...state("00003-home3", [2, 0, 1.5], 2, 1.5), scene_id: scene(3) }],
+    };
+    const spec = join(home, "habitat-states.json");
+    writeFileSync(spec, JSON.stringify(episodes));
+    execFileSync("python3", [makeStates, spec, join(home, "habitat-states")]);
+    const benchmark = join(home, "habitat-benchmark.json");
+    writeFileSync(benchmark, JSON.stringify(Object.keys(episodes).map((h, k) => ({ question_id: `h${k}`, question: "?", answer: "a", category: "object recognition", episode_history: h }))));
+    const rendered = join(home, "habitat-out");
+    const r = await runCli(["data", "prepare", "openeqa", "--hm3d", habitat.scenes, "--states", join(home, "habitat-states"), "--bridge-python", habitat.python, "--width", "24", "--height", "18", "--benchmark", benchmark, "--out", rendered], cliEnv(home));
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const calls = readFileSync(habitat.calls, "utf8").trim().split("\n").map((line) => JSON.parse(line) as string[]);
+    assert.deepEqual(calls.map((c) => c.slice(1)).sort(), [3, 5].map((seed) => ["--scene", scene(seed), "--scene-root", habitat.scenes, "--width", "24", "--height", "18", "--hfov", "90"]));
+    for (const [episode, states] of Object.entries(episodes)) {
+      for (let k = 0; k < states.length; k++) {
+        const image = await sharp(join(rendered, episode, `0000${k}-rgb.png`)).metadata();
+        assert.deepEqual([image.width, image.height], [24, 18]);
+        assert.equal(readFileSync(join(rendered, episode, `0000${k}.txt`), "utf8"), poseText(expectedPose(states[k]!, states[0]!.sensor_height)));
+      }
+    }
   });
 
   test("flags that cannot work are refused with exit 2 before anything is written", async () => {
