@@ -16,6 +16,8 @@ walls):
   (within 1 mm horizontally) and `to` must be navigable, else it fails;
 - turn_left / turn_right: 30 degrees; look_up / look_down: 15 degrees within +-60 degrees;
 - teleport: to a navigable position, snapped to the navmesh's floor height.
+observe_pose puts the camera sensors at a camera-to-world pose (no navmesh check: a recorded
+camera may be anywhere), renders, and puts them back on the agent.
 """
 import math
 import sys
@@ -54,6 +56,26 @@ def _quat_mul(a, b):
         aw * by - ax * bz + ay * bw + az * bx,
         aw * bz + ax * by - ay * bx + az * bw,
     )
+
+
+def _quat_from_matrix(m):
+    """(w, x, y, z) of the rotation part of a row-major 4x4 (16 floats), by Shepperd's method."""
+    r = [[m[0], m[1], m[2]], [m[4], m[5], m[6]], [m[8], m[9], m[10]]]
+    trace = r[0][0] + r[1][1] + r[2][2]
+    if trace > 0:
+        s = math.sqrt(trace + 1.0) * 2.0
+        q = (0.25 * s, (r[2][1] - r[1][2]) / s, (r[0][2] - r[2][0]) / s, (r[1][0] - r[0][1]) / s)
+    elif r[0][0] > r[1][1] and r[0][0] > r[2][2]:
+        s = math.sqrt(1.0 + r[0][0] - r[1][1] - r[2][2]) * 2.0
+        q = ((r[2][1] - r[1][2]) / s, 0.25 * s, (r[0][1] + r[1][0]) / s, (r[0][2] + r[2][0]) / s)
+    elif r[1][1] > r[2][2]:
+        s = math.sqrt(1.0 + r[1][1] - r[0][0] - r[2][2]) * 2.0
+        q = ((r[0][2] - r[2][0]) / s, (r[0][1] + r[1][0]) / s, 0.25 * s, (r[1][2] + r[2][1]) / s)
+    else:
+        s = math.sqrt(1.0 + r[2][2] - r[0][0] - r[1][1]) * 2.0
+        q = ((r[1][0] - r[0][1]) / s, (r[0][2] + r[2][0]) / s, (r[1][2] + r[2][1]) / s, 0.25 * s)
+    norm = math.sqrt(sum(v * v for v in q))
+    return tuple(v / norm for v in q)
 
 
 class HabitatEnvironment:
@@ -132,17 +154,22 @@ class HabitatEnvironment:
             position = list(state["position"])
         return {"position": position, "yaw": state["yaw"], "pitch": state["pitch"]}
 
-    def _apply(self):
-        """Puts the agent (body yaw) and its sensors (yaw then pitch) where self.state says."""
+    def _apply(self, camera_pose=None):
+        """Puts the agent (body yaw) and its sensors (yaw then pitch) where self.state says; with
+        `camera_pose` (camera-to-world, 16 floats) the sensors go there instead, the body staying."""
         hs, np = self.hs, self.np
         import quaternion as npq  # numpy-quaternion, a dependency of habitat-sim
         s = self.state
         body = _quat_about_y(s["yaw"])
-        camera = _quat_mul(body, _quat_about_x(s["pitch"]))
+        if camera_pose is None:
+            camera = _quat_mul(body, _quat_about_x(s["pitch"]))
+            eye = np.array([s["position"][0], s["position"][1] + self.camera_height, s["position"][2]], dtype=np.float32)
+        else:
+            camera = _quat_from_matrix(camera_pose)
+            eye = np.array([camera_pose[3], camera_pose[7], camera_pose[11]], dtype=np.float32)
         agent_state = hs.agent.AgentState()
         agent_state.position = np.array(s["position"], dtype=np.float32)
         agent_state.rotation = npq.quaternion(*body)
-        eye = np.array([s["position"][0], s["position"][1] + self.camera_height, s["position"][2]], dtype=np.float32)
         for uuid in ("color", "depth", "semantic") if self.masks else ("color", "depth"):
             agent_state.sensor_states[uuid] = hs.agent.SixDOFPose(position=eye, rotation=npq.quaternion(*camera))
         self.agent.set_state(agent_state, reset_sensors=False, infer_sensor_states=False)
@@ -199,7 +226,16 @@ class HabitatEnvironment:
         self._apply()
         return self._result(True)
 
-    def observe(self):
+    def observe_pose(self, pose):
+        """What the camera sees from `pose` (camera-to-world, 16 floats); the agent stays put and
+        its sensors go back on it afterwards."""
+        self._apply(camera_pose=pose)
+        try:
+            return self.observe(pose=[float(v) + 0.0 for v in pose])
+        finally:
+            self._apply()
+
+    def observe(self, pose=None):
         np = self.np
         obs = self.sim.get_sensor_observations()
         rgb = np.ascontiguousarray(obs["color"][:, :, :3], dtype=np.uint8)
@@ -211,7 +247,7 @@ class HabitatEnvironment:
             unlabelled = (ids != 0) & ~np.isin(ids, np.array(sorted(self.labels), dtype="<u4"))
             ids[unlabelled] = 0  # every non-zero id on the wire has a label
         return Observation(
-            self.width, self.height, dict(self.camera), agent_pose(self.state, self.camera_height), self._state(),
+            self.width, self.height, dict(self.camera), pose if pose is not None else agent_pose(self.state, self.camera_height), self._state(),
             rgb.tobytes(), depth.tobytes(), ids.tobytes() if ids is not None else None,
             {k: v for k, v in self.labels.items()} if self.masks else None,
         )

@@ -2,7 +2,9 @@
 
 The wire format is the one documented in eqakit's src/sim/protocol.ts: one JSON object per
 line, UTF-8, "\\n"-terminated; requests on stdin, one response per request on stdout, logs on
-stderr. Methods: info, reset, observe, act, navigable, geodesic_distance, bounds, close.
+stderr. Methods: info, reset, observe, act, navigable, geodesic_distance, bounds, close, and the
+optional observe_pose (an environment without an `observe_pose` method answers it with
+-32601 unknown method).
 Error codes: -32700 parse error, -32600 invalid request, -32601 unknown method,
 -32602 invalid params, -32000 the environment failed.
 
@@ -15,6 +17,8 @@ An environment object (see standin.py and habitat_env.py) has these methods, all
     info() -> {"name", "sceneId", "cameraHeight"}
     reset(start=None) -> state
     observe() -> Observation
+    observe_pose(pose) -> Observation (optional): what the camera sees when placed at `pose`
+        (camera-to-world, 16 floats, row-major), the agent's state left unchanged
     act(action) -> {"success": bool, "reason"?: str, "state": state}
     navigable(point) -> bool
     geodesic_distance(a, b) -> float (math.inf when unreachable)
@@ -40,7 +44,9 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 ENVIRONMENT_ERROR = -32000
 
-METHODS = ("info", "reset", "observe", "act", "navigable", "geodesic_distance", "bounds", "close")
+METHODS = ("info", "reset", "observe", "observe_pose", "act", "navigable", "geodesic_distance", "bounds", "close")
+# how far a pose's rotation part may be from a rotation (orthonormal, determinant 1)
+POSE_TOLERANCE = 1e-4
 DISCRETE_ACTIONS = ("move_forward", "turn_left", "turn_right", "look_up", "look_down")
 
 
@@ -194,6 +200,25 @@ def _state(v, where):
     return {"position": position, "yaw": float(v["yaw"]), "pitch": float(v["pitch"])}
 
 
+def _pose(v, where):
+    """A camera-to-world pose: 16 finite numbers, row-major, whose rotation part is a rotation
+    and whose last row is 0 0 0 1."""
+    if not (isinstance(v, list) and len(v) == 16 and all(_is_number(x) for x in v)):
+        raise RpcError(INVALID_PARAMS, "invalid params: %s: expected 16 finite numbers (a camera-to-world 4x4, row-major)" % where)
+    m = [float(x) for x in v]
+    if any(abs(m[12 + k] - (1.0 if k == 3 else 0.0)) > POSE_TOLERANCE for k in range(4)):
+        raise RpcError(INVALID_PARAMS, "invalid params: %s: the last row is not 0 0 0 1" % where)
+    for a in range(3):
+        for b in range(3):
+            dot = sum(m[r * 4 + a] * m[r * 4 + b] for r in range(3))
+            if abs(dot - (1.0 if a == b else 0.0)) > POSE_TOLERANCE:
+                raise RpcError(INVALID_PARAMS, "invalid params: %s: the rotation part is not orthonormal" % where)
+    det = (m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) + m[2] * (m[4] * m[9] - m[5] * m[8]))
+    if det < 0:
+        raise RpcError(INVALID_PARAMS, "invalid params: %s: the rotation part is a reflection" % where)
+    return m
+
+
 def _action(v):
     if not isinstance(v, dict) or not isinstance(v.get("type"), str):
         raise RpcError(INVALID_PARAMS, "invalid params: action: expected { type: ... }")
@@ -219,6 +244,11 @@ def dispatch(env, method, params):
             return env.reset(None if start is None else _state(start, "start"))
         if method == "observe":
             return env.observe().to_wire()
+        if method == "observe_pose":
+            pose = _pose(params.get("pose"), "pose")
+            if not hasattr(env, "observe_pose"):
+                raise RpcError(METHOD_NOT_FOUND, "unknown method observe_pose: this environment cannot place its camera at a pose")
+            return env.observe_pose(pose).to_wire()
         if method == "act":
             return env.act(_action(params.get("action")))
         if method == "navigable":

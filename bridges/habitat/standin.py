@@ -4,7 +4,8 @@ walls 2.5 m high, rendered by ray marching at a small resolution. Standard libra
 
 It follows the same rules as the Habitat environment: move_forward 0.25 m (fails, changing
 nothing, when the end point or the way there is not free), turns of 30 degrees, looks of 15
-degrees within +-60 degrees, teleport to a navigable state.
+degrees within +-60 degrees, teleport to a navigable state; observe_pose renders from any
+camera pose (inside the room or not) without moving the agent.
 """
 import heapq
 import math
@@ -175,7 +176,13 @@ class GridWorld:
         return {"success": True, "state": self._state()}
 
     def observe(self):
-        pose = agent_pose(self.state, CAMERA_HEIGHT_M)
+        return self._render(agent_pose(self.state, CAMERA_HEIGHT_M))
+
+    def observe_pose(self, pose):
+        """What the camera sees from `pose` (camera-to-world, 16 floats); the agent stays put."""
+        return self._render([float(v) + 0.0 for v in pose])
+
+    def _render(self, pose):
         cam = self.camera
         w, h = self.width, self.height
         rgb = bytearray(w * h * 3)

@@ -23,6 +23,13 @@ prints one JSON object: for each episode folder, its first state file (in sorted
 first frame of the episode history), the scene path, the agent's position (the feet, on the
 navmesh), its rotation as [w, x, y, z], the yaw about +y in radians (eqakit's and Habitat's
 convention), and the number of state files; or `{"error": ...}` for a folder that cannot be read.
+
+    python3 states.py --all FOLDER [FOLDER ...]
+
+(used by `eqa data prepare openeqa --hm3d`) prints, for each folder, `{"frames": [...]}`: every
+state file in sorted order with its agent position and rotation ([w, x, y, z]), each sensor's
+position and rotation (`sensors.rgb`, ...), its scene path, `resolution` ([height, width]) and
+`hfov` (degrees); or `{"error": ...}` naming the first file that cannot be read.
 """
 import json
 import math
@@ -261,14 +268,77 @@ def describe_folder(folder):
     return {"file": first, "scene_id": scene, "position": position, "rotation": rotation, "yaw": yaw, "states": len(files)}
 
 
+def _quaternion(value, what):
+    """[w, x, y, z] of a rotation as a state file holds it: numpy-quaternion (read as w, x, y, z)
+    or habitat's coefficient list [x, y, z, w]."""
+    if isinstance(value, dict):
+        return [float(value[k]) for k in ("w", "x", "y", "z")]
+    if isinstance(value, (list, tuple)) and len(value) == 4:
+        x, y, z, w = (float(v) for v in value)
+        return [w, x, y, z]
+    raise ValueError("%s is not a quaternion" % what)
+
+
+def _vector(value, what):
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise ValueError("%s is not [x, y, z]" % what)
+    return [float(v) for v in value]
+
+
+def frame_of(name, data):
+    """One state file as `eqa data prepare openeqa --hm3d` reads it: the agent's position and
+    rotation, each sensor's position and rotation, the scene, and the resolution and hfov the
+    file records (what OpenEQA's extract-frames.py writes its intrinsics from)."""
+    if not isinstance(data, dict) or not isinstance(data.get("agent_state"), dict):
+        raise ValueError("no agent_state")
+    state = data["agent_state"]
+    frame = {
+        "file": name,
+        "scene_id": data.get("scene_id"),
+        "position": _vector(state.get("position"), "agent_state.position"),
+        "rotation": _quaternion(state.get("rotation"), "agent_state.rotation"),
+        "sensors": {},
+    }
+    for uuid, sensor in (state.get("sensor_states") or {}).items():
+        if isinstance(sensor, dict):
+            frame["sensors"][uuid] = {
+                "position": _vector(sensor.get("position"), "agent_state.sensor_states.%s.position" % uuid),
+                "rotation": _quaternion(sensor.get("rotation"), "agent_state.sensor_states.%s.rotation" % uuid),
+            }
+    resolution = data.get("resolution")
+    if isinstance(resolution, (list, tuple)) and len(resolution) == 2:
+        frame["resolution"] = [int(v) for v in resolution]
+    if isinstance(data.get("hfov"), (int, float)):
+        frame["hfov"] = float(data["hfov"])
+    return frame
+
+
+def read_folder(folder):
+    """Every state file of an episode folder, in sorted order (extract-frames.py's order)."""
+    files = sorted(name for name in os.listdir(folder) if name.endswith(".pkl"))
+    if not files:
+        return {"error": "no agent-state files (*.pkl) in the folder"}
+    frames = []
+    for name in files:
+        path = os.path.join(folder, name)
+        try:
+            frames.append(frame_of(name, load_state(path)))
+        except (pickle.UnpicklingError, ValueError, EOFError, struct.error, TypeError, KeyError, AttributeError) as error:
+            return {"error": "%s: %s" % (name, error), "file": path}
+    return {"frames": frames}
+
+
 def main(argv):
+    every = bool(argv) and argv[0] == "--all"
+    if every:
+        argv = argv[1:]
     result = {}
     for folder in argv:
         if not os.path.isdir(folder):
             result[folder] = {"error": "no such folder"}
             continue
         try:
-            result[folder] = describe_folder(folder)
+            result[folder] = read_folder(folder) if every else describe_folder(folder)
         except OSError as error:
             result[folder] = {"error": str(error)}
     json.dump(result, sys.stdout)

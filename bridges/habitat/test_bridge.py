@@ -139,6 +139,35 @@ class DispatchTests(unittest.TestCase):
         self.assertAlmostEqual(self.env.state["yaw"], math.radians(30))
 
 
+class ObservePoseTests(unittest.TestCase):
+    def test_the_stand_in_renders_from_a_pose_and_keeps_its_state(self):
+        world = GridWorld(width=8, height=6)
+        state = world.reset()
+        pose = agent_pose({"position": [0.25, 0.0, 0.75], "yaw": 0.4, "pitch": -0.2}, 1.2)
+        response, _ = handle_line(world, request("observe_pose", {"pose": pose}))
+        wire = response["result"]
+        self.assertEqual(wire["pose"], pose)
+        self.assertEqual(wire["state"], state)
+        self.assertEqual(wire, world._render(pose).to_wire())
+        self.assertNotEqual(wire["depth"], world.observe().to_wire()["depth"])
+
+    def test_a_pose_that_is_not_rigid_is_invalid_params(self):
+        world = GridWorld(width=2, height=2)
+        for bad in ([1.0] * 15, [2.0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], [-1.0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1],
+                    [1.0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1]):
+            response, _ = handle_line(world, request("observe_pose", {"pose": bad}))
+            self.assertEqual(response["error"]["code"], protocol.INVALID_PARAMS, bad)
+
+    def test_an_environment_without_observe_pose_says_unknown_method(self):
+        class NoPose:
+            pass
+
+        env = NoPose()
+        identity = [1.0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+        response, _ = handle_line(env, request("observe_pose", {"pose": identity}))
+        self.assertEqual(response["error"]["code"], protocol.METHOD_NOT_FOUND)
+
+
 class ServeTests(unittest.TestCase):
     def test_serves_in_order_until_close(self):
         env = Recorder()

@@ -13,6 +13,7 @@ try:
 except ImportError:  # pragma: no cover
     np = None
 
+from habitat_env import _quat_about_x, _quat_about_y, _quat_mul
 from protocol import agent_pose
 from standin import GridWorld
 
@@ -194,6 +195,32 @@ class FakeHabitatTests(unittest.TestCase):
                     self.assertAlmostEqual(r[i][j], pose[4 * i + j], places=9)
         body = rotation_matrix(state.rotation)
         self.assertAlmostEqual(body[1][1], 1.0, places=12)  # the body only turns about +y
+
+    def test_observe_pose_places_the_sensors_then_puts_them_back(self):
+        env = self.env
+        # a camera 1.3 m up, turned 0.7 rad about +y then tilted by 0.2 rad about x and 0.1 about z
+        q = _quat_mul(_quat_mul(_quat_about_y(0.7), _quat_about_x(0.2)), (math.cos(0.05), 0.0, 0.0, math.sin(0.05)))
+        r = rotation_matrix(types.SimpleNamespace(w=q[0], x=q[1], y=q[2], z=q[3]))
+        pose = [r[0][0], r[0][1], r[0][2], 0.4, r[1][0], r[1][1], r[1][2], 1.3, r[2][0], r[2][1], r[2][2], -0.6, 0.0, 0.0, 0.0, 1.0]
+        placed = []
+        original = env.sim.get_sensor_observations
+
+        def observe_here():
+            placed.append(env.sim.agent.state.sensor_states["color"])
+            return original()
+
+        env.sim.get_sensor_observations = observe_here
+        before = env._state()
+        wire = env.observe_pose(pose).to_wire()
+        sensor = placed[0]
+        for i in range(3):
+            self.assertAlmostEqual(float(sensor.position[i]), pose[4 * i + 3], places=5)
+            for j in range(3):
+                self.assertAlmostEqual(rotation_matrix(sensor.rotation)[i][j], pose[4 * i + j], places=9)
+        self.assertEqual(wire["pose"], pose)
+        self.assertEqual(wire["state"], before)
+        back = env.sim.agent.state.sensor_states["color"]
+        self.assertAlmostEqual(float(back.position[1]), before["position"][1] + env.camera_height, places=5)
 
     def test_queries_and_observation(self):
         env = self.env

@@ -66,3 +66,51 @@ export function failureDetail(failed: number, unreadable = 0): string {
   const parts = [...(failed > 0 ? [`${failed} failed`] : []), ...(unreadable > 0 ? [`${unreadable} unreadable by the judge`] : [])];
   return parts.length > 0 ? `(${parts.join(", ")})` : "";
 }
+
+/** Progress of a run over items (scans, episodes): a bar for the whole and one for each item at work. */
+export interface ItemsProgress {
+  /** The whole run: `done` of `total` frames, with a detail ("scans 3/89"). */
+  overall(done: number, total: number, detail: string): void;
+  /** One item's frames; `finished` ends its bar (on a terminal) or prints its line (elsewhere). */
+  item(name: string, done: number, total: number, finished: boolean): void;
+  stop(): void;
+}
+
+/**
+ * On a terminal, a bar for the whole run and, below it, a bar for each item at work (removed
+ * when the item ends); elsewhere (logs, CI), the whole run's line at most every few seconds and
+ * a line for each item as it ends.
+ */
+export function createItemsProgress(label: string, stream: NodeJS.WriteStream = process.stderr): ItemsProgress {
+  if (!stream.isTTY) {
+    const whole = createProgress(label, stream);
+    return {
+      overall: (done, total, detail) => whole.update(done, total, detail),
+      item(name, done, total, finished) {
+        if (finished) stream.write(`${name}: ${done}/${total} ${label}\n`);
+      },
+      stop: () => whole.stop(),
+    };
+  }
+  const bars = new cliProgress.MultiBar({ stream, format: "{name} [{bar}] {value}/{total} {detail}", hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+  let whole: cliProgress.SingleBar | undefined;
+  const items = new Map<string, cliProgress.SingleBar>();
+  return {
+    overall(done, total, detail) {
+      whole ??= bars.create(total, done, { name: label, detail });
+      whole.setTotal(total);
+      whole.update(done, { name: label, detail });
+    },
+    item(name, done, total, finished) {
+      let bar = items.get(name);
+      if (!bar && !finished) items.set(name, (bar = bars.create(total, done, { name, detail: "" })));
+      bar?.setTotal(total);
+      bar?.update(done, { name, detail: "" });
+      if (finished && bar) {
+        bars.remove(bar);
+        items.delete(name);
+      }
+    },
+    stop: () => bars.stop(),
+  };
+}

@@ -25,6 +25,34 @@ export interface ObservedFrame {
 /** Depth beyond this does not fit the HM3D 16-bit encoding. */
 const MAX_DEPTH_M = 10;
 
+/**
+ * OpenEQA's HM3D depth values (`data/hm3d/extract-frames.py`, `save_depth`):
+ * `(depth / 10 * 65535).astype(np.uint16)` on habitat-sim's float32 metres, so both steps are
+ * rounded to float32 (numpy keeps float32 for a Python scalar) and the result is truncated.
+ * Depth of 10 m or more gives 65535 (numpy's cast wraps it around); 0, NaN and negative depth give 0.
+ */
+export function hm3dDepthValues(depth: Float32Array): Uint16Array {
+  const values = new Uint16Array(depth.length);
+  for (let i = 0; i < depth.length; i++) {
+    const d = depth[i]!;
+    if (!(d > 0)) continue;
+    values[i] = Math.min(65535, Math.trunc(Math.fround(Math.fround(d / MAX_DEPTH_M) * 65535)));
+  }
+  return values;
+}
+
+/** An RGB8 image (row-major) as PNG bytes; zlib level 6 is Pillow's and sharp's default. */
+export async function encodeRgbPng(rgb: Uint8Array, width: number, height: number, compressionLevel = 6): Promise<Buffer> {
+  const sharp = await loadSharp();
+  return sharp(rgb, { raw: { width, height, channels: 3 } }).png({ compressionLevel }).toBuffer();
+}
+
+/** 16-bit values (row-major) as a 16-bit greyscale PNG. */
+export async function encodeDepthPng(values: Uint16Array, width: number, height: number, compressionLevel = 6): Promise<Buffer> {
+  const sharp = await loadSharp();
+  return sharp(values, { raw: { width, height, channels: 1 } }).toColourspace("grey16").png({ compressionLevel }).toBuffer();
+}
+
 function matrixLines(values: ArrayLike<number>, digits: number): string {
   const lines: string[] = [];
   for (let r = 0; r < 4; r++) {
@@ -61,15 +89,10 @@ export class FrameFolderWriter {
       await writeFileAtomically(join(this.dir, "intrinsic_depth.txt"), k);
       this.intrinsicsWritten = true;
     }
-    const depth16 = new Uint16Array(width * height);
-    for (let i = 0; i < depth16.length; i++) {
-      const d = frame.depth[i] as number;
-      depth16[i] = d > 0 ? Math.min(65535, Math.trunc((d / MAX_DEPTH_M) * 65535)) : 0;
-    }
     // PNGs are encoded in memory and written whole, so a refused write leaves no empty picture
     const writes: Promise<void>[] = [
-      sharp(frame.rgb, { raw: { width, height, channels: 3 } }).png().toBuffer().then((png) => writeFileAtomically(`${name}-rgb.png`, png)),
-      sharp(depth16, { raw: { width, height, channels: 1 } }).toColourspace("grey16").png().toBuffer().then((png) => writeFileAtomically(`${name}-depth.png`, png)),
+      encodeRgbPng(frame.rgb, width, height).then((png) => writeFileAtomically(`${name}-rgb.png`, png)),
+      encodeDepthPng(hm3dDepthValues(frame.depth), width, height).then((png) => writeFileAtomically(`${name}-depth.png`, png)),
       writeFileAtomically(`${name}.txt`, matrixLines(frame.pose, 9)),
     ];
     if (frame.masks) {

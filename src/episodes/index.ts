@@ -11,7 +11,7 @@ export { parseSamplingSpec, sampleFrameIndices, linspaceRoundIndices, type Sampl
 export { extractVideoFrames, VIDEO_EXTENSIONS } from "./video.js";
 export { describeFfmpeg, ffmpegAvailable, findTool, type FfmpegProgram, type ResolvedTool, type ToolSearch, type ToolSource } from "./ffmpeg.js";
 export { scannetPoseToEqakit, correctLinearVfov, multiplyTransforms, OPENGL_OPENCV_FLIP, type Intrinsics } from "./matrix.js";
-export { FrameFolderWriter, type ObservedFrame } from "./frame-writer.js";
+export { FrameFolderWriter, hm3dDepthValues, encodeRgbPng, encodeDepthPng, type ObservedFrame } from "./frame-writer.js";
 export { SensReader, SENS_VERSION, type SensFrame, type SensHeader } from "./scannet-sens.js";
 export {
   prepareScanNetFrames,

@@ -83,6 +83,8 @@ export interface ScanNetProgress {
   framesDone: number;
   /** Frames to write over all scans, as far as their headers have been read (600 a scan until then). */
   frames: number;
+  /** The scan whose frame just finished (or which just ended): its frames done of its frames to write. */
+  scan?: { episodeHistory: string; framesDone: number; frames: number; finished: boolean };
 }
 
 export interface ScanOutcome {
@@ -147,7 +149,7 @@ export async function prepareScanNetFrames(options: ScanNetPrepareOptions): Prom
   const slots = new Slots(width);
   const sharp = await loadSharp();
   const progress: ScanNetProgress = { scansDone: 0, scansFailed: 0, scans: options.episodes.length, framesDone: 0, frames: options.episodes.length * maxFrames };
-  const report = (): void => options.onProgress?.({ ...progress });
+  const report = (scan?: ScanNetProgress["scan"]): void => options.onProgress?.({ ...progress, ...(scan ? { scan } : {}) });
 
   const writeFrame = async (header: SensHeader, folder: string, frame: { index: number; cameraToWorld: Float32Array; color: Buffer; depth: Buffer }, path: string): Promise<void> => {
     const [rgb, depth, pose] = frameFiles(folder, frame.index, rgbOnly);
@@ -186,13 +188,15 @@ export async function prepareScanNetFrames(options: ScanNetPrepareOptions): Prom
     let reader: SensReader | undefined;
     const inFlight = new Set<Promise<void>>();
     let failure: unknown;
+    let count = maxFrames;
+    const scanProgress = (finished: boolean): ScanNetProgress["scan"] => ({ episodeHistory: episode.episodeHistory, framesDone: outcome.written + outcome.kept, frames: count, finished });
     try {
       reader = await SensReader.open(path);
       const header = reader.header;
       if (header.colorCompression !== "jpeg" || header.depthCompression !== "zlib_ushort") {
         throw new UserError(`colour compression ${header.colorCompression} and depth compression ${header.depthCompression}; OpenEQA's reader takes jpeg and zlib_ushort only`, { file: path });
       }
-      const count = Math.min(maxFrames, header.frameCount);
+      count = Math.min(maxFrames, header.frameCount);
       progress.frames += count - maxFrames;
       if (existsSync(folder) && !statSync(folder).isDirectory()) throw new UserError("the episode's output folder is a file", { file: folder });
       mkdirSync(folder, { recursive: true });
@@ -219,7 +223,7 @@ export async function prepareScanNetFrames(options: ScanNetPrepareOptions): Prom
           .then(() => {
             outcome.written++;
             progress.framesDone++;
-            report();
+            report(scanProgress(false));
           })
           .catch((error: unknown) => {
             failure ??= error;
@@ -237,6 +241,7 @@ export async function prepareScanNetFrames(options: ScanNetPrepareOptions): Prom
       await reader?.close();
     }
     outcome.frames = outcome.written + outcome.kept;
+    report(scanProgress(true));
     if (failure !== undefined) {
       // a bug, or a disk that refuses the writes (exit 3): the run stops, the finished frames stay
       if (!isUserError(failure) || failure instanceof OutputError) throw failure;

@@ -1,14 +1,24 @@
 import { scanNetDownloadCommand, type EpisodeCheck, type ScanOutcome } from "../episodes/index.js";
+import type { Hm3dOutcome } from "../sim/index.js";
 
 /** What `eqa data prepare openeqa --scannet` did, one line a failed scan and a total. */
 export function formatScanNetPrepare(outcomes: readonly ScanOutcome[], out: string): string {
+  return formatPrepared("ScanNet", outcomes, out);
+}
+
+/** What `eqa data prepare openeqa --hm3d` did, one line a failed episode and a total. */
+export function formatHm3dPrepare(outcomes: readonly Hm3dOutcome[], out: string): string {
+  return formatPrepared("HM3D", outcomes, out);
+}
+
+function formatPrepared(source: string, outcomes: readonly { episodeHistory: string; written: number; kept: number; error?: string }[], out: string): string {
   const lines: string[] = [];
   for (const o of outcomes) if (o.error !== undefined) lines.push(`failed ${o.episodeHistory}: ${o.error}`);
   const done = outcomes.filter((o) => o.error === undefined);
   const written = outcomes.reduce((n, o) => n + o.written, 0);
   const kept = outcomes.reduce((n, o) => n + o.kept, 0);
   lines.push(
-    `${done.length} of ${outcomes.length} ScanNet episodes in ${out}: ${written.toLocaleString("en-US")} frames written, ${kept.toLocaleString("en-US")} kept from before` +
+    `${done.length} of ${outcomes.length} ${source} episodes in ${out}: ${written.toLocaleString("en-US")} frames written, ${kept.toLocaleString("en-US")} kept from before` +
       (done.length < outcomes.length ? `; ${outcomes.length - done.length} failed (the others are complete; run the same command again once fixed)` : ""),
   );
   return `${lines.join("\n")}\n`;

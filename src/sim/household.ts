@@ -4,7 +4,7 @@
  * simulator's copy of the home; `reset` moves the agent back to its start and leaves the
  * objects as they are.
  */
-import { UserError } from "../core/index.js";
+import { UserError, type Pose } from "../core/index.js";
 import { generateHome, homeNavGrid, type Home } from "./home.js";
 import type { NavGrid } from "./navgrid.js";
 import { manipulate } from "./manipulation.js";
@@ -128,6 +128,14 @@ export class HouseholdEnvironment implements Environment {
 
   async observe(): Promise<EnvObservation> {
     return this.observeNow();
+  }
+
+  /** The view from a camera placed at `pose` (camera-to-world); the agent stays where it is. */
+  async observePose(pose: Pose): Promise<EnvObservation> {
+    const rendered = this.renderer.render(pose, this.render);
+    const obs: EnvObservation = { width: this.render.width, height: this.render.height, camera: rendered.camera, pose: Float64Array.from(pose), state: this.current, rgb: rendered.rgb, depth: rendered.depth };
+    if (this.withMasks) obs.masks = this.renderer.masks(rendered);
+    return obs;
   }
 
   /** The object in hand, if any. */

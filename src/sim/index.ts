@@ -1,6 +1,7 @@
 /**
  * Active EQA environments: the environment protocol (an interface, and the same as JSON-RPC
- * over stdio), its conformance suite, and the built-in household simulator.
+ * over stdio), its conformance suite, and the built-in household simulator; and OpenEQA's HM3D
+ * episode histories rendered from its agent states through the Habitat bridge.
  */
 export * from "./protocol.js";
 export { StdioEnvironment, EnvironmentError, serveEnvironment, type StdioEnvironmentOptions, type EnvironmentErrorKind } from "./stdio.js";
@@ -18,3 +19,5 @@ export { drawnBoxes, frontSide, type DrawnBox } from "./render.js";
 export { drawnParts, type Part } from "./parts.js";
 export { TASK_TYPES, TaskDoer, TaskFailed, feasibleTasks, missingFor, planTask, type TaskType, type TaskSpec, type PlannedTask, type TaskDoerOptions } from "./tasks.js";
 export { recordTask, planTasks, type RecordOptions, type RecordSummary, type RecordedTask } from "./record.js";
+export { hm3dCameraPose, hm3dIntrinsicsText, hm3dSensorHeight, readHm3dStates, type Hm3dStateFile, type Hm3dStatesFolder } from "./openeqa-hm3d-states.js";
+export { prepareHm3dFrames, hm3dEpisodes, OPENEQA_HM3D_RENDER, type Hm3dPrepareOptions, type Hm3dProgress, type Hm3dOutcome } from "./openeqa-hm3d-prepare.js";

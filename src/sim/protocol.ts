@@ -37,6 +37,13 @@
  *      rgb: base64 (width·height·3 bytes, RGB8, row-major, top row first),
  *      depth: base64 (width·height float32 little-endian, metres along −z, 0 = unknown),
  *      masks?: { ids: base64 (width·height uint32 little-endian, 0 = none), labels: { "id": label } } }`
+ * - `observe_pose` `{ pose: number[16] }` → `WireObservation` (optional): what the camera sees when
+ *   placed at `pose` (camera-to-world, row-major, a rigid transform: the rotation part
+ *   orthonormal within 1e-4, the last row 0 0 0 1), with `pose` as given and the agent's
+ *   `state` unchanged; no navigability check, since a recorded camera may be anywhere. An
+ *   environment that cannot place its camera answers -32601 (unknown method). The Habitat
+ *   bridge and its stand-in serve it; `eqa data prepare openeqa --hm3d` renders OpenEQA's
+ *   recorded camera poses with it.
  * - `act` `{ action: Action }` → `{ success: boolean, reason?: string, state: AgentState, events?: SimEvent[] }`
  * - `navigable` `{ point: [x, y, z] }` → `boolean`
  * - `geodesic_distance` `{ from: [x, y, z], to: [x, y, z] }` → `number | null` (null: unreachable)
@@ -151,6 +158,8 @@ export interface Environment {
   /** Back to the episode's start state (or `start`, which must be navigable). */
   reset(start?: AgentState): Promise<AgentState>;
   observe(): Promise<EnvObservation>;
+  /** What the camera sees from `pose` (camera-to-world), the agent left where it is; optional. */
+  observePose?(pose: Pose): Promise<EnvObservation>;
   act(action: Action): Promise<ActResult>;
   /** Whether the agent can stand at `point` (its y is ignored: the floor is used). */
   isNavigable(point: Point3): Promise<boolean>;
@@ -208,10 +217,12 @@ export const wireObservationSchema = z.object({
   masks: z.object({ ids: z.string(), labels: z.record(z.string(), z.string()) }).optional(),
 });
 export type WireObservation = z.infer<typeof wireObservationSchema>;
+/** `observe_pose`'s pose: a camera-to-world 4×4, row-major. */
+export const poseSchema = z.array(z.number().finite()).length(16);
 export const boundsSchema = z.object({ min: vec3Schema, max: vec3Schema });
 export const infoSchema = z.object({ name: z.string(), sceneId: z.string(), cameraHeight: z.number() });
 
-export const PROTOCOL_METHODS = ["info", "reset", "observe", "act", "navigable", "geodesic_distance", "bounds", "close"] as const;
+export const PROTOCOL_METHODS = ["info", "reset", "observe", "observe_pose", "act", "navigable", "geodesic_distance", "bounds", "close"] as const;
 export type ProtocolMethod = (typeof PROTOCOL_METHODS)[number];
 
 function littleEndian(): boolean {

@@ -7,7 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { z } from "zod";
-import { JsonLineReader, UserError, describeError, type JsonLineProblem } from "../core/index.js";
+import { JsonLineReader, UserError, describeError, type JsonLineProblem, type Pose } from "../core/index.js";
 import {
   actResultSchema,
   actionSchema,
@@ -16,6 +16,7 @@ import {
   decodeObservation,
   encodeObservation,
   infoSchema,
+  poseSchema,
   vec3Schema,
   wireObservationSchema,
   type ActResult,
@@ -175,6 +176,16 @@ export class StdioEnvironment implements Environment {
     }
   }
 
+  /** `observe_pose`: the camera placed at `pose`; an environment without it answers "unknown method". */
+  async observePose(pose: Pose): Promise<EnvObservation> {
+    const wire = await this.typed("observe_pose", wireObservationSchema, { pose: Array.from(pose) });
+    try {
+      return decodeObservation(wire);
+    } catch (error) {
+      throw new EnvironmentError("malformed", `observe_pose: ${describeError(error)}`);
+    }
+  }
+
   async act(action: Action): Promise<ActResult> {
     return this.typed("act", actResultSchema, { action });
   }
@@ -227,6 +238,7 @@ const paramSchemas = {
   info: z.object({}),
   reset: z.object({ start: agentStateSchema.optional() }),
   observe: z.object({}),
+  observe_pose: z.object({ pose: poseSchema }),
   act: z.object({ action: actionSchema }),
   navigable: z.object({ point: vec3Schema }),
   geodesic_distance: z.object({ from: vec3Schema, to: vec3Schema }),
@@ -253,6 +265,9 @@ async function dispatch(env: Environment, method: string, rawParams: unknown): P
       return env.reset(p.start as AgentState | undefined);
     case "observe":
       return encodeObservation(await env.observe());
+    case "observe_pose":
+      if (!env.observePose) throw new RpcFailure(-32601, "unknown method observe_pose: this environment cannot place its camera at a pose");
+      return encodeObservation(await env.observePose(Float64Array.from(p.pose as number[])));
     case "act":
       return env.act(p.action as Action);
     case "navigable":

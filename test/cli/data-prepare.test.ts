@@ -125,6 +125,8 @@ describe("eqa data prepare openeqa --scannet", () => {
     const result = await runCli(["data", "prepare", "openeqa", "--benchmark", benchmark, "--scannet", root, "--out", frames], cliEnv(home));
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /3 of 3 ScanNet episodes .*: 608 frames written, 0 kept from before/);
+    // progress per scan as well as over all scans: off a terminal, a line each scan as it ends
+    for (const scan of SCANS) assert.match(result.stderr, new RegExp(`^${scan.episode}: ${Math.min(scan.count, 600)}/${Math.min(scan.count, 600)} frames$`, "m"));
     const written = files(frames);
     assert.deepEqual([...written.keys()].sort(), SCANS.flatMap((s) => expectedNames(s, false)).sort());
     for (const scan of SCANS) {

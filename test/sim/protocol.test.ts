@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { createInterface } from "node:readline";
-import { EnvironmentError, HouseholdEnvironment, StdioEnvironment, runConformance, serveEnvironment, type Action, type ActResult } from "../../src/sim/index.js";
+import { EnvironmentError, HouseholdEnvironment, StdioEnvironment, agentPose, runConformance, serveEnvironment, type Action, type ActResult, type Environment, type WireObservation } from "../../src/sim/index.js";
 import { projectRoot } from "../helpers/paths.js";
 
 const SERVER = join(projectRoot, "src", "sim", "server-main.ts");
@@ -125,5 +125,49 @@ describe("stdio server", () => {
     reply = await next();
     assert.deepEqual(reply, { jsonrpc: "2.0", id: 5, result: null });
     await served;
+  });
+
+  test("observe_pose renders the camera placed at a pose and leaves the agent where it is; an environment without it answers unknown method", async () => {
+    const serve = (env: Environment): { call: (id: number, method: string, params?: object) => Promise<Record<string, unknown>>; served: Promise<void> } => {
+      const input = new PassThrough();
+      const output = new PassThrough();
+      const served = serveEnvironment(env, input, output);
+      const replies = createInterface({ input: output })[Symbol.asyncIterator]();
+      const call = async (id: number, method: string, params: object = {}): Promise<Record<string, unknown>> => {
+        input.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+        return JSON.parse(String((await replies.next()).value)) as Record<string, unknown>;
+      };
+      return { call, served };
+    };
+    const household = HouseholdEnvironment.fromSeed(2, { width: 32, height: 24 });
+    const { call, served } = serve(household);
+    const cameraHeight = ((await call(1, "info")).result as { cameraHeight: number }).cameraHeight;
+    const here = (await call(2, "observe")).result as WireObservation;
+    const turned = agentPose({ ...here.state, yaw: here.state.yaw + 1.2 }, cameraHeight);
+    const there = (await call(3, "observe_pose", { pose: Array.from(turned) })).result as WireObservation;
+    assert.deepEqual(there.pose, Array.from(turned));
+    assert.deepEqual(there.state, here.state);
+    assert.notEqual(there.rgb, here.rgb);
+    const same = (await call(4, "observe_pose", { pose: here.pose })).result as WireObservation;
+    assert.deepEqual([same.rgb, same.depth], [here.rgb, here.depth]);
+    assert.equal(((await call(5, "observe_pose", { pose: [1, 2, 3] })).error as { code: number }).code, -32602);
+    await call(6, "close");
+    await served;
+
+    const plain = HouseholdEnvironment.fromSeed(2, { width: 32, height: 24 });
+    const bare: Environment = {
+      info: () => plain.info(),
+      reset: (start) => plain.reset(start),
+      observe: () => plain.observe(),
+      act: (action) => plain.act(action),
+      isNavigable: (point) => plain.isNavigable(point),
+      geodesicDistance: (from, to) => plain.geodesicDistance(from, to),
+      bounds: () => plain.bounds(),
+      close: () => plain.close(),
+    };
+    const without = serve(bare);
+    assert.equal(((await without.call(1, "observe_pose", { pose: here.pose })).error as { code: number }).code, -32601);
+    await without.call(2, "close");
+    await without.served;
   });
 });
