@@ -12,7 +12,7 @@ import { writeRgbEpisode } from "../helpers/frames.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { openAiBatchEmulator, type BatchFate } from "../helpers/provider-emulators.js";
 import { openEqaBenchmarkFile, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
-import { copyDemoHome, copyRecording } from "../helpers/recordings.js";
+import { copyDemo, copyRecording } from "../helpers/recordings.js";
 
 /** The cost section of a summary, as written. */
 interface Cost {
@@ -383,7 +383,8 @@ describe("every other run-writing command: each request its servers received is 
     );
     try {
       const out = join(home, "demo");
-      await copyDemoHome(1, out);
+      // the demo as it is before any model (recording, questions, program agent): the calls are all its agents' and its judge's
+      await copyDemo({ seeds: [1], perTrajectory: 4 }, out);
       const result = await runCli(["demo", "--out", out, "--seeds", "1", "--per-trajectory", "4", "--model", "openai/gpt-4o-mini", "--model-base-url", `${model.url}/v1`, "--agents", "vlm", "--no-cache"], env(home));
       assert.ok(result.code === 0 || result.code === 1, result.stderr);
       const received = chatRequests(model).length;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, withModelServer } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
-import { copyDemoHome } from "../helpers/recordings.js";
+import { copyDemo, copyDemoHome } from "../helpers/recordings.js";
 
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
 
@@ -62,8 +62,8 @@ export function answer(params) { return { answer: JSON.stringify([{ predicate: "
 test("eqa demo --model runs the language-model agents on the same questions and the judge extracts their answers' structure", async () => {
   const home = temporaryDir();
   const out = join(home, "demo");
-  // the home recorded as the demo records it (the first test sees the demo record it), the demo going on from there
-  await copyDemoHome(2, out);
+  // the demo's recording, questions and program agent as the first test sees the demo make them, the demo going on from there
+  await copyDemo({ seeds: [2], perTrajectory: 4 }, out);
   await withModelServer(
     (request) => {
       const text = lastUserText(request);
@@ -90,8 +90,8 @@ test("eqa demo --model runs the language-model agents on the same questions and 
 test("eqa demo --model with a judge whose replies are not JSON: every such answer is counted as unreadable by the judge, named, left out of the scores, exit 1", async () => {
   const home = temporaryDir();
   const out = join(home, "demo");
-  // the home recorded as the demo records it (the first test sees the demo record it), the demo going on from there
-  await copyDemoHome(2, out);
+  // the demo's recording, questions and program agent as the first test sees the demo make them, the demo going on from there
+  await copyDemo({ seeds: [2], perTrajectory: 4 }, out);
   await withModelServer(
     (request) => {
       const text = lastUserText(request);
