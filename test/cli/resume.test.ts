@@ -286,7 +286,7 @@ export async function answer(params) {
 
   test("eqa explore --judge (the frontier explorer, the blind agent, LLM-Match and EAC)", async () => {
     const home = temporaryDir();
-    const episodes = writeJson(home, "episodes.json", Array.from({ length: 6 }, (_, i) => ({ question_id: `e${i}`, question: ["Is there a sofa?", "Is there a bed?", "Where is the lamp?"][i % 3], answer: "Yes", scene: `home-${i % 3}` })));
+    const episodes = writeJson(home, "episodes.json", Array.from({ length: 4 }, (_, i) => ({ question_id: `e${i}`, question: ["Is there a sofa?", "Is there a bed?", "Where is the lamp?"][i % 3], answer: "Yes", scene: `home-${i % 3}` })));
     const server = await loopback((request) => {
       const text = JSON.stringify(request.body);
       if (text.includes("image_url") && text.includes("Your mark")) return openAiReply(`1, ${markOf(text)}`);
