@@ -181,36 +181,49 @@ describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () 
     });
   });
 
-  for (const [way, words, extra] of [
-    ["crash", /agent scripted failed in episode bad at step 2: the agent process exited \(exit code 3\); its stderr ends with:\nTraceback: RuntimeError: CUDA out of memory/, []],
-    ["unknown-action", /agent scripted failed in episode bad at step 1: the reply to step names an unknown action "fly" \(the environment offers move_forward, turn_left, turn_right, look_up, look_down\)/, []],
-    ["wrong-id", /agent scripted failed in episode bad at step 1: a reply to no request eqakit sent \(id 999\)/, []],
-    ["garbage", /agent scripted failed in episode bad at step 1: a line on stdout that is not JSON: "step 1: turning left"/, []],
-    ["hang", /agent scripted failed in episode bad at step 1: step got no reply in 1000 ms/, ["--agent-timeout", "1"]],
-  ] as const) {
-    test(`an agent that ${way === "crash" ? "crashes" : way === "hang" ? "hangs" : way === "garbage" ? "prints a non-JSON line" : way === "wrong-id" ? "answers a request it was not sent" : "names an unknown action"} fails that episode alone, named, and a fresh process explores the next`, async () => {
-      const home = temporaryDir();
-      const episodes = writeEpisodes(home, ["good1", "bad", "good2"]);
-      const out = join(home, "run");
-      const env = cliEnv(home, { WAYS: JSON.stringify({ bad: way }), RESETS: join(home, "resets.txt") });
-      // one episode at a time: the episode after the bad one needs a fresh process
-      const result = await runCli(["explore", "--episodes", episodes, "--agent", `exec:python3 ${scriptedAgent(home)}`, "--concurrency", "1", "--out", out, ...SMALL, ...extra], env);
-      assert.equal(result.code, 1, result.stderr);
-      const summary = readJson<Summary>(join(out, "summary.json"));
-      assert.equal(summary.counts.finished, 2);
-      assert.deepEqual(summary.failures.map((f) => f.questionId), ["bad"]);
-      assert.match(summary.failures[0]!.error, words);
-      assert.match(result.stdout, /failed bad: agent scripted failed in episode bad/);
-      const bad = records(out).get("bad")!;
-      assert.equal(bad.details.trace?.agent, "scripted", "the failed episode keeps the agent's trace");
+  /** How an agent breaks the protocol in an episode (its id is the way), and what that episode's error says. */
+  const BROKEN: [way: string, title: string, words: RegExp][] = [
+    ["crash", "crashes", /agent scripted failed in episode crash at step 2: the agent process exited \(exit code 3\); its stderr ends with:\nTraceback: RuntimeError: CUDA out of memory/],
+    ["unknown-action", "names an unknown action", /agent scripted failed in episode unknown-action at step 1: the reply to step names an unknown action "fly" \(the environment offers move_forward, turn_left, turn_right, look_up, look_down\)/],
+    ["wrong-id", "answers a request it was not sent", /agent scripted failed in episode wrong-id at step 1: a reply to no request eqakit sent \(id 999\)/],
+    ["garbage", "prints a non-JSON line", /agent scripted failed in episode garbage at step 1: a line on stdout that is not JSON: "step 1: turning left"/],
+    ["hang", "hangs", /agent scripted failed in episode hang at step 1: step got no reply in 1000 ms/],
+  ];
+
+  /**
+   * Explores a good episode before and after each bad one, one episode at a time (the episode
+   * after a bad one needs a fresh process), and checks that each bad episode fails alone, named,
+   * and that the good one after it is explored by a fresh process.
+   */
+  async function eachFailsAlone(ways: typeof BROKEN, extra: string[] = []): Promise<void> {
+    const home = temporaryDir();
+    const ids = ["good0", ...ways.flatMap(([way], i) => [way, `good${i + 1}`])];
+    const episodes = writeEpisodes(home, ids);
+    const out = join(home, "run");
+    const env = cliEnv(home, { WAYS: JSON.stringify(Object.fromEntries(ways.map(([way]) => [way, way]))), RESETS: join(home, "resets.txt") });
+    const result = await runCli(["explore", "--episodes", episodes, "--agent", `exec:python3 ${scriptedAgent(home)}`, "--concurrency", "1", "--out", out, ...SMALL, ...extra], env);
+    assert.equal(result.code, 1, result.stderr);
+    const summary = readJson<Summary>(join(out, "summary.json"));
+    assert.equal(summary.counts.finished, ways.length + 1);
+    assert.deepEqual(summary.failures.map((f) => f.questionId).sort(), ways.map(([way]) => way).sort());
+    for (const [i, [way, , words]] of ways.entries()) {
+      assert.match(summary.failures.find((f) => f.questionId === way)!.error, words);
+      assert.match(result.stdout, new RegExp(`failed ${way}: agent scripted failed in episode ${way}`));
+      const bad = records(out).get(way)!;
+      assert.equal(bad.details.trace?.agent, "scripted", `the failed episode ${way} keeps the agent's trace`);
       if (way === "crash") assert.match(bad.details.trace?.stderr ?? "", /CUDA out of memory/);
-      const good = records(out).get("good2")!;
-      assert.equal(good.answer, "seen 4 frames");
+      const good = records(out).get(`good${i + 1}`)!;
+      assert.equal(good.answer, "seen 4 frames", `the episode after ${way}`);
       assert.equal(good.confidence, 0.75);
       assert.match(good.details.trace?.log?.[0]?.message ?? "", /memory: no memory: eqa explore has no prebuilt scene graphs \(memory\/query answers in eqa answer --memory DIR\)/);
-      assert.deepEqual(lines(join(home, "resets.txt")), ["good1", "bad", "good2"]);
-    });
+    }
+    assert.deepEqual(lines(join(home, "resets.txt")), ids);
   }
+
+  // the ways that end a step at once share one run; a hang waits for --agent-timeout, which only its own run is given
+  const [immediate, hang] = [BROKEN.filter(([way]) => way !== "hang"), BROKEN.filter(([way]) => way === "hang")];
+  test(`an agent that ${immediate.map(([, title]) => title).join(", ")} fails that episode alone, named, and a fresh process explores the next`, () => eachFailsAlone(immediate));
+  test("an agent that hangs fails that episode alone, named, and a fresh process explores the next", () => eachFailsAlone(hang, ["--agent-timeout", "1"]));
 
   test("--concurrency 2 explores with a pool of two agent processes, each taking episode after episode", async () => {
     const home = temporaryDir();

@@ -6,13 +6,13 @@ import { join } from "node:path";
 import { BATCH_PRICE_FACTOR, CALLS_FILE, readCallLedger, type CallEntry } from "../../src/models/index.js";
 import { buildTagDataset, maskSightings } from "../../src/generate/index.js";
 import { loadTrajectoryLog } from "../../src/data/index.js";
-import { recordTask } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { openAiBatchEmulator, type BatchFate } from "../helpers/provider-emulators.js";
 import { openEqaBenchmarkFile, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { copyDemo, copyRecording } from "../helpers/recordings.js";
 
 /** The cost section of a summary, as written. */
 interface Cost {
@@ -101,7 +101,7 @@ describe("one ledger of model calls: every request a server received, once, in t
   test("eqa answer-tag: the agent's model/complete calls are in its ledger, its summary's cost and the table it prints", async () => {
     const home = temporaryDir();
     const recording = join(home, "rec");
-    await recordTask({ seed: 2, tasks: ["cool"], out: recording, width: 96, height: 72 });
+    await copyRecording({ seed: 2, tasks: ["cool"], width: 96, height: 72 }, recording);
     const log = await loadTrajectoryLog(join(recording, "trajectory.json"));
     const { questions } = buildTagDataset([{ log, sightings: await maskSightings(log, join(recording, "frames")), episodeHistory: "rec/frames" }], { perTrajectory: 3, seed: 0 });
     assert.ok(questions.length >= 2);
@@ -261,7 +261,7 @@ function openEqaInputs(home: string, n: number): { subset: string; predictions: 
 /** A TAG-EQA question set of a recording made in `home`. */
 async function tagQuestions(home: string): Promise<{ file: string; ids: string[] }> {
   const recording = join(home, "rec");
-  await recordTask({ seed: 2, tasks: ["cool"], out: recording, width: 96, height: 72 });
+  await copyRecording({ seed: 2, tasks: ["cool"], width: 96, height: 72 }, recording);
   const log = await loadTrajectoryLog(join(recording, "trajectory.json"));
   const { questions } = buildTagDataset([{ log, sightings: await maskSightings(log, join(recording, "frames")), episodeHistory: "rec/frames" }], { perTrajectory: 3, seed: 0 });
   const file = join(home, "questions.json");
@@ -356,7 +356,7 @@ describe("every other run-writing command: each request its servers received is 
 
   test("eqa generate tag with a model rewriting the texts", async () => {
     const home = temporaryDir();
-    await recordTask({ seed: 3, tasks: ["pick_and_place"], out: join(home, "recordings", "home-3"), width: 64, height: 48 });
+    await copyRecording({ seed: 3, tasks: ["pick_and_place"], width: 64, height: 48 }, join(home, "recordings", "home-3"));
     // half the rewrites are kept, half are not JSON (kept as the template wrote them)
     let n = 0;
     const model = await startModelServer((request) => {
@@ -383,6 +383,8 @@ describe("every other run-writing command: each request its servers received is 
     );
     try {
       const out = join(home, "demo");
+      // the demo as it is before any model (recording, questions, program agent): the calls are all its agents' and its judge's
+      await copyDemo({ seeds: [1], perTrajectory: 4 }, out);
       const result = await runCli(["demo", "--out", out, "--seeds", "1", "--per-trajectory", "4", "--model", "openai/gpt-4o-mini", "--model-base-url", `${model.url}/v1`, "--agents", "vlm", "--no-cache"], env(home));
       assert.ok(result.code === 0 || result.code === 1, result.stderr);
       const received = chatRequests(model).length;

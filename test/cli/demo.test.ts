@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, withModelServer } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { copyDemo, copyDemoHome } from "../helpers/recordings.js";
 
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
 
@@ -61,6 +62,8 @@ export function answer(params) { return { answer: JSON.stringify([{ predicate: "
 test("eqa demo --model runs the language-model agents on the same questions and the judge extracts their answers' structure", async () => {
   const home = temporaryDir();
   const out = join(home, "demo");
+  // the demo's recording, questions and program agent as the first test sees the demo make them, the demo going on from there
+  await copyDemo({ seeds: [2], perTrajectory: 4 }, out);
   await withModelServer(
     (request) => {
       const text = lastUserText(request);
@@ -87,6 +90,8 @@ test("eqa demo --model runs the language-model agents on the same questions and 
 test("eqa demo --model with a judge whose replies are not JSON: every such answer is counted as unreadable by the judge, named, left out of the scores, exit 1", async () => {
   const home = temporaryDir();
   const out = join(home, "demo");
+  // the demo's recording, questions and program agent as the first test sees the demo make them, the demo going on from there
+  await copyDemo({ seeds: [2], perTrajectory: 4 }, out);
   await withModelServer(
     (request) => {
       const text = lastUserText(request);
@@ -111,6 +116,7 @@ test("eqa demo --agent without --model says why an agent's free-text answers fai
   const home = temporaryDir();
   const agent = join(home, "texter.mjs");
   writeFileSync(agent, `export function initialize() { return { name: "texter", version: "1", supports: ["tag"] }; }\nexport function answer() { return { answer: "there are two mugs" }; }\n`);
+  await copyDemoHome(1, join(home, "demo"));
   const result = await runCli(["demo", "--out", join(home, "demo"), "--seeds", "1", "--per-trajectory", "2", "--agent", agent], cliEnv(home));
   assert.equal(result.code, 1, result.stdout + result.stderr);
   assert.match(result.stdout, /texter\.mjs: structured score n\/a of 5 .* (\d+) failed/);

@@ -11,9 +11,9 @@ import { tagDataset, tagQuestion } from "../eval/structured-fixtures.js";
 import { kitchenRaw } from "../generate/fixtures.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
+import { copyDemoHome, copyRecording } from "../helpers/recordings.js";
 import { loadTrajectoryLog } from "../../src/data/index.js";
 import { buildTagDataset, maskSightings } from "../../src/generate/index.js";
-import { recordTask } from "../../src/sim/index.js";
 
 function writeJson(dir: string, name: string, value: unknown): string {
   const path = join(dir, name);
@@ -162,7 +162,7 @@ describe("a command killed with SIGKILL midway and run again ends with the recor
   test("eqa answer-tag (an agent of the user's own on a set made from a simulator recording)", async () => {
     const home = temporaryDir();
     const recording = join(home, "rec");
-    await recordTask({ seed: 2, tasks: ["cool"], out: recording, width: 160, height: 120 });
+    await copyRecording({ seed: 2, tasks: ["cool"], width: 160, height: 120 }, recording);
     const log = await loadTrajectoryLog(join(recording, "trajectory.json"));
     const sightings = await maskSightings(log, join(recording, "frames"));
     const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 10, seed: 0 });
@@ -203,6 +203,8 @@ export async function answer(params) {
     const env = cliEnv(home);
     const whole = join(home, "whole");
     const resumed = join(home, "resumed");
+    // the uninterrupted run from the homes recorded as the demo records them; the killed one records its own
+    for (const seed of [1, 2]) await copyDemoHome(seed, whole);
     const first = await runCli(args(whole), env);
     assert.equal(first.code, 0, first.stderr);
     // killed once the first home is recorded, with the second home, the questions, the memories and the answers still to come
@@ -284,7 +286,7 @@ export async function answer(params) {
 
   test("eqa explore --judge (the frontier explorer, the blind agent, LLM-Match and EAC)", async () => {
     const home = temporaryDir();
-    const episodes = writeJson(home, "episodes.json", Array.from({ length: 6 }, (_, i) => ({ question_id: `e${i}`, question: ["Is there a sofa?", "Is there a bed?", "Where is the lamp?"][i % 3], answer: "Yes", scene: `home-${i % 3}` })));
+    const episodes = writeJson(home, "episodes.json", Array.from({ length: 4 }, (_, i) => ({ question_id: `e${i}`, question: ["Is there a sofa?", "Is there a bed?", "Where is the lamp?"][i % 3], answer: "Yes", scene: `home-${i % 3}` })));
     const server = await loopback((request) => {
       const text = JSON.stringify(request.body);
       if (text.includes("image_url") && text.includes("Your mark")) return openAiReply(`1, ${markOf(text)}`);

@@ -7,6 +7,7 @@ import { openRun, readRunManifest } from "../../src/store/index.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 import { assertRefusedUnchanged } from "../helpers/tree.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
@@ -187,8 +188,7 @@ describe("every other command that writes a run folder keeps it", () => {
     await writeSceneEpisode(join(scenes, "hm3d-v0", "scene"), { layout: "hm3d", views: 4 });
     const benchmark = join(dir, "benchmark.json");
     writeFileSync(benchmark, JSON.stringify([{ question_id: "q1", question: "What is on the table?", answer: "a cup", category: "object recognition", episode_history: "hm3d-v0/scene" }]));
-    const recorded = await runCli(["sim", "record", "--seed", "3", "--task", "pick_and_place", "--out", join(dir, "recordings", "home-3"), "--width", "64", "--height", "48"], env);
-    assert.equal(recorded.code, 0, recorded.stderr);
+    await copyRecording({ seed: 3, tasks: ["pick_and_place"], width: 64, height: 48 }, join(dir, "recordings", "home-3"));
     const agent = (answer: string): string => {
       const path = join(dir, `agent-${answer}.mjs`);
       writeFileSync(path, `export function initialize(params) { return { name: "${answer}", version: "1", supports: [params.task] }; }\nexport function answer() { return { answer: "${answer}" }; }\n`);

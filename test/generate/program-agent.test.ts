@@ -5,12 +5,12 @@ import { loadTrajectoryLog, type TagQuestion } from "../../src/data/index.js";
 import { openEpisode } from "../../src/episodes/index.js";
 import { buildMemory } from "../../src/agents/index.js";
 import { STRUCTURE_LABELS, actionHistory, answerWithPrograms, executeProgram, groundingPose, perceivedLog, tagAnswerContext, worldOf } from "../../src/generate/index.js";
-import { recordTask } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 
 test("the perceived log holds what the memory saw, where the ground truth has it, and no structure; programs run over it", async () => {
   const out = join(temporaryDir(), "rec");
-  await recordTask({ seed: 2, tasks: ["cool"], out, width: 128, height: 96 });
+  await copyRecording({ seed: 2, tasks: ["cool"], width: 128, height: 96 }, out);
   const truth = await loadTrajectoryLog(join(out, "trajectory.json"));
   const episode = await openEpisode(join(out, "frames"));
   const { graph } = await buildMemory(episode, { sampling: { kind: "every", step: 2 }, detector: null, ignoredMaskLabels: STRUCTURE_LABELS });

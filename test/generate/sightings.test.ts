@@ -4,13 +4,13 @@ import { join } from "node:path";
 import { loadTrajectoryLog, type TagQuestion } from "../../src/data/index.js";
 import { openEpisode } from "../../src/episodes/index.js";
 import { buildTagDataset, checkSeenSet, maskSightings, SEEN_MIN_PIXELS, SEEN_RANGE } from "../../src/generate/index.js";
-import { recordTask } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 
 describe("maskSightings", () => {
   test("an object is seen at a step when its instance mask has enough pixels within range; questions refer only to objects seen, and record where", async () => {
     const out = join(temporaryDir(), "rec");
-    await recordTask({ seed: 2, tasks: ["cool"], out, width: 128, height: 96 });
+    await copyRecording({ seed: 2, tasks: ["cool"], width: 128, height: 96 }, out);
     const log = await loadTrajectoryLog(join(out, "trajectory.json"));
     const sightings = await maskSightings(log, join(out, "frames"));
     assert.ok(sightings && sightings.size > 5);

@@ -6,8 +6,8 @@ import { loadTrajectoryLog, type TagQuestion, type TrajectoryLog } from "../../s
 import { ExternalAgent, parseExternalAgent } from "../../src/agents/index.js";
 import { answerTagQuestions, buildTagDataset, maskSightings, runTagAnswers } from "../../src/generate/index.js";
 import { RunDirectory } from "../../src/store/index.js";
-import { recordTask } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { assertRefusedUnchanged } from "../helpers/tree.js";
 
@@ -16,7 +16,7 @@ async function recordedSet(): Promise<{ dir: string; out: string; log: Trajector
   const dir = temporaryDir();
   const out = join(dir, "rec");
   // at 160×120 (the demo's size) enough objects cover the 10 pixels a sighting needs for a full set of questions
-  await recordTask({ seed: 2, tasks: ["cool"], out, width: 160, height: 120 });
+  await copyRecording({ seed: 2, tasks: ["cool"], width: 160, height: 120 }, out);
   const log = await loadTrajectoryLog(join(out, "trajectory.json"));
   const sightings = await maskSightings(log, join(out, "frames"));
   const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 10, seed: 0 });

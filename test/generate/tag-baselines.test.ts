@@ -5,17 +5,17 @@ import { join } from "node:path";
 import { loadTrajectoryLog, type TagQuestion, type TrajectoryLog } from "../../src/data/index.js";
 import { openEpisode } from "../../src/episodes/index.js";
 import { buildTagDataset, describeActions, maskSightings, observeTrajectory, selectObservations, tagAnswerContext, TrajectoryWorld, type TagObservation } from "../../src/generate/index.js";
-import { recordTask } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { jsonLines, killMidway } from "../helpers/kill.js";
 import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 
 /** A TAG-EQA set made from one recording of the built-in simulator (a cooling task, 160×120, as the demo records). */
 async function recordedSet(perTrajectory = 6): Promise<{ home: string; log: TrajectoryLog; questions: TagQuestion[]; questionsFile: string }> {
   const home = temporaryDir();
   const out = join(home, "rec");
-  await recordTask({ seed: 2, tasks: ["cool"], out, width: 160, height: 120 });
+  await copyRecording({ seed: 2, tasks: ["cool"], width: 160, height: 120 }, out);
   const log = await loadTrajectoryLog(join(out, "trajectory.json"));
   const sightings = await maskSightings(log, join(out, "frames"));
   const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory, seed: 0 });

