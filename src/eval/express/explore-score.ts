@@ -20,7 +20,7 @@
 import { canonicalJson, judgeUnreadable, loadPromptFile, sha256Hex, type JudgeUnreadable, type Question, type UnreadableReply } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
-import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage, withCallContext } from "../../models/index.js";
+import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageTotals, sumUsage, withCallContext } from "../../models/index.js";
 import { peekReusableRecords, reopenRun, reusableRecords } from "../../store/index.js";
 import { EAC_PROMPT, judgeEac, type EacJudgement } from "./eac.js";
 import { expressMetrics, reliabilityMetrics, type ExpressMetrics, type ReliabilityItem, type ReliabilityMetrics } from "./express-metrics.js";
@@ -66,8 +66,8 @@ export interface ExploreScoreOptions {
   runDir: string;
   episodes: ActiveEpisode[];
   records: ExploreRecord[];
+  /** The judge of both LLM-Match and EAC (it carries its spec). */
   judge: ChatModel;
-  judgeSpec: ModelSpec;
   mode?: LlmMatchMode;
   /** false: LLM-Match alone, no EAC call (C* and the EXPRESS-Bench figures that need it are then left out). Default true. */
   eac?: boolean;
@@ -119,8 +119,8 @@ async function judgeEpisode(r: ExploreRecord, episode: ActiveEpisode, runPath: s
  * later round, from the batch's real reply). Calls no model and writes nothing. Returns the
  * number of episodes to judge.
  */
-export async function planExploreScore(options: Omit<ExploreScoreOptions, "judge" | "onProgress">, plan: CallPlan): Promise<number> {
-  const judges = { llmMatch: plan.model(options.judgeSpec, JUDGE_ROLE, "5"), eac: plan.model(options.judgeSpec, JUDGE_ROLE, "5, 5") };
+export async function planExploreScore(options: Omit<ExploreScoreOptions, "judge" | "onProgress"> & { judge: ModelRef }, plan: CallPlan): Promise<number> {
+  const judges = { llmMatch: plan.model(options.judge.spec, JUDGE_ROLE, "5"), eac: plan.model(options.judge.spec, JUDGE_ROLE, "5, 5") };
   const { mode, episodes, items, eacPrompt, wanted } = judgeItems(options, judges.llmMatch.name);
   const judged = peekReusableRecords(options.runDir, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, kept);
   const pending = items.filter((r) => !judged.has(r.questionId));
@@ -143,7 +143,7 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
     await runModelBatch<ExploreRecord, ExploreJudgement>({
       items: pending,
       concurrency: 4,
-      models: [options.judgeSpec],
+      models: [options.judge.spec],
       itemId: (r) => r.questionId,
       failed: (r, error) => ({ ...base(r), error: `judge call failed: ${error.message}` }),
       finished: (r, j) => {

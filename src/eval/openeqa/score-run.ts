@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
+import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelRef, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
 import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
@@ -45,8 +45,8 @@ export interface ScoreOptions {
   subsetPath?: string;
   predictions: Prediction[];
   predictionsPath: string;
+  /** The LLM-Match judge; its spec names it in the summary and the input keys. */
   judge: ChatModel;
-  judgeSpec: ModelSpec;
   /** Usage of this process's calls, for the summary. */
   usage?: UsageLedger;
   mode?: LlmMatchMode;
@@ -67,6 +67,9 @@ export interface ScoreOptions {
   shard?: Shard;
   onProgress?: (progress: ScoreProgress) => void;
 }
+
+/** What a score run's contract, configuration and dry run read: its options with the judge known by its spec alone. */
+export type ScoreSetup = Omit<ScoreOptions, "judge" | "usage" | "onProgress"> & { judge: ModelRef };
 
 export interface ScoreFailure {
   questionId: string;
@@ -146,7 +149,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
         else if (judgement.score === null) progress.failed++;
         options.onProgress?.({ ...progress });
       },
-      models: [options.judgeSpec],
+      models: [options.judge.spec],
       itemId: (task) => task.question.questionId,
     });
   } finally {
@@ -154,7 +157,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   }
 
   const ordered = tasks.map((t) => judgements.get(t.question.questionId)!);
-  const context: ScoreContext = { judgeModel: options.judgeSpec.name, bootstrap: { ...DEFAULT_BOOTSTRAP, ...options.bootstrap }, missingPredictions: pairs.filter((p) => p.missing).length, predictionsOutsideSubset: outsideSubset, questions: tasks.map((t) => t.question) };
+  const context: ScoreContext = { judgeModel: options.judge.spec.name, bootstrap: { ...DEFAULT_BOOTSTRAP, ...options.bootstrap }, missingPredictions: pairs.filter((p) => p.missing).length, predictionsOutsideSubset: outsideSubset, questions: tasks.map((t) => t.question) };
   const summary = scoreSummary(tasks.map((t, i) => ({ question: t.question, judgement: ordered[i]! })), {
     config: { ...scoreConfiguration(options, mode), ...shardSetting(options.shard) },
     ...context,
@@ -224,7 +227,7 @@ export async function mergeScoreRuns(dirs: readonly string[], outDir: string): P
 }
 
 /** The questions paired with their predictions, and the judge's task for each (with its input key, what resuming matches). */
-function judgeTasks(options: Omit<ScoreOptions, "judge">, mode: LlmMatchMode): { pairs: ReturnType<typeof pairPredictions>["pairs"]; outsideSubset: number; tasks: LlmMatchTask[]; wanted: Map<string, string> } {
+function judgeTasks(options: ScoreSetup, mode: LlmMatchMode): { pairs: ReturnType<typeof pairPredictions>["pairs"]; outsideSubset: number; tasks: LlmMatchTask[]; wanted: Map<string, string> } {
   // paired over all the questions, so that every shard counts the predictions outside them alike
   const paired = pairPredictions(options.questions, options.predictions, {
     benchmark: options.benchmark,
@@ -233,7 +236,7 @@ function judgeTasks(options: Omit<ScoreOptions, "judge">, mode: LlmMatchMode): {
   });
   const pairs = selectShard(paired.pairs, (p) => p.question.questionId, options.shard);
   const outsideSubset = paired.outsideSubset;
-  const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judgeSpec.name, options.judgeOptions));
+  const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judge.spec.name, options.judgeOptions));
   return { pairs, outsideSubset, tasks, wanted: new Map(tasks.map((t) => [t.question.questionId, t.inputKey])) };
 }
 
@@ -254,12 +257,12 @@ export interface ScorePlan {
  * directory has not judged yet, built as scorePredictions builds it, each reply read at the
  * first try. Calls no model and writes nothing.
  */
-export async function planScore(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">, plan: CallPlan): Promise<ScorePlan> {
+export async function planScore(options: ScoreSetup, plan: CallPlan): Promise<ScorePlan> {
   const mode = options.mode ?? "robust";
   const { tasks, wanted } = judgeTasks(options, mode);
   const earlier = peekReusableRecords(options.outDir, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
   const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
-  const judge = plan.model(options.judgeSpec, "judge", PLANNED_MARK);
+  const judge = plan.model(options.judge.spec, "judge", PLANNED_MARK);
   for (const task of pending) await withCallContext({ item: task.question.questionId }, () => judgeLlmMatch(task, judge, mode));
   return { questions: tasks.length, reused: earlier.size, pending: pending.length };
 }
@@ -277,7 +280,7 @@ function failedJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode, 
 }
 
 /** A score run's configuration, as its summary records it (judge, mode, parameters, prompts' hashes, inputs). */
-function scoreConfiguration(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">, mode: LlmMatchMode): Record<string, unknown> {
+function scoreConfiguration(options: ScoreSetup, mode: LlmMatchMode): Record<string, unknown> {
   const bootstrap = { ...DEFAULT_BOOTSTRAP, ...options.bootstrap };
   const prompts: Record<string, string> = {};
   const variant = options.judgeOptions?.variant;
@@ -286,9 +289,9 @@ function scoreConfiguration(options: Omit<ScoreOptions, "judge" | "usage" | "onP
   }
   const parameters = options.judgeOptions ? llmMatchParams(options.judgeOptions) : LLM_MATCH_PARAMS;
   // the reference's parameters as this judge really gets them (a reasoning model takes no temperature)
-  const sentDifferently = adaptRequest(options.judgeSpec.profile, { messages: [], ...parameters }).deviations;
+  const sentDifferently = adaptRequest(options.judge.spec.profile, { messages: [], ...parameters }).deviations;
   return {
-      judge: describeModel(options.judgeSpec),
+      judge: describeModel(options.judge.spec),
       mode,
       parameters: { ...parameters, ...(mode === "robust" ? { reasks: ROBUST_REASKS } : {}) },
       ...(sentDifferently.length > 0 ? { parametersSentDifferently: sentDifferently } : {}),
@@ -310,7 +313,7 @@ function scoreConfiguration(options: Omit<ScoreOptions, "judge" | "usage" | "onP
  * predictions allowed, bootstrap, without-guess); the benchmark, the predictions and the subset
  * as inputs, the predictions and the subset copied in.
  */
-export function scoreRunContract(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">): RunContract {
+export function scoreRunContract(options: ScoreSetup): RunContract {
   return {
     dir: options.outDir,
     kind: "llm-match",

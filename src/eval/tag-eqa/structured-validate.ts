@@ -18,7 +18,7 @@
  */
 import { sha256Hex, seededRandom, randomInt, type Random } from "../../core/index.js";
 import type { AnswerGroup, StructuredAnswer, StructuredObject, TagQuestion } from "../../data/index.js";
-import { runModelBatch, type ChatModel, type ModelSpec } from "../../models/index.js";
+import { runModelBatch, type ChatModel } from "../../models/index.js";
 import { openRun, reusableRecords } from "../../store/index.js";
 import { correlate, type CorrelationEstimate } from "../agreement.js";
 import { mean } from "../stats.js";
@@ -186,8 +186,8 @@ export const DEFAULT_ANSWER_RENDERER: AnswerRenderer = { name: "eqakit", render:
 
 export interface ValidationOptions {
   questions: TagQuestion[];
+  /** The judge whose extractions are validated (it carries its spec). */
   judge: ChatModel;
-  judgeSpec?: ModelSpec;
   /** How many questions to sample (all by default). */
   samples?: number;
   seed?: number;
@@ -270,7 +270,7 @@ export async function validateStructuredJudge(options: ValidationOptions): Promi
         appender?.append(item);
         done.set(task.question.question_id, item);
       },
-      models: options.judgeSpec ? [options.judgeSpec] : [],
+      models: [options.judge.spec],
     });
   } finally {
     appender?.close();
