@@ -1,11 +1,12 @@
 import { join, resolve } from "node:path";
+import { z } from "zod";
 import { eqakitVersion, UserError } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { EpisodeFrameImage, ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
-import { REWARD_MODEL_ROLE, describeModel, emptyUsage, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext } from "../models/index.js";
-import { RunDirectory, openRun, readJsonl, resultSettings, type RunContract } from "../store/index.js";
+import { REWARD_MODEL_ROLE, describeModel, emptyUsage, usageTotalsSchema, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext } from "../models/index.js";
+import { RunDirectory, openRun, readJsonl, recordParser, resultSettings, type RunContract } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
 import { KeyframeLoader } from "./keyframes.js";
@@ -32,6 +33,23 @@ export interface RmEvaluationRecord {
   usage: UsageTotals;
   finishedAt: string;
 }
+
+/** One line of a reward-model run's evaluations.jsonl, as `scoreRewardInstances` and `benchRewardModel` write it. */
+export const rmEvaluationSchema = z.looseObject({
+  id: z.string(),
+  inputKey: z.string(),
+  model: z.string(),
+  source: z.string(),
+  category: z.string().optional(),
+  groundTruthScore: z.number().nullable(),
+  keyframes: z.array(z.number()),
+  images: z.array(z.string()),
+  samples: z.custom<RmSample[]>(Array.isArray),
+  score: z.number().nullable(),
+  aggregates: z.custom<Record<Aggregation, number | null>>((v) => typeof v === "object" && v !== null && !Array.isArray(v)),
+  usage: usageTotalsSchema,
+  finishedAt: z.string(),
+}) satisfies z.ZodType<RmEvaluationRecord>;
 
 export interface RmScoreProgress {
   done: number;
@@ -115,7 +133,7 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
   const run = await openRun(rmRunContract(options));
   options.usage?.attach(run.path);
   const earlier = new Map<string, RmEvaluationRecord>();
-  for (const record of run.readRecords(EVALUATIONS_FILE, asRecord).records) earlier.set(record.id, record);
+  for (const record of run.readRecords(EVALUATIONS_FILE, recordParser(rmEvaluationSchema)).records) earlier.set(record.id, record);
 
   const records = new Map<string, RmEvaluationRecord>();
   const progress: RmScoreProgress = { done: 0, total: instances.length, failed: 0, reused: 0 };
@@ -211,7 +229,7 @@ export async function planRewardScores(options: RmScoreSetup, plan: CallPlan): P
   const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
   for (const instance of instances) loader.episodePath(instance);
   const earlier = new Map<string, RmEvaluationRecord>();
-  for (const record of readJsonl(join(resolve(options.outDir), EVALUATIONS_FILE), asRecord, false).records) earlier.set(record.id, record);
+  for (const record of readJsonl(join(resolve(options.outDir), EVALUATIONS_FILE), recordParser(rmEvaluationSchema), false).records) earlier.set(record.id, record);
   const model = plan.model(options.model.spec, REWARD_MODEL_ROLE);
   const indices = Array.from({ length: k }, (_, i) => i);
   let reused = 0;
@@ -227,13 +245,6 @@ export async function planRewardScores(options: RmScoreSetup, plan: CallPlan): P
     await withCallContext({ item: instance.id }, () => sampleEvaluations(model, instance, imageParts(images), params, indices));
   }
   return { instances: instances.length, reused, pending, calls: pending * k };
-}
-
-function asRecord(value: unknown): RmEvaluationRecord | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const r = value as Partial<RmEvaluationRecord>;
-  if (typeof r.id !== "string" || typeof r.inputKey !== "string" || !Array.isArray(r.samples)) return undefined;
-  return r as RmEvaluationRecord;
 }
 
 /** The aggregate of the first K samples of a record (test-time scaling from shared samples). */

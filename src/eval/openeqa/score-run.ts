@@ -3,8 +3,8 @@ import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
 import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelRef, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
-import { peekReusableRecords } from "../../store/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
+import type { ResumeRule } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
   LLM_MATCH_PARAMS,
@@ -14,6 +14,7 @@ import {
   judgeLlmMatch,
   llmMatchParams,
   llmMatchPromptName,
+  llmMatchJudgementSchema,
   pendingJudgement,
   type LlmMatchJudgeOptions,
   prepareLlmMatchTask,
@@ -128,9 +129,8 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   const { pairs, outsideSubset, tasks, wanted } = judgeTasks(options, mode);
   const run = options.run ?? (await openRun(scoreRunContract(options)));
   options.usage?.attach(run.path);
-  const earlier = reusableRecords(run, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
+  const { reusable: earlier, pending } = resumeItems(run, judgementResumeRule(tasks));
   const judgements = new Map<string, LlmMatchJudgement>(earlier);
-  const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
   const progress: ScoreProgress = { done: earlier.size, total: tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
   options.onProgress?.({ ...progress });
 
@@ -202,7 +202,7 @@ export async function mergeScoreRuns(dirs: readonly string[], outDir: string): P
   const set = await readShardSet(dirs, "llm-match");
   const contexts = set.shards.map((shard) => shardContext(shard, set.kind, scoreContextSchema));
   const questions = new Map(contexts.flatMap((c) => c.questions.map((q) => [q.questionId, q] as const)));
-  const judgements = mergedRecords(set, JUDGEMENTS_FILE, asJudgement);
+  const judgements = mergedRecords(set, JUDGEMENTS_FILE, recordParser(llmMatchJudgementSchema));
   const run = mergeOutput(outDir, set);
   await writeRecords(run, JUDGEMENTS_FILE, judgements);
   const calls = await mergeCallLedgers(dirs, run.path);
@@ -259,20 +259,16 @@ export interface ScorePlan {
  */
 export async function planScore(options: ScoreSetup, plan: CallPlan): Promise<ScorePlan> {
   const mode = options.mode ?? "robust";
-  const { tasks, wanted } = judgeTasks(options, mode);
-  const earlier = peekReusableRecords(options.outDir, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
-  const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
+  const { tasks } = judgeTasks(options, mode);
+  const { reusable: earlier, pending } = resumeItems(options.outDir, judgementResumeRule(tasks));
   const judge = plan.model(options.judge.spec, "judge", PLANNED_MARK);
   for (const task of pending) await withCallContext({ item: task.question.questionId }, () => judgeLlmMatch(task, judge, mode));
   return { questions: tasks.length, reused: earlier.size, pending: pending.length };
 }
 
-function asJudgement(value: unknown): LlmMatchJudgement | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const record = value as Partial<LlmMatchJudgement>;
-  if (typeof record.questionId !== "string" || typeof record.inputKey !== "string") return undefined;
-  if (record.score !== null && typeof record.score !== "number") return undefined;
-  return { ...(record as LlmMatchJudgement), usage: { ...emptyUsage(), ...record.usage } };
+/** How a score run resumes: a question's judgement stands when it gave a score, for the same question, answer, judge and prompt. */
+function judgementResumeRule(tasks: readonly LlmMatchTask[]): ResumeRule<LlmMatchTask, LlmMatchJudgement> {
+  return { file: JUDGEMENTS_FILE, schema: llmMatchJudgementSchema, items: tasks, id: (t) => t.question.questionId, inputKey: (t) => t.inputKey, succeeded: (j) => j.score !== null };
 }
 
 function failedJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode, error: string): LlmMatchJudgement {

@@ -16,8 +16,8 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
-import { JUDGE_ROLE, describeModel, emptyUsage, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, withCallContext } from "../../models/index.js";
-import { RunDirectory, openRun, peekReusableRecords, resultSettings, reusableRecords, type RunContract, type RunItems } from "../../store/index.js";
+import { JUDGE_ROLE, describeModel, emptyUsage, usageTotalsSchema, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, withCallContext } from "../../models/index.js";
+import { RunDirectory, openRun, resultSettings, resumeItems, type ResumeRule, type RunContract, type RunItems } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { extractStructuredAnswer, extractionPromptHashes, structuredPrediction, TAG_EXTRACT_PARAMS, type Extraction } from "./structured-extract.js";
@@ -102,6 +102,25 @@ export interface TagJudgement {
   usage: UsageTotals;
   finishedAt: string;
 }
+
+/** One line of a TAG score run's judgements.jsonl, as `scoreTagRun` writes it (usage totals an older version lacks are 0). */
+export const tagJudgementSchema = z.looseObject({
+  questionId: z.string(),
+  inputKey: z.string(),
+  status: z.enum(["scored", "failed", "unreadable"]),
+  valid: z.boolean(),
+  source: z.enum(["judge", "empty", "structured"]).nullable(),
+  score: z.number().nullable(),
+  groundedScore: z.number().nullable(),
+  ungroundedScore: z.number().nullable(),
+  errors: z.custom<TagJudgement["errors"]>((v) => v === null || ((v) => typeof v === "object" && v !== null && !Array.isArray(v))(v)),
+  predicted: z.custom<StructuredAnswer | null>((v) => v === null || Array.isArray(v)),
+  groups: z.custom<GroupMatch[]>(Array.isArray),
+  replies: z.array(z.string().nullable()),
+  error: z.string().nullable(),
+  usage: usageTotalsSchema,
+  finishedAt: z.string(),
+}) satisfies z.ZodType<TagJudgement>;
 
 export interface TagScoreOptions {
   questions: TagQuestion[];
@@ -257,8 +276,7 @@ export async function planTagScore(options: Omit<TagScoreSetup, "run">, plan: Ca
   const similarity = options.match?.similarity ?? (await defaultTextSimilarity());
   const judge = options.judge ? plan.model(options.judge.spec, JUDGE_ROLE, "[]") : undefined;
   const { tasks } = prepareTasks({ ...options, ...(judge ? { judge } : {}) }, similarity.name);
-  const earlier = peekReusableRecords(options.outDir, JUDGEMENTS_FILE, asTagJudgement, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (j) => j.status === "scored");
-  const pending = tasks.filter((t) => !earlier.has(t.question.question_id));
+  const { reusable: earlier, pending } = resumeItems(options.outDir, tagResumeRule(tasks));
   let toJudge = 0;
   for (const task of pending) {
     if (!judge || !needsJudge(task)) continue;
@@ -331,11 +349,9 @@ function failedJudgement(task: TagTask, error: string): TagJudgement {
   };
 }
 
-function asTagJudgement(value: unknown): TagJudgement | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const r = value as Partial<TagJudgement>;
-  if (typeof r.questionId !== "string" || typeof r.inputKey !== "string" || (r.status !== "scored" && r.status !== "failed" && r.status !== "unreadable")) return undefined;
-  return { ...(r as TagJudgement), usage: { ...emptyUsage(), ...r.usage } };
+/** How a TAG score run resumes: a question's judgement stands when it was scored, from the same answer, judge and matching. */
+function tagResumeRule(tasks: readonly TagTask[]): ResumeRule<TagTask, TagJudgement> {
+  return { file: JUDGEMENTS_FILE, schema: tagJudgementSchema, items: tasks, id: (t) => t.question.question_id, inputKey: (t) => t.inputKey, succeeded: (j) => j.status === "scored" };
 }
 
 /** Scores TAG-EQA predictions (see the module comment); writes judgements.jsonl, metrics.json and summary.json. */
@@ -345,9 +361,8 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
   const { tasks, missing, unknown } = prepareTasks(options, similarity.name);
   const run = options.run ?? (await openRun(tagScoreRunContract(options, similarity.name)));
   options.usage?.attach(run.path);
-  const earlier = reusableRecords(run, JUDGEMENTS_FILE, asTagJudgement, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (j) => j.status === "scored");
+  const { reusable: earlier, pending } = resumeItems(run, tagResumeRule(tasks));
   const judgements = new Map<string, TagJudgement>(earlier);
-  const pending = tasks.filter((t) => !earlier.has(t.question.question_id));
   const progress = { done: earlier.size, total: tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
   options.onProgress?.({ ...progress });
   const appender = run.appender(JUDGEMENTS_FILE);
