@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelRef, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
+import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, usageTotalsSchema, runModelBatch, type ChatModel, type ModelRef, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
 import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
 import type { ResumeRule } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
@@ -22,7 +22,7 @@ import {
   type LlmMatchMode,
   type LlmMatchTask,
 } from "./llm-match.js";
-import { DEFAULT_BOOTSTRAP, type BootstrapOptions } from "../stats.js";
+import { DEFAULT_BOOTSTRAP, storedMeanEstimateSchema, type BootstrapOptions } from "../stats.js";
 
 export const JUDGEMENTS_FILE = "judgements.jsonl";
 export const METRICS_FILE = "metrics.json";
@@ -110,6 +110,43 @@ export interface ScoreSummary {
   /** Calls, tokens and dollars of the judge, from the run's ledger of model calls (calls.jsonl). */
   cost: RunCost;
 }
+
+const isObject = (v: unknown): boolean => typeof v === "object" && v !== null && !Array.isArray(v);
+const storedAggregates = z.object({ overall: storedMeanEstimateSchema, byCategory: z.record(z.string(), storedMeanEstimateSchema), bySource: z.record(z.string(), storedMeanEstimateSchema) });
+
+/**
+ * `summary.json` of an LLM-Match run as `scorePredictions` writes it and every reader reads it
+ * back (the report, the viewer): an undefined figure (NaN) is null, and the fields older versions
+ * did not write yet are optional, so that their folders still open.
+ */
+export const scoreSummarySchema = z.looseObject({
+  kind: z.literal("llm-match"),
+  eqakitVersion: z.string().optional(),
+  createdAt: z.string().optional(),
+  wallTimeMs: z.number(),
+  config: z.record(z.string(), z.unknown()),
+  counts: z.looseObject({
+    questions: z.number(),
+    scored: z.number(),
+    failed: z.number(),
+    judgeUnreadable: z.number().optional(),
+    missingPredictions: z.number().optional(),
+    noAnswer: z.number().optional(),
+    neutralised: z.number().optional(),
+    reused: z.number().optional(),
+    predictionsOutsideSubset: z.number().optional(),
+  }),
+  llmMatch: storedAggregates,
+  replyStatuses: z.record(z.string(), z.number()).optional(),
+  failures: z.array(z.looseObject({ questionId: z.string(), error: z.string(), status: z.string().optional(), replies: z.array(z.string().nullable()).optional() })),
+  judgeUnreadable: z.custom<JudgeUnreadable>(isObject).optional(),
+  usage: z.looseObject({ judgements: usageTotalsSchema, thisProcess: z.looseObject({ deviations: z.record(z.string(), z.array(z.string())).optional() }).nullable().optional() }),
+  cost: z.custom<RunCost>(isObject).optional(),
+});
+/** Checked by the compiler: every summary `scorePredictions` writes is one `scoreSummarySchema` reads. */
+type ScoreSummaryIsRead = ScoreSummary extends z.input<typeof scoreSummarySchema> ? true : never;
+const scoreSummaryIsRead: ScoreSummaryIsRead = true;
+void scoreSummaryIsRead;
 
 export interface ScoreResult {
   summary: ScoreSummary;
