@@ -143,8 +143,10 @@ export const scoreSummarySchema = z.looseObject({
   usage: z.looseObject({ judgements: usageTotalsSchema, thisProcess: z.looseObject({ deviations: z.record(z.string(), z.array(z.string())).optional() }).nullable().optional() }),
   cost: z.custom<RunCost>(isObject).optional(),
 });
+/** `T` without the index signatures of loose objects (what a written interface is compared with). */
+type KnownFields<T> = T extends readonly (infer U)[] ? KnownFields<U>[] : T extends object ? { [K in keyof T as string extends K ? never : K]: KnownFields<T[K]> } : T;
 /** Checked by the compiler: every summary `scorePredictions` writes is one `scoreSummarySchema` reads. */
-type ScoreSummaryIsRead = ScoreSummary extends z.input<typeof scoreSummarySchema> ? true : never;
+type ScoreSummaryIsRead = ScoreSummary extends KnownFields<z.input<typeof scoreSummarySchema>> ? true : never;
 const scoreSummaryIsRead: ScoreSummaryIsRead = true;
 void scoreSummaryIsRead;
 
