@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exploreFineEqa, exploreFrontier } from "../src/agents/index.js";
-import type { ChatModel, ChatRequest, ChatResponse } from "../src/models/index.js";
+import { resolveModel, type ChatModel, type ChatRequest, type ChatResponse } from "../src/models/index.js";
 import { HouseholdEnvironment } from "../src/sim/index.js";
 import { textFlag as flag } from "./flags.js";
 
@@ -52,8 +52,11 @@ function scriptedModel(): ChatModel {
     if (text.includes("You are given a QUESTION about a home and the IMAGE")) return "No";
     return "A mug.";
   };
+  // an OpenAI-protocol model on a closed local port: nothing is ever sent to it
+  const spec = { ...resolveModel("openai/scripted", { baseURL: "http://127.0.0.1:9/v1", env: {} }), name: "bench/scripted", provider: "bench" };
   return {
-    name: "bench/scripted",
+    name: spec.name,
+    spec,
     async complete(request: ChatRequest): Promise<ChatResponse> {
       const text = reply(request);
       return { text, texts: [text], finishReason: "stop", usage: { promptTokens: 0, completionTokens: 0, thinkingTokens: 0, images: 0, latencyMs: 0, retries: 0, cached: false } };

@@ -1,9 +1,9 @@
 import { OutputError, UserError, judgeUnreadable, type JudgeUnreadable, eqakitVersion, isUserError, sha256Hex, canonicalJson, selectShard, type InputLocation, type Question, type Shard } from "../core/index.js";
 import { z } from "zod";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
-import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, JUDGE_ROLE, ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type CallPlan, type RunCost } from "../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
-import { peekReusableRecords } from "../store/index.js";
+import { countReplyStatuses, failedReplyStatusSchema, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, JUDGE_ROLE, ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type CallPlan, type RunCost } from "../models/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, recordParser, resumeItems, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
+import type { ResumeRule } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
 import { traceOfFailure } from "./calls.js";
 import type { Agent, AgentTrace } from "./types.js";
@@ -28,6 +28,20 @@ export interface AnswerRecord {
   partialAnswer?: string | null;
   finishedAt: string;
 }
+
+/** One line of an answer run's traces.jsonl, as `answerQuestions` writes it (a record of an older version without `error` answered). */
+export const answerRecordSchema = z.looseObject({
+  questionId: z.string(),
+  answer: z.string().nullable(),
+  agent: z.string(),
+  inputKey: z.string(),
+  episode: z.string().nullable(),
+  trace: z.custom<AgentTrace | null>((v) => v === null || ((v) => typeof v === "object" && v !== null && !Array.isArray(v))(v)),
+  error: z.string().nullable().default(null),
+  status: failedReplyStatusSchema.optional(),
+  partialAnswer: z.string().nullable().optional(),
+  finishedAt: z.string(),
+}) satisfies z.ZodType<AnswerRecord>;
 
 export interface AnswerProgress {
   done: number;
@@ -104,9 +118,8 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
   options.usage?.attach(run.path);
   const keyOf = answerKey(options.agent);
   const wanted = new Map(questions.map((q) => [q.questionId, keyOf(q)]));
-  const earlier = reusableRecords(run, TRACES_FILE, asAnswerRecord, wanted, (r) => r.error === null);
+  const { reusable: earlier, pending } = resumeItems(run, answerResumeRule(questions, keyOf));
   const records = new Map(earlier);
-  const pending = questions.filter((q) => !earlier.has(q.questionId));
   const progress: AnswerProgress = { done: earlier.size, total: questions.length, failed: 0, reused: earlier.size };
   options.onProgress?.({ ...progress });
 
@@ -212,7 +225,7 @@ export async function mergeAnswerRuns(dirs: readonly string[], outDir: string): 
   const set = await readShardSet(dirs, "answer");
   // the shards' context is checked, though the merged summary needs nothing of it
   shardContext(set.shards[0]!, set.kind, z.object({ agentModel: z.string() }));
-  const records = mergedRecords(set, TRACES_FILE, asAnswerRecord);
+  const records = mergedRecords(set, TRACES_FILE, recordParser(answerRecordSchema));
   const run = mergeOutput(outDir, set);
   await writeRecords(run, TRACES_FILE, records);
   await run.writeJson(PREDICTIONS_FILE, records.filter((r) => r.error === null).map(toPrediction));
@@ -264,10 +277,9 @@ export async function planAnswers(options: Omit<AnswerOptions, "agent" | "models
   const questions = selectShard(options.questions, (q) => q.questionId, options.shard);
   if (agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
   const keyOf = answerKey(agent);
-  const earlier = peekReusableRecords(options.outDir, TRACES_FILE, asAnswerRecord, new Map(questions.map((q) => [q.questionId, keyOf(q)])), (r) => r.error === null);
+  const { reusable: earlier, pending } = resumeItems(options.outDir, answerResumeRule(questions, keyOf));
   const answers = new Map<string, string | null>([...earlier].map(([id, r]) => [id, r.answer]));
   const failures: AnswerPlan["failures"] = [];
-  const pending = questions.filter((q) => !earlier.has(q.questionId));
   const episodes = new Map<string, Promise<Episode>>();
   for (const question of pending) {
     try {
@@ -326,12 +338,9 @@ function toPrediction(record: AnswerRecord): Record<string, unknown> {
   };
 }
 
-function asAnswerRecord(value: unknown): AnswerRecord | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const r = value as Partial<AnswerRecord>;
-  if (typeof r.questionId !== "string" || typeof r.inputKey !== "string") return undefined;
-  if (r.answer !== null && typeof r.answer !== "string") return undefined;
-  return { ...(r as AnswerRecord), error: r.error ?? null };
+/** How an answer run resumes: a question's record stands when it was answered, from the same agent configuration and question. */
+function answerResumeRule(questions: readonly Question[], keyOf: (question: Question) => string): ResumeRule<Question, AnswerRecord> {
+  return { file: TRACES_FILE, schema: answerRecordSchema, items: questions, id: (q) => q.questionId, inputKey: keyOf, succeeded: (r) => r.error === null };
 }
 
 /** What an answer run's summary is built from beside its records. */

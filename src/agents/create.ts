@@ -73,7 +73,7 @@ export function createAgent(setup: AgentSetup, runtime: ModelRuntime): { agent: 
       if (setup.captioner) throw new UserError("the blind agent uses no captioner", { field: "--captioner" });
       return { agent: new BlindAgent(model), models: [modelSpec] };
     case "vlm":
-      return { agent: new VlmAgent(model, modelSpec, frameOptions), models: [modelSpec] };
+      return { agent: new VlmAgent(model, frameOptions), models: [modelSpec] };
     case "socratic": {
       const captioner = setup.captioner ?? modelSpec;
       return { agent: new SocraticAgent(model, runtime.model(captioner, { role: "captioner" }), frameOptions), models: [modelSpec, captioner] };

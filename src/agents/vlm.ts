@@ -1,6 +1,6 @@
 import { UserError, loadPromptFile, pythonFormat, pythonStrip, type Question } from "../core/index.js";
 import type { Episode, ImageOptions, SamplingSpec } from "../episodes/index.js";
-import { ModelCallError, type ChatModel, type ChatRequest, type GenerationParams, type ModelSpec, type Protocol } from "../models/index.js";
+import { ModelCallError, type ChatModel, type ChatRequest, type GenerationParams, type Protocol } from "../models/index.js";
 import { BLIND_PROMPT, OPENEQA_ANSWER_PARAMS } from "./blind.js";
 import { imagePart, newTrace, parseAnswerLine, promptHashes, sampledImages, tracedCall } from "./calls.js";
 import { forceGuess, FORCE_GUESS_PROMPT } from "./force-guess.js";
@@ -48,9 +48,9 @@ export class VlmAgent implements Agent {
 
   constructor(
     private readonly model: ChatModel,
-    private readonly spec: ModelSpec,
     private readonly options: FrameOptions & { forceGuess: boolean },
   ) {
+    const spec = model.spec;
     this.style = VLM_STYLES[spec.protocol];
     this.sampling = options.sampling ?? { kind: "uniform", count: this.style.frames };
     if (this.sampling.kind === "uniform") checkFrameCount(spec, this.sampling.count, "--num-frames");
@@ -79,8 +79,8 @@ export class VlmAgent implements Agent {
       ],
       ...this.style.params,
     };
-    const tooLarge = oversizeReason(this.spec, request);
-    if (tooLarge) throw new ModelCallError("bad_request", tooLarge, this.spec.baseURL);
+    const tooLarge = oversizeReason(this.model.spec, request);
+    if (tooLarge) throw new ModelCallError("bad_request", tooLarge, this.model.spec.baseURL);
     const response = await tracedCall(trace, this.model, "answer", this.style.prompt, request, trace.frames);
     trace.agentAnswer = this.style.parse(response.text);
     const answer = this.options.forceGuess ? await forceGuess(question, trace.agentAnswer, this.model, trace) : trace.agentAnswer;

@@ -45,7 +45,7 @@ export function rmBenchCommand(): Command {
     if (!ks.includes(flags.maxK)) ks.push(flags.maxK);
     const outDir = flags.out ?? defaultRunPath("rm-bench");
     // the reward model's K samples of every instance, as the dry run, the batch and the run ask for them
-    const sampling = { file, spec, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir };
+    const sampling = { file, model: { spec }, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir };
     if (flags.dryRun) {
       // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
       configureFrameCache({ dir: false });

@@ -46,7 +46,6 @@ export function rmExportCommand(): Command {
       const summary = await exportRft({
         file,
         model: opened.runtime.model(spec, { role: REWARD_MODEL_ROLE }),
-        spec,
         candidates: flags.candidates,
         tolerance: flags.tolerance,
         params: TTS_PARAMS,

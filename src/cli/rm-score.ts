@@ -39,7 +39,7 @@ export function rmScoreCommand(): Command {
     checkPriceFile();
     const run = {
       file,
-      spec,
+      model: { spec },
       samples: flags.samples,
       aggregate: flags.aggregate,
       params: TTS_PARAMS,

@@ -45,7 +45,7 @@ export function runCommand(): Command {
             ...(selection.subsetPath ? { subsetPath: selection.subsetPath } : {}),
             predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
             predictionsPath: join(outDir, PREDICTIONS_FILE),
-            judgeSpec,
+            judge: { spec: judgeSpec },
             mode: flags.mode,
             outDir,
           },
@@ -77,7 +77,6 @@ export function runCommand(): Command {
         settings: { benchmark: { path: selection.benchmark.path, sha256: selection.benchmark.sha256 }, subset: flags.subset ?? null, ...modelCallSettings(flags, opened.cachePath) },
         onProgress: (p) => answering.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
         judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }),
-        judgeSpec,
         mode: flags.mode,
         bootstrap: { seed: flags.bootstrapSeed },
         onScoreProgress: (done, total, failed, unreadable) => {

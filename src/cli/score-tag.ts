@@ -87,7 +87,7 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
     questionsPath: flags.questions,
     predictions,
     predictionsPath: flags.predictions,
-    ...(judgeSpec ? { judgeSpec } : {}),
+    ...(judgeSpec ? { judge: { spec: judgeSpec } } : {}),
     grounded: flags.grounded ?? false,
     allowMissing: flags.allowMissing ?? false,
     allowUnknown: flags.allowUnknown ?? false,
@@ -108,7 +108,7 @@ async function runScoreTag(flags: ScoreTagFlags): Promise<number> {
   try {
     const result = await scoreTagRun({
       ...run,
-      ...(judgeSpec ? { judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }) } : {}),
+      judge: judgeSpec ? opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }) : undefined,
       concurrency: flags.concurrency,
       settings: { ...modelCallSettings(flags, opened.cachePath), ...(batched ? { batch: batched.report } : {}) },
       usage: opened.runtime.usage,
@@ -146,7 +146,6 @@ async function runValidation(flags: ScoreTagFlags): Promise<number> {
     const result = await validateStructuredJudge({
       questions,
       judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }),
-      judgeSpec,
       ...(flags.samples !== undefined ? { samples: flags.samples } : {}),
       seed: flags.seed,
       disruptions: flags.disruptions,

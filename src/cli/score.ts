@@ -80,7 +80,7 @@ async function runScore(flags: ScoreFlags): Promise<number> {
   };
   const outDir = flags.out ?? defaultRunPath("score");
   const shard = shardFromFlags(flags);
-  if (flags.dryRun) return planScoreRun(flags, { benchmark, questions, predictions, judgeSpec, judgeOptions, outDir, ...(shard ? { shard } : {}) });
+  if (flags.dryRun) return planScoreRun(flags, { benchmark, questions, predictions, judge: { spec: judgeSpec }, judgeOptions, outDir, ...(shard ? { shard } : {}) });
   checkPriceFile();
 
   const run = {
@@ -89,7 +89,7 @@ async function runScore(flags: ScoreFlags): Promise<number> {
     ...(flags.subset ? { subsetPath: flags.subset } : {}),
     predictions,
     predictionsPath: flags.predictions,
-    judgeSpec,
+    judge: { spec: judgeSpec },
     mode: flags.mode,
     ...(Object.keys(judgeOptions).length > 0 ? { judgeOptions } : {}),
     allowMissing: flags.allowMissing ?? false,
@@ -123,7 +123,7 @@ async function runScore(flags: ScoreFlags): Promise<number> {
 }
 
 /** `eqa score --dry-run`: the judge's calls, tokens and dollars, without calling it or writing anything. */
-async function planScoreRun(flags: ScoreFlags, run: Pick<Parameters<typeof planScore>[0], "benchmark" | "questions" | "predictions" | "judgeSpec" | "judgeOptions" | "outDir" | "shard">): Promise<number> {
+async function planScoreRun(flags: ScoreFlags, run: Pick<Parameters<typeof planScore>[0], "benchmark" | "questions" | "predictions" | "judge" | "judgeOptions" | "outDir" | "shard">): Promise<number> {
   const opened = await openCallPlan(flags);
   try {
     const planned = await planScore(

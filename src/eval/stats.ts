@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** A mean with its uncertainty, as summaries and tables print it. */
 export interface MeanEstimate {
   n: number;
@@ -11,6 +13,9 @@ export interface MeanEstimate {
   ci: [number, number];
   confidence: number;
 }
+
+/** A MeanEstimate as a summary file holds it: an undefined figure (NaN, no items) is written as null. */
+export const storedMeanEstimateSchema = z.object({ n: z.number(), mean: z.number().nullable(), stderr: z.number().nullable(), ci: z.tuple([z.number().nullable(), z.number().nullable()]), confidence: z.number() });
 
 export interface BootstrapOptions {
   resamples?: number;

@@ -17,7 +17,7 @@ import { JUDGE_ROLE, readCallLedger, type CallEntry, type ModelRuntime, type Mod
 import { openRun, readRunManifest, type RunDirectory } from "../store/index.js";
 import { catalogueType, recordTask, type TaskType } from "../sim/index.js";
 import { answerQuestions, createAgent, describeExternalAgent, ExternalAgent, type AgentName, type ExternalAgentSpec } from "../agents/index.js";
-import { defaultTextSimilarity, loadTagPredictions, scoreTagRun, tagScoreRunContract, type SimilaritySource, type TagPrediction, type TagScoreOptions, type TagScoreSummary } from "../eval/index.js";
+import { defaultTextSimilarity, loadTagPredictions, scoreTagRun, tagScoreRunContract, type SimilaritySource, type TagPrediction, type TagScoreSetup, type TagScoreSummary } from "../eval/index.js";
 import { buildTagDataset, writeTagDataset } from "./dataset.js";
 import { loadSimRecordings, RECORDING_FILE } from "./sources.js";
 import { answerWithPrograms, type ProgramAgentEpisode } from "./program-agent.js";
@@ -119,7 +119,7 @@ async function programRun(questions: TagQuestion[], questionsPath: string, recor
 }
 
 /** Opens the folder of one of the demo's agents as a tag-structured run, checked before anything is written in it. */
-async function openTagRun(scoring: Omit<TagScoreOptions, "predictions">): Promise<{ run: RunDirectory; similarity: SimilaritySource }> {
+async function openTagRun(scoring: Omit<TagScoreSetup, "predictions">): Promise<{ run: RunDirectory; similarity: SimilaritySource }> {
   const similarity = await defaultTextSimilarity();
   const run = await openRun(tagScoreRunContract({ ...scoring, predictions: [], match: { similarity } }, similarity.name));
   return { run, similarity };
@@ -142,7 +142,7 @@ export function demoRunCalls(run: Pick<DemoRun, "dir">): CallEntry[] {
 async function modelRun(agentName: AgentName, questions: TagQuestion[], questionsPath: string, framesRoot: string, dir: string, options: Required<Pick<DemoOptions, "model" | "runtime">>): Promise<DemoRun> {
   const { agent, models } = createAgent({ agent: agentName, model: options.model }, options.runtime);
   // one tag-structured run: the agent's answers (answers/, an answer run of its own) are a stage of it
-  const scoring = { questions, questionsPath, predictionsPath: join(dir, "predictions.json"), judgeSpec: options.model, outDir: dir, settings: { agent: agentName, model: options.model.name } };
+  const scoring = { questions, questionsPath, predictionsPath: join(dir, "predictions.json"), judge: { spec: options.model }, outDir: dir, settings: { agent: agentName, model: options.model.name } };
   const { run, similarity } = await openTagRun(scoring);
   const datasetDir = dirname(questionsPath);
   const answered = await answerQuestions({ questions: questions.map((q) => asOpenEqaQuestion(q, datasetDir, framesRoot)), agent, framesRoot, outDir: join(dir, DEMO_ANSWERS_DIR), models, usage: options.runtime.usage });
@@ -163,7 +163,7 @@ async function externalRun(spec: ExternalAgentSpec, questions: TagQuestion[], qu
   }
   const predictionsFile = join(dir, "predictions.json");
   // one tag-structured run: the agent's answers (answers.jsonl) are a stage of it
-  const scoring = { questions, questionsPath, predictionsPath: predictionsFile, ...(options.model && options.runtime ? { judgeSpec: options.model } : {}), outDir: dir, settings: { agent: describeExternalAgent(spec), task: "tag" } };
+  const scoring = { questions, questionsPath, predictionsPath: predictionsFile, ...(options.model && options.runtime ? { judge: { spec: options.model } } : {}), outDir: dir, settings: { agent: describeExternalAgent(spec), task: "tag" } };
   const { run, similarity } = await openTagRun(scoring);
   const model = options.model && options.runtime ? options.runtime.model(options.model, { role: "agent" }) : undefined;
   const agent = new ExternalAgent(spec, { task: "tag", episodes: true, ...(model ? { model } : {}), ...(options.agentTimeoutMs !== undefined ? { timeoutMs: options.agentTimeoutMs } : {}) });
@@ -180,7 +180,7 @@ async function externalRun(spec: ExternalAgentSpec, questions: TagQuestion[], qu
     questionsPath,
     predictions,
     predictionsPath: predictionsFile,
-    ...(model && options.model && options.runtime ? { judge: options.runtime.model(options.model, { role: JUDGE_ROLE }), judgeSpec: options.model, usage: options.runtime.usage } : {}),
+    ...(model && options.model && options.runtime ? { judge: options.runtime.model(options.model, { role: JUDGE_ROLE }), usage: options.runtime.usage } : {}),
     outDir: dir,
     settings: { agent: describeExternalAgent(spec), task: "tag" },
     run,

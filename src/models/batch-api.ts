@@ -189,7 +189,7 @@ class CollectingModel implements ChatModel {
   readonly name: string;
 
   constructor(
-    private readonly spec: ModelSpec,
+    readonly spec: ModelSpec,
     private readonly reply: string,
     private readonly cache: ModelCallCache,
     private readonly requests: Map<string, BatchRequest>,

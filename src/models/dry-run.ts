@@ -234,7 +234,7 @@ class RecordingModel implements ChatModel {
   readonly name: string;
 
   constructor(
-    private readonly spec: ModelSpec,
+    readonly spec: ModelSpec,
     private readonly role: string,
     private readonly mode: CallMode,
     private readonly reply: string,

@@ -57,6 +57,9 @@ export class ModelCallError extends Error {
 /** A reply that was not an answer, as records keep it. */
 export type FailedReplyStatus = "truncated" | "filtered" | "refused";
 
+/** A FailedReplyStatus as a stored record holds it. */
+export const failedReplyStatusSchema = z.enum(["truncated", "filtered", "refused"]) satisfies z.ZodType<FailedReplyStatus>;
+
 /** `{ status }` when the error is a reply that was not an answer, else nothing: spread into a failure record. */
 export function replyStatusOf(error: unknown): { status?: FailedReplyStatus } {
   return error instanceof ModelCallError && isReplyStatus(error.kind) ? { status: error.kind } : {};

@@ -150,6 +150,7 @@ export function currentCallContext(): CallContext {
 export function inRole(model: ChatModel, role: string): ChatModel {
   return {
     name: model.name,
+    spec: model.spec,
     complete: (request: ChatRequest): Promise<ChatResponse> => withCallContext({ role }, () => model.complete(request)),
   };
 }

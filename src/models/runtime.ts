@@ -103,7 +103,7 @@ class ScheduledModel implements ChatModel {
   private warnedCache = false;
 
   constructor(
-    private readonly spec: ModelSpec,
+    readonly spec: ModelSpec,
     private readonly role: string,
     private readonly client: ProviderClient,
     private readonly scheduler: EndpointScheduler,

@@ -1,4 +1,5 @@
 import type { AdaptedRequest } from "./families.js";
+import type { ModelSpec } from "./names.js";
 
 /**
  * A piece of a message: text, or an image as bytes with its media type. An image's bytes are
@@ -111,10 +112,18 @@ export interface ChatResponse {
 
 /** The one interface every model call goes through. */
 export interface ChatModel {
-  /** `provider/model`, as the user wrote it. */
+  /** `provider/model`, as the user wrote it (the spec's name). */
   readonly name: string;
+  /** What the model is and where it is called: what a run records of it (`describeModel`), keys its cache by and prices its calls with. */
+  readonly spec: ModelSpec;
   complete(request: ChatRequest): Promise<ChatResponse>;
 }
+
+/**
+ * A model as a run's settings, contract and dry run know it: its spec alone. A `ChatModel` is
+ * one; so is `{ spec }` where no model is called.
+ */
+export type ModelRef = Pick<ChatModel, "spec">;
 
 /** What a provider returns for one attempt, before usage bookkeeping. */
 export interface ProviderReply {

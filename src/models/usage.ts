@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { z } from "zod";
 import { CallLedgerWriter, type CallEntry, type CallRecord } from "./ledger.js";
 import type { CallUsage, ReplyStatus } from "./types.js";
 
@@ -20,6 +21,17 @@ export interface UsageTotals {
   /** Sum of per-call latencies of the calls that reached the endpoint. */
   latencyMs: number;
 }
+
+const count = z.number().default(0);
+
+/**
+ * UsageTotals as a stored record holds them: a total a record written by an earlier version lacks
+ * is 0, and a record without any usage has none (every total 0).
+ */
+export const usageTotalsSchema = z.preprocess(
+  (value) => (typeof value === "object" && value !== null && !Array.isArray(value) ? value : {}),
+  z.looseObject({ calls: count, cacheHits: count, promptTokens: count, completionTokens: count, thinkingTokens: count, cachedPromptTokens: count, cachedCompletionTokens: count, images: count, retries: count, failures: count, latencyMs: count }),
+) satisfies z.ZodType<UsageTotals>;
 
 export function emptyUsage(): UsageTotals {
   return { calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0, thinkingTokens: 0, cachedPromptTokens: 0, cachedCompletionTokens: 0, images: 0, retries: 0, failures: 0, latencyMs: 0 };

@@ -14,7 +14,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { z } from "zod";
 import { UserError, type Question } from "../core/index.js";
 import { loadOpenEqaBenchmark, loadPredictions, loadTagQuestions, type TagQuestion } from "../data/index.js";
-import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate } from "../eval/index.js";
+import { llmMatchPoints, loadPredictionsWithoutGuess, scoreSummarySchema, type MeanEstimate } from "../eval/index.js";
 import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath, RUN_KINDS, RUN_MANIFEST_FILE } from "../store/index.js";
 import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
 import { exploreHeadline, exploreSummarySchema, laEqaHeadline, laEqaSummarySchema, loadLaEqaQuestions, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
@@ -27,19 +27,6 @@ export type { HeadlineMetric } from "./run-kinds.js";
 const failureList = z.array(z.looseObject({ questionId: z.string(), error: z.string(), status: z.string().optional() }));
 const processUsage = z.looseObject({ deviations: z.record(z.string(), z.array(z.string())).optional() }).nullable().optional();
 
-/** `summary.json` of `eqa score` (`ScoreSummary`), the fields the report and viewer read. */
-export const scoreSummarySchema = z.looseObject({
-  kind: z.literal("llm-match"),
-  eqakitVersion: z.string().optional(),
-  createdAt: z.string().optional(),
-  wallTimeMs: z.number(),
-  config: z.record(z.string(), z.unknown()),
-  counts: z.looseObject({ questions: z.number(), scored: z.number(), failed: z.number() }),
-  llmMatch: z.object({ overall: meanEstimate, byCategory: z.record(z.string(), meanEstimate), bySource: z.record(z.string(), meanEstimate) }),
-  replyStatuses: z.record(z.string(), z.number()).optional(),
-  failures: failureList,
-  usage: z.looseObject({ judgements: usageTotals, thisProcess: processUsage }),
-});
 /** `summary.json` of `eqa answer` (`AnswerSummary`), the fields the report and viewer read. */
 export const answerSummarySchema = z.looseObject({
   kind: z.literal("answer"),

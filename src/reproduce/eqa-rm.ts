@@ -94,7 +94,7 @@ export async function planRewardTable(options: Omit<ReproduceRewardOptions, "con
   const maxK = options.maxK ?? EQA_RM_K;
   const benchDir = join(options.outDir, "rows", "bench");
   // one benchmark run gives both rows: its calls are the "bench" row's, as in summary.json's runs
-  const planned = await plan.forRow("bench", () => planRewardScores({ file: options.file, instances, spec: options.spec, samples: maxK, params: TTS_PARAMS, ...(options.framesRoot ? { framesRoot: options.framesRoot } : {}), ...(options.image ? { image: options.image } : {}), outDir: benchDir }, plan));
+  const planned = await plan.forRow("bench", () => planRewardScores({ file: options.file, instances, model: { spec: options.spec }, samples: maxK, params: TTS_PARAMS, ...(options.framesRoot ? { framesRoot: options.framesRoot } : {}), ...(options.image ? { image: options.image } : {}), outDir: benchDir }, plan));
   const rows = maxK > 1 ? `2 row(s) from one set of samples: ${options.spec.name} as a judge (K = 1, each instance's first sample) and with test-time scaling (K = ${maxK})` : `1 row: ${options.spec.name} as a judge (K = 1)`;
   return [
     `${options.table.id}: ${rows}, in ${options.outDir}`,
@@ -113,7 +113,6 @@ export async function reproduceRewardTable(options: ReproduceRewardOptions, runt
     file: options.file,
     instances,
     model: runtime.model(options.spec, { role: REWARD_MODEL_ROLE }),
-    spec: options.spec,
     ks: maxK === 1 ? [1] : [1, maxK],
     aggregate: "vote",
     params: TTS_PARAMS,

@@ -264,7 +264,6 @@ export async function scoreAEqaWithoutGuess(
     predictions: judged,
     predictionsPath: join(rowDir, "predictions.json"),
     judge,
-    judgeSpec: setup.judgeSpec,
     usage: runtime.usage,
     mode: setup.mode,
     outDir: `${rowDir}-without-guess`,

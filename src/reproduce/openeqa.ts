@@ -267,7 +267,7 @@ export async function answerOpenEqaRows(options: ReproduceOpenEqaOptions, runtim
     const answerOptions = rowAnswerOptions(options, family, rowDir, runtime);
     // the contract answerAndScore opens the row's folder with
     const answerContract = answerRunContract({ ...answerOptions, questions: options.selection.questions });
-    const scoreContract = scoreRunContract({ benchmark: options.selection.benchmark, questions: options.selection.questions, predictions: [], predictionsPath: join(rowDir, PREDICTIONS_FILE), judgeSpec: options.judgeSpec, mode, outDir: rowDir, settings: rowSettings(options) });
+    const scoreContract = scoreRunContract({ benchmark: options.selection.benchmark, questions: options.selection.questions, predictions: [], predictionsPath: join(rowDir, PREDICTIONS_FILE), judge: { spec: options.judgeSpec }, mode, outDir: rowDir, settings: rowSettings(options) });
     const run = await openRun({ dir: rowDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [], ...(answerContract.items ? { items: answerContract.items } : {}) });
     const answered = await answerQuestions({
       ...answerOptions,
@@ -292,7 +292,7 @@ export async function answerOpenEqaRows(options: ReproduceOpenEqaOptions, runtim
             ...(options.selection.subsetPath ? { subsetPath: options.selection.subsetPath } : {}),
             predictions: set.predictions,
             predictionsPath,
-            judgeSpec: options.judgeSpec,
+            judge: { spec: options.judgeSpec },
             mode,
             outDir: set.outDir,
           },
@@ -326,7 +326,6 @@ export async function reproduceOpenEqaTable(options: ReproduceOpenEqaOptions, ru
       selection: options.selection,
       ...rowAnswerOptions(options, family, rowDir, runtime),
       judge,
-      judgeSpec: options.judgeSpec,
       mode,
       ...(options.onProgress ? { onProgress: (p: { done: number; total: number; failed: number }) => options.onProgress!("answering", p.done, p.total, p.failed) } : {}),
       ...(options.onProgress ? { onScoreProgress: (done: number, total: number, failed: number) => options.onProgress!("judging", done, total, failed) } : {}),
@@ -369,7 +368,6 @@ async function scoreWithoutGuess(options: ReproduceOpenEqaOptions, rowDir: strin
     predictions,
     predictionsPath,
     judge,
-    judgeSpec: options.judgeSpec,
     usage: runtime.usage,
     mode,
     outDir: `${rowDir}-without-guess`,
@@ -407,7 +405,7 @@ export async function planOpenEqaTable(options: Omit<ReproduceOpenEqaOptions, "o
           ...(options.selection.subsetPath ? { subsetPath: options.selection.subsetPath } : {}),
           predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
           predictionsPath: join(rowDir, PREDICTIONS_FILE),
-          judgeSpec: options.judgeSpec,
+          judge: { spec: options.judgeSpec },
           mode: options.mode ?? "compat",
           outDir: rowDir,
         },
@@ -422,7 +420,7 @@ export async function planOpenEqaTable(options: Omit<ReproduceOpenEqaOptions, "o
             questions: answered,
             predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
             predictionsPath: join(rowDir, PREDICTIONS_FILE),
-            judgeSpec: options.judgeSpec,
+            judge: { spec: options.judgeSpec },
             mode: options.mode ?? "compat",
             outDir: `${rowDir}-without-guess`,
           },

@@ -25,7 +25,7 @@ import { z } from "zod";
 import { sha256Hex } from "../core/index.js";
 import type { TagQuestion } from "../data/index.js";
 import { JUDGE_ROLE, withCallContext, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { extractStructuredAnswer, planTagScore, scoreTagRun, structuredPrediction, type MeanEstimate, type TagScoreOptions, type TagScoreSummary } from "../eval/index.js";
+import { extractStructuredAnswer, planTagScore, scoreTagRun, structuredPrediction, type MeanEstimate, type TagScoreSetup, type TagScoreSummary } from "../eval/index.js";
 import {
   availableTagBaselines,
   runTagBaseline,
@@ -151,14 +151,14 @@ async function answerTagRow(options: ReproduceTagOptions, runPath: string, name:
 }
 
 /** The score-tag run of a row's answered questions in `rows/<name>/score`, as `reproduceTagTable` runs it and `--batch` plans it. */
-function rowScoreOptions(options: ReproduceTagOptions, runPath: string, name: TagBaselineName, answered: TagAnswerRun): Omit<TagScoreOptions, "judge" | "usage" | "onProgress"> {
+function rowScoreOptions(options: ReproduceTagOptions, runPath: string, name: TagBaselineName, answered: TagAnswerRun): TagScoreSetup {
   const ok = new Set(answered.predictions.filter((p) => p.error === undefined).map((p) => p.question_id));
   return {
     questions: options.questions.filter((q) => ok.has(q.question_id)),
     questionsPath: options.questionsPath,
     predictions: answered.predictions.filter((p) => ok.has(p.question_id)).map((p) => ({ question_id: p.question_id, answer: p.answer })),
     predictionsPath: join(runPath, tagRowDirs(name).answers, "predictions.json"),
-    judgeSpec: options.judgeSpec,
+    judge: { spec: options.judgeSpec },
     outDir: join(runPath, tagRowDirs(name).score),
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.callSettings ? { settings: options.callSettings } : {}),

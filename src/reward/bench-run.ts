@@ -61,7 +61,7 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(result.wallTimeMs),
     config: {
-      model: describeModel(options.spec),
+      model: describeModel(options.model.spec),
       instances: { path: options.file.path, sha256: options.file.sha256, count: result.records.length },
       ks,
       plotted: aggregate,
@@ -81,7 +81,7 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
     usage: { evaluations: usage, thisProcess: options.usage?.snapshot() ?? null },
     cost: ledgerCost(readCallLedger(result.run.path)),
   };
-  const svg = scalingCurves(summary, aggregate, options.spec.name);
+  const svg = scalingCurves(summary, aggregate, options.model.spec.name);
   await result.run.writeJson(BENCH_SUMMARY_FILE, summary);
   await writeFileAtomically(result.run.file(CURVES_SVG), svg);
   await writeFileAtomically(result.run.file(CURVES_PNG), await svgToPng(svg));

@@ -1,7 +1,7 @@
 import { canonicalJson, seededRandom, sha256Hex, UserError, writeFileAtomically, type Question } from "../core/index.js";
 import { environmentOf, readTextFile, writeRewardInstances, type RewardInstance } from "../data/index.js";
 import { linspaceRoundIndices, openEpisode, resolveEpisodePath, type Episode, type ImageOptions } from "../episodes/index.js";
-import { describeModel, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec } from "../models/index.js";
+import { describeModel, runModelBatch, type ChatModel, type GenerationParams } from "../models/index.js";
 import { RunDirectory, openRun, questionItems, resultSettings } from "../store/index.js";
 import { parseCsv, toCsv } from "./csv.js";
 import { imageParts } from "./evaluate.js";
@@ -47,10 +47,10 @@ interface GroundTruthRecord {
 export interface BuildOptions {
   questions: Question[];
   framesRoot: string;
+  /** The model that answers the questions (it carries its spec). */
   responder: ChatModel;
-  responderSpec: ModelSpec;
+  /** The model that scores each response against the ground truth (it carries its spec). */
   scorer: ChatModel;
-  scorerSpec: ModelSpec;
   /** Responses asked per question (each its own sample). */
   responsesPerQuestion: number;
   keyframes: number;
@@ -93,7 +93,7 @@ export async function buildRewardBench(options: BuildOptions): Promise<BuildResu
   const run = await openRun({
     dir: options.outDir,
     kind: "rm-build",
-    settings: resultSettings({ responder: describeModel(options.responderSpec), scorer: describeModel(options.scorerSpec), responsesPerQuestion: options.responsesPerQuestion, keyframes: options.keyframes, image: options.image ?? {}, finetuneFraction: options.finetuneFraction, seed: options.seed }),
+    settings: resultSettings({ responder: describeModel(options.responder.spec), scorer: describeModel(options.scorer.spec), responsesPerQuestion: options.responsesPerQuestion, keyframes: options.keyframes, image: options.image ?? {}, finetuneFraction: options.finetuneFraction, seed: options.seed }),
     inputs: [{ name: "frames", path: options.framesRoot }],
     items: questionItems(options.questions),
   });
@@ -125,7 +125,7 @@ export async function buildRewardBench(options: BuildOptions): Promise<BuildResu
         responses.set(record.key, record);
         options.onProgress?.("responses", ++done, jobs.length);
       },
-      models: [options.responderSpec],
+      models: [options.responder.spec],
     });
   } finally {
     appendResponse.close();
@@ -163,7 +163,7 @@ export async function buildRewardBench(options: BuildOptions): Promise<BuildResu
         scores.set(record.key, record);
         options.onProgress?.("ground-truth scores", ++done, usable.length);
       },
-      models: [options.scorerSpec],
+      models: [options.scorer.spec],
     });
   } finally {
     appendScore.close();

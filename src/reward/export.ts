@@ -116,7 +116,7 @@ export async function exportRft(options: RftExportOptions): Promise<RftExportSum
     kind: "rm-rft",
     eqakitVersion,
     createdAt: new Date().toISOString(),
-    config: { model: options.spec.name, instances: { path: options.file.path, sha256: options.file.sha256 }, candidates: options.candidates, tolerance: options.tolerance, prompts: rmPromptHashes([RM_PROMPTS.evaluator]), ...options.settings },
+    config: { model: options.model.spec.name, instances: { path: options.file.path, sha256: options.file.sha256 }, candidates: options.candidates, tolerance: options.tolerance, prompts: rmPromptHashes([RM_PROMPTS.evaluator]), ...options.settings },
     counts,
     files: ["rft.trl.jsonl", "rft.llamafactory.jsonl", "dataset_info.json", "images/", "evaluations.jsonl"],
   };

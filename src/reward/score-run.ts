@@ -1,11 +1,12 @@
 import { join, resolve } from "node:path";
+import { z } from "zod";
 import { eqakitVersion, UserError } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { EpisodeFrameImage, ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
-import { REWARD_MODEL_ROLE, describeModel, emptyUsage, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext } from "../models/index.js";
-import { RunDirectory, openRun, readJsonl, resultSettings, type RunContract } from "../store/index.js";
+import { REWARD_MODEL_ROLE, describeModel, emptyUsage, usageTotalsSchema, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext } from "../models/index.js";
+import { RunDirectory, openRun, readJsonl, recordParser, resultSettings, type RunContract } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
 import { KeyframeLoader } from "./keyframes.js";
@@ -33,6 +34,23 @@ export interface RmEvaluationRecord {
   finishedAt: string;
 }
 
+/** One line of a reward-model run's evaluations.jsonl, as `scoreRewardInstances` and `benchRewardModel` write it. */
+export const rmEvaluationSchema = z.looseObject({
+  id: z.string(),
+  inputKey: z.string(),
+  model: z.string(),
+  source: z.string(),
+  category: z.string().optional(),
+  groundTruthScore: z.number().nullable(),
+  keyframes: z.array(z.number()),
+  images: z.array(z.string()),
+  samples: z.custom<RmSample[]>(Array.isArray),
+  score: z.number().nullable(),
+  aggregates: z.custom<Record<Aggregation, number | null>>((v) => typeof v === "object" && v !== null && !Array.isArray(v)),
+  usage: usageTotalsSchema,
+  finishedAt: z.string(),
+}) satisfies z.ZodType<RmEvaluationRecord>;
+
 export interface RmScoreProgress {
   done: number;
   total: number;
@@ -43,8 +61,8 @@ export interface RmScoreProgress {
 export interface RmScoreOptions {
   file: RewardInstanceFile;
   instances?: RewardInstance[];
+  /** The reward model as judge (it carries its spec). */
   model: ChatModel;
-  spec: ModelSpec;
   /** K, the samples per instance (1 by default). */
   samples?: number;
   aggregate?: Aggregation;
@@ -63,17 +81,20 @@ export interface RmScoreOptions {
   onProgress?: (progress: RmScoreProgress) => void;
 }
 
+/** What a reward-model run's contract, configuration and dry run read: its options with the model known by its spec alone. */
+export type RmScoreSetup = Omit<RmScoreOptions, "model" | "usage" | "onProgress"> & { model: ModelRef };
+
 /**
  * The run folder of `eqa rm score` (or `eqa rm bench`) as its manifest declares it: the reward
  * model, K, the aggregation, the generation parameters, the prompts' hashes, the image options and
  * the tolerance decide the results; the instance file (copied in when small) and the frames are inputs.
  */
-export function rmRunContract(options: Omit<RmScoreOptions, "model" | "usage" | "onProgress">): RunContract {
+export function rmRunContract(options: RmScoreSetup): RunContract {
   return {
     dir: options.outDir,
     kind: options.runKind ?? "rm-score",
     settings: resultSettings({
-      model: describeModel(options.spec),
+      model: describeModel(options.model.spec),
       samples: options.samples ?? 1,
       aggregate: options.aggregate ?? "vote",
       parameters: options.params ?? TTS_PARAMS,
@@ -112,7 +133,7 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
   const run = await openRun(rmRunContract(options));
   options.usage?.attach(run.path);
   const earlier = new Map<string, RmEvaluationRecord>();
-  for (const record of run.readRecords(EVALUATIONS_FILE, asRecord).records) earlier.set(record.id, record);
+  for (const record of run.readRecords(EVALUATIONS_FILE, recordParser(rmEvaluationSchema)).records) earlier.set(record.id, record);
 
   const records = new Map<string, RmEvaluationRecord>();
   const progress: RmScoreProgress = { done: 0, total: instances.length, failed: 0, reused: 0 };
@@ -161,7 +182,7 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
         if (!kept || kept.score === null) progress.failed++;
         options.onProgress?.({ ...progress });
       },
-      models: [options.spec],
+      models: [options.model.spec],
       itemId: (instance) => instance.id,
     });
   } finally {
@@ -200,7 +221,7 @@ export interface RmSamplePlan {
  * sample indices). Calls no model and writes nothing: the run directory's evaluations are
  * only read, and a missing directory is left missing.
  */
-export async function planRewardScores(options: Omit<RmScoreOptions, "model" | "usage" | "onProgress">, plan: CallPlan): Promise<RmSamplePlan> {
+export async function planRewardScores(options: RmScoreSetup, plan: CallPlan): Promise<RmSamplePlan> {
   const instances = options.instances ?? options.file.instances;
   const k = options.samples ?? 1;
   if (!Number.isInteger(k) || k < 1) throw new UserError(`the number of samples must be a whole number of at least 1, got ${k}`, { field: "--samples" });
@@ -208,8 +229,8 @@ export async function planRewardScores(options: Omit<RmScoreOptions, "model" | "
   const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
   for (const instance of instances) loader.episodePath(instance);
   const earlier = new Map<string, RmEvaluationRecord>();
-  for (const record of readJsonl(join(resolve(options.outDir), EVALUATIONS_FILE), asRecord, false).records) earlier.set(record.id, record);
-  const model = plan.model(options.spec, REWARD_MODEL_ROLE);
+  for (const record of readJsonl(join(resolve(options.outDir), EVALUATIONS_FILE), recordParser(rmEvaluationSchema), false).records) earlier.set(record.id, record);
+  const model = plan.model(options.model.spec, REWARD_MODEL_ROLE);
   const indices = Array.from({ length: k }, (_, i) => i);
   let reused = 0;
   let pending = 0;
@@ -224,13 +245,6 @@ export async function planRewardScores(options: Omit<RmScoreOptions, "model" | "
     await withCallContext({ item: instance.id }, () => sampleEvaluations(model, instance, imageParts(images), params, indices));
   }
   return { instances: instances.length, reused, pending, calls: pending * k };
-}
-
-function asRecord(value: unknown): RmEvaluationRecord | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const r = value as Partial<RmEvaluationRecord>;
-  if (typeof r.id !== "string" || typeof r.inputKey !== "string" || !Array.isArray(r.samples)) return undefined;
-  return r as RmEvaluationRecord;
 }
 
 /** The aggregate of the first K samples of a record (test-time scaling from shared samples). */
@@ -282,7 +296,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(result.wallTimeMs),
     config: {
-      model: describeModel(options.spec),
+      model: describeModel(options.model.spec),
       instances: { path: options.file.path, sha256: options.file.sha256, count: (options.instances ?? options.file.instances).length },
       samples: options.samples ?? 1,
       aggregate,

@@ -6,6 +6,7 @@
 export * from "./jsonl.js";
 export * from "./cache.js";
 export * from "./run-dir.js";
+export * from "./resume.js";
 export * from "./shard.js";
 export * from "./manifest.js";
 export * from "./kinds.js";

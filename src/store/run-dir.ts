@@ -86,48 +86,6 @@ export function defaultRunPath(kind: string, now = new Date()): string {
   return join("runs", `${kind}-${stamp}`);
 }
 
-/** What a resumable stage appends per item: the item's id and a key of its exact inputs. */
-export interface KeyedRecord {
-  questionId: string;
-  inputKey: string;
-}
-
-/**
- * The records of an earlier (interrupted) run that can stand: finished successfully, and
- * made from exactly the inputs wanted now (`wanted`: id → input key).
- */
-export function reusableRecords<T extends KeyedRecord>(
-  run: RunDirectory,
-  file: string,
-  parse: (value: unknown) => T | undefined,
-  wanted: ReadonlyMap<string, string>,
-  succeeded: (record: T) => boolean,
-): Map<string, T> {
-  return pickReusable(run.readRecords(file, parse).records, wanted, succeeded);
-}
-
-/**
- * The records of `file` in the run directory `dir` that a run would reuse, read without
- * making, repairing or cleaning anything (what --dry-run counts); none when `dir` is missing.
- */
-export function peekReusableRecords<T extends KeyedRecord>(
-  dir: string,
-  file: string,
-  parse: (value: unknown) => T | undefined,
-  wanted: ReadonlyMap<string, string>,
-  succeeded: (record: T) => boolean,
-): Map<string, T> {
-  return pickReusable(readJsonl(join(resolve(dir), file), parse, false).records, wanted, succeeded);
-}
-
-function pickReusable<T extends KeyedRecord>(records: readonly T[], wanted: ReadonlyMap<string, string>, succeeded: (record: T) => boolean): Map<string, T> {
-  const reusable = new Map<string, T>();
-  for (const record of records) {
-    if (succeeded(record) && wanted.get(record.questionId) === record.inputKey) reusable.set(record.questionId, record);
-  }
-  return reusable;
-}
-
 /** The commands run in a run directory, one record each as it ends: what a report shows as "command". */
 export const COMMANDS_FILE = "commands.jsonl";
 

@@ -23,7 +23,8 @@ import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { UserError, canonicalJson, runOfKind, eqakitVersion, formatShard, outputFailure, shardOfId, writeFileAtomically, type Shard } from "../core/index.js";
 import { readJsonl } from "./jsonl.js";
-import { RunDirectory, type KeyedRecord } from "./run-dir.js";
+import { RunDirectory } from "./run-dir.js";
+import type { KeyedRecord } from "./resume.js";
 import { readRunManifest, resultSettings, writeRunManifest } from "./manifest.js";
 import type { RunKind } from "./kinds.js";
 

@@ -37,7 +37,7 @@ import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords,
 import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type Episode, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
 import { ModelCallError, ledgerCost, mergeCallLedgers, readCallLedger, runModelBatch, type CallEntry, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
-import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
+import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type ResumeRule } from "../../store/index.js";
 import type { Agent } from "../types.js";
 import { traceOfFailure } from "../calls.js";
 import type { ExternalActiveAgent } from "../external/index.js";
@@ -210,6 +210,31 @@ export interface ExploreRecord {
   error: string | null;
   finishedAt: string;
 }
+
+/** One line of an explore run's records.jsonl, as `runExploration` writes it (a record of an older version without `error` finished). */
+export const exploreRecordSchema = z.looseObject({
+  questionId: z.string(),
+  inputKey: z.string(),
+  scene: z.string(),
+  explorer: z.enum([...EXPLORER_NAMES, "external"]),
+  answer: z.string().nullable(),
+  answerSource: z.enum(["view", "blind", "agent", "none"]).nullable(),
+  stop: z.string().nullable(),
+  pathLengthM: z.number().nullable(),
+  pathLengthSteps: z.number().nullable(),
+  frames: z.number(),
+  explorerMsPerStep: z.number().nullable(),
+  goalDistanceM: z.number().nullable(),
+  coverage: z.number().nullable().optional(),
+  confidence: z.number().nullable().optional(),
+  gtPathLengthM: z.number().nullable(),
+  choice: z.string().nullable().optional(),
+  correct: z.boolean().optional(),
+  details: z.record(z.string(), z.unknown()),
+  usage: z.custom<UsageTotals | null>((v) => v === null || ((v) => typeof v === "object" && v !== null && !Array.isArray(v))(v)),
+  error: z.string().nullable().default(null),
+  finishedAt: z.string(),
+}) satisfies z.ZodType<ExploreRecord>;
 
 export interface ExploreSummary {
   kind: "explore";
@@ -435,9 +460,7 @@ export interface ExplorePlan {
 export async function planExploration(options: ExplorePlanOptions, plan: CallPlan): Promise<ExplorePlan> {
   const { keyOf } = exploreKey({ ...options, vlm: options.vlm?.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
   const episodes = selectShard(options.episodes, (e) => e.questionId, options.shard);
-  const wanted = new Map(episodes.map((e) => [e.questionId, keyOf(e)]));
-  const earlier = peekReusableRecords(options.outDir, EXPLORE_RECORDS_FILE, asRecord, wanted, (r) => r.error === null);
-  const pending = episodes.filter((e) => !earlier.has(e.questionId));
+  const { reusable: earlier, pending } = resumeItems(options.outDir, exploreResumeRule(episodes, keyOf));
   let steps: number | null = 0;
   if (isFineEqa(options.explorer) && options.vlm) {
     const sharp = await loadSharp();
@@ -529,10 +552,11 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
   const { configuration, keyOf } = exploreKey({ ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
   const episodes = selectShard(options.episodes, (e) => e.questionId, options.shard);
   const wanted = new Map(episodes.map((e) => [e.questionId, keyOf(e)]));
-  const earlier = reusableRecords(run, EXPLORE_RECORDS_FILE, asRecord, wanted, (r) => r.error === null);
+  const resumed = resumeItems(run, exploreResumeRule(episodes, keyOf));
+  const earlier = resumed.reusable;
   const records = new Map(earlier);
   // Episodes of one scene run together, so that one environment serves them all.
-  const pending = episodes.filter((e) => !earlier.has(e.questionId)).map((e, i) => ({ e, i })).sort((a, b) => a.e.scene.localeCompare(b.e.scene) || a.i - b.i).map((x) => x.e);
+  const pending = resumed.pending.map((e, i) => ({ e, i })).sort((a, b) => a.e.scene.localeCompare(b.e.scene) || a.i - b.i).map((x) => x.e);
   let failed = 0;
   options.onProgress?.(records.size, episodes.length, failed);
 
@@ -683,7 +707,7 @@ interface ExploreSummaryInputs extends z.infer<typeof exploreContextSchema> {
 export async function mergeExploreRuns(dirs: readonly string[], outDir: string): Promise<{ summary: ExploreSummary; records: ExploreRecord[]; runDir: string }> {
   const set = await readShardSet(dirs, "explore");
   const context = shardContext(set.shards[0]!, set.kind, exploreContextSchema);
-  const records = mergedRecords(set, EXPLORE_RECORDS_FILE, asRecord);
+  const records = mergedRecords(set, EXPLORE_RECORDS_FILE, recordParser(exploreRecordSchema));
   const run = mergeOutput(outDir, set);
   const home = new Map(set.shards.flatMap((s) => Object.keys(s.manifest.keys).map((id) => [id, s.dir] as const)));
   for (const r of records) {
@@ -757,11 +781,9 @@ async function writeTrajectory(run: RunDirectory, name: string, e: ActiveEpisode
   });
 }
 
-function asRecord(value: unknown): ExploreRecord | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const r = value as Partial<ExploreRecord>;
-  if (typeof r.questionId !== "string" || typeof r.inputKey !== "string") return undefined;
-  return { ...(r as ExploreRecord), error: r.error ?? null };
+/** How an exploration resumes: an episode's record stands when it finished, explored with the same settings. */
+function exploreResumeRule(episodes: readonly ActiveEpisode[], keyOf: (episode: ActiveEpisode) => string): ResumeRule<ActiveEpisode, ExploreRecord> {
+  return { file: EXPLORE_RECORDS_FILE, schema: exploreRecordSchema, items: episodes, id: (e) => e.questionId, inputKey: keyOf, succeeded: (r) => r.error === null };
 }
 
 /**

@@ -12,7 +12,7 @@
 import sharp from "sharp";
 import { sha256Hex, type Question } from "../../core/index.js";
 import type { Episode, EpisodeFrameImage } from "../../episodes/index.js";
-import type { ChatModel, ChatRequest, ChatResponse } from "../../models/index.js";
+import { resolveModel, type ChatModel, type ChatRequest, type ChatResponse } from "../../models/index.js";
 import type { AgentTrace } from "../types.js";
 import { ExternalActiveAgent } from "./active.js";
 import { ExternalAgent, type ExternalAgentSpec } from "./agent.js";
@@ -37,8 +37,11 @@ export const CHECK_MODEL_REPLY = "A: a sofa";
 
 /** A model that answers every call with CHECK_MODEL_REPLY, without calling anything. */
 export function checkModel(): ChatModel {
+  // an OpenAI-protocol model on a closed local port: nothing is ever sent to it
+  const spec = { ...resolveModel("openai/check", { baseURL: "http://127.0.0.1:9/v1", env: {} }), name: "eqakit/check", provider: "eqakit" };
   return {
-    name: "eqakit/check",
+    name: spec.name,
+    spec,
     complete: (request: ChatRequest): Promise<ChatResponse> => {
       const images = request.messages.reduce((n, m) => n + (typeof m.content === "string" ? 0 : m.content.filter((p) => p.type === "image").length), 0);
       return Promise.resolve({

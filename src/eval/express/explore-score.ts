@@ -17,11 +17,12 @@
  * exits 1) and asked again on the next run. A model call refused for one episode fails that
  * episode's scores alone; an unusable judge stops the run.
  */
+import { z } from "zod";
 import { canonicalJson, judgeUnreadable, loadPromptFile, sha256Hex, type JudgeUnreadable, type Question, type UnreadableReply } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
-import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageTotals, sumUsage, withCallContext } from "../../models/index.js";
-import { peekReusableRecords, reopenRun, reusableRecords } from "../../store/index.js";
+import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageTotals, sumUsage, usageTotalsSchema, withCallContext } from "../../models/index.js";
+import { reopenRun, resumeItems, type ResumeRule } from "../../store/index.js";
 import { EAC_PROMPT, judgeEac, type EacJudgement } from "./eac.js";
 import { expressMetrics, reliabilityMetrics, type ExpressMetrics, type ReliabilityItem, type ReliabilityMetrics } from "./express-metrics.js";
 import { judgeLlmMatch, llmMatchPoints, openEqaEfficiency, prepareLlmMatchTask, type EfficiencySummary, type LlmMatchMode } from "../openeqa/index.js";
@@ -40,6 +41,18 @@ export interface ExploreJudgement {
   unreadable?: Omit<UnreadableReply, "questionId">[];
   finishedAt: string;
 }
+
+/** One line of an explore run's judgements.jsonl, as `scoreExploration` writes it. */
+export const exploreJudgementSchema = z.looseObject({
+  questionId: z.string(),
+  inputKey: z.string(),
+  llmMatch: z.number().nullable(),
+  eac: z.custom<EacJudgement | null>((v) => v === null || ((v) => typeof v === "object" && v !== null && !Array.isArray(v))(v)),
+  usage: usageTotalsSchema,
+  error: z.string().nullable(),
+  unreadable: z.custom<Omit<UnreadableReply, "questionId">[]>(Array.isArray).optional(),
+  finishedAt: z.string(),
+}) satisfies z.ZodType<ExploreJudgement>;
 
 export interface ExploreScores {
   judge: string;
@@ -66,8 +79,8 @@ export interface ExploreScoreOptions {
   runDir: string;
   episodes: ActiveEpisode[];
   records: ExploreRecord[];
+  /** The judge of both LLM-Match and EAC (it carries its spec). */
   judge: ChatModel;
-  judgeSpec: ModelSpec;
   mode?: LlmMatchMode;
   /** false: LLM-Match alone, no EAC call (C* and the EXPRESS-Bench figures that need it are then left out). Default true. */
   eac?: boolean;
@@ -76,11 +89,6 @@ export interface ExploreScoreOptions {
   onProgress?: (done: number, total: number, failed: number, unreadable: number) => void;
 }
 
-function asJudgement(value: unknown): ExploreJudgement | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const j = value as Partial<ExploreJudgement>;
-  return typeof j.questionId === "string" && typeof j.inputKey === "string" ? (j as ExploreJudgement) : undefined;
-}
 
 /** Judges every finished episode with a reference answer and computes E, C, C*, E_path, d_T (see the module comment). */
 /** The episodes an exploration's judge reads (finished, with an answer to compare with) and each one's input key. */
@@ -91,12 +99,11 @@ function judgeItems(options: Omit<ExploreScoreOptions, "judge" | "onProgress">, 
   // the EAC prompt's hash: judgements made with eqakit's prompt and with the benchmark's are not mixed
   const eacPrompt = options.eac === false ? null : loadPromptFile(EAC_PROMPT).sha256;
   const keyOf = (r: ExploreRecord): string => sha256Hex(canonicalJson([judgeName, mode, eacPrompt, r.questionId, r.inputKey, r.answer, r.frames]));
-  const wanted = new Map(items.map((r) => [r.questionId, keyOf(r)]));
-  return { mode, episodes, items, eacPrompt, keyOf, wanted };
+  // a judgement kept: neither failed nor with an unreadable reply (those are asked again, as a failed one is)
+  const resume: ResumeRule<ExploreRecord, ExploreJudgement> = { file: EXPLORE_JUDGEMENTS_FILE, schema: exploreJudgementSchema, items, id: (r) => r.questionId, inputKey: keyOf, succeeded: (j) => j.error === null && (j.unreadable ?? []).length === 0 };
+  return { mode, episodes, items, eacPrompt, keyOf, resume };
 }
 
-/** A judgement kept: neither failed nor with an unreadable reply (those are asked again). */
-const kept = (j: ExploreJudgement): boolean => j.error === null && (j.unreadable ?? []).length === 0;
 
 /** The judge's calls for one episode: LLM-Match on the answer, then EAC on the last frame (when asked for and there is one). */
 async function judgeEpisode(r: ExploreRecord, episode: ActiveEpisode, runPath: string, judges: { llmMatch: ChatModel; eac: ChatModel }, mode: LlmMatchMode, eacPrompt: string | null, image: ImageOptions | undefined) {
@@ -119,21 +126,18 @@ async function judgeEpisode(r: ExploreRecord, episode: ActiveEpisode, runPath: s
  * later round, from the batch's real reply). Calls no model and writes nothing. Returns the
  * number of episodes to judge.
  */
-export async function planExploreScore(options: Omit<ExploreScoreOptions, "judge" | "onProgress">, plan: CallPlan): Promise<number> {
-  const judges = { llmMatch: plan.model(options.judgeSpec, JUDGE_ROLE, "5"), eac: plan.model(options.judgeSpec, JUDGE_ROLE, "5, 5") };
-  const { mode, episodes, items, eacPrompt, wanted } = judgeItems(options, judges.llmMatch.name);
-  const judged = peekReusableRecords(options.runDir, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, kept);
-  const pending = items.filter((r) => !judged.has(r.questionId));
+export async function planExploreScore(options: Omit<ExploreScoreOptions, "judge" | "onProgress"> & { judge: ModelRef }, plan: CallPlan): Promise<number> {
+  const judges = { llmMatch: plan.model(options.judge.spec, JUDGE_ROLE, "5"), eac: plan.model(options.judge.spec, JUDGE_ROLE, "5, 5") };
+  const { mode, episodes, eacPrompt, resume } = judgeItems(options, judges.llmMatch.name);
+  const { pending } = resumeItems(options.runDir, resume);
   for (const r of pending) await withCallContext({ item: r.questionId }, () => judgeEpisode(r, episodes.get(r.questionId)!, options.runDir, judges, mode, eacPrompt, options.image));
   return pending.length;
 }
 
 export async function scoreExploration(options: ExploreScoreOptions): Promise<ExploreScores> {
   const run = reopenRun(options.runDir, "explore");
-  const { mode, episodes, items, eacPrompt, keyOf, wanted } = judgeItems(options, options.judge.name);
-  // a judgement with an unreadable reply is asked again, as a failed one is
-  const judgements = reusableRecords(run, EXPLORE_JUDGEMENTS_FILE, asJudgement, wanted, kept);
-  const pending = items.filter((r) => !judgements.has(r.questionId));
+  const { mode, episodes, items, eacPrompt, keyOf, resume } = judgeItems(options, options.judge.name);
+  const { reusable: judgements, pending } = resumeItems(run, resume);
   let failed = 0;
   let unreadable = 0;
   options.onProgress?.(judgements.size, items.length, failed, unreadable);
@@ -143,7 +147,7 @@ export async function scoreExploration(options: ExploreScoreOptions): Promise<Ex
     await runModelBatch<ExploreRecord, ExploreJudgement>({
       items: pending,
       concurrency: 4,
-      models: [options.judgeSpec],
+      models: [options.judge.spec],
       itemId: (r) => r.questionId,
       failed: (r, error) => ({ ...base(r), error: `judge call failed: ${error.message}` }),
       finished: (r, j) => {

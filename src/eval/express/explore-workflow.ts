@@ -97,11 +97,11 @@ async function exploreAndJudgeWithPrompts(options: ExploreWorkflowOptions, runti
     onProgress: (done, total, failed) => options.onProgress?.("exploring", done, total, failed, 0),
   });
   const judge = options.judge;
-  const scoring = judge ? { runDir: result.runDir, episodes: options.episodes, records: result.records, judgeSpec: judge.spec, mode: judge.mode, eac: judge.eac, image: options.image } : undefined;
+  const scoring = judge ? { runDir: result.runDir, episodes: options.episodes, records: result.records, judge: { spec: judge.spec }, mode: judge.mode, eac: judge.eac, image: options.image } : undefined;
   // --batch: the judge's requests of every explored episode answered through the batch API, then read from the cache
   const judgeRuntime = options.batchJudge && scoring ? await options.batchJudge(result.runDir, (collector) => planExploreScore(scoring, collector)) : runtime;
   const scores = scoring
-    ? await scoreExploration({ ...scoring, judge: judgeRuntime.model(scoring.judgeSpec, { role: JUDGE_ROLE }), onProgress: (done, total, failed, unreadable) => options.onProgress?.("judging", done, total, failed, unreadable) })
+    ? await scoreExploration({ ...scoring, judge: judgeRuntime.model(scoring.judge.spec, { role: JUDGE_ROLE }), onProgress: (done, total, failed, unreadable) => options.onProgress?.("judging", done, total, failed, unreadable) })
     : undefined;
   const summary = await writeExploreReliability(result.runDir, result.summary, result.records);
   const cost = scores ? (await writeExploreScores(result.runDir, summary, scores)).cost : result.summary.cost;

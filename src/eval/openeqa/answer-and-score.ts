@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { eqakitVersion } from "../../core/index.js";
 import type { QuestionSelection } from "../../data/index.js";
 import { PREDICTIONS_FILE, answerQuestions, answerRunContract, checkEpisodePaths, type AnswerOptions, type AnswerSummary } from "../../agents/index.js";
-import { ledgerCost, readCallLedger, type ChatModel, type ModelSpec, type RunCost } from "../../models/index.js";
+import { ledgerCost, readCallLedger, type ChatModel, type RunCost } from "../../models/index.js";
 import { openRun } from "../../store/index.js";
 import type { LlmMatchMode } from "./llm-match.js";
 import { SUMMARY_FILE, scorePredictions, scoreRunContract, type ScoreSummary } from "./score-run.js";
@@ -10,8 +10,8 @@ import type { BootstrapOptions } from "../stats.js";
 
 export interface AnswerAndScoreOptions extends Omit<AnswerOptions, "questions" | "summaryFile"> {
   selection: QuestionSelection;
+  /** The LLM-Match judge (it carries its spec). */
   judge: ChatModel;
-  judgeSpec: ModelSpec;
   mode?: LlmMatchMode;
   bootstrap?: BootstrapOptions;
   onScoreProgress?: (done: number, total: number, failed: number, unreadable: number) => void;
@@ -35,14 +35,14 @@ export interface RunSummary {
  * those of both stages (`answer`, `score`), checked before either writes anything.
  */
 export async function answerAndScore(options: AnswerAndScoreOptions): Promise<RunSummary> {
-  const { selection, judge, judgeSpec, mode, bootstrap, onScoreProgress, ...answerOptions } = options;
+  const { selection, judge, mode, bootstrap, onScoreProgress, ...answerOptions } = options;
   const answerContract = answerRunContract({ ...answerOptions, questions: selection.questions });
   const scoreContract = scoreRunContract({
     benchmark: selection.benchmark,
     questions: selection.questions,
     predictions: [],
     predictionsPath: join(options.outDir, PREDICTIONS_FILE),
-    judgeSpec,
+    judge,
     ...(mode ? { mode } : {}),
     outDir: options.outDir,
     ...(bootstrap ? { bootstrap } : {}),
@@ -61,7 +61,6 @@ export async function answerAndScore(options: AnswerAndScoreOptions): Promise<Ru
     predictions: ok.map((r) => ({ questionId: r.questionId, answer: r.answer })),
     predictionsPath: join(answered.runDir, PREDICTIONS_FILE),
     judge,
-    judgeSpec,
     ...(options.usage ? { usage: options.usage } : {}),
     ...(mode ? { mode } : {}),
     outDir: options.outDir,

@@ -1,5 +1,6 @@
 import { loadPromptFile, pythonListRepr, pythonStrip, renderPromptFile, sha256Hex, type Question } from "../../core/index.js";
-import { addUsage, askAgain, emptyUsage, type ChatMessage, type FailedReplyStatus, type ChatModel, type UsageTotals } from "../../models/index.js";
+import { z } from "zod";
+import { addUsage, askAgain, emptyUsage, failedReplyStatusSchema, usageTotalsSchema, type ChatMessage, type FailedReplyStatus, type ChatModel, type UsageTotals } from "../../models/index.js";
 
 /**
  * `compat` reproduces OpenEQA's evaluate-predictions.py to the byte; `robust` (the default)
@@ -201,6 +202,25 @@ export interface LlmMatchJudgement {
   usage: UsageTotals;
   finishedAt: string;
 }
+
+/** One line of an LLM-Match run's judgements.jsonl, as `scorePredictions` writes it (usage totals an older version lacks are 0). */
+export const llmMatchJudgementSchema = z.looseObject({
+  questionId: z.string(),
+  score: z.number().nullable(),
+  mode: z.enum(["robust", "compat"]),
+  judge: z.string(),
+  inputKey: z.string(),
+  promptName: z.string().nullable(),
+  promptSha256: z.string().nullable(),
+  prediction: z.string().nullable(),
+  neutralised: z.boolean(),
+  replies: z.array(z.string().nullable()),
+  error: z.string().nullable(),
+  status: failedReplyStatusSchema.optional(),
+  unreadable: z.literal(true).optional(),
+  usage: usageTotalsSchema,
+  finishedAt: z.string(),
+}) satisfies z.ZodType<LlmMatchJudgement>;
 
 /** What the judge is asked about one question: everything needed to call it or to skip it. */
 export interface LlmMatchTask {

@@ -2,9 +2,9 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
-import { peekReusableRecords } from "../../store/index.js";
+import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, usageTotalsSchema, runModelBatch, type ChatModel, type ModelRef, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
+import type { ResumeRule } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
   LLM_MATCH_PARAMS,
@@ -14,6 +14,7 @@ import {
   judgeLlmMatch,
   llmMatchParams,
   llmMatchPromptName,
+  llmMatchJudgementSchema,
   pendingJudgement,
   type LlmMatchJudgeOptions,
   prepareLlmMatchTask,
@@ -21,7 +22,7 @@ import {
   type LlmMatchMode,
   type LlmMatchTask,
 } from "./llm-match.js";
-import { DEFAULT_BOOTSTRAP, type BootstrapOptions } from "../stats.js";
+import { DEFAULT_BOOTSTRAP, storedMeanEstimateSchema, type BootstrapOptions } from "../stats.js";
 
 export const JUDGEMENTS_FILE = "judgements.jsonl";
 export const METRICS_FILE = "metrics.json";
@@ -45,8 +46,8 @@ export interface ScoreOptions {
   subsetPath?: string;
   predictions: Prediction[];
   predictionsPath: string;
+  /** The LLM-Match judge; its spec names it in the summary and the input keys. */
   judge: ChatModel;
-  judgeSpec: ModelSpec;
   /** Usage of this process's calls, for the summary. */
   usage?: UsageLedger;
   mode?: LlmMatchMode;
@@ -67,6 +68,9 @@ export interface ScoreOptions {
   shard?: Shard;
   onProgress?: (progress: ScoreProgress) => void;
 }
+
+/** What a score run's contract, configuration and dry run read: its options with the judge known by its spec alone. */
+export type ScoreSetup = Omit<ScoreOptions, "judge" | "usage" | "onProgress"> & { judge: ModelRef };
 
 export interface ScoreFailure {
   questionId: string;
@@ -107,6 +111,45 @@ export interface ScoreSummary {
   cost: RunCost;
 }
 
+const isObject = (v: unknown): boolean => typeof v === "object" && v !== null && !Array.isArray(v);
+const storedAggregates = z.object({ overall: storedMeanEstimateSchema, byCategory: z.record(z.string(), storedMeanEstimateSchema), bySource: z.record(z.string(), storedMeanEstimateSchema) });
+
+/**
+ * `summary.json` of an LLM-Match run as `scorePredictions` writes it and every reader reads it
+ * back (the report, the viewer): an undefined figure (NaN) is null, and the fields older versions
+ * did not write yet are optional, so that their folders still open.
+ */
+export const scoreSummarySchema = z.looseObject({
+  kind: z.literal("llm-match"),
+  eqakitVersion: z.string().optional(),
+  createdAt: z.string().optional(),
+  wallTimeMs: z.number(),
+  config: z.record(z.string(), z.unknown()),
+  counts: z.looseObject({
+    questions: z.number(),
+    scored: z.number(),
+    failed: z.number(),
+    judgeUnreadable: z.number().optional(),
+    missingPredictions: z.number().optional(),
+    noAnswer: z.number().optional(),
+    neutralised: z.number().optional(),
+    reused: z.number().optional(),
+    predictionsOutsideSubset: z.number().optional(),
+  }),
+  llmMatch: storedAggregates,
+  replyStatuses: z.record(z.string(), z.number()).optional(),
+  failures: z.array(z.looseObject({ questionId: z.string(), error: z.string(), status: z.string().optional(), replies: z.array(z.string().nullable()).optional() })),
+  judgeUnreadable: z.custom<JudgeUnreadable>(isObject).optional(),
+  usage: z.looseObject({ judgements: usageTotalsSchema, thisProcess: z.looseObject({ deviations: z.record(z.string(), z.array(z.string())).optional() }).nullable().optional() }),
+  cost: z.custom<RunCost>(isObject).optional(),
+});
+/** `T` without the index signatures of loose objects (what a written interface is compared with). */
+type KnownFields<T> = T extends readonly (infer U)[] ? KnownFields<U>[] : T extends object ? { [K in keyof T as string extends K ? never : K]: KnownFields<T[K]> } : T;
+/** Checked by the compiler: every summary `scorePredictions` writes is one `scoreSummarySchema` reads. */
+type ScoreSummaryIsRead = ScoreSummary extends KnownFields<z.input<typeof scoreSummarySchema>> ? true : never;
+const scoreSummaryIsRead: ScoreSummaryIsRead = true;
+void scoreSummaryIsRead;
+
 export interface ScoreResult {
   summary: ScoreSummary;
   runDir: string;
@@ -125,9 +168,8 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   const { pairs, outsideSubset, tasks, wanted } = judgeTasks(options, mode);
   const run = options.run ?? (await openRun(scoreRunContract(options)));
   options.usage?.attach(run.path);
-  const earlier = reusableRecords(run, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
+  const { reusable: earlier, pending } = resumeItems(run, judgementResumeRule(tasks));
   const judgements = new Map<string, LlmMatchJudgement>(earlier);
-  const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
   const progress: ScoreProgress = { done: earlier.size, total: tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
   options.onProgress?.({ ...progress });
 
@@ -146,7 +188,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
         else if (judgement.score === null) progress.failed++;
         options.onProgress?.({ ...progress });
       },
-      models: [options.judgeSpec],
+      models: [options.judge.spec],
       itemId: (task) => task.question.questionId,
     });
   } finally {
@@ -154,7 +196,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   }
 
   const ordered = tasks.map((t) => judgements.get(t.question.questionId)!);
-  const context: ScoreContext = { judgeModel: options.judgeSpec.name, bootstrap: { ...DEFAULT_BOOTSTRAP, ...options.bootstrap }, missingPredictions: pairs.filter((p) => p.missing).length, predictionsOutsideSubset: outsideSubset, questions: tasks.map((t) => t.question) };
+  const context: ScoreContext = { judgeModel: options.judge.spec.name, bootstrap: { ...DEFAULT_BOOTSTRAP, ...options.bootstrap }, missingPredictions: pairs.filter((p) => p.missing).length, predictionsOutsideSubset: outsideSubset, questions: tasks.map((t) => t.question) };
   const summary = scoreSummary(tasks.map((t, i) => ({ question: t.question, judgement: ordered[i]! })), {
     config: { ...scoreConfiguration(options, mode), ...shardSetting(options.shard) },
     ...context,
@@ -199,7 +241,7 @@ export async function mergeScoreRuns(dirs: readonly string[], outDir: string): P
   const set = await readShardSet(dirs, "llm-match");
   const contexts = set.shards.map((shard) => shardContext(shard, set.kind, scoreContextSchema));
   const questions = new Map(contexts.flatMap((c) => c.questions.map((q) => [q.questionId, q] as const)));
-  const judgements = mergedRecords(set, JUDGEMENTS_FILE, asJudgement);
+  const judgements = mergedRecords(set, JUDGEMENTS_FILE, recordParser(llmMatchJudgementSchema));
   const run = mergeOutput(outDir, set);
   await writeRecords(run, JUDGEMENTS_FILE, judgements);
   const calls = await mergeCallLedgers(dirs, run.path);
@@ -224,7 +266,7 @@ export async function mergeScoreRuns(dirs: readonly string[], outDir: string): P
 }
 
 /** The questions paired with their predictions, and the judge's task for each (with its input key, what resuming matches). */
-function judgeTasks(options: Omit<ScoreOptions, "judge">, mode: LlmMatchMode): { pairs: ReturnType<typeof pairPredictions>["pairs"]; outsideSubset: number; tasks: LlmMatchTask[]; wanted: Map<string, string> } {
+function judgeTasks(options: ScoreSetup, mode: LlmMatchMode): { pairs: ReturnType<typeof pairPredictions>["pairs"]; outsideSubset: number; tasks: LlmMatchTask[]; wanted: Map<string, string> } {
   // paired over all the questions, so that every shard counts the predictions outside them alike
   const paired = pairPredictions(options.questions, options.predictions, {
     benchmark: options.benchmark,
@@ -233,7 +275,7 @@ function judgeTasks(options: Omit<ScoreOptions, "judge">, mode: LlmMatchMode): {
   });
   const pairs = selectShard(paired.pairs, (p) => p.question.questionId, options.shard);
   const outsideSubset = paired.outsideSubset;
-  const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judgeSpec.name, options.judgeOptions));
+  const tasks = pairs.map((p) => prepareLlmMatchTask(p.question, p.answer, mode, options.judge.spec.name, options.judgeOptions));
   return { pairs, outsideSubset, tasks, wanted: new Map(tasks.map((t) => [t.question.questionId, t.inputKey])) };
 }
 
@@ -254,22 +296,18 @@ export interface ScorePlan {
  * directory has not judged yet, built as scorePredictions builds it, each reply read at the
  * first try. Calls no model and writes nothing.
  */
-export async function planScore(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">, plan: CallPlan): Promise<ScorePlan> {
+export async function planScore(options: ScoreSetup, plan: CallPlan): Promise<ScorePlan> {
   const mode = options.mode ?? "robust";
-  const { tasks, wanted } = judgeTasks(options, mode);
-  const earlier = peekReusableRecords(options.outDir, JUDGEMENTS_FILE, asJudgement, wanted, (j) => j.score !== null);
-  const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
-  const judge = plan.model(options.judgeSpec, "judge", PLANNED_MARK);
+  const { tasks } = judgeTasks(options, mode);
+  const { reusable: earlier, pending } = resumeItems(options.outDir, judgementResumeRule(tasks));
+  const judge = plan.model(options.judge.spec, "judge", PLANNED_MARK);
   for (const task of pending) await withCallContext({ item: task.question.questionId }, () => judgeLlmMatch(task, judge, mode));
   return { questions: tasks.length, reused: earlier.size, pending: pending.length };
 }
 
-function asJudgement(value: unknown): LlmMatchJudgement | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const record = value as Partial<LlmMatchJudgement>;
-  if (typeof record.questionId !== "string" || typeof record.inputKey !== "string") return undefined;
-  if (record.score !== null && typeof record.score !== "number") return undefined;
-  return { ...(record as LlmMatchJudgement), usage: { ...emptyUsage(), ...record.usage } };
+/** How a score run resumes: a question's judgement stands when it gave a score, for the same question, answer, judge and prompt. */
+function judgementResumeRule(tasks: readonly LlmMatchTask[]): ResumeRule<LlmMatchTask, LlmMatchJudgement> {
+  return { file: JUDGEMENTS_FILE, schema: llmMatchJudgementSchema, items: tasks, id: (t) => t.question.questionId, inputKey: (t) => t.inputKey, succeeded: (j) => j.score !== null };
 }
 
 function failedJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode, error: string): LlmMatchJudgement {
@@ -277,7 +315,7 @@ function failedJudgement(task: LlmMatchTask, judge: string, mode: LlmMatchMode, 
 }
 
 /** A score run's configuration, as its summary records it (judge, mode, parameters, prompts' hashes, inputs). */
-function scoreConfiguration(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">, mode: LlmMatchMode): Record<string, unknown> {
+function scoreConfiguration(options: ScoreSetup, mode: LlmMatchMode): Record<string, unknown> {
   const bootstrap = { ...DEFAULT_BOOTSTRAP, ...options.bootstrap };
   const prompts: Record<string, string> = {};
   const variant = options.judgeOptions?.variant;
@@ -286,9 +324,9 @@ function scoreConfiguration(options: Omit<ScoreOptions, "judge" | "usage" | "onP
   }
   const parameters = options.judgeOptions ? llmMatchParams(options.judgeOptions) : LLM_MATCH_PARAMS;
   // the reference's parameters as this judge really gets them (a reasoning model takes no temperature)
-  const sentDifferently = adaptRequest(options.judgeSpec.profile, { messages: [], ...parameters }).deviations;
+  const sentDifferently = adaptRequest(options.judge.spec.profile, { messages: [], ...parameters }).deviations;
   return {
-      judge: describeModel(options.judgeSpec),
+      judge: describeModel(options.judge.spec),
       mode,
       parameters: { ...parameters, ...(mode === "robust" ? { reasks: ROBUST_REASKS } : {}) },
       ...(sentDifferently.length > 0 ? { parametersSentDifferently: sentDifferently } : {}),
@@ -310,7 +348,7 @@ function scoreConfiguration(options: Omit<ScoreOptions, "judge" | "usage" | "onP
  * predictions allowed, bootstrap, without-guess); the benchmark, the predictions and the subset
  * as inputs, the predictions and the subset copied in.
  */
-export function scoreRunContract(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">): RunContract {
+export function scoreRunContract(options: ScoreSetup): RunContract {
   return {
     dir: options.outDir,
     kind: "llm-match",

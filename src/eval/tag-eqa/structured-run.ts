@@ -16,8 +16,8 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
-import { JUDGE_ROLE, describeModel, emptyUsage, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, withCallContext } from "../../models/index.js";
-import { RunDirectory, openRun, peekReusableRecords, resultSettings, reusableRecords, type RunContract, type RunItems } from "../../store/index.js";
+import { JUDGE_ROLE, describeModel, emptyUsage, usageTotalsSchema, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, withCallContext } from "../../models/index.js";
+import { RunDirectory, openRun, resultSettings, resumeItems, type ResumeRule, type RunContract, type RunItems } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { extractStructuredAnswer, extractionPromptHashes, structuredPrediction, TAG_EXTRACT_PARAMS, type Extraction } from "./structured-extract.js";
@@ -103,14 +103,32 @@ export interface TagJudgement {
   finishedAt: string;
 }
 
+/** One line of a TAG score run's judgements.jsonl, as `scoreTagRun` writes it (usage totals an older version lacks are 0). */
+export const tagJudgementSchema = z.looseObject({
+  questionId: z.string(),
+  inputKey: z.string(),
+  status: z.enum(["scored", "failed", "unreadable"]),
+  valid: z.boolean(),
+  source: z.enum(["judge", "empty", "structured"]).nullable(),
+  score: z.number().nullable(),
+  groundedScore: z.number().nullable(),
+  ungroundedScore: z.number().nullable(),
+  errors: z.custom<TagJudgement["errors"]>((v) => v === null || ((v) => typeof v === "object" && v !== null && !Array.isArray(v))(v)),
+  predicted: z.custom<StructuredAnswer | null>((v) => v === null || Array.isArray(v)),
+  groups: z.custom<GroupMatch[]>(Array.isArray),
+  replies: z.array(z.string().nullable()),
+  error: z.string().nullable(),
+  usage: usageTotalsSchema,
+  finishedAt: z.string(),
+}) satisfies z.ZodType<TagJudgement>;
+
 export interface TagScoreOptions {
   questions: TagQuestion[];
   questionsPath?: string;
   predictions: TagPrediction[];
   predictionsPath?: string;
-  /** The LLM that extracts the structure of free-text answers; without it free text fails. */
+  /** The LLM that extracts the structure of free-text answers (it carries its spec); without it free text fails. */
   judge?: ChatModel;
-  judgeSpec?: ModelSpec;
   /** Score against the grounded form of each question (its `grounded` answer) where it has one. */
   grounded?: boolean;
   /** Score questions without a prediction as empty answers instead of refusing. */
@@ -128,6 +146,9 @@ export interface TagScoreOptions {
   usage?: UsageLedger;
   onProgress?: (progress: { done: number; total: number; failed: number; unreadable: number; reused: number }) => void;
 }
+
+/** What a TAG score run's contract, configuration and dry run read: its options with the judge known by its spec alone. */
+export type TagScoreSetup = Omit<TagScoreOptions, "judge" | "onProgress" | "usage"> & { judge?: ModelRef };
 
 export interface ErrorRate {
   /** Share of scored answers with at least one such error (Fig. 5). */
@@ -196,7 +217,7 @@ interface TagTask {
 /** Part of every input key: a judgement made by an earlier matcher is judged again. */
 const MATCHER_VERSION = "tag-match/2";
 
-function prepareTasks(options: TagScoreOptions, similarityName: string): { tasks: TagTask[]; missing: number; unknown: string[] } {
+function prepareTasks(options: Omit<TagScoreSetup, "run">, similarityName: string): { tasks: TagTask[]; missing: number; unknown: string[] } {
   const byId = new Map(options.predictions.map((p) => [p.question_id, p]));
   const questionIds = new Set(options.questions.map((q) => q.question_id));
   const unknown = options.predictions.map((p) => p.question_id).filter((id) => !questionIds.has(id));
@@ -211,7 +232,7 @@ function prepareTasks(options: TagScoreOptions, similarityName: string): { tasks
   if (missingIds.length > 0 && !options.allowMissing) {
     throw new UserError(`${missingIds.length} question(s) have no prediction (first: ${missingIds[0]})`, { ...(options.predictionsPath ? { file: options.predictionsPath } : {}) }, "add them, or pass --allow-missing to score them as empty answers");
   }
-  const config = [MATCHER_VERSION, options.judge?.name ?? null, similarityName, options.match?.sigma ?? TAG_POSITION_SIGMA, options.match?.weights ?? null, options.match?.matchThreshold ?? null, extractionPromptHashes()];
+  const config = [MATCHER_VERSION, options.judge?.spec.name ?? null, similarityName, options.match?.sigma ?? TAG_POSITION_SIGMA, options.match?.weights ?? null, options.match?.matchThreshold ?? null, extractionPromptHashes()];
   const tasks = options.questions.map((question) => {
     const useGrounded = options.grounded === true && question.grounded !== null;
     const truth = useGrounded ? question.grounded!.structured_answer : question.structured_answer;
@@ -251,12 +272,11 @@ export interface TagScorePlan {
  * taken as read at the first try; a re-ask is made by the run itself). The batch of `eqa
  * score-tag --batch` is made of these requests. Calls no model and writes nothing.
  */
-export async function planTagScore(options: Omit<TagScoreOptions, "judge" | "usage" | "onProgress" | "run">, plan: CallPlan): Promise<TagScorePlan> {
+export async function planTagScore(options: Omit<TagScoreSetup, "run">, plan: CallPlan): Promise<TagScorePlan> {
   const similarity = options.match?.similarity ?? (await defaultTextSimilarity());
-  const judge = options.judgeSpec ? plan.model(options.judgeSpec, JUDGE_ROLE, "[]") : undefined;
+  const judge = options.judge ? plan.model(options.judge.spec, JUDGE_ROLE, "[]") : undefined;
   const { tasks } = prepareTasks({ ...options, ...(judge ? { judge } : {}) }, similarity.name);
-  const earlier = peekReusableRecords(options.outDir, JUDGEMENTS_FILE, asTagJudgement, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (j) => j.status === "scored");
-  const pending = tasks.filter((t) => !earlier.has(t.question.question_id));
+  const { reusable: earlier, pending } = resumeItems(options.outDir, tagResumeRule(tasks));
   let toJudge = 0;
   for (const task of pending) {
     if (!judge || !needsJudge(task)) continue;
@@ -329,11 +349,9 @@ function failedJudgement(task: TagTask, error: string): TagJudgement {
   };
 }
 
-function asTagJudgement(value: unknown): TagJudgement | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const r = value as Partial<TagJudgement>;
-  if (typeof r.questionId !== "string" || typeof r.inputKey !== "string" || (r.status !== "scored" && r.status !== "failed" && r.status !== "unreadable")) return undefined;
-  return { ...(r as TagJudgement), usage: { ...emptyUsage(), ...r.usage } };
+/** How a TAG score run resumes: a question's judgement stands when it was scored, from the same answer, judge and matching. */
+function tagResumeRule(tasks: readonly TagTask[]): ResumeRule<TagTask, TagJudgement> {
+  return { file: JUDGEMENTS_FILE, schema: tagJudgementSchema, items: tasks, id: (t) => t.question.question_id, inputKey: (t) => t.inputKey, succeeded: (j) => j.status === "scored" };
 }
 
 /** Scores TAG-EQA predictions (see the module comment); writes judgements.jsonl, metrics.json and summary.json. */
@@ -343,9 +361,8 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
   const { tasks, missing, unknown } = prepareTasks(options, similarity.name);
   const run = options.run ?? (await openRun(tagScoreRunContract(options, similarity.name)));
   options.usage?.attach(run.path);
-  const earlier = reusableRecords(run, JUDGEMENTS_FILE, asTagJudgement, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (j) => j.status === "scored");
+  const { reusable: earlier, pending } = resumeItems(run, tagResumeRule(tasks));
   const judgements = new Map<string, TagJudgement>(earlier);
-  const pending = tasks.filter((t) => !earlier.has(t.question.question_id));
   const progress = { done: earlier.size, total: tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
   options.onProgress?.({ ...progress });
   const appender = run.appender(JUDGEMENTS_FILE);
@@ -363,7 +380,7 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
         else if (judgement.status === "failed") progress.failed++;
         options.onProgress?.({ ...progress });
       },
-      models: options.judgeSpec ? [options.judgeSpec] : [],
+      models: options.judge ? [options.judge.spec] : [],
       itemId: (task) => task.question.question_id,
     });
   } finally {
@@ -415,9 +432,9 @@ function errorRate(scored: readonly TagJudgement[], kind: keyof ErrorCounts, amo
 }
 
 /** A TAG score run's configuration, as its summary records it (judge, parameters, prompts' hashes, matching, inputs). */
-function tagScoreConfiguration(options: Omit<TagScoreOptions, "onProgress" | "usage">, similarity: string): Record<string, unknown> {
+function tagScoreConfiguration(options: TagScoreSetup, similarity: string): Record<string, unknown> {
   return {
-    judge: options.judgeSpec ? describeModel(options.judgeSpec) : options.judge?.name ?? null,
+    judge: options.judge ? describeModel(options.judge.spec) : null,
     judgeParameters: TAG_EXTRACT_PARAMS,
     prompts: extractionPromptHashes(),
     similarity,
@@ -440,7 +457,7 @@ function tagScoreConfiguration(options: Omit<TagScoreOptions, "onProgress" | "us
  * matching's sigma, weights and threshold, grounded or not, bootstrap, and the settings of the
  * run it scores); the questions and the predictions as inputs, copied in when small.
  */
-export function tagScoreRunContract(options: Omit<TagScoreOptions, "onProgress" | "usage">, similarity: string): RunContract {
+export function tagScoreRunContract(options: TagScoreSetup, similarity: string): RunContract {
   return {
     dir: options.outDir,
     kind: "tag-structured",

@@ -16,10 +16,11 @@
  * The text rendering is deterministic: eqakit's own `renderStructuredAnswer` by default, or one
  * given (`eqa score-tag --validate` uses the dataset generator's answer template, src/generate).
  */
+import { z } from "zod";
 import { sha256Hex, seededRandom, randomInt, type Random } from "../../core/index.js";
 import type { AnswerGroup, StructuredAnswer, StructuredObject, TagQuestion } from "../../data/index.js";
-import { runModelBatch, type ChatModel, type ModelSpec } from "../../models/index.js";
-import { openRun, reusableRecords } from "../../store/index.js";
+import { runModelBatch, type ChatModel } from "../../models/index.js";
+import { openRun, resumeItems } from "../../store/index.js";
 import { correlate, type CorrelationEstimate } from "../agreement.js";
 import { mean } from "../stats.js";
 import { extractStructuredAnswer } from "./structured-extract.js";
@@ -167,6 +168,19 @@ export interface ValidationItem {
   error: string | null;
 }
 
+/** One line of a judge validation's validation.jsonl, as `validateStructuredJudge` writes it (a failed call's scores are null). */
+export const validationItemSchema = z.looseObject({
+  questionId: z.string(),
+  inputKey: z.string(),
+  applied: z.custom<Disruption[]>(Array.isArray),
+  rendered: z.string(),
+  hardScore: z.number(),
+  hardUngroundedScore: z.number(),
+  judgeScore: z.number().nullable(),
+  judgeUngroundedScore: z.number().nullable(),
+  error: z.string().nullable(),
+}) satisfies z.ZodType<ValidationItem>;
+
 export interface ValidationResult {
   items: ValidationItem[];
   /** Pearson and Spearman of the hard-coded against the judge's grounded scores, over items the judge scored. */
@@ -186,8 +200,8 @@ export const DEFAULT_ANSWER_RENDERER: AnswerRenderer = { name: "eqakit", render:
 
 export interface ValidationOptions {
   questions: TagQuestion[];
+  /** The judge whose extractions are validated (it carries its spec). */
   judge: ChatModel;
-  judgeSpec?: ModelSpec;
   /** How many questions to sample (all by default). */
   samples?: number;
   seed?: number;
@@ -241,7 +255,7 @@ export async function validateStructuredJudge(options: ValidationOptions): Promi
   const settings = { judge: options.judge.name, similarity: similarity.name, samples: options.samples ?? null, seed, disruptions: options.disruptions ?? 3, renderer: (options.renderer ?? DEFAULT_ANSWER_RENDERER).name };
   const run = options.outDir ? await openRun({ dir: options.outDir, kind: "tag-validate", settings, items: tagQuestionItems(options.questions) }) : undefined;
   const earlier = run
-    ? reusableRecords(run, VALIDATION_ITEMS_FILE, asValidationItem, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (i) => i.judgeScore !== null)
+    ? resumeItems(run, { file: VALIDATION_ITEMS_FILE, schema: validationItemSchema, items: tasks, id: (t) => t.question.question_id, inputKey: (t) => t.inputKey, succeeded: (i) => i.judgeScore !== null }).reusable
     : new Map<string, ValidationItem>();
   const done = new Map(earlier);
   const appender = run?.appender(VALIDATION_ITEMS_FILE);
@@ -270,7 +284,7 @@ export async function validateStructuredJudge(options: ValidationOptions): Promi
         appender?.append(item);
         done.set(task.question.question_id, item);
       },
-      models: options.judgeSpec ? [options.judgeSpec] : [],
+      models: [options.judge.spec],
     });
   } finally {
     appender?.close();
@@ -289,8 +303,3 @@ export async function validateStructuredJudge(options: ValidationOptions): Promi
   return result;
 }
 
-function asValidationItem(value: unknown): ValidationItem | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const r = value as Partial<ValidationItem>;
-  return typeof r.questionId === "string" && typeof r.inputKey === "string" && typeof r.hardScore === "number" ? (r as ValidationItem) : undefined;
-}
