@@ -1,6 +1,6 @@
 import { UserError, withPromptFiles } from "../core/index.js";
 import { defaultLaEqaBenchmarkPath, loadLaEqaPlaces, loadLaEqaPredictions, loadLaEqaSelection } from "../data/index.js";
-import { laEqaScoreRunContract, planLaEqaScore, readLaEqaOriginalPrompt, scoreLaEqaPredictions, type LaEqaScoreOptions } from "../eval/index.js";
+import { laEqaScoreRunContract, planLaEqaScore, readLaEqaOriginalPrompt, scoreLaEqaPredictions, type LaEqaScoreSetup } from "../eval/index.js";
 import { JUDGE_ROLE, checkPriceFile } from "../models/index.js";
 import { formatCallPlan, formatLaEqaSummary } from "../report/index.js";
 import { checkRun, defaultRunPath } from "../store/index.js";
@@ -47,14 +47,14 @@ export async function runLaEqaScore(flags: LaEqaScoreFlags): Promise<number> {
   const judgeSpec = resolveRoleModel(flags, "judge");
   const { benchmark, questions } = await loadLaEqaSelection({ benchmark: flags.benchmark, ...(flags.subset ? { subset: flags.subset } : {}), defaultBenchmark: defaultLaEqaBenchmarkPath() });
   const prompts = flags.prompts === "eqakit" ? [] : [readLaEqaOriginalPrompt(flags.prompts === "original" ? undefined : flags.prompts)];
-  const run: Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress"> = {
+  const run: LaEqaScoreSetup = {
     benchmark,
     questions,
     ...(flags.subset ? { subsetPath: flags.subset } : {}),
     predictions: await loadLaEqaPredictions(flags.predictions),
     predictionsPath: flags.predictions,
     ...(flags.places ? { places: await loadLaEqaPlaces(flags.places), placesPath: flags.places } : {}),
-    judgeSpec,
+    judge: { spec: judgeSpec },
     allowMissing: flags.allowMissing ?? false,
     outDir: flags.out ?? defaultRunPath("score"),
     concurrency: flags.concurrency,
@@ -87,7 +87,7 @@ export async function runLaEqaScore(flags: LaEqaScoreFlags): Promise<number> {
 }
 
 /** `--dry-run`: the judge's calls, tokens and dollars, without calling it or writing anything. */
-async function planRun(flags: LaEqaScoreFlags, run: Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress">): Promise<number> {
+async function planRun(flags: LaEqaScoreFlags, run: LaEqaScoreSetup): Promise<number> {
   const opened = await openCallPlan(flags);
   try {
     const planned = await planLaEqaScore(run, opened.plan);

@@ -20,7 +20,8 @@
  */
 import { loadPromptFile, renderPromptFile, sha256Hex } from "../../core/index.js";
 import type { LaEqaQuestion } from "../../data/index.js";
-import { addUsage, emptyUsage, type ChatModel, type FailedReplyStatus, type UsageTotals } from "../../models/index.js";
+import { z } from "zod";
+import { addUsage, emptyUsage, failedReplyStatusSchema, usageTotalsSchema, type ChatModel, type FailedReplyStatus, type UsageTotals } from "../../models/index.js";
 
 /** The reference's judge parameters (`OpenAIInterface`: seed 100, max_tokens 512, temperature 0.2). */
 export const LA_EQA_JUDGE_PARAMS = { temperature: 0.2, maxTokens: 512, seed: 100 } as const;
@@ -59,6 +60,22 @@ export interface LaEqaJudgement {
   usage: UsageTotals;
   finishedAt: string;
 }
+
+/** One line of an LA-EQA run's judgements.jsonl, as `scoreLaEqaPredictions` writes it. */
+export const laEqaJudgementSchema = z.looseObject({
+  questionId: z.string(),
+  inputKey: z.string(),
+  score: z.number().nullable(),
+  judge: z.string(),
+  promptSha256: z.string().nullable(),
+  prediction: z.string().nullable(),
+  replies: z.array(z.string().nullable()),
+  error: z.string().nullable(),
+  status: failedReplyStatusSchema.optional(),
+  unreadable: z.literal(true).optional(),
+  usage: usageTotalsSchema,
+  finishedAt: z.string(),
+}) satisfies z.ZodType<LaEqaJudgement>;
 
 /** The judge's prompt for one question: the prompt file (eqakit's or the reference's) filled with the question, the answer and the response. */
 export function renderLaEqaJudgePrompt(question: LaEqaQuestion, response: string): string {

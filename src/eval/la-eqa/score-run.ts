@@ -16,11 +16,11 @@
 import { resolve } from "node:path";
 import { UserError, eqakitVersion, judgeUnreadable, type JudgeUnreadable } from "../../core/index.js";
 import { LA_EQA_CATEGORIES, firstItems, type LaEqaBenchmark, type LaEqaPlaces, type LaEqaPrediction, type LaEqaQuestion } from "../../data/index.js";
-import { countReplyStatuses, describeModel, emptyUsage, ledgerCost, readCallLedger, replyStatusOf, runModelBatch, sumUsage, withCallContext, JUDGE_ROLE, type CallPlan, type ChatModel, type FailedReplyStatus, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
-import { openRun, peekReusableRecords, resultSettings, reusableRecords, type RunContract } from "../../store/index.js";
+import { countReplyStatuses, describeModel, emptyUsage, ledgerCost, readCallLedger, replyStatusOf, runModelBatch, sumUsage, withCallContext, JUDGE_ROLE, type CallPlan, type ChatModel, type FailedReplyStatus, type ModelRef, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { openRun, resultSettings, resumeItems, type ResumeRule, type RunContract } from "../../store/index.js";
 import { llmMatchPoints } from "../openeqa/index.js";
 import { bootstrapMean, DEFAULT_BOOTSTRAP, type BootstrapOptions, type MeanEstimate } from "../stats.js";
-import { LA_EQA_JUDGE_PARAMS, judgeLaEqa, laEqaPromptHashes, pendingLaEqaJudgement, prepareLaEqaJudgeTask, type LaEqaJudgeTask, type LaEqaJudgement } from "./judge.js";
+import { LA_EQA_JUDGE_PARAMS, judgeLaEqa, laEqaPromptHashes, pendingLaEqaJudgement, prepareLaEqaJudgeTask, type LaEqaJudgeTask, type LaEqaJudgement, laEqaJudgementSchema } from "./judge.js";
 import { laEqaBestPathLength, laEqaSpl } from "./spl.js";
 
 export const LA_EQA_JUDGEMENTS_FILE = "judgements.jsonl";
@@ -45,8 +45,8 @@ export interface LaEqaScoreOptions {
   /** Place positions of the world "now" by scene (`--places`): needed for SPL on questions with a best path. */
   places?: LaEqaPlaces;
   placesPath?: string;
+  /** LA-EQA's judge; its spec names it in the summary and the input keys. */
   judge: ChatModel;
-  judgeSpec: ModelSpec;
   usage?: UsageLedger;
   /** Score a question without a prediction as no answer (mark 1, no SPL) instead of refusing the file. */
   allowMissing?: boolean;
@@ -107,6 +107,9 @@ export interface LaEqaScoreSummary {
   cost: RunCost;
 }
 
+/** What a score run is before its judge is called: its judge known by its spec alone. */
+export type LaEqaScoreSetup = Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress"> & { judge: ModelRef };
+
 export interface LaEqaScoreResult {
   summary: LaEqaScoreSummary;
   runDir: string;
@@ -118,9 +121,8 @@ export async function scoreLaEqaPredictions(options: LaEqaScoreOptions): Promise
   const plan = planLaEqaTasks(options);
   const run = await openRun(laEqaScoreRunContract(options));
   options.usage?.attach(run.path);
-  const earlier = reusableRecords(run, LA_EQA_JUDGEMENTS_FILE, asLaEqaJudgement, plan.wanted, (j) => j.score !== null);
+  const { reusable: earlier, pending } = resumeItems(run, judgementResumeRule(plan.tasks));
   const judgements = new Map<string, LaEqaJudgement>(earlier);
-  const pending = plan.tasks.filter((t) => !earlier.has(t.question.questionId));
   const progress: LaEqaScoreProgress = { done: earlier.size, total: plan.tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
   options.onProgress?.({ ...progress });
   const appender = run.appender(LA_EQA_JUDGEMENTS_FILE);
@@ -138,7 +140,7 @@ export async function scoreLaEqaPredictions(options: LaEqaScoreOptions): Promise
         else if (judgement.score === null) progress.failed++;
         options.onProgress?.({ ...progress });
       },
-      models: [options.judgeSpec],
+      models: [options.judge.spec],
       itemId: (task) => task.question.questionId,
     });
   } finally {
@@ -162,13 +164,12 @@ export async function scoreLaEqaPredictions(options: LaEqaScoreOptions): Promise
 interface LaEqaPlan {
   tasks: LaEqaJudgeTask[];
   paths: LaEqaPathResult[];
-  wanted: Map<string, string>;
   missingPredictions: number;
   outsideSubset: number;
 }
 
 /** Pairs questions and predictions (refusing what does not fit, before any call) and computes each SPL. */
-function planLaEqaTasks(options: Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress">): LaEqaPlan {
+function planLaEqaTasks(options: LaEqaScoreSetup): LaEqaPlan {
   const byId = new Map(options.predictions.map((p) => [p.questionId, p]));
   const unknown = options.predictions.filter((p) => !options.benchmark.byId.has(p.questionId)).map((p) => p.questionId);
   if (unknown.length > 0) throw new UserError(`predictions for questions the LA-EQA file does not have: ${firstItems(unknown)}`, { file: options.predictionsPath }, "check that the predictions answer this question file");
@@ -185,30 +186,25 @@ function planLaEqaTasks(options: Omit<LaEqaScoreOptions, "judge" | "usage" | "on
     const bestPathLength = laEqaBestPathLength(question, places, options.placesPath);
     return { questionId: question.questionId, distanceTraveled: distance, bestPathLength, spl: laEqaSpl(bestPathLength, distance) };
   });
-  const tasks = options.questions.map((q) => prepareLaEqaJudgeTask(q, byId.get(q.questionId)?.answer ?? null, options.judgeSpec.name));
+  const tasks = options.questions.map((q) => prepareLaEqaJudgeTask(q, byId.get(q.questionId)?.answer ?? null, options.judge.spec.name));
   return {
     tasks,
     paths,
-    wanted: new Map(tasks.map((t) => [t.question.questionId, t.inputKey])),
     missingPredictions: missing.length,
     outsideSubset: options.predictions.filter((p) => !selected.has(p.questionId)).length,
   };
 }
 
-/** A judgement read back from judgements.jsonl; undefined for a line that is not one. */
-function asLaEqaJudgement(value: unknown): LaEqaJudgement | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const record = value as Partial<LaEqaJudgement>;
-  if (typeof record.questionId !== "string" || typeof record.inputKey !== "string") return undefined;
-  if (record.score !== null && typeof record.score !== "number") return undefined;
-  return { ...(record as LaEqaJudgement), usage: { ...emptyUsage(), ...record.usage } };
+/** How a score run resumes: a question's judgement stands when it gave a mark, for the same question, answer, judge and prompt. */
+function judgementResumeRule(tasks: readonly LaEqaJudgeTask[]): ResumeRule<LaEqaJudgeTask, LaEqaJudgement> {
+  return { file: LA_EQA_JUDGEMENTS_FILE, schema: laEqaJudgementSchema, items: tasks, id: (t) => t.question.questionId, inputKey: (t) => t.inputKey, succeeded: (j) => j.score !== null };
 }
 
 /** The run's configuration: judge, parameters, the prompt's hash, inputs. */
-function laEqaScoreConfiguration(options: Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress">): Record<string, unknown> {
+function laEqaScoreConfiguration(options: LaEqaScoreSetup): Record<string, unknown> {
   return {
     benchmarkKind: "la-eqa",
-    judge: describeModel(options.judgeSpec),
+    judge: describeModel(options.judge.spec),
     parameters: LA_EQA_JUDGE_PARAMS,
     prompts: laEqaPromptHashes(),
     benchmark: { path: options.benchmark.path, sha256: options.benchmark.sha256, questions: options.benchmark.questions.length },
@@ -223,7 +219,7 @@ function laEqaScoreConfiguration(options: Omit<LaEqaScoreOptions, "judge" | "usa
 }
 
 /** The run folder of `eqa score` on LA-EQA questions: kind la-eqa, the settings that decide the figures, the inputs (predictions and places copied in). */
-export function laEqaScoreRunContract(options: Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress">): RunContract {
+export function laEqaScoreRunContract(options: LaEqaScoreSetup): RunContract {
   return {
     dir: options.outDir,
     kind: "la-eqa",
@@ -325,11 +321,10 @@ export interface LaEqaScorePlan {
 const PLANNED_REPLY = '{"score": 5, "reasoning": "planned"}';
 
 /** `eqa score --dry-run` (and `--batch`'s collection): records the judge's request for every question not yet judged; calls no model, writes nothing. */
-export async function planLaEqaScore(options: Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress">, plan: CallPlan): Promise<LaEqaScorePlan> {
-  const { tasks, wanted } = planLaEqaTasks(options);
-  const earlier = peekReusableRecords(options.outDir, LA_EQA_JUDGEMENTS_FILE, asLaEqaJudgement, wanted, (j) => j.score !== null);
-  const pending = tasks.filter((t) => !earlier.has(t.question.questionId));
-  const judge = plan.model(options.judgeSpec, "judge", PLANNED_REPLY);
+export async function planLaEqaScore(options: LaEqaScoreSetup, plan: CallPlan): Promise<LaEqaScorePlan> {
+  const { tasks } = planLaEqaTasks(options);
+  const { reusable: earlier, pending } = resumeItems(options.outDir, judgementResumeRule(tasks));
+  const judge = plan.model(options.judge.spec, "judge", PLANNED_REPLY);
   for (const task of pending) await withCallContext({ item: task.question.questionId }, () => judgeLaEqa(task, judge));
   return { questions: tasks.length, reused: earlier.size, pending: pending.length };
 }
