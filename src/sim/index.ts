@@ -18,3 +18,4 @@ export { drawnBoxes, frontSide, type DrawnBox } from "./render.js";
 export { drawnParts, type Part } from "./parts.js";
 export { TASK_TYPES, TaskDoer, TaskFailed, feasibleTasks, missingFor, planTask, type TaskType, type TaskSpec, type PlannedTask, type TaskDoerOptions } from "./tasks.js";
 export { recordTask, planTasks, type RecordOptions, type RecordSummary, type RecordedTask } from "./record.js";
+export { parseHome, readHomeFile, homeSchema } from "./home-file.js";
