@@ -50,6 +50,11 @@ export function prepositionOf(type: string, relation?: string): string {
   }
 }
 
+/** A text as people write it: initialisms in capitals ("the TV stand", not "the tv stand"). */
+export function written(text: string): string {
+  return text.replace(/\btv(s?)\b/gi, (_m, plural: string) => `TV${plural}`);
+}
+
 export function capitalise(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

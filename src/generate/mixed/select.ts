@@ -10,6 +10,7 @@ import { MIXED_CATEGORIES, canonicalMixedValue, executeMixedProgram, type MixedC
 import { checkEnglish } from "../english.js";
 import { shuffled } from "../generate.js";
 import { instanceId, type HomeContext } from "./context.js";
+import { written } from "./phrases.js";
 import { MIXED_FUNNEL_RULES, type MixedCandidate, type MixedFunnelRule } from "./templates.js";
 
 export interface MixedFunnel {
@@ -54,8 +55,9 @@ export function judgeCandidate(ctx: HomeContext, c: MixedCandidate): { rule: Mix
   const value = executeMixedProgram(c.program, ctx.truth);
   if (value === undefined) return { rule: "unknown" };
   if (givesAnswerAway(c.question, c.program, value)) return { rule: "containsAnswer" };
-  const { answer } = c.render(value);
-  if (checkEnglish(c.question, { question: true }).length > 0 || checkEnglish(answer, { answerTo: c.question }).length > 0) return { rule: "english" };
+  const question = written(c.question);
+  const answer = written(c.render(value).answer);
+  if (checkEnglish(question, { question: true }).length > 0 || checkEnglish(answer, { answerTo: question }).length > 0) return { rule: "english" };
   // what the agent remembers must not already answer a question about now
   if (c.category === "present" && executeMixedProgram(c.program, ctx.remembered) === value) return { rule: "answeredByHistory" };
   return { value };
@@ -128,9 +130,9 @@ function toEpisode(ctx: HomeContext, p: Passed, path: number, n: number): Unspli
   return {
     question_id: `${ctx.scene}-${c.category}-q${String(n).padStart(2, "0")}`,
     scene: ctx.scene,
-    question: c.question,
-    answer: rendered.answer,
-    alternatives: [...new Set(rendered.alternatives)],
+    question: written(c.question),
+    answer: written(rendered.answer),
+    alternatives: [...new Set([...rendered.alternatives, ...rendered.alternatives.map(written)])],
     answer_value: canonicalMixedValue(p.value),
     category: c.category,
     history_answers: HISTORY_ANSWERS[c.category],
