@@ -171,8 +171,8 @@ export function multiPastCandidates(ctx: HomeContext): MixedCandidate[] {
   // every run of days for where_days (all of them, and each pair when there are more), every pair for moved
   const runs = days.length < 2 ? [] : [days, ...(days.length > 2 ? days.slice(1).map((d, i) => [days[i]!, d]) : [])];
   const pairs = days.flatMap((a, i) => days.slice(i + 1).map((b) => [a, b] as const));
-  const smallTypes = new Set(days.flatMap((d) => d.log.objects.filter((o) => o.kind === "object").map((o) => o.id)));
-  for (const id of [...smallTypes].sort()) {
+  const smallIds = new Set(days.flatMap((d) => d.log.objects.filter((o) => o.kind === "object").map((o) => o.id)));
+  for (const id of [...smallIds].sort()) {
     for (const run of runs) {
       const { problem, frames, type } = acrossDays(run, id);
       if (type === undefined) continue;
