@@ -6,6 +6,7 @@ import { ledgerCost, readCallLedger } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
+import { generateMixedCommand } from "./generate-mixed.js";
 
 interface GenerateTagFlags extends ModelCallFlags {
   source: string;
@@ -83,5 +84,6 @@ export function generateCommand(): Command {
     process.exitCode = skipped.length > 0 || failedRewrites > 0 ? 1 : 0;
   });
   command.addCommand(tag);
+  command.addCommand(generateMixedCommand());
   return command;
 }

@@ -95,6 +95,25 @@ export function nonNegativeIntegerList(value: string): number[] {
   return [...new Set(numbers)];
 }
 
+/** Most whole numbers a range list may name (`0-9` names ten). */
+const MAX_RANGE_ITEMS = 10_000;
+
+/** Whole numbers of at least 0 as a comma-separated list of numbers and ranges (`0-9`, `1,3,5-7`), each kept once, in order. */
+export function nonNegativeIntegerRanges(value: string): number[] {
+  const bad = (): InvalidArgumentError => new InvalidArgumentError("expected whole numbers of at least 0 or ranges of them separated by commas, e.g. 0-9 or 1,3,5-7");
+  const out: number[] = [];
+  const items = commaList(value);
+  if (items.length === 0) throw bad();
+  for (const item of items) {
+    const range = /^(\d+)-(\d+)$/.exec(item);
+    const [from, to] = range ? [Number(range[1]), Number(range[2])] : [numberOf(item), numberOf(item)];
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from) throw bad();
+    if (out.length + to - from + 1 > MAX_RANGE_ITEMS) throw new InvalidArgumentError(`names more than ${MAX_RANGE_ITEMS} numbers`);
+    for (let n = from; n <= to; n++) out.push(n);
+  }
+  return [...new Set(out)];
+}
+
 /**
  * An output directory: created later when missing. A file in its place, or a file where one of
  * its parent folders should be, is refused while the flags are read, before any work starts.

@@ -15,3 +15,4 @@ export * from "./program-agent.js";
 export * from "./tag-agent.js";
 export * from "./demo.js";
 export * from "./tag-baselines/index.js";
+export * from "./mixed/index.js";

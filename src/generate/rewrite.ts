@@ -51,9 +51,11 @@ export interface RewriteSummary {
 
 export interface RewriteJob {
   id: string;
-  queryType: TagQueryType;
+  /** TAG-EQA's query type, or another set's kind of question (a Mixed EQA category): examples are chosen per kind. */
+  queryType: TagQueryType | string;
   structuredQuestion: string;
-  structuredAnswer: StructuredAnswer;
+  /** A TAG-EQA structured answer, or another set's answer value as text. */
+  structuredAnswer: StructuredAnswer | string;
   question: string;
   answer: string;
   apply: (text: { question: string; answer: string }) => void;
@@ -74,11 +76,17 @@ const replySchema = z.object({ question: z.string().min(3), answer: z.string().m
 
 /** Rewrites the questions' texts in place; returns what happened. */
 export async function rewriteQuestions(questions: TagQuestion[], options: RewriteOptions): Promise<RewriteSummary> {
-  const jobs = questions.flatMap(jobsOf);
+  return rewriteJobs(questions.flatMap(jobsOf), new Set(questions.filter((q) => q.split === "train").map((q) => q.question_id)), options);
+}
+
+/**
+ * Rewrites the texts of `jobs` (each applies its rewrite in place): the examples are chosen among
+ * the jobs whose ids are in `trainIds`, per query type.
+ */
+export async function rewriteJobs(jobs: RewriteJob[], trainIds: ReadonlySet<string>, options: RewriteOptions): Promise<RewriteSummary> {
   const perType = options.examplesPerQueryType ?? 2;
   const exampleIds = new Set<string>();
-  const trainIds = new Set(questions.filter((q) => q.split === "train").map((q) => q.question_id));
-  const byType = new Map<TagQueryType, RewriteJob[]>();
+  const byType = new Map<string, RewriteJob[]>();
   for (const job of jobs.filter((j) => trainIds.has(j.id))) byType.set(job.queryType, [...(byType.get(job.queryType) ?? []), job]);
   for (const list of byType.values()) list.sort((a, b) => sha256Hex(a.id).localeCompare(sha256Hex(b.id))).slice(0, perType).forEach((j) => exampleIds.add(j.id));
   const summary: RewriteSummary = { jobs: jobs.length, rewritten: 0, keptTemplate: 0, failed: 0, failures: [], reused: 0, prompts: { [REWRITE_PROMPT]: loadPromptFile(REWRITE_PROMPT).sha256, [REWRITE_EXAMPLE_PROMPT]: loadPromptFile(REWRITE_EXAMPLE_PROMPT).sha256 } };
@@ -189,7 +197,8 @@ function examplesFor(job: RewriteJob, examples: { job: RewriteJob; text: { quest
   return [...same, ...other].filter((e) => question(e.job.id) !== question(job.id)).slice(0, 3);
 }
 
-function compactAnswer(answer: StructuredAnswer): string {
+function compactAnswer(answer: StructuredAnswer | string): string {
+  if (typeof answer === "string") return answer;
   return JSON.stringify(answer.map((g) => ({ predicate: g.predicate, objects: g.objects, value: g.value })));
 }
 
@@ -215,7 +224,7 @@ export function rewritePrompt(job: RewriteJob, examples: { job: RewriteJob; text
 const COORDINATES = /\(x=-?[\d.]+, y=-?[\d.]+, z=-?[\d.]+\)/g;
 
 /** The model's rewrite when usable, else why not. */
-export function parseRewrite(reply: string | null, job: { question: string; answer: string; structuredAnswer: StructuredAnswer; queryType: TagQueryType }): { question: string; answer: string } | string {
+export function parseRewrite(reply: string | null, job: { question: string; answer: string; structuredAnswer: StructuredAnswer | string; queryType: TagQueryType | string }): { question: string; answer: string } | string {
   if (!reply) return "empty reply";
   const start = reply.indexOf("{");
   const end = reply.lastIndexOf("}");
@@ -234,10 +243,11 @@ export function parseRewrite(reply: string | null, job: { question: string; answ
   const squash = (t: string): string => t.replace(/\s+/g, " ");
   for (const c of job.question.match(COORDINATES) ?? []) if (!squash(question).includes(c)) return `the question lost the coordinates ${c}`;
   for (const c of job.answer.match(COORDINATES) ?? []) if (!squash(answer).includes(c)) return `the answer lost the coordinates ${c}`;
-  if (job.queryType === "countObjects" || job.queryType === "countTimes") {
-    for (const g of job.structuredAnswer) {
-      if (typeof g.value === "number" && g.value > 1 && !new RegExp(`\\b${g.value}\\b|\\b${NUMBER_WORDS[g.value] ?? "\u0000"}\\b`, "i").test(answer)) return `the answer lost the count ${g.value}`;
-    }
+  const counts = typeof job.structuredAnswer === "string"
+    ? /^\d+$/.test(job.structuredAnswer) ? [Number(job.structuredAnswer)] : []
+    : job.queryType === "countObjects" || job.queryType === "countTimes" ? job.structuredAnswer.map((g) => g.value) : [];
+  for (const value of counts) {
+    if (typeof value === "number" && value > 1 && !new RegExp(`\\b${value}\\b|\\b${NUMBER_WORDS[value] ?? "\u0000"}\\b`, "i").test(answer)) return `the answer lost the count ${value}`;
   }
   return { question, answer };
 }

@@ -53,6 +53,7 @@ export const QUESTION_VIEWS: Readonly<Record<RunKind, QuestionView>> = {
   "rm-review": NOTHING_MORE,
   memory: NOTHING_MORE,
   "generate-tag": { ...NOTHING_MORE, answers: false },
+  "generate-mixed": { ...NOTHING_MORE, answers: false },
   reproduce: NOTHING_MORE,
   // a folder of runs is reported as each of its runs; a validation's judge calls are its traces
   demo: { ...NOTHING_MORE, transcript: TRACES },

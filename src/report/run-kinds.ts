@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { episodeFileName, latestMemoryRecords, loadActiveEpisodes, memoryRecordSchema, MEMORY_FAILURES_FILE, MEMORY_RECORDS_FILE, type ActiveEpisode } from "../agents/index.js";
-import { loadTagQuestions, type TagQuestion } from "../data/index.js";
+import { loadMixedSet, loadTagQuestions, type TagQuestion } from "../data/index.js";
 import { llmMatchPoints } from "../eval/index.js";
 import { TAG_ANSWERS_FILE } from "../generate/index.js";
 import { meanEstimate, readJsonFile, readRecords } from "./files.js";
@@ -386,6 +386,25 @@ export async function loadTagDataset(dir: string): Promise<{ questions: DatasetQ
         ...Object.entries(stats.queryTypes).map(([type, n]) => ({ name: `query: ${type}`, value: n, unit: "", about: "questions of this query type" })),
       ]
     : [{ name: "questions", value: questions.length, unit: "", about: "questions in questions.json" }];
+  return { questions, headline };
+}
+
+// ---- eqa generate mixed ----
+
+const mixedStatsSchema = z.looseObject({ questions: z.number(), homes: z.number(), days: z.number(), categories: counts, meanPathLength: counts.optional() });
+
+/** A Mixed EQA set (`eqa generate mixed`): its questions with their answers and categories, counted per category. */
+export async function loadMixedDataset(dir: string): Promise<{ questions: DatasetQuestion[]; headline: HeadlineMetric[] }> {
+  const stats = readJsonFile(join(dir, "stats.json"), mixedStatsSchema);
+  const set = await loadMixedSet(join(dir, "episodes.json"));
+  const questions = set.episodes.map((e) => ({ questionId: e.question_id, question: e.question, category: e.category, groundTruth: e.answer }));
+  const headline: HeadlineMetric[] = stats
+    ? [
+        { name: "questions", value: stats.questions, unit: "", about: `on ${stats.homes} homes, ${stats.days} days of history each` },
+        ...Object.entries(stats.categories).map(([category, n]) => ({ name: `category: ${category}`, value: n, unit: "", about: `questions of LA-EQA's ${category} category` })),
+        ...Object.entries(stats.meanPathLength ?? {}).map(([category, m]) => ({ name: `path to the answer: ${category}`, value: m, unit: "m", about: "mean shortest path from the start to a view of the answer (0 where the history answers)" })),
+      ]
+    : [{ name: "questions", value: questions.length, unit: "", about: "questions in episodes.json" }];
   return { questions, headline };
 }
 

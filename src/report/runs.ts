@@ -17,7 +17,7 @@ import { loadOpenEqaBenchmark, loadPredictions, loadTagQuestions, type TagQuesti
 import { llmMatchPoints, loadPredictionsWithoutGuess, scoreSummarySchema, type MeanEstimate } from "../eval/index.js";
 import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath, RUN_KINDS, RUN_MANIFEST_FILE } from "../store/index.js";
 import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
-import { exploreHeadline, exploreSummarySchema, laEqaHeadline, laEqaSummarySchema, loadLaEqaQuestions, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
+import { exploreHeadline, exploreSummarySchema, laEqaHeadline, laEqaSummarySchema, loadLaEqaQuestions, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadMixedDataset, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
 import { loadRewardBuild, loadRewardReview, type RewardFolder } from "./reward-runs.js";
 import { loadTagPart, tagSummarySchema, type TagRunPart } from "./tag-runs.js";
 import { modelCallNotes } from "./text.js";
@@ -264,7 +264,7 @@ export function runFolders(path: string): { dir: string; label: string }[] {
   // a run that has started holds its manifest: a folder without one, or any run below, is not a run
   if (found.length === 0) throw new UserError(`holds no run: neither the folder nor those below it (${RUN_SEARCH_DEPTH} levels down) hold ${RUN_MANIFEST_FILE}, a summary or the records of a command that writes runs`, { file: path }, `pass ${RUN_FOLDER_HINT}`);
   // runs of answers first, datasets after: the first two are what Compare opens on
-  const datasets = found.filter((d) => inferRunKind(d) === "generate-tag");
+  const datasets = found.filter((d) => inferRunKind(d) === "generate-tag" || inferRunKind(d) === "generate-mixed");
   const ordered = [...found.filter((d) => !datasets.includes(d)), ...datasets];
   const names = ordered.map((d) => basename(d));
   return ordered.map((dir, i) => ({ dir, label: names.filter((n) => n === names[i]).length > 1 ? relative(root, dir) : names[i]! }));
@@ -440,6 +440,10 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     run.questions = built.episodes.map((e) => ({ questionId: e.questionId, answer: e.answer, ...(e.error !== undefined ? { error: e.error } : {}), judgeReplies: [], frames: [], calls: [] }));
   } else if (run.kind === "generate-tag") {
     const dataset = await loadTagDataset(path);
+    run.metrics = dataset.headline;
+    run.questions = dataset.questions.map((q, i) => ({ ...q, position: i, judgeReplies: [], frames: [], calls: [] }));
+  } else if (run.kind === "generate-mixed") {
+    const dataset = await loadMixedDataset(path);
     run.metrics = dataset.headline;
     run.questions = dataset.questions.map((q, i) => ({ ...q, position: i, judgeReplies: [], frames: [], calls: [] }));
   } else if (run.kind === "rm-build" || run.kind === "rm-review") {

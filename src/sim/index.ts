@@ -21,3 +21,4 @@ export { TASK_TYPES, TaskDoer, TaskFailed, feasibleTasks, missingFor, planTask, 
 export { recordTask, planTasks, type RecordOptions, type RecordSummary, type RecordedTask } from "./record.js";
 export { hm3dCameraPose, hm3dIntrinsicsText, hm3dSensorHeight, readHm3dStates, type Hm3dStateFile, type Hm3dStatesFolder } from "./openeqa-hm3d-states.js";
 export { prepareHm3dFrames, hm3dEpisodes, OPENEQA_HM3D_RENDER, type Hm3dPrepareOptions, type Hm3dProgress, type Hm3dOutcome } from "./openeqa-hm3d-prepare.js";
+export { parseHome, readHomeFile, homeSchema } from "./home-file.js";

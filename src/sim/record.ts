@@ -16,7 +16,7 @@ import { generateHome, type Home, type SceneObject } from "./home.js";
 import { HouseholdEnvironment, DEFAULT_CAMERA_HEIGHT } from "./household.js";
 import { objectName } from "./manipulation.js";
 import { writeHome } from "./plan.js";
-import type { ActResult, Action, SimEvent } from "./protocol.js";
+import type { ActResult, Action, AgentState, SimEvent } from "./protocol.js";
 import { TASK_TYPES, TaskDoer, feasibleTasks, planTask, type PlannedTask, type TaskSpec, type TaskType } from "./tasks.js";
 
 export interface RecordOptions {
@@ -33,6 +33,14 @@ export interface RecordOptions {
   failureRate?: number;
   /** Stop after this many actions (default max(5000, 2 × minSteps)). */
   maxSteps?: number;
+  /** The world to start from (default: the home of `seed` as generated), e.g. where an earlier recording left it; it is copied, never changed. */
+  home?: Home;
+  /** The agent's start state (default: the home's start); it must be navigable. */
+  start?: AgentState;
+  /** Seeds the choice of the tasks' objects and the doer's failures and detours (default `seed`), so that several recordings in one home differ. */
+  taskSeed?: number;
+  /** The log's id (default `home-<seed>-<task types>`). */
+  id?: string;
 }
 
 export interface RecordedTask {
@@ -51,6 +59,9 @@ export interface RecordSummary {
   tasks: RecordedTask[];
   trajectory: string;
   framesDir: string;
+  /** The world as the recording ended (objects moved, states changed), and the agent's last state. */
+  endHome: Home;
+  endState: AgentState;
 }
 
 const round3 = (v: number): number => Math.round(v * 1000) / 1000;
@@ -116,9 +127,9 @@ export function planTasks(home: Home, tasks: RecordOptions["tasks"], seed: numbe
 
 /** Records the task-doer doing `tasks` in the home of `seed` into `out`. */
 export async function recordTask(options: RecordOptions): Promise<RecordSummary> {
-  const home = generateHome(options.seed);
-  const planned = planTasks(home, options.tasks, options.seed);
-  const env = new HouseholdEnvironment(home, { width: options.width ?? 320, height: options.height ?? 240, hfovDeg: options.hfovDeg ?? 90, masks: true });
+  const home = options.home ?? generateHome(options.seed);
+  const planned = planTasks(home, options.tasks, options.taskSeed ?? options.seed);
+  const env = new HouseholdEnvironment(home, { width: options.width ?? 320, height: options.height ?? 240, hfovDeg: options.hfovDeg ?? 90, masks: true, ...(options.start ? { start: options.start } : {}) });
   const framesDir = join(options.out, "frames");
   await rm(framesDir, { recursive: true, force: true }); // a redone recording starts clean
   await writeHome(home, options.out);
@@ -154,7 +165,7 @@ export async function recordTask(options: RecordOptions): Promise<RecordSummary>
   await snapshot(null, null);
   const minSteps = options.minSteps ?? 0;
   const doer = new TaskDoer(env, {
-    seed: options.seed,
+    seed: options.taskSeed ?? options.seed,
     failureRate: options.failureRate ?? 0.15,
     maxSteps: options.maxSteps ?? Math.max(5000, 2 * minSteps),
     onStep: (action, result) => snapshot(action, result),
@@ -168,7 +179,7 @@ export async function recordTask(options: RecordOptions): Promise<RecordSummary>
 
   const log: TrajectoryLog = {
     format: "eqakit-trajectory/1",
-    id: `home-${options.seed}-${planned.map((t) => t.type).join("-")}`,
+    id: options.id ?? `home-${options.seed}-${planned.map((t) => t.type).join("-")}`,
     source: "sim",
     environment: `home-${options.seed}`,
     task: { type: planned.map((t) => t.type).join(","), description: planned.map((t) => t.description).join("; then ") },
@@ -181,7 +192,7 @@ export async function recordTask(options: RecordOptions): Promise<RecordSummary>
   const trajectory = join(options.out, "trajectory.json");
   parseTrajectoryLog(log, trajectory);
   await writeFileAtomically(trajectory, `${JSON.stringify(log)}\n`);
-  return { seed: options.seed, steps: steps.length, events: events.length, frames: writer.frames, failedActions, tasks: done, trajectory, framesDir };
+  return { seed: options.seed, steps: steps.length, events: events.length, frames: writer.frames, failedActions, tasks: done, trajectory, framesDir, endHome: structuredClone(env.home), endState: env.current };
 }
 
 function logEvent(event: SimEvent, step: number, names: Map<number, string>, counts: Map<string, number>): TrajectoryEvent {

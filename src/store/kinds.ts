@@ -126,6 +126,13 @@ export const RUN_KINDS = [
     recognise: (f) => f.has("questions.json") && f.has("stats.json"),
   },
   {
+    kind: "generate-mixed",
+    description: "a Mixed EQA set generated in the built-in simulator: days recorded, changes while away, questions",
+    commands: [{ command: "generate mixed" }],
+    summary: false,
+    recognise: (f) => f.has("episodes.json") && f.has("stats.json") && f.has("homes"),
+  },
+  {
     kind: "tag-structured",
     description: "TAG-EQA answers scored by the structured grounded judge",
     commands: [{ command: "score-tag", defaultOut: "score-tag" }],
