@@ -13,6 +13,7 @@ export { NavGrid, NAV_CELL_M, AGENT_RADIUS_M } from "./navgrid.js";
 export { SceneRenderer, cameraFor, type RenderOptions, type Rendered } from "./render.js";
 export { HouseholdEnvironment, DEFAULT_CAMERA_HEIGHT, type HouseholdOptions } from "./household.js";
 export { renderPlan, writeHome } from "./plan.js";
+export { loadHome, parseHome } from "./home-file.js";
 export { manipulate, objectName, distanceToBox, contents, type Reach, type ManipulationOutcome } from "./manipulation.js";
 export { drawnBoxes, frontSide, type DrawnBox } from "./render.js";
 export { drawnParts, type Part } from "./parts.js";
