@@ -9,3 +9,4 @@ export * from "./agreement.js";
 export * from "./openeqa/index.js";
 export * from "./express/index.js";
 export * from "./tag-eqa/index.js";
+export * from "./mixed/index.js";

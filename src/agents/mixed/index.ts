@@ -4,3 +4,4 @@ export { asksAboutNow, lookFor, showsAny, type LookFor } from "./needs.js";
 export { graphSnapshot, historyView, logSnapshot, momentStep, presentOnlyView, seenOverRemembered } from "./views.js";
 export { LiveWalk, type WalkStep } from "./walk.js";
 export { answerMixedQuestion, type MixedAgentContext, type MixedOutcome, type MixedQuestion } from "./agents.js";
+export { MIXED_MAX_STEPS, MIXED_RECORDS_FILE, runMixedEpisodes, type MixedRecord, type MixedRunHome, type MixedRunOptions } from "./run.js";
