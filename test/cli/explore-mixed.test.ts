@@ -1,0 +1,93 @@
+import { before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cliEnv, runCli } from "../helpers/cli.js";
+import { assertSameRun, jsonLines, killMidway } from "../helpers/kill.js";
+import { buildMixedFixture, type MixedFixture } from "../helpers/mixed-set.js";
+import { temporaryDir } from "../helpers/paths.js";
+
+let fixture: MixedFixture;
+let home: string;
+const size = ["--width", "128", "--height", "96"];
+
+before(async () => {
+  fixture = await buildMixedFixture({ width: 128, height: 96 });
+  home = temporaryDir();
+});
+
+const summaryOf = (dir: string) => JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as { kind: string; counts: Record<string, number>; metrics: Record<string, unknown>; questions: { questionId: string; correct: boolean }[] };
+
+describe("eqa explore on a Mixed EQA set", () => {
+  test("flags and inputs that do not fit are refused before anything runs, naming what to change", async () => {
+    const env = cliEnv(home);
+    const frontier = await runCli(["explore", "--episodes", fixture.file, "--agent", "frontier", "--out", join(home, "r1"), ...size], env);
+    assert.equal(frontier.code, 2, frontier.stderr);
+    assert.match(frontier.stderr, /memory-only, explore-only, recall-explore/);
+    const judged = await runCli(["explore", "--episodes", fixture.file, "--agent", "memory-only", "--judge", "openai/gpt-4o", "--out", join(home, "r2")], env);
+    assert.equal(judged.code, 2);
+    assert.match(judged.stderr, /--judge does not apply to a Mixed EQA set/);
+    const plain = join(home, "plain.json");
+    writeFileSync(plain, JSON.stringify([{ question_id: "q", question: "Is there a sofa?", scene: "home-2" }]));
+    const notMixed = await runCli(["explore", "--episodes", plain, "--agent", "recall-explore", "--out", join(home, "r3")], env);
+    assert.equal(notMixed.code, 2);
+    assert.match(notMixed.stderr, /runs Mixed EQA sets/);
+    const broken = join(home, "broken.json");
+    writeFileSync(broken, JSON.stringify({ ...fixture.set, episodes: fixture.set.episodes.map((e, i) => (i === 1 ? { ...e, category: "future" } : e)) }));
+    const bad = await runCli(["explore", "--episodes", broken, "--agent", "memory-only", "--out", join(home, "r4")], env);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /category/);
+    assert.ok(!existsSync(join(home, "r4", "mixed.jsonl")), "nothing run");
+  });
+
+  test("a mixed run's folder refuses another command's run, and another agent's", async () => {
+    const env = cliEnv(home);
+    const out = join(home, "memory-run");
+    const ran = await runCli(["explore", "--episodes", fixture.file, "--agent", "memory-only", "--out", out, ...size], env);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.stdout, /accuracy %/);
+    assert.equal(summaryOf(out).kind, "mixed");
+    const plain = join(home, "plain.json");
+    writeFileSync(plain, JSON.stringify([{ question_id: "q", question: "Is there a sofa?", scene: "home-2" }]));
+    const other = await runCli(["explore", "--episodes", plain, "--agent", "frontier", "--max-steps", "5", "--out", out, ...size], env);
+    assert.equal(other.code, 2, other.stderr);
+    assert.match(other.stderr, /mixed/);
+    const otherAgent = await runCli(["explore", "--episodes", fixture.file, "--agent", "explore-only", "--out", out, ...size], env);
+    assert.equal(otherAgent.code, 2, otherAgent.stderr);
+    assert.match(otherAgent.stderr, /agent/);
+  });
+
+  test("killed with SIGKILL mid-run and resumed, a run equals one never interrupted", async () => {
+    const env = cliEnv(home);
+    const args = (out: string) => ["explore", "--episodes", fixture.file, "--agent", "recall-explore", "--max-steps", "150", "--out", out, ...size];
+    const whole = join(home, "whole");
+    const uninterrupted = await runCli(args(whole), env);
+    assert.equal(uninterrupted.code, 0, uninterrupted.stderr);
+    const resumed = join(home, "resumed");
+    await killMidway(args(resumed), env, () => jsonLines(join(resumed, "mixed.jsonl")).length >= 1);
+    assert.ok(jsonLines(join(resumed, "mixed.jsonl")).length < 4, "killed before its end");
+    const again = await runCli(args(resumed), env);
+    assert.equal(again.code, 0, again.stderr);
+    assertSameRun(whole, resumed, {
+      records: [{ file: "mixed.jsonl" }],
+      figures: ["predictions.json", { file: "summary.json", pick: (s) => [s.counts, s.metrics, s.questions, s.failures] }, join("trajectories", "present-desk.json")],
+    });
+  });
+
+  test("shards merged by eqa merge give the unsharded run's records and figures", async () => {
+    const env = cliEnv(home);
+    const args = (out: string, extra: string[] = []) => ["explore", "--episodes", fixture.file, "--agent", "memory-only", "--out", out, ...size, ...extra];
+    const whole = join(home, "unsharded");
+    assert.equal((await runCli(args(whole), env)).code, 0);
+    const shards = [join(home, "shard-1"), join(home, "shard-2")];
+    for (const [i, dir] of shards.entries()) {
+      const ran = await runCli(args(dir, ["--shard", `${i}/2`]), env);
+      assert.equal(ran.code, 0, ran.stderr);
+    }
+    const merged = join(home, "merged");
+    const merge = await runCli(["merge", ...shards, "--out", merged], env);
+    assert.equal(merge.code, 0, merge.stderr);
+    assert.match(merge.stdout, /merged 2 shard\(s\)/);
+    assertSameRun(whole, merged, { records: [{ file: "mixed.jsonl" }], figures: ["predictions.json", { file: "summary.json", pick: (s) => [s.metrics, s.questions] }] });
+  });
+});
