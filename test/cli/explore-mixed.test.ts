@@ -55,6 +55,16 @@ describe("eqa explore on a Mixed EQA set", () => {
     const otherAgent = await runCli(["explore", "--episodes", fixture.file, "--agent", "explore-only", "--out", out, ...size], env);
     assert.equal(otherAgent.code, 2, otherAgent.stderr);
     assert.match(otherAgent.stderr, /agent/);
+    // the report, made from another folder: per question the answer, right or wrong, the history's days, the plan
+    const elsewhere = temporaryDir();
+    const report = await runCli(["report", out, "--out", join(elsewhere, "report.html")], env, elsewhere);
+    assert.equal(report.code, 0, report.stderr);
+    const html = readFileSync(join(elsewhere, "report.html"), "utf8");
+    assert.match(html, /data-id="past-where-candle"/);
+    assert.match(html, /stop: memory · path 0\.00 m · right · history: day 1 \(yesterday, morning\); retrieved day 1 frame \d+/);
+    assert.match(html, /stop: memory · path 0\.00 m · wrong/, "the changed present, answered from memory");
+    assert.match(html, /accuracy \(past\)/);
+    assert.match(html, /class="plan f\d+"/, "the plan of each question");
   });
 
   test("killed with SIGKILL mid-run and resumed, a run equals one never interrupted", async () => {
