@@ -6,6 +6,7 @@ import { cliEnv, runCli } from "../helpers/cli.js";
 import { assertSameRun, jsonLines, killMidway } from "../helpers/kill.js";
 import { buildMixedFixture, type MixedFixture } from "../helpers/mixed-set.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { lastUserText, openAiReply, startModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 
 let fixture: MixedFixture;
 let home: string;
@@ -99,5 +100,36 @@ describe("eqa explore on a Mixed EQA set", () => {
     assert.equal(merge.code, 0, merge.stderr);
     assert.match(merge.stdout, /merged 2 shard\(s\)/);
     assertSameRun(whole, merged, { records: [{ file: "mixed.jsonl" }], figures: ["predictions.json", { file: "summary.json", pick: (s) => [s.metrics, s.questions] }] });
+  });
+
+  test("with --model the agent's VLM answers from the frames it retrieved and saw, LLM-Match scores it, and the cost is the requests the server received", async () => {
+    // the judge gives 5 when the response is the answer, else 1; the agent's model always says the desk
+    const server = await startModelServer((req: ReceivedRequest) => {
+      const text = lastUserText(req);
+      if (!text.includes("Your mark")) return openAiReply("A: on the desk");
+      const answer = [...text.matchAll(/^Answer: (.*)$/gm)].at(-1)?.[1];
+      const response = [...text.matchAll(/^Response: (.*)$/gm)].at(-1)?.[1];
+      return openAiReply(`Your mark: ${answer !== undefined && answer === response ? 5 : 1}`);
+    });
+    try {
+      const out = join(home, "model-run");
+      const ran = await runCli(["explore", "--episodes", fixture.file, "--agent", "memory-only", "--model", "openai/test-vlm", "--model-base-url", `${server.url}/v1`, "--judge", "openai/test-judge", "--judge-base-url", `${server.url}/v1`, "--no-cache", "--image-size", "64", "--out", out, ...size], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      assert.equal(ran.code, 0, ran.stderr);
+      const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as { cost: { total: { calls: number }; roles: { role: string; calls: number }[] }; metrics: { accuracy: { byCategory: Record<string, { mean: number } | null> } } };
+      assert.equal(summary.cost.total.calls, server.requests.length, "every request the server received, and only those, in the run's cost");
+      assert.deepEqual(summary.cost.roles.map((r) => [r.role, r.calls]).sort(), [["agent", 4], ["judge", 4]]);
+      const asked = server.requests.filter((r) => !lastUserText(r).includes("Your mark")).map((r) => JSON.stringify(r.body));
+      const past = asked.find((b) => b.includes("Where did you put the candle yesterday?"))!;
+      assert.ok(past, "the question was asked");
+      assert.match(past, /yesterday, morning \(day 1\), frame \d+:/, "the history frames, labelled with when they were seen");
+      assert.match(past, /image_url/);
+      const records = jsonLines(join(out, "mixed.jsonl")) as { questionId: string; answer: string; llmMatch: number; details: { programAnswer: string } }[];
+      assert.deepEqual(records.map((r) => [r.questionId, r.answer, r.llmMatch]), [["past-where-candle", "on the desk", 5], ["present-where-candle", "on the desk", 1], ["present-desk", "on the desk", 1], ["past-present-candle", "on the desk", 1]]);
+      assert.equal(records[0]!.details.programAnswer, "desk", "the program's own answer kept beside");
+      assert.equal(summary.metrics.accuracy.byCategory.past?.mean, 100);
+      assert.equal(summary.metrics.accuracy.byCategory.present?.mean, 0);
+    } finally {
+      await server.close();
+    }
   });
 });

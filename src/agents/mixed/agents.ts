@@ -24,6 +24,8 @@ import { asksAboutNow, lookFor, showsAny } from "./needs.js";
 import type { MixedAgentName, MixedHistory, RecalledDay } from "./types.js";
 import { graphSnapshot, historyView, logPosition, logSnapshot, presentOnlyView, seenOverRemembered } from "./views.js";
 import { LiveWalk, type WalkStep } from "./walk.js";
+import { answerWithModel, type MixedModel } from "./model-answer.js";
+import type { UsageTotals } from "../../models/index.js";
 
 /** What an agent is asked: the question, and its program (what the program agents execute). */
 export interface MixedQuestion {
@@ -43,6 +45,8 @@ export interface MixedAgentContext {
   framesDir: string;
   /** Most actions in the live environment. */
   maxSteps: number;
+  /** The model-driven form: the user's VLM answers from the frames retrieved and seen (the program form without). */
+  model?: MixedModel;
 }
 
 export interface MixedOutcome {
@@ -60,6 +64,8 @@ export interface MixedOutcome {
   /** The agent's map of the live environment (none when it did not move). */
   map: OccupancyMap | null;
   details: Record<string, unknown>;
+  /** The model's calls' usage (the model-driven form). */
+  usage?: UsageTotals;
 }
 
 /** Mask labels of a home's structure, which are not objects. */
@@ -161,7 +167,14 @@ const AGENTS: Record<MixedAgentName, (question: MixedQuestion, context: MixedAge
   "recall-explore": recallExplore,
 };
 
-/** Answers one question with a built-in agent's program form. */
-export function answerMixedQuestion(agent: MixedAgentName, question: MixedQuestion, context: MixedAgentContext): Promise<MixedOutcome> {
-  return AGENTS[agent](question, context);
+/**
+ * Answers one question with a built-in agent: its program form, or with `context.model` the same
+ * loop answered by the model from the history frames retrieved and the frames seen now (the
+ * program's own answer kept in `details.programAnswer`, the model's call in `details.trace`).
+ */
+export async function answerMixedQuestion(agent: MixedAgentName, question: MixedQuestion, context: MixedAgentContext): Promise<MixedOutcome> {
+  const outcome = await AGENTS[agent](question, context);
+  if (!context.model) return outcome;
+  const answered = await answerWithModel(context.model, question.question, context.history, outcome.historyFrames, { framesDir: context.framesDir, frames: outcome.frames });
+  return { ...outcome, answer: answered.answer, details: { ...outcome.details, programAnswer: outcome.answer, trace: answered.trace }, usage: answered.trace.usage };
 }

@@ -5,3 +5,5 @@ export { graphSnapshot, historyView, logSnapshot, momentStep, presentOnlyView, s
 export { LiveWalk, type WalkStep } from "./walk.js";
 export { answerMixedQuestion, type MixedAgentContext, type MixedOutcome, type MixedQuestion } from "./agents.js";
 export { MIXED_MAX_STEPS, MIXED_RECORDS_FILE, runMixedEpisodes, type MixedRecord, type MixedRunHome, type MixedRunOptions } from "./run.js";
+export { MIXED_ANSWER_PROMPT, answerWithModel, mixedModelConfiguration, type MixedModel } from "./model-answer.js";
+export type { MixedJudge } from "./run.js";

@@ -21,6 +21,8 @@ import { OccupancyMap } from "../explore/occupancy.js";
 import { writeTrajectoryImage } from "../explore/trajectory-image.js";
 import { answerMixedQuestion, type MixedOutcome } from "./agents.js";
 import type { MixedAgentName, MixedHistory, RecallDay, RecalledDay } from "./types.js";
+import { mixedModelConfiguration, type MixedModel } from "./model-answer.js";
+import { ModelCallError, type UsageLedger, type UsageTotals } from "../../models/index.js";
 
 export const MIXED_RECORDS_FILE = "mixed.jsonl";
 /** The agents' step budget in the live environment when --max-steps is not given. */
@@ -44,9 +46,19 @@ export interface MixedRecord {
   historyFrames: { day: number; frame: number }[];
   gtPathLengthM: number;
   details: Record<string, unknown>;
+  /** The model-driven form: LLM-Match's mark σ (1-5; 0 for no answer) of the answer, null when judging failed. */
+  llmMatch?: number | null;
+  judgeReplies?: (string | null)[];
+  usage?: UsageTotals | null;
   error: string | null;
   finishedAt: string;
 }
+
+/** Judges a model-driven agent's answer against the episode's answer and alternatives (LLM-Match: eval's, given by the caller). */
+export type MixedJudge = {
+  configuration: Record<string, unknown>;
+  judge: (episode: MixedEpisode, answer: string | null) => Promise<{ score: number | null; replies: (string | null)[]; error: string | null }>;
+};
 
 /** A home of the set, ready to run: its present world and the history its agent is handed. */
 export interface MixedRunHome {
@@ -70,10 +82,16 @@ export interface MixedRunOptions {
   settings?: Record<string, unknown>;
   shard?: Shard;
   onProgress?: (done: number, total: number, failed: number) => void;
+  /** The model-driven form: the user's VLM answers (`--model`). */
+  model?: MixedModel;
+  /** With `model`: the judge of its answers (`--judge`). */
+  judge?: MixedJudge;
+  /** The runtime's ledger: every model call is recorded in the run's `calls.jsonl`. */
+  usage?: UsageLedger;
 }
 
-function keyOf(options: Pick<MixedRunOptions, "agent" | "maxSteps" | "observation">): { configuration: Record<string, unknown>; keyOf: (e: MixedEpisode) => string } {
-  const configuration = { agent: options.agent, maxSteps: options.maxSteps ?? MIXED_MAX_STEPS, observation: options.observation };
+function keyOf(options: Pick<MixedRunOptions, "agent" | "maxSteps" | "observation" | "model" | "judge">): { configuration: Record<string, unknown>; keyOf: (e: MixedEpisode) => string } {
+  const configuration = { agent: options.agent, maxSteps: options.maxSteps ?? MIXED_MAX_STEPS, observation: options.observation, ...(options.model ? { model: mixedModelConfiguration(options.model) } : {}), ...(options.judge ? { judge: options.judge.configuration } : {}) };
   const config = canonicalJson(configuration);
   return { configuration, keyOf: (e) => sha256Hex(`${config}\u0000${canonicalJson(e)}`) };
 }
@@ -95,6 +113,7 @@ export async function runMixedEpisodes(options: MixedRunOptions): Promise<{ run:
     inputs: [{ name: "episodes", path: options.setFile, copy: true }],
     items: { noun: "episode", input: "episodes", flag: "--episodes", file: options.setFile, list: options.set.episodes.map((e) => ({ id: e.question_id, content: e })) },
   });
+  options.usage?.attach(run.path);
   const episodes = selectShard(options.set.episodes, (e) => e.question_id, options.shard);
   const wanted = new Map(episodes.map((e) => [e.question_id, key(e)]));
   const earlier = reusableRecords(run, MIXED_RECORDS_FILE, asRecord, wanted, (r) => r.error === null);
@@ -141,11 +160,25 @@ async function runOne(options: MixedRunOptions, run: RunDirectory, e: MixedEpiso
       if (!remembered.has(k)) remembered.set(k, options.recall(home.history, lived));
       return remembered.get(k)!;
     };
-    const outcome = await answerMixedQuestion(options.agent, { questionId: e.question_id, question: e.question, program: e.program }, { env, start, history: home.history, recall, framesDir, maxSteps: options.maxSteps ?? MIXED_MAX_STEPS });
+    const outcome = await answerMixedQuestion(options.agent, { questionId: e.question_id, question: e.question, program: e.program }, { env, start, history: home.history, recall, framesDir, maxSteps: options.maxSteps ?? MIXED_MAX_STEPS, ...(options.model ? { model: options.model } : {}) });
     await writeMixedTrajectory(run, name, e, outcome, home, env);
-    return { ...base, answer: outcome.answer, stop: outcome.stop, pathLengthM: outcome.pathLengthM, pathLengthSteps: outcome.pathLengthSteps, frames: outcome.frames, historyFrames: outcome.historyFrames, details: outcome.details, finishedAt: new Date().toISOString() };
+    const judged = options.judge ? await options.judge.judge(e, outcome.answer) : undefined;
+    return {
+      ...base,
+      answer: outcome.answer,
+      stop: outcome.stop,
+      pathLengthM: outcome.pathLengthM,
+      pathLengthSteps: outcome.pathLengthSteps,
+      frames: outcome.frames,
+      historyFrames: outcome.historyFrames,
+      details: outcome.details,
+      ...(outcome.usage ? { usage: outcome.usage } : {}),
+      ...(judged ? { llmMatch: judged.score, judgeReplies: judged.replies, ...(judged.error !== null ? { error: `judge: ${judged.error}` } : {}) } : {}),
+      finishedAt: new Date().toISOString(),
+    };
   } catch (error) {
-    if (error instanceof OutputError) throw error;
+    // an unusable model or an unwritable file stops the run: they are not this episode's failure
+    if (error instanceof OutputError || error instanceof ModelCallError) throw error;
     if (isUserError(error)) return { ...base, error: error.message };
     throw error;
   }

@@ -8,6 +8,7 @@
 import { canonicalMixedValue, MIXED_CATEGORIES, type MixedEpisode } from "../../data/index.js";
 import type { MixedRecord } from "../../agents/index.js";
 import { bootstrapMean } from "../stats.js";
+import { llmMatchPoints } from "../openeqa/index.js";
 
 /** Below this distance, metres, an agent counts as not having moved (LA-EQA's threshold). */
 export const LA_EQA_STILL_M = 0.01;
@@ -32,6 +33,8 @@ export interface MixedQuestionScore {
   questionId: string;
   category: string;
   correct: boolean;
+  /** 100 right, 0 wrong; a judged answer's LLM-Match points. */
+  points: number;
   /** On a question that needs the present; null on one the history answers. */
   spl: number | null;
   /** Metres walked on a question the history answers; null on one that needs the present. */
@@ -41,15 +44,23 @@ export interface MixedQuestionScore {
   failed: boolean;
 }
 
+/**
+ * One question's scores. A program agent's canonical answer is right or wrong (exact match); a
+ * model-driven agent's words are judged by LLM-Match (`record.llmMatch`, σ 1-5): its points
+ * (100·(σ−1)/4) are the accuracy, and σ = 5 counts as right; SPL weighs the path by the points.
+ */
 export function scoreMixedQuestion(record: MixedRecord, episode: MixedEpisode): MixedQuestionScore {
   const failed = record.error !== null;
-  const correct = !failed && mixedAnswerCorrect(record.answer, episode);
+  const judged = record.llmMatch !== undefined;
+  const points = failed ? 0 : judged ? (record.llmMatch === null || record.llmMatch === undefined ? 0 : llmMatchPoints(record.llmMatch)) : mixedAnswerCorrect(record.answer, episode) ? 100 : 0;
+  const correct = points === 100;
   const walked = record.pathLengthM;
   return {
     questionId: record.questionId,
     category: episode.category,
     correct,
-    spl: episode.history_answers ? null : laEqaSpl(correct ? 1 : 0, episode.gt_path_length, walked ?? 0),
+    points,
+    spl: episode.history_answers ? null : laEqaSpl(points / 100, episode.gt_path_length, walked ?? 0),
     wastedM: episode.history_answers && walked !== null ? walked : null,
     walkedM: walked,
     historyFrames: record.historyFrames.length,
@@ -88,7 +99,7 @@ function figure(scores: readonly MixedQuestionScore[], value: (s: MixedQuestionS
 }
 
 export interface MixedMetrics {
-  /** Percent of questions answered right (failed and unanswered ones wrong). */
+  /** Percent of questions answered right (failed and unanswered ones wrong); a judged run's LLM-Match points. */
   accuracy: MixedFigure;
   /** LA-EQA's SPL (0-1) on the questions that need the present. */
   spl: MixedFigure;
@@ -102,7 +113,7 @@ export interface MixedMetrics {
 
 export function mixedMetrics(scores: readonly MixedQuestionScore[]): MixedMetrics {
   return {
-    accuracy: figure(scores, (s) => (s.correct ? 100 : 0)),
+    accuracy: figure(scores, (s) => s.points),
     spl: figure(scores, (s) => (s.failed ? 0 : s.spl)),
     wastedMetres: figure(scores, (s) => (s.failed ? null : s.wastedM)),
     historyFrames: figure(scores, (s) => (s.failed ? null : s.historyFrames)),

@@ -8,10 +8,11 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { eqakitVersion, resolveInside, type Shard } from "../../core/index.js";
+import { eqakitVersion, resolveInside, type Question, type Shard } from "../../core/index.js";
 import { loadMixedSet, type MixedEpisode, type MixedHome, type MixedSet } from "../../data/index.js";
-import { episodeFileName, MIXED_RECORDS_FILE, runMixedEpisodes, type MixedAgentName, type MixedHistory, type MixedRecord, type MixedRunHome, type RecallDay } from "../../agents/index.js";
-import { ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type RunCost } from "../../models/index.js";
+import { episodeFileName, MIXED_RECORDS_FILE, runMixedEpisodes, type MixedAgentName, type MixedHistory, type MixedJudge, type MixedModel, type MixedRecord, type MixedRunHome, type RecallDay } from "../../agents/index.js";
+import { ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type ChatModel, type RunCost, type UsageLedger } from "../../models/index.js";
+import { judgeLlmMatch, prepareLlmMatchTask, type LlmMatchMode } from "../openeqa/index.js";
 import { loadHome } from "../../sim/index.js";
 import { linkFile, linkTree, mergedRecords, mergeOutput, readShardSet, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunDirectory } from "../../store/index.js";
 import { mixedMetrics, scoreMixedQuestion, type MixedMetrics, type MixedQuestionScore } from "./metrics.js";
@@ -32,6 +33,25 @@ export interface MixedWorkflowOptions {
   shard?: Shard;
   settings?: Record<string, unknown>;
   onProgress?: (done: number, total: number, failed: number) => void;
+  /** The model-driven form (`--model`): the agents answer in words from the frames they retrieved and saw. */
+  model?: MixedModel;
+  /** With `model`: LLM-Match's judge (`--judge`) against the answer and its alternatives. */
+  judge?: { chat: ChatModel; mode: LlmMatchMode };
+  /** The runtime's ledger of model calls. */
+  usage?: UsageLedger;
+}
+
+/** LLM-Match of a model-driven agent's answer, against the episode's answer with its alternatives as OpenEQA's extra answers. */
+function llmMatchJudge(judge: { chat: ChatModel; mode: LlmMatchMode }): MixedJudge {
+  return {
+    configuration: { judge: judge.chat.name, mode: judge.mode },
+    judge: async (episode, answer) => {
+      const extra = episode.alternatives.filter((a) => a !== episode.answer);
+      const question = { questionId: episode.question_id, question: episode.question, answer: episode.answer, category: String(episode.category), episodeHistory: episode.scene, ...(extra.length > 0 ? { extraAnswers: extra } : {}) } as Question;
+      const judged = await judgeLlmMatch(prepareLlmMatchTask(question, answer, judge.mode, judge.chat.name), judge.chat, judge.mode);
+      return { score: judged.score, replies: judged.replies, error: judged.error };
+    },
+  };
 }
 
 export interface MixedSummary {
@@ -64,7 +84,7 @@ export async function exploreMixedSet(options: MixedWorkflowOptions, perception:
   const set = await loadMixedSet(options.setFile);
   const homes = await readHomes(set, options.setFile, perception);
   const settings = { episodes: options.setFile, ...options.settings };
-  const ran = await runMixedEpisodes({ set, setFile: options.setFile, agent: options.agent, homes, recall: perception.recall, outDir: options.outDir, ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}), observation: options.observation, settings, ...(options.shard ? { shard: options.shard } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  const ran = await runMixedEpisodes({ set, setFile: options.setFile, agent: options.agent, homes, recall: perception.recall, outDir: options.outDir, ...(options.model ? { model: options.model } : {}), ...(options.judge ? { judge: llmMatchJudge(options.judge) } : {}), ...(options.usage ? { usage: options.usage } : {}), ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}), observation: options.observation, settings, ...(options.shard ? { shard: options.shard } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   const config = { ...ran.configuration, ...settings, ...shardSetting(options.shard) };
   const summary = mixedSummary(ran.records, ran.episodes, { config, reused: ran.reused, wallTimeMs: performance.now() - started, calls: readCallLedger(ran.run.path) });
   await writeMixedPredictions(ran.run, ran.records);
