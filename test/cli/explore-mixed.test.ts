@@ -6,6 +6,7 @@ import { cliEnv, runCli } from "../helpers/cli.js";
 import { assertSameRun, jsonLines, killMidway } from "../helpers/kill.js";
 import { buildMixedFixture, type MixedFixture } from "../helpers/mixed-set.js";
 import { temporaryDir } from "../helpers/paths.js";
+import { startViewer } from "../../src/report/index.js";
 import { lastUserText, openAiReply, startModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 
 let fixture: MixedFixture;
@@ -66,6 +67,20 @@ describe("eqa explore on a Mixed EQA set", () => {
     assert.match(html, /stop: memory · path 0\.00 m · wrong/, "the changed present, answered from memory");
     assert.match(html, /accuracy \(past\)/);
     assert.match(html, /class="plan f\d+"/, "the plan of each question");
+    // the viewer: the same question with its history, its score and its walk on the plan
+    const viewer = await startViewer({ runDirs: [out], port: 0 });
+    try {
+      const question = (await (await fetch(`${viewer.url}/api/runs/0/questions/present-where-candle`)).json()) as { groundTruth: string; answer: string; correct: boolean; history: string; transcript: { plan: string | null; stop: string | null; agent: string | null } };
+      assert.equal(question.groundTruth, "bed");
+      assert.equal(question.answer, "desk");
+      assert.equal(question.correct, false);
+      assert.match(question.history, /^day 1 \(yesterday, morning\)/);
+      assert.equal(question.transcript.stop, "memory");
+      assert.equal(question.transcript.agent, "memory-only");
+      assert.match(question.transcript.plan ?? "", /trajectories\/present-where-candle\.png$/);
+    } finally {
+      await viewer.close();
+    }
   });
 
   test("killed with SIGKILL mid-run and resumed, a run equals one never interrupted", async () => {
