@@ -15,3 +15,4 @@ export * from "./retrieval.js";
 export * from "./memory/index.js";
 export * from "./explore/index.js";
 export * from "./external/index.js";
+export * from "./mixed/index.js";

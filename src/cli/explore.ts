@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { AGENT_NAMES, EXPLORER_NAMES, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, builtinSceneBounds, isFineEqa, loadActiveEpisodes, sceneOpener, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
+import { AGENT_NAMES, EXPLORER_NAMES, MIXED_AGENT_NAMES, isMixedAgentName, type MixedAgentName, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, builtinSceneBounds, isFineEqa, loadActiveEpisodes, sceneOpener, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { exploreAndJudge, planExploreWorkflow, readExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, type ModelRuntime, type ModelSpec } from "../models/index.js";
@@ -11,13 +11,17 @@ import { builtinOrExternalAgent } from "./agent-options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createStageProgress, failureDetail } from "./progress.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
+import { exploreMixed, isMixedSetFile } from "./explore-mixed.js";
+
+/** Every agent `--agent` names: the explorers, and the built-in agents of Mixed EQA sets (which run only those). */
+const EXPLORE_AGENT_NAMES = [...EXPLORER_NAMES, ...MIXED_AGENT_NAMES] as const;
 
 type EnvKind = EnvironmentKind;
 
 interface ExploreFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ShardFlags {
   episodes: string;
   env: EnvKind;
-  agent: ExplorerName | ExternalAgentSpec;
+  agent: ExplorerName | MixedAgentName | ExternalAgentSpec;
   agentTimeout?: number;
   episodeTime?: number;
   model?: string;
@@ -53,7 +57,7 @@ export function exploreCommand(): Command {
     .description("active EQA: explore each episode's scene, answer, and record trajectories (resumable)")
     .requiredOption("--episodes <file>", "active episodes (JSON, see docs/active-eqa.md), an EXPRESS-Bench file, or HM-EQA's questions.csv (with scene_init_poses.csv beside it)")
     .addOption(new Option("--env <env>", "builtin (scenes home-<seed>), habitat (bridges/habitat) or stdio (--env-command)").argParser(oneOf(["builtin", "habitat", "stdio"] as const)).default("builtin"))
-    .addOption(new Option("--agent <explorer>", 'frontier, fine-eqa (eqakit\'s) or fine-eqa:reference (as EXPRESS-Bench\'s published code runs it), or your own active agent: exec:"python3 my_agent.py" (a process speaking docs/agent-protocol.md) or ./my-agent.mjs (a module)').argParser(builtinOrExternalAgent(EXPLORER_NAMES)).makeOptionMandatory())
+    .addOption(new Option("--agent <explorer>", 'frontier, fine-eqa (eqakit\'s) or fine-eqa:reference (as EXPRESS-Bench\'s published code runs it), or your own active agent: exec:"python3 my_agent.py" (a process speaking docs/agent-protocol.md) or ./my-agent.mjs (a module); a Mixed EQA set (docs/mixed-eqa.md): memory-only, explore-only or recall-explore').argParser(builtinOrExternalAgent(EXPLORE_AGENT_NAMES)).makeOptionMandatory())
     .option("--agent-timeout <seconds>", "your own agent: seconds to wait for each of its replies (default 120)", positiveSeconds)
     .option("--episode-time <seconds>", "your own agent: each episode's time budget (none by default; when spent, the agent must answer or stop)", positiveSeconds)
     .addOption(new Option("--model <provider/model>", "fine-eqa: the VLM; frontier: the --em-agent's model").env("EQA_MODEL"))
@@ -83,8 +87,14 @@ export function exploreCommand(): Command {
   addBatchOptions(command);
   addShardOption(command, "episodes");
   return command.action(async (flags: ExploreFlags) => {
-    const own = typeof flags.agent === "object" ? flags.agent : undefined;
-    const explorer: ExplorerName = typeof flags.agent === "object" ? "external" : flags.agent;
+    if (await isMixedSetFile(flags.episodes)) {
+      process.exitCode = await exploreMixed(flags, shardFromFlags(flags));
+      return;
+    }
+    const agent = flags.agent;
+    if (typeof agent === "string" && isMixedAgentName(agent)) throw new UserError(`--agent ${agent} runs Mixed EQA sets (eqakit-mixed/1), and ${flags.episodes} is not one`, { field: "--agent" }, "make a set with eqa generate mixed");
+    const own = typeof agent === "object" ? agent : undefined;
+    const explorer: ExplorerName = typeof agent === "object" ? "external" : agent;
     if (own && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; your own agent answers itself", { field: "--em-agent" });
     const prompts = flags.prompts === "eqakit" ? [] : readExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
     if (explorer === "fine-eqa:reference") {

@@ -1,8 +1,8 @@
 import { Command } from "commander";
 import { mergeAnswerRuns, mergeExploreRuns } from "../agents/index.js";
 import { UserError, runOfKind } from "../core/index.js";
-import { mergeScoreRuns, writeExploreReliability } from "../eval/index.js";
-import { formatAnswerSummary, formatRunCost, formatScoreSummary } from "../report/index.js";
+import { mergeMixedRuns, mergeScoreRuns, writeExploreReliability } from "../eval/index.js";
+import { formatAnswerSummary, formatMixedRun, formatRunCost, formatScoreSummary } from "../report/index.js";
 import { readShardKind } from "../store/index.js";
 import { outputDirectory } from "./options.js";
 
@@ -27,6 +27,10 @@ const MERGERS: Record<string, (dirs: string[], out: string) => Promise<{ text: s
     const s = await writeExploreReliability(merged.runDir, merged.summary, merged.records);
     const text = `eqa explore: ${s.counts.finished}/${s.counts.episodes} episodes finished, ${s.counts.failed} failed\n\n${formatRunCost(s.cost)}\n\njudgements of the shards (--judge) are not merged: judge the merged run with the same eqa explore command, --out the merged directory and --judge (its episodes are all reused)`;
     return { text, files: "episodes.jsonl,predictions.json,summary.json,merge.json,trajectories/,frames/", failed: s.counts.failed };
+  },
+  mixed: async (dirs, out) => {
+    const merged = await mergeMixedRuns(dirs, out);
+    return { text: formatMixedRun(merged, String(merged.summary.config.agent)), files: "mixed.jsonl,predictions.json,summary.json,merge.json,trajectories/,frames/", failed: merged.summary.counts.failed };
   },
 };
 

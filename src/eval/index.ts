@@ -11,3 +11,4 @@ export * from "./openeqa/index.js";
 export * from "./express/index.js";
 export * from "./tag-eqa/index.js";
 export * from "./la-eqa/index.js";
+export * from "./mixed/index.js";

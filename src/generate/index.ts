@@ -12,6 +12,7 @@ export * from "./sources.js";
 export * from "./history.js";
 export * from "./perceived-log.js";
 export * from "./program-agent.js";
+export * from "./mixed-history.js";
 export * from "./tag-agent.js";
 export * from "./demo.js";
 export * from "./tag-baselines/index.js";

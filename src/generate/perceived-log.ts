@@ -198,7 +198,9 @@ function withActions(log: TrajectoryLog, actions: readonly TagAction[]): Traject
   for (const action of actions) {
     const step = stepOf(action);
     if (step === undefined) continue;
-    const id = find(action.object);
+    // a put puts down what the agent holds (the memory may have split it into two objects)
+    const holding = action.action === "put" ? held[step] : null;
+    const id = holding && objects.find((o) => o.id === holding)?.type === action.object.type ? holding : find(action.object);
     const target = action.target ? find(action.target) : undefined;
     const from = action.from ? find(action.from) : undefined;
     const key = `${action.action}\u0000${id}`;

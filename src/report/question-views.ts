@@ -44,6 +44,8 @@ export const QUESTION_VIEWS: Readonly<Record<RunKind, QuestionView>> = {
   explore: { answers: true, score: "llm-match", transcript: "exploration", frames: "exploration", plan: "exploration" },
   // LA-EQA's answers were made elsewhere: the judge's mark and reply, no transcript or frames
   "la-eqa": { answers: true, score: "la-eqa", transcript: null, frames: null, plan: null },
+  // the canonical answer scored exactly; the live path on the plan and the frames seen now
+  mixed: { answers: true, score: null, transcript: "exploration", frames: "exploration", plan: "exploration" },
   "tag-structured": { answers: true, score: "structured", transcript: TRACES, frames: "episode", plan: "recording" },
   // the agent's answers with their traces; a baseline's captions are its trajectory's preparation
   "answer-tag": { answers: true, score: null, transcript: { file: TAG_ANSWERS_FILE, idField: "question_id", preparations: TAG_PREPARED_FILE }, frames: "episode", plan: "recording", scoredBy: "eqa score-tag" },

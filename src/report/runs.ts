@@ -21,6 +21,7 @@ import { exploreHeadline, exploreSummarySchema, laEqaHeadline, laEqaSummarySchem
 import { loadRewardBuild, loadRewardReview, type RewardFolder } from "./reward-runs.js";
 import { loadTagPart, tagSummarySchema, type TagRunPart } from "./tag-runs.js";
 import { modelCallNotes } from "./text.js";
+import { loadMixedQuestions, mixedHeadline, readMixedSummary } from "./mixed-runs.js";
 
 export type { HeadlineMetric } from "./run-kinds.js";
 
@@ -141,6 +142,8 @@ export interface RunQuestion {
   plan?: string;
   calls: RunCall[];
   usage?: UsageRead;
+  /** A Mixed EQA question's history: the days the agent was handed, and the history frames it retrieved. */
+  history?: string;
   /** An exploration's end: why it stopped, its path, the map's coverage (0-1), the EAC judgement, a multiple-choice letter. */
   stop?: string | null;
   pathLengthM?: number | null;
@@ -432,6 +435,12 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     // the observations the exploration recorded, an OpenEQA-style frame folder per episode
     if (existsSync(join(path, "frames"))) run.framesRoot = join(path, "frames");
     if (run.explore) run.metrics = exploreHeadline(run.explore);
+  } else if (run.kind === "mixed") {
+    const mixed = readMixedSummary(path);
+    const named = mixed?.config.episodes;
+    run.questions = (await loadMixedQuestions(path, mixed, [originalInputFile(path, "episodes", named), locateRunInput(path, "episodes", named)], notes)).map((q) => ({ ...q, judgeReplies: [], calls: [] }));
+    if (existsSync(join(path, "frames"))) run.framesRoot = join(path, "frames");
+    if (mixed) run.metrics = mixedHeadline(mixed);
   } else if (run.kind === "rm-score" || run.kind === "rm-bench") {
     run.questions = loadRewardInstances(path).map((q) => ({ ...q, judgeReplies: q.replies, frames: [], calls: [] }));
   } else if (run.kind === "memory") {

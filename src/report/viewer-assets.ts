@@ -422,6 +422,8 @@ function questionView(index,id,refreshing){
     }else if(q.scoreLabel)row(q.scoreLabel.row,q.score===undefined?"–":q.score===null?"failed":String(q.score)+" ("+fmt(q.points)+" points)");
     if(!q.tag&&q.truthText)row("true structure",q.truthText,"structured-truth");
     if(q.eac)row("EAC (EXPRESS-Bench)",q.eac.error!==undefined?"failed: "+q.eac.error:"δ·σ "+fmt(q.eac.score,2)+" (grounding δ "+q.eac.grounding+", accuracy σ "+q.eac.accuracy+")");
+    if(q.correct!==undefined&&!(q.choices&&q.choices.length))row("score",q.correct?"right (exact match)":"wrong (exact match)");
+    if(q.history)row("history",q.history);
     if(t&&t.stop)row("stop",t.stop+(t.pathLengthM!==null?" · path "+fmt(t.pathLengthM,2)+" m, "+t.pathLengthSteps+" steps":""));
     if(t&&t.task)row("recorded task",t.task);
     if(q.error)row("error",q.error,"error");

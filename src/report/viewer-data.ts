@@ -265,14 +265,17 @@ function explorationFrames(runIndex: number, dir: string, questionId: string): F
 /** An exploration's transcript: its steps, its explorer's calls and stop checks, the answering agent's trace, and its plan. */
 export function exploreTranscript(runIndex: number, dir: string, questionId: string): Transcript {
   const out = emptyTranscript();
-  const record = latestRecordOf(join(dir, "episodes.jsonl"), questionId);
+  // an exploration's records, or a Mixed EQA run's
+  const source = existsSync(join(dir, "episodes.jsonl")) ? "episodes.jsonl" : "mixed.jsonl";
+  const record = latestRecordOf(join(dir, source), questionId);
   if (!record) return out;
-  out.source = "episodes.jsonl";
+  out.source = source;
   const frames = explorationFrames(runIndex, dir, questionId);
   out.stop = typeof record.stop === "string" ? record.stop : null;
   out.pathLengthM = typeof record.pathLengthM === "number" ? record.pathLengthM : null;
   out.pathLengthSteps = typeof record.pathLengthSteps === "number" ? record.pathLengthSteps : null;
   if (typeof record.explorer === "string") out.agent = record.explorer;
+  else if (typeof record.agent === "string") out.agent = record.agent;
   const details = isObject(record.details) ? record.details : {};
   const calls = z.array(traceCall).safeParse(details.calls).data ?? [];
   const checks = z.array(stopCheck).safeParse(details.stopChecks).data ?? [];

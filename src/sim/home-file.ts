@@ -1,12 +1,12 @@
 /**
  * A home read back from its file (`eqakit-sim-home/1`, as `writeHome` writes `home.json`): every
  * field checked, so that a world state written by a recording or a generator (a Mixed EQA set's
- * `end.json` and `present.json`) becomes a `Home` the simulator runs on.
+ * `end.json` and `present.json`) becomes a `Home` the simulator runs on; every object's type one the catalogue knows.
  */
 import { z } from "zod";
 import { UserError } from "../core/index.js";
 import { describeZodError, readJsonFile } from "../data/index.js";
-import { OBJECT_STATES, ROOM_TYPES } from "./catalogue.js";
+import { OBJECT_STATES, ROOM_TYPES, objectCatalogue } from "./catalogue.js";
 import { HOME_FORMAT, type Home } from "./home.js";
 import { agentStateSchema, vec3Schema } from "./protocol.js";
 
@@ -49,8 +49,10 @@ export function parseHome(value: unknown, file: string): Home {
     throw new UserError(`not a home file (${HOME_FORMAT}): ${message}`, { file, ...(field ? { field } : {}) });
   }
   const home = parsed.data as Home;
+  const known = new Set(Object.keys(objectCatalogue().types));
   const ids = new Set(home.objects.map((o) => o.id));
   for (const [index, o] of home.objects.entries()) {
+    if (o.kind !== "structure" && !known.has(o.type)) throw new UserError(`unknown object type "${o.type}"`, { file, index, field: "objects.type" });
     for (const holder of [o.on, o.inside]) {
       if (holder !== undefined && !ids.has(holder)) throw new UserError(`object ${o.id} rests on or in ${holder}, which the home does not hold`, { file, index, field: "objects" });
     }

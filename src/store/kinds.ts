@@ -70,6 +70,14 @@ export const RUN_KINDS = [
     recognise: (f) => f.has("episodes.jsonl"),
   },
   {
+    kind: "mixed",
+    description: "Mixed EQA episodes: a history of past days and the live home, answered and scored exactly",
+    // eqa explore writes it when --episodes is a Mixed EQA set (eqakit-mixed/1)
+    commands: [{ command: "explore" }, { command: "merge" }],
+    summary: true,
+    recognise: (f) => f.has("mixed.jsonl"),
+  },
+  {
     kind: "answer",
     description: "an EM-EQA agent's answers to benchmark questions",
     commands: [{ command: "answer", defaultOut: "answer" }, { command: "merge" }],

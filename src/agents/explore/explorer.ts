@@ -21,6 +21,8 @@ export interface FrontierExplorerOptions extends OccupancyOptions, Omit<GoalOpti
   reachRadius?: number;
   /** Called with every observation (frame index, observation), e.g. to keep the frames. */
   onObservation?: (frame: number, obs: EnvObservation) => void;
+  /** Called with every observation after `onObservation`: true ends the exploration there (stop reason `stopped`), e.g. when what was looked for is in view. */
+  stopWhen?: (obs: EnvObservation) => boolean;
 }
 
 export interface TrajectoryStep {
@@ -32,7 +34,7 @@ export interface TrajectoryStep {
   pose: Pose;
 }
 
-export type StopReason = "no_frontier" | "budget";
+export type StopReason = "no_frontier" | "budget" | "stopped";
 
 export interface ExplorationResult {
   /** Step 0 is the start; one entry per action after it. */
@@ -130,6 +132,8 @@ class FrontierWalk {
   pathLengthM = 0;
   moves = 0;
   replans = 0;
+  /** `stopWhen` held for a view. */
+  stopped = false;
   state: AgentState = { position: [0, 0, 0], yaw: 0, pitch: 0 };
 
   constructor(
@@ -149,6 +153,7 @@ class FrontierWalk {
     this.map.integrate(first, first.state.position[1]);
     this.observedSteps.push(0);
     this.options.onObservation?.(0, first);
+    if (this.options.stopWhen?.(first)) this.stopped = true;
   }
 
   private async observe(): Promise<EnvObservation> {
@@ -160,6 +165,7 @@ class FrontierWalk {
       this.options.onObservation(this.observedSteps.length - 1, obs);
       this.clock.resume();
     }
+    if (this.options.stopWhen?.(obs)) this.stopped = true;
     return obs;
   }
 
@@ -182,7 +188,7 @@ class FrontierWalk {
   }
 
   budgetLeft(maxSteps: number): boolean {
-    return this.steps.length - 1 < maxSteps;
+    return !this.stopped && this.steps.length - 1 < maxSteps;
   }
 
   /** Turns toward `heading` until within half a turn step or out of budget. */
@@ -307,6 +313,7 @@ export async function exploreFrontier(env: Environment, options: FrontierExplore
     }
   }
   walk.clock.pause();
+  if (walk.stopped) stop = "stopped";
   const actions = walk.steps.length - 1;
   return {
     steps: walk.steps,

@@ -33,12 +33,13 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, selectShard, sha256Hex, writeFileAtomically, type Shard } from "../../core/index.js";
-import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
+import { looksLikeExpressBench, looksLikeMixedSet, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
 import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type Episode, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
 import { ModelCallError, ledgerCost, mergeCallLedgers, readCallLedger, runModelBatch, type CallEntry, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
 import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type ResumeRule } from "../../store/index.js";
 import type { Agent } from "../types.js";
+import { MIXED_AGENT_NAMES } from "../mixed/types.js";
 import { traceOfFailure } from "../calls.js";
 import type { ExternalActiveAgent } from "../external/index.js";
 import { exploreExternal } from "./external.js";
@@ -113,6 +114,7 @@ export async function loadActiveEpisodes(file: string, options: LoadActiveEpisod
 async function readActiveEpisodes(file: string): Promise<ActiveEpisode[]> {
   if (/\.csv$/i.test(file)) return readHmEqaEpisodes(file);
   const value = await readJsonFile(file);
+  if (looksLikeMixedSet(value)) throw new UserError("is a Mixed EQA set (eqakit-mixed/1): its episodes come with a history and a present home of their own", { file }, `run it with eqa explore --agent ${MIXED_AGENT_NAMES.join(", ")}`);
   const list = Array.isArray(value) ? value : typeof value === "object" && value !== null && Array.isArray((value as { episodes?: unknown }).episodes) ? (value as { episodes: unknown[] }).episodes : undefined;
   if (list === undefined) throw new UserError("expected a JSON array of episodes (or { \"episodes\": [...] })", { file });
   requireRecords(list, file, "episodes", "--episodes takes a JSON list of at least one episode");
