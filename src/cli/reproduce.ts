@@ -1,10 +1,9 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { builtinSceneBounds, loadActiveEpisodes, sceneOpener, type ActiveEpisode } from "../agents/index.js";
+import { builtinSceneBounds, loadActiveEpisodes, resolveExplorer, sceneOpener, type ActiveEpisode } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
-import { configureFrameCache } from "../episodes/index.js";
 import { exploreAndJudge, planExploreWorkflow, readExpressOriginalPrompts, type ExploreWorkflowOptions, type ExploreWorkflowResult, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, REWARD_MODEL_ROLE, checkBatchSupport, checkPriceFile, type BatchCollector, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { formatCallPlan, formatExploreRun, formatRunCost } from "../report/index.js";
@@ -407,7 +406,7 @@ async function exploreRow(flags: ReproduceFlags, row: ExploreRow, batch: boolean
       opened.runtime,
     );
     progress.stop();
-    console.log(formatExploreRun(run, row.explorer, flags.env));
+    console.log(formatExploreRun(run, resolveExplorer(row.explorer).name, flags.env));
     return run;
   } finally {
     progress.stop();
@@ -510,8 +509,6 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
   const file = await loadRewardInstances(flags.instances);
   const sampling = { table, file, spec, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, maxK: flags.maxK, outDir: flags.out ?? defaultRunPath("reproduce") };
   if (flags.dryRun) {
-    // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
-    configureFrameCache({ dir: false });
     const plan = await openCallPlan({ ...flags, batch: false });
     try {
       const notes = await planRewardTable(sampling, plan.plan);

@@ -1,6 +1,5 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
-import { configureFrameCache } from "../episodes/index.js";
 import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, planRewardScores, rmRunContract, type Aggregation, type RmSamplePlan } from "../reward/index.js";
 import { REWARD_MODEL_ROLE, checkPriceFile } from "../models/index.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
@@ -47,8 +46,6 @@ export function rmBenchCommand(): Command {
     // the reward model's K samples of every instance, as the dry run, the batch and the run ask for them
     const sampling = { file, spec, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir };
     if (flags.dryRun) {
-      // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
-      configureFrameCache({ dir: false });
       const opened = await openCallPlan(flags);
       try {
         const planned = await planRewardScores(sampling, opened.plan);

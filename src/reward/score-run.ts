@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import { eqakitVersion, UserError } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
-import type { EpisodeFrameImage, ImageOptions } from "../episodes/index.js";
+import { FrameCache, type EpisodeFrameImage, type ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
 import { REWARD_MODEL_ROLE, describeModel, emptyUsage, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext } from "../models/index.js";
@@ -107,7 +107,8 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
   if (!Number.isInteger(k) || k < 1) throw new UserError(`the number of samples must be a whole number of at least 1, got ${k}`, { field: "--samples" });
   const params = options.params ?? TTS_PARAMS;
   const aggregate = options.aggregate ?? "vote";
-  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
+  // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
+  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image, new FrameCache({ dir: false }));
   for (const instance of instances) loader.episodePath(instance); // every episode is found before any call
   const run = await openRun(rmRunContract(options));
   options.usage?.attach(run.path);
@@ -205,7 +206,8 @@ export async function planRewardScores(options: Omit<RmScoreOptions, "model" | "
   const k = options.samples ?? 1;
   if (!Number.isInteger(k) || k < 1) throw new UserError(`the number of samples must be a whole number of at least 1, got ${k}`, { field: "--samples" });
   const params = options.params ?? TTS_PARAMS;
-  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
+  // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
+  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image, new FrameCache({ dir: false }));
   for (const instance of instances) loader.episodePath(instance);
   const earlier = new Map<string, RmEvaluationRecord>();
   for (const record of readJsonl(join(resolve(options.outDir), EVALUATIONS_FILE), asRecord, false).records) earlier.set(record.id, record);
