@@ -2,7 +2,7 @@ import { OutputError, UserError, judgeUnreadable, type JudgeUnreadable, eqakitVe
 import { z } from "zod";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, JUDGE_ROLE, ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type CallPlan, type RunCost } from "../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
+import { RUN_KIND, RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
 import { peekReusableRecords } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
 import { traceOfFailure } from "./calls.js";
@@ -61,7 +61,7 @@ export interface AnswerOptions {
 }
 
 export interface AnswerSummary {
-  kind: "answer";
+  kind: typeof RUN_KIND.answer;
   eqakitVersion: string;
   createdAt: string;
   wallTimeMs: number;
@@ -176,7 +176,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
     calls: readCallLedger(run.path),
   });
   if (options.shard) {
-    await writeShardManifest(run, { kind: "answer", ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context });
+    await writeShardManifest(run, { kind: RUN_KIND.answer, ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context });
   }
   await run.writeJson(options.summaryFile ?? "summary.json", summary);
   return { summary, runDir: run.path, records: ordered };
@@ -192,7 +192,7 @@ export function answerRunContract(options: Pick<AnswerOptions, "outDir" | "agent
   const subset = options.settings?.subset;
   return {
     dir: options.outDir,
-    kind: "answer",
+    kind: RUN_KIND.answer,
     settings: resultSettings({ ...options.agent.configuration, ...options.settings }),
     items: questionItems(options.questions, options.benchmarkFile),
     inputs: [
@@ -209,7 +209,7 @@ export function answerRunContract(options: Pick<AnswerOptions, "outDir" | "agent
  * writes them (counts of reused answers and wall times summed over the shards).
  */
 export async function mergeAnswerRuns(dirs: readonly string[], outDir: string): Promise<AnswerResult> {
-  const set = await readShardSet(dirs, "answer");
+  const set = await readShardSet(dirs, RUN_KIND.answer);
   // the shards' context is checked, though the merged summary needs nothing of it
   shardContext(set.shards[0]!, set.kind, z.object({ agentModel: z.string() }));
   const records = mergedRecords(set, TRACES_FILE, asAnswerRecord);
@@ -356,7 +356,7 @@ function answerSummary(records: AnswerRecord[], inputs: AnswerSummaryInputs): An
   const traces = records.flatMap((r) => (r.trace ? [r.trace] : []));
   const usage = sumUsage(traces.map((t) => t.usage));
   return {
-    kind: "answer",
+    kind: RUN_KIND.answer,
     eqakitVersion,
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(inputs.wallTimeMs),

@@ -63,7 +63,7 @@ import {
 } from "../reproduce/index.js";
 import { TAG_BASELINE_NAMES, tagSetEpisodes, type TagBaselineName } from "../generate/index.js";
 import { builtinSceneProblem } from "../sim/index.js";
-import { defaultRunPath, openRun } from "../store/index.js";
+import { RUN_KIND, defaultRunPath, openRun } from "../store/index.js";
 import { addImageOptions, positiveInteger, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress, createStageProgress, failureDetail } from "./progress.js";
@@ -443,7 +443,7 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
     return 0;
   }
   checkPriceFile();
-  const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: families.map(aEqaRowDir) });
+  const run = await openRun({ dir: outDir, kind: RUN_KIND.reproduce, settings, parts: families.map(aEqaRowDir) });
   const explored = await runAEqaRows(flags, setup, families, table.id, run.path, flags.batch === true);
   const written = await writeAEqaTable(table, run, explored.rows, setup, settings);
   console.log(`\n${written.markdown}`);
@@ -613,7 +613,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
     }
     return;
   }
-  const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: [EXPRESS_ROW_DIR] });
+  const run = await openRun({ dir: outDir, kind: RUN_KIND.reproduce, settings, parts: [EXPRESS_ROW_DIR] });
   const explored = await exploreRow(flags, exploreOptions, flags.batch === true);
   const exploreCode = explored.exitCode;
   const row = expressRow(rowDir, setup, episodes);

@@ -6,6 +6,7 @@ import { scalingCurvesSvg, seriesLabel, svgToPng, type CurveSeries } from "./cur
 import { TTS_PARAMS } from "./evaluate.js";
 import { RM_PROMPTS, rmPromptHashes } from "./prompts.js";
 import { sampleRewardModel, scoreOfFirst, scoredPairs, type RmScoreOptions } from "./score-run.js";
+import { RUN_KIND } from "../store/index.js";
 
 export const SCALING_KS: readonly number[] = [1, 2, 4, 8, 16, 32];
 export const BENCH_SUMMARY_FILE = "bench.json";
@@ -18,7 +19,7 @@ export interface RmBenchOptions extends Omit<RmScoreOptions, "samples"> {
 }
 
 export interface RmBenchSummary {
-  kind: "rm-bench";
+  kind: typeof RUN_KIND["rm-bench"];
   eqakitVersion: string;
   createdAt: string;
   wallTimeMs: number;
@@ -39,7 +40,7 @@ export interface RmBenchSummary {
 export async function benchRewardModel(options: RmBenchOptions): Promise<{ summary: RmBenchSummary; runDir: string }> {
   const ks = [...(options.ks ?? SCALING_KS)].sort((a, b) => a - b);
   const maxK = ks[ks.length - 1]!;
-  const result = await sampleRewardModel({ ...options, samples: maxK, runKind: "rm-bench", runSettings: { ks } });
+  const result = await sampleRewardModel({ ...options, samples: maxK, runKind: RUN_KIND["rm-bench"], runSettings: { ks } });
   const scaling = {} as Record<Aggregation, Record<string, RewardMetrics & { failed: number }>>;
   const withTruth = result.records.filter((r) => r.groundTruthScore !== null);
   for (const method of AGGREGATIONS) {
@@ -56,7 +57,7 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
   const samples = result.records.flatMap((r) => r.samples);
   const aggregate = options.aggregate ?? "vote";
   const summary: RmBenchSummary = {
-    kind: "rm-bench",
+    kind: RUN_KIND["rm-bench"],
     eqakitVersion,
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(result.wallTimeMs),

@@ -5,7 +5,7 @@ import { FrameCache, type EpisodeFrameImage, type ImageOptions } from "../episod
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
 import { REWARD_MODEL_ROLE, describeModel, emptyUsage, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext } from "../models/index.js";
-import { RunDirectory, openRun, readJsonl, resultSettings, type RunContract } from "../store/index.js";
+import { RUN_KIND, RunDirectory, openRun, readJsonl, resultSettings, type RunContract } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
 import { KeyframeLoader } from "./keyframes.js";
@@ -58,7 +58,7 @@ export interface RmScoreOptions {
   usage?: UsageLedger;
   settings?: Record<string, unknown>;
   /** The kind of run folder (`rm-score`; `rm-bench` for `eqa rm bench`) and settings of its own beside the sampling's, for its manifest. */
-  runKind?: "rm-score" | "rm-bench";
+  runKind?: typeof RUN_KIND["rm-score"] | typeof RUN_KIND["rm-bench"];
   runSettings?: Record<string, unknown>;
   onProgress?: (progress: RmScoreProgress) => void;
 }
@@ -71,7 +71,7 @@ export interface RmScoreOptions {
 export function rmRunContract(options: Omit<RmScoreOptions, "model" | "usage" | "onProgress">): RunContract {
   return {
     dir: options.outDir,
-    kind: options.runKind ?? "rm-score",
+    kind: options.runKind ?? RUN_KIND["rm-score"],
     settings: resultSettings({
       model: describeModel(options.spec),
       samples: options.samples ?? 1,
@@ -255,7 +255,7 @@ export function scoredPairs(records: readonly RmEvaluationRecord[], score: (r: R
 }
 
 export interface RmScoreSummary {
-  kind: "rm-score";
+  kind: typeof RUN_KIND["rm-score"];
   eqakitVersion: string;
   createdAt: string;
   wallTimeMs: number;
@@ -279,7 +279,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
   const usage = sumUsage(result.records.map((r) => r.usage));
   const samples = result.records.flatMap((r) => r.samples);
   const summary: RmScoreSummary = {
-    kind: "rm-score",
+    kind: RUN_KIND["rm-score"],
     eqakitVersion,
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(result.wallTimeMs),

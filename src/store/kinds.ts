@@ -160,6 +160,13 @@ export const RUN_KINDS = [
 /** A kind of run, as manifests and summaries name it. */
 export type RunKind = (typeof RUN_KINDS)[number]["kind"];
 
+/**
+ * Each kind's name by itself, for code that names a kind: `openRun({ kind: RUN_KIND.explore })`,
+ * `kind: typeof RUN_KIND["rm-score"]` in a summary's type. Nowhere but here is a kind written as a
+ * string (`test/store/kind-names.test.ts`).
+ */
+export const RUN_KIND = Object.fromEntries(RUN_KINDS.map((definition) => [definition.kind, definition.kind])) as { readonly [K in RunKind]: K };
+
 const BY_KIND = new Map<string, RunKindDefinition>(RUN_KINDS.map((definition) => [definition.kind, definition]));
 
 /** True for the name of a kind of run. */

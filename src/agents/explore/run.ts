@@ -37,7 +37,7 @@ import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords,
 import type { ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, ledgerCost, mergeCallLedgers, readCallLedger, runModelBatch, type CallEntry, sumUsage, type CallPlan, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, homeNavGrid, type Environment, type Home } from "../../sim/index.js";
-import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
+import { RUN_KIND, RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
 import { traceOfFailure } from "../calls.js";
 import { episodeFileName, resolveExplorer, type ExplorerName } from "./explorers.js";
 import type { ActiveEpisode, ExplorationOutcome, Explorer, ExplorerPlanContext, ExplorerSettings } from "./explorer-types.js";
@@ -175,7 +175,7 @@ export interface ExploreRecord {
 }
 
 export interface ExploreSummary {
-  kind: "explore";
+  kind: typeof RUN_KIND.explore;
   eqakitVersion: string;
   createdAt: string;
   wallTimeMs: number;
@@ -285,7 +285,7 @@ export async function runExploration<Episode extends ActiveEpisode>(options: Exp
   const episodesFile = options.settings?.episodes;
   const run = await openRun({
     dir: options.outDir,
-    kind: "explore",
+    kind: RUN_KIND.explore,
     settings: resultSettings({ ...explored.configuration, ...options.settings }),
     inputs: typeof episodesFile === "string" ? [{ name: "episodes", path: episodesFile, copy: true }] : [],
     items: { noun: "episode", input: "episodes", flag: "--episodes", ...(typeof episodesFile === "string" ? { file: episodesFile } : {}), list: options.episodes.map((e) => ({ id: e.questionId, content: e })) },
@@ -414,7 +414,7 @@ export async function runExploration<Episode extends ActiveEpisode>(options: Exp
   const context = { model: options.vlm?.spec.name ?? options.answerer?.models[0]?.name ?? null, role: options.vlm ? "explorer" : "agent" };
   const summary = exploreSummary(ordered, { config: { ...configuration, ...options.settings, ...shardSetting(options.shard) }, reused: earlier.size, wallTimeMs: performance.now() - started, usage: options.usage?.snapshot() ?? null, calls: readCallLedger(run.path), ...context });
   if (options.shard) {
-    await writeShardManifest(run, { kind: "explore", ...options.shard, items: options.episodes.map((e) => e.questionId), keys: Object.fromEntries(wanted), context });
+    await writeShardManifest(run, { kind: RUN_KIND.explore, ...options.shard, items: options.episodes.map((e) => e.questionId), keys: Object.fromEntries(wanted), context });
   }
   await run.writeJson("summary.json", summary);
   return { summary, records: ordered, runDir: run.path };
@@ -446,7 +446,7 @@ interface ExploreSummaryInputs extends z.infer<typeof exploreContextSchema> {
  * unsharded run writes them. Judgements (`--judge`) are not merged: judge the merged run.
  */
 export async function mergeExploreRuns(dirs: readonly string[], outDir: string): Promise<{ summary: ExploreSummary; records: ExploreRecord[]; runDir: string }> {
-  const set = await readShardSet(dirs, "explore");
+  const set = await readShardSet(dirs, RUN_KIND.explore);
   const context = shardContext(set.shards[0]!, set.kind, exploreContextSchema);
   const records = mergedRecords(set, EXPLORE_RECORDS_FILE, asRecord);
   const run = mergeOutput(outDir, set);
@@ -477,7 +477,7 @@ function exploreSummary(ordered: readonly ExploreRecord[], inputs: ExploreSummar
   const covered = done.flatMap((r) => (typeof r.coverage === "number" ? [r.coverage] : []));
   const episodes = sumUsage(done.flatMap((r) => (r.usage ? [r.usage] : [])));
   return {
-    kind: "explore",
+    kind: RUN_KIND.explore,
     eqakitVersion,
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(inputs.wallTimeMs),

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
 import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
+import { RUN_KIND, RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
@@ -77,7 +77,7 @@ export interface ScoreFailure {
 }
 
 export interface ScoreSummary {
-  kind: "llm-match";
+  kind: typeof RUN_KIND["llm-match"];
   eqakitVersion: string;
   createdAt: string;
   wallTimeMs: number;
@@ -164,7 +164,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
     calls: readCallLedger(run.path),
   });
   if (options.shard) {
-    await writeShardManifest(run, { kind: "llm-match", ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context: { ...context } });
+    await writeShardManifest(run, { kind: RUN_KIND["llm-match"], ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context: { ...context } });
   }
   await run.writeJson(METRICS_FILE, metricsOf(ordered));
   await run.writeJson(options.summaryFile ?? SUMMARY_FILE, summary);
@@ -196,7 +196,7 @@ type ScoreContext = z.infer<typeof scoreContextSchema>;
  * missing predictions, reused judgements and wall times summed over the shards).
  */
 export async function mergeScoreRuns(dirs: readonly string[], outDir: string): Promise<ScoreResult> {
-  const set = await readShardSet(dirs, "llm-match");
+  const set = await readShardSet(dirs, RUN_KIND["llm-match"]);
   const contexts = set.shards.map((shard) => shardContext(shard, set.kind, scoreContextSchema));
   const questions = new Map(contexts.flatMap((c) => c.questions.map((q) => [q.questionId, q] as const)));
   const judgements = mergedRecords(set, JUDGEMENTS_FILE, asJudgement);
@@ -313,7 +313,7 @@ function scoreConfiguration(options: Omit<ScoreOptions, "judge" | "usage" | "onP
 export function scoreRunContract(options: Omit<ScoreOptions, "judge" | "usage" | "onProgress">): RunContract {
   return {
     dir: options.outDir,
-    kind: "llm-match",
+    kind: RUN_KIND["llm-match"],
     settings: resultSettings(scoreConfiguration(options, options.mode ?? "robust")),
     items: questionItems(options.questions, options.benchmark.path),
     inputs: [
@@ -340,7 +340,7 @@ function scoreSummary(entries: readonly { question: Question; judgement: LlmMatc
   const scored = entries.flatMap((e) => (e.judgement.score === null ? [] : [{ question: e.question, score: e.judgement.score }]));
   const judgementUsage = sumUsage(judgements.map((j) => j.usage));
   return {
-    kind: "llm-match",
+    kind: RUN_KIND["llm-match"],
     eqakitVersion,
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(inputs.wallTimeMs),

@@ -17,7 +17,7 @@ import { z } from "zod";
 import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
 import { JUDGE_ROLE, describeModel, emptyUsage, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, withCallContext } from "../../models/index.js";
-import { RunDirectory, openRun, peekReusableRecords, resultSettings, reusableRecords, type RunContract, type RunItems } from "../../store/index.js";
+import { RUN_KIND, RunDirectory, openRun, peekReusableRecords, resultSettings, reusableRecords, type RunContract, type RunItems } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { extractStructuredAnswer, extractionPromptHashes, structuredPrediction, TAG_EXTRACT_PARAMS, type Extraction } from "./structured-extract.js";
@@ -144,7 +144,7 @@ export interface ScorePair {
 }
 
 export interface TagScoreSummary {
-  kind: "tag-structured";
+  kind: typeof RUN_KIND["tag-structured"];
   eqakitVersion: string;
   createdAt: string;
   wallTimeMs: number;
@@ -443,7 +443,7 @@ function tagScoreConfiguration(options: Omit<TagScoreOptions, "onProgress" | "us
 export function tagScoreRunContract(options: Omit<TagScoreOptions, "onProgress" | "usage">, similarity: string): RunContract {
   return {
     dir: options.outDir,
-    kind: "tag-structured",
+    kind: RUN_KIND["tag-structured"],
     settings: resultSettings(tagScoreConfiguration(options, similarity)),
     items: tagQuestionItems(options.questions, options.questionsPath),
     inputs: [
@@ -469,7 +469,7 @@ function summariseTagRun(
   const scored = scoredItems.map((x) => x.judgement);
   const category = (keys: (t: TagTask) => string[]): Record<string, ScorePair> => byCategory(scoredItems.map((x) => ({ judgement: x.judgement, keys: keys(x.task) })), bootstrap);
   return {
-    kind: "tag-structured",
+    kind: RUN_KIND["tag-structured"],
     eqakitVersion,
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(extra.wallTimeMs),

@@ -19,7 +19,7 @@
 import { sha256Hex, seededRandom, randomInt, type Random } from "../../core/index.js";
 import type { AnswerGroup, StructuredAnswer, StructuredObject, TagQuestion } from "../../data/index.js";
 import { runModelBatch, type ChatModel, type ModelSpec } from "../../models/index.js";
-import { openRun, reusableRecords } from "../../store/index.js";
+import { RUN_KIND, openRun, reusableRecords } from "../../store/index.js";
 import { correlate, type CorrelationEstimate } from "../agreement.js";
 import { mean } from "../stats.js";
 import { extractStructuredAnswer } from "./structured-extract.js";
@@ -239,7 +239,7 @@ export async function validateStructuredJudge(options: ValidationOptions): Promi
   }));
   // kind tag-validate: the judge, the similarity, the sample, its seed, the disruptions and the renderer decide the result
   const settings = { judge: options.judge.name, similarity: similarity.name, samples: options.samples ?? null, seed, disruptions: options.disruptions ?? 3, renderer: (options.renderer ?? DEFAULT_ANSWER_RENDERER).name };
-  const run = options.outDir ? await openRun({ dir: options.outDir, kind: "tag-validate", settings, items: tagQuestionItems(options.questions) }) : undefined;
+  const run = options.outDir ? await openRun({ dir: options.outDir, kind: RUN_KIND["tag-validate"], settings, items: tagQuestionItems(options.questions) }) : undefined;
   const earlier = run
     ? reusableRecords(run, VALIDATION_ITEMS_FILE, asValidationItem, new Map(tasks.map((t) => [t.question.question_id, t.inputKey])), (i) => i.judgeScore !== null)
     : new Map<string, ValidationItem>();
