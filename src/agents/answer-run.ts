@@ -1,8 +1,8 @@
-import { OutputError, UserError, judgeUnreadable, type JudgeUnreadable, eqakitVersion, isUserError, sha256Hex, canonicalJson, selectShard, type InputLocation, type Question, type Shard } from "../core/index.js";
+import { OutputError, UserError, judgeUnreadable, type JudgeUnreadable, isUserError, sha256Hex, canonicalJson, selectShard, type InputLocation, type Question, type Shard } from "../core/index.js";
 import { z } from "zod";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { countReplyStatuses, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, JUDGE_ROLE, ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type CallPlan, type RunCost } from "../models/index.js";
-import { RUN_KIND, RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
+import { RUN_KIND, summaryHead, RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract, type RunSummaryHead } from "../store/index.js";
 import { peekReusableRecords } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
 import { traceOfFailure } from "./calls.js";
@@ -60,12 +60,7 @@ export interface AnswerOptions {
   onProgress?: (progress: AnswerProgress) => void;
 }
 
-export interface AnswerSummary {
-  kind: typeof RUN_KIND.answer;
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface AnswerSummary extends RunSummaryHead<typeof RUN_KIND.answer> {
   /** forceGuessChecked: force-a-guess verdicts read (guess or keep); forceGuessUnreadable: verdicts that named neither (the answer kept). */
   counts: { questions: number; answered: number; failed: number; reused: number; nullAnswers: number; forceGuessChecked: number; abstained: number; forceGuessUnreadable: number };
   /** Share of the force-a-guess verdicts read that found the agent abstaining (OpenEQA Table III), or null when none was read. */
@@ -356,11 +351,7 @@ function answerSummary(records: AnswerRecord[], inputs: AnswerSummaryInputs): An
   const traces = records.flatMap((r) => (r.trace ? [r.trace] : []));
   const usage = sumUsage(traces.map((t) => t.usage));
   return {
-    kind: RUN_KIND.answer,
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(inputs.wallTimeMs),
-    config: inputs.config,
+    ...summaryHead(RUN_KIND.answer, inputs.wallTimeMs, inputs.config),
     counts: {
       questions: records.length,
       answered: answered.length,

@@ -1,11 +1,11 @@
 import { join, resolve } from "node:path";
-import { eqakitVersion, UserError } from "../core/index.js";
+import { UserError } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import { FrameCache, type EpisodeFrameImage, type ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
 import { REWARD_MODEL_ROLE, describeModel, emptyUsage, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext } from "../models/index.js";
-import { RUN_KIND, RunDirectory, openRun, readJsonl, resultSettings, type RunContract } from "../store/index.js";
+import { RUN_KIND, summaryHead, RunDirectory, openRun, readJsonl, resultSettings, type RunContract, type RunSummaryHead } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
 import { KeyframeLoader } from "./keyframes.js";
@@ -254,12 +254,7 @@ export function scoredPairs(records: readonly RmEvaluationRecord[], score: (r: R
   return pairs;
 }
 
-export interface RmScoreSummary {
-  kind: typeof RUN_KIND["rm-score"];
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface RmScoreSummary extends RunSummaryHead<typeof RUN_KIND["rm-score"]> {
   counts: { instances: number; scored: number; failed: number; withGroundTruth: number; samples: number; failedSamples: number; malformedSamples: number; reused: number };
   /** Against the ground-truth scores, when the instances have them. */
   metrics: RewardMetrics | null;
@@ -279,11 +274,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
   const usage = sumUsage(result.records.map((r) => r.usage));
   const samples = result.records.flatMap((r) => r.samples);
   const summary: RmScoreSummary = {
-    kind: RUN_KIND["rm-score"],
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(result.wallTimeMs),
-    config: {
+    ...summaryHead(RUN_KIND["rm-score"], result.wallTimeMs, {
       model: describeModel(options.spec),
       instances: { path: options.file.path, sha256: options.file.sha256, count: (options.instances ?? options.file.instances).length },
       samples: options.samples ?? 1,
@@ -295,7 +286,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
       tolerance: options.tolerance ?? 2,
       concurrency: options.concurrency ?? 8,
       ...options.settings,
-    },
+    }),
     counts: {
       instances: result.records.length,
       scored: result.records.filter((r) => r.aggregates[aggregate] !== null).length,

@@ -55,8 +55,9 @@ function sourcesWithExample(blocks: Map<string, string>): string {
   const programFile = join(root, "src", "cli", "program.ts");
   const lines = readFileSync(programFile, "utf8").split("\n");
   const [importLine, addLine] = blocks.get("src/cli/program.ts")!.trim().split("\n");
-  const lastImport = lines.findLastIndex((l) => l.startsWith("import "));
-  const lastAdd = lines.findLastIndex((l) => /^\s*program\.addCommand\(/.test(l));
+  const lastIndex = (test: (line: string) => boolean): number => lines.reduce((last, line, i) => (test(line) ? i : last), -1);
+  const lastImport = lastIndex((l) => l.startsWith("import "));
+  const lastAdd = lastIndex((l) => /^\s*program\.addCommand\(/.test(l));
   assert.ok(lastImport >= 0 && lastAdd > lastImport, "the program adds its commands one by one, as the example expects");
   lines.splice(lastAdd + 1, 0, `  ${addLine!}`);
   lines.splice(lastImport + 1, 0, importLine!);

@@ -32,12 +32,12 @@ import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { OutputError, UserError, canonicalJson, eqakitVersion, isUserError, outputFailure, selectShard, sha256Hex, writeFileAtomically, type Shard } from "../../core/index.js";
+import { OutputError, UserError, canonicalJson, isUserError, outputFailure, selectShard, sha256Hex, writeFileAtomically, type Shard } from "../../core/index.js";
 import { looksLikeExpressBench, parseExpressBench, readJsonFile, requireRecords, validateRecords } from "../../data/index.js";
 import type { ImageOptions } from "../../episodes/index.js";
 import { ModelCallError, ledgerCost, mergeCallLedgers, readCallLedger, runModelBatch, type CallEntry, sumUsage, type CallPlan, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, homeNavGrid, type Environment, type Home } from "../../sim/index.js";
-import { RUN_KIND, RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest } from "../../store/index.js";
+import { RUN_KIND, summaryHead, RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, peekReusableRecords, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunSummaryHead } from "../../store/index.js";
 import { traceOfFailure } from "../calls.js";
 import { episodeFileName, resolveExplorer, type ExplorerName } from "./explorers.js";
 import type { ActiveEpisode, ExplorationOutcome, Explorer, ExplorerPlanContext, ExplorerSettings } from "./explorer-types.js";
@@ -174,12 +174,7 @@ export interface ExploreRecord {
   finishedAt: string;
 }
 
-export interface ExploreSummary {
-  kind: typeof RUN_KIND.explore;
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface ExploreSummary extends RunSummaryHead<typeof RUN_KIND.explore> {
   counts: { episodes: number; finished: number; failed: number; reused: number; answered: number; blindAnswers: number };
   stops: Record<string, number>;
   metrics: {
@@ -477,11 +472,7 @@ function exploreSummary(ordered: readonly ExploreRecord[], inputs: ExploreSummar
   const covered = done.flatMap((r) => (typeof r.coverage === "number" ? [r.coverage] : []));
   const episodes = sumUsage(done.flatMap((r) => (r.usage ? [r.usage] : [])));
   return {
-    kind: RUN_KIND.explore,
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(inputs.wallTimeMs),
-    config: inputs.config,
+    ...summaryHead(RUN_KIND.explore, inputs.wallTimeMs, inputs.config),
     counts: {
       episodes: ordered.length,
       finished: done.length,

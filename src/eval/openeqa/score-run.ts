@@ -1,9 +1,9 @@
 import { resolve } from "node:path";
 import { z } from "zod";
-import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
+import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
 import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, runModelBatch, type ChatModel, type ModelSpec, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
-import { RUN_KIND, RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
+import { RUN_KIND, summaryHead, RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, reusableRecords, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract, type RunSummaryHead } from "../../store/index.js";
 import { peekReusableRecords } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
@@ -76,12 +76,7 @@ export interface ScoreFailure {
   replies: (string | null)[];
 }
 
-export interface ScoreSummary {
-  kind: typeof RUN_KIND["llm-match"];
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface ScoreSummary extends RunSummaryHead<typeof RUN_KIND["llm-match"]> {
   /** scored + failed + judgeUnreadable = questions. */
   counts: {
     questions: number;
@@ -340,11 +335,7 @@ function scoreSummary(entries: readonly { question: Question; judgement: LlmMatc
   const scored = entries.flatMap((e) => (e.judgement.score === null ? [] : [{ question: e.question, score: e.judgement.score }]));
   const judgementUsage = sumUsage(judgements.map((j) => j.usage));
   return {
-    kind: RUN_KIND["llm-match"],
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(inputs.wallTimeMs),
-    config: inputs.config,
+    ...summaryHead(RUN_KIND["llm-match"], inputs.wallTimeMs, inputs.config),
     counts: {
       questions: entries.length,
       scored: scored.length,
