@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
-import { UserError, type Question } from "../core/index.js";
+import { UserError, type Question, memoByFile } from "../core/index.js";
 import { loadOpenEqaBenchmark, loadPredictions, loadTagQuestions, type TagQuestion } from "../data/index.js";
 import { llmMatchPoints, loadPredictionsWithoutGuess, type MeanEstimate } from "../eval/index.js";
 import { RUN_KIND, COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath, RUN_KINDS, RUN_MANIFEST_FILE } from "../store/index.js";
@@ -191,19 +191,14 @@ const answerLine = z.looseObject({
     .optional(),
 });
 
-const benchmarks = new Map<string, Promise<Map<string, Question> | undefined>>();
+const benchmarkById = memoByFile((path): Promise<Map<string, Question> | undefined> => loadOpenEqaBenchmark(path).then((b) => b.byId, () => undefined));
 
 async function benchmarkQuestions(path: string | undefined, named: string | undefined, notes: string[]): Promise<Map<string, Question> | undefined> {
   if (!path) {
     if (named) notes.push(`the benchmark ${named} could not be found: questions are shown by id only`);
     return undefined;
   }
-  let pending = benchmarks.get(path);
-  if (!pending) {
-    pending = loadOpenEqaBenchmark(path).then((b) => b.byId, () => undefined);
-    benchmarks.set(path, pending);
-  }
-  const found = await pending;
+  const found = await benchmarkById(path);
   if (!found) notes.push(`the benchmark ${path} could not be read: questions are shown by id only`);
   return found;
 }
