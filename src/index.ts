@@ -40,7 +40,7 @@ export {
 } from "./data/index.js";
 
 // episodes: what an agent saw
-export { openEpisode, type Episode } from "./episodes/index.js";
+export { FrameCache, openEpisode, type Episode } from "./episodes/index.js";
 
 // models
 export {
@@ -83,6 +83,7 @@ export {
   ExternalActiveAgent,
   type ExploreRunOptions,
   type ExploreSummary,
+  createExplorer,
   type ExplorerName,
 } from "./agents/index.js";
 export { HouseholdEnvironment, StdioEnvironment, runConformance, type Environment } from "./sim/index.js";

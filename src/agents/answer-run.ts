@@ -1,8 +1,8 @@
-import { OutputError, UserError, judgeUnreadable, type JudgeUnreadable, eqakitVersion, isUserError, sha256Hex, canonicalJson, selectShard, type InputLocation, type Question, type Shard } from "../core/index.js";
+import { OutputError, UserError, judgeUnreadable, type JudgeUnreadable, isUserError, sha256Hex, canonicalJson, selectShard, type InputLocation, type Question, type Shard } from "../core/index.js";
 import { z } from "zod";
 import { openEpisode, resolveEpisodePath, type Episode } from "../episodes/index.js";
 import { countReplyStatuses, failedReplyStatusSchema, replyStatusOf, sumUsage, runModelBatch, type FailedReplyStatus, type ModelSpec, type UsageLedger, type UsageTotals, JUDGE_ROLE, ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type CallPlan, type RunCost } from "../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, recordParser, resumeItems, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../store/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, resultSettings, recordParser, resumeItems, shardContext, shardSetting, sumShardCounts, shardWallTime, writeMergeNote, writeRecords, writeShardManifest, type RunContract, RUN_KIND, summaryHead, type RunSummaryHead } from "../store/index.js";
 import type { ResumeRule } from "../store/index.js";
 import { createAgent, type AgentSetup } from "./create.js";
 import { traceOfFailure } from "./calls.js";
@@ -74,12 +74,7 @@ export interface AnswerOptions {
   onProgress?: (progress: AnswerProgress) => void;
 }
 
-export interface AnswerSummary {
-  kind: "answer";
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface AnswerSummary extends RunSummaryHead<typeof RUN_KIND.answer> {
   /** forceGuessChecked: force-a-guess verdicts read (guess or keep); forceGuessUnreadable: verdicts that named neither (the answer kept). */
   counts: { questions: number; answered: number; failed: number; reused: number; nullAnswers: number; forceGuessChecked: number; abstained: number; forceGuessUnreadable: number };
   /** Share of the force-a-guess verdicts read that found the agent abstaining (OpenEQA Table III), or null when none was read. */
@@ -189,7 +184,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
     calls: readCallLedger(run.path),
   });
   if (options.shard) {
-    await writeShardManifest(run, { kind: "answer", ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context });
+    await writeShardManifest(run, { kind: RUN_KIND.answer, ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context });
   }
   await run.writeJson(options.summaryFile ?? "summary.json", summary);
   return { summary, runDir: run.path, records: ordered };
@@ -205,7 +200,7 @@ export function answerRunContract(options: Pick<AnswerOptions, "outDir" | "agent
   const subset = options.settings?.subset;
   return {
     dir: options.outDir,
-    kind: "answer",
+    kind: RUN_KIND.answer,
     settings: resultSettings({ ...options.agent.configuration, ...options.settings }),
     items: questionItems(options.questions, options.benchmarkFile),
     inputs: [
@@ -222,7 +217,7 @@ export function answerRunContract(options: Pick<AnswerOptions, "outDir" | "agent
  * writes them (counts of reused answers and wall times summed over the shards).
  */
 export async function mergeAnswerRuns(dirs: readonly string[], outDir: string): Promise<AnswerResult> {
-  const set = await readShardSet(dirs, "answer");
+  const set = await readShardSet(dirs, RUN_KIND.answer);
   // the shards' context is checked, though the merged summary needs nothing of it
   shardContext(set.shards[0]!, set.kind, z.object({ agentModel: z.string() }));
   const records = mergedRecords(set, TRACES_FILE, recordParser(answerRecordSchema));
@@ -365,11 +360,7 @@ function answerSummary(records: AnswerRecord[], inputs: AnswerSummaryInputs): An
   const traces = records.flatMap((r) => (r.trace ? [r.trace] : []));
   const usage = sumUsage(traces.map((t) => t.usage));
   return {
-    kind: "answer",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(inputs.wallTimeMs),
-    config: inputs.config,
+    ...summaryHead(RUN_KIND.answer, inputs.wallTimeMs, inputs.config),
     counts: {
       questions: records.length,
       answered: answered.length,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { OutputError, isUserError } from "../core/index.js";
 import { openEpisode, resolveEpisodePath } from "../episodes/index.js";
 import { ModelCallError } from "../models/index.js";
-import { openRun } from "../store/index.js";
+import { RUN_KIND, openRun } from "../store/index.js";
 import { MemoryCallError, writeMemory } from "./memory/index.js";
 import { buildEpisodeMemory, memoryBuildSettings, type MemorySourceOptions } from "./memory-source.js";
 import { MEMORY_FAILURES_FILE, MEMORY_RECORDS_FILE, memoryPath, memorySettingsKey, readMemoryRecords, type MemoryRecord } from "./memory-store.js";
@@ -34,7 +34,7 @@ export interface MemoryFolderResult {
  */
 export async function buildMemoryFolder(build: MemoryFolderBuild): Promise<MemoryFolderResult> {
   // a memory folder keeps the builds of several settings side by side (each under its settings key): only its kind is checked
-  const run = await openRun({ dir: build.outDir, kind: "memory", settings: {}, inputs: [{ name: "frames", path: build.framesRoot }] });
+  const run = await openRun({ dir: build.outDir, kind: RUN_KIND.memory, settings: {}, inputs: [{ name: "frames", path: build.framesRoot }] });
   const settings = memoryBuildSettings(build.options);
   const settingsKey = memorySettingsKey(settings);
   const done = new Set(

@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { AGENT_NAMES, EXPLORER_NAMES, MIXED_AGENT_NAMES, isMixedAgentName, type MixedAgentName, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, builtinSceneBounds, isFineEqa, loadActiveEpisodes, sceneOpener, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind } from "../agents/index.js";
+import { AGENT_NAMES, EXPLORER_NAMES, MIXED_AGENT_NAMES, isMixedAgentName, type MixedAgentName, ExternalActiveAgent, describeExternalAgent, type ExternalAgentSpec, FINE_EQA_REFERENCE_OBSERVATION, builtinSceneBounds, loadActiveEpisodes, sceneOpener, type AgentName, type ExplorerName, type SceneOpenerOptions, type EnvironmentKind, EXPLORERS, answeringExplorerNames, createExplorer, explorerChoices } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { exploreAndJudge, planExploreWorkflow, readExpressOriginalPrompts, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, checkBatchSupport, checkPriceFile, type ModelRuntime, type ModelSpec } from "../models/index.js";
@@ -57,7 +57,7 @@ export function exploreCommand(): Command {
     .description("active EQA: explore each episode's scene, answer, and record trajectories (resumable)")
     .requiredOption("--episodes <file>", "active episodes (JSON, see docs/active-eqa.md), an EXPRESS-Bench file, or HM-EQA's questions.csv (with scene_init_poses.csv beside it)")
     .addOption(new Option("--env <env>", "builtin (scenes home-<seed>), habitat (bridges/habitat) or stdio (--env-command)").argParser(oneOf(["builtin", "habitat", "stdio"] as const)).default("builtin"))
-    .addOption(new Option("--agent <explorer>", 'frontier, fine-eqa (eqakit\'s) or fine-eqa:reference (as EXPRESS-Bench\'s published code runs it), or your own active agent: exec:"python3 my_agent.py" (a process speaking docs/agent-protocol.md) or ./my-agent.mjs (a module); a Mixed EQA set (docs/mixed-eqa.md): memory-only, explore-only or recall-explore').argParser(builtinOrExternalAgent(EXPLORE_AGENT_NAMES)).makeOptionMandatory())
+    .addOption(new Option("--agent <explorer>", `${explorerChoices()}, or your own active agent: exec:"python3 my_agent.py" (a process speaking docs/agent-protocol.md) or ./my-agent.mjs (a module); a Mixed EQA set (docs/mixed-eqa.md): ${MIXED_AGENT_NAMES.join(", ")}`).argParser(builtinOrExternalAgent(EXPLORE_AGENT_NAMES)).makeOptionMandatory())
     .option("--agent-timeout <seconds>", "your own agent: seconds to wait for each of its replies (default 120)", positiveSeconds)
     .option("--episode-time <seconds>", "your own agent: each episode's time budget (none by default; when spent, the agent must answer or stop)", positiveSeconds)
     .addOption(new Option("--model <provider/model>", "fine-eqa: the VLM; frontier: the --em-agent's model").env("EQA_MODEL"))
@@ -94,17 +94,18 @@ export function exploreCommand(): Command {
     const agent = flags.agent;
     if (typeof agent === "string" && isMixedAgentName(agent)) throw new UserError(`--agent ${agent} runs Mixed EQA sets (eqakit-mixed/1), and ${flags.episodes} is not one`, { field: "--agent" }, "make a set with eqa generate mixed");
     const own = typeof agent === "object" ? agent : undefined;
-    const explorer: ExplorerName = typeof agent === "object" ? "external" : agent;
-    if (own && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; your own agent answers itself", { field: "--em-agent" });
+    const explorer = typeof agent === "object" ? EXPLORERS.external : createExplorer(agent);
+    const forAnswerer = `--em-agent is for the ${answeringExplorerNames().join(" or ")} explorer`;
+    if (own && flags.emAgent) throw new UserError(`${forAnswerer}; your own agent answers itself`, { field: "--em-agent" });
     const prompts = flags.prompts === "eqakit" ? [] : readExpressOriginalPrompts(flags.prompts === "original" ? undefined : flags.prompts);
-    if (explorer === "fine-eqa:reference") {
-      // the reference observes 512×512 (fine_eqa.yaml)
-      if (command.getOptionValueSource("width") === "default") flags.width = FINE_EQA_REFERENCE_OBSERVATION.width;
-      if (command.getOptionValueSource("height") === "default") flags.height = FINE_EQA_REFERENCE_OBSERVATION.height;
+    if (explorer.observation) {
+      // an explorer's own observation size (the reference mode's 512×512) unless given
+      if (command.getOptionValueSource("width") === "default") flags.width = explorer.observation.width;
+      if (command.getOptionValueSource("height") === "default") flags.height = explorer.observation.height;
     }
-    const needsModel = isFineEqa(explorer) || flags.emAgent !== undefined || (own !== undefined && flags.model !== undefined);
+    const needsModel = explorer.answersWithVlm || flags.emAgent !== undefined || (own !== undefined && flags.model !== undefined);
     const spec = needsModel ? resolveRoleModel(flags, "model") : undefined;
-    if (isFineEqa(explorer) && flags.emAgent) throw new UserError("--em-agent is for the frontier explorer; fine-eqa answers itself", { field: "--em-agent" });
+    if (!explorer.takesAnswerer && flags.emAgent) throw new UserError(`${forAnswerer}; ${explorer.name} answers itself`, { field: "--em-agent" });
     const judgeSpec = flags.judge ? resolveRoleModel(flags, "judge") : undefined;
     if (flags.batch) {
       // only the judge's calls can go as a batch: an explorer's calls depend on each other's replies
@@ -175,7 +176,7 @@ export function exploreCommand(): Command {
         opened.runtime,
       );
       progress.stop();
-      console.log(formatExploreRun(run, own ? describeExternalAgent(own) : explorer, flags.env));
+      console.log(formatExploreRun(run, own ? describeExternalAgent(own) : explorer.name, flags.env));
       process.exitCode = run.exitCode;
     } finally {
       progress.stop();

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { Command } from "commander";
 import { buildTagDataset, checkEnglishSet, loadTrajectorySource, rewriteQuestions, writeTagDataset } from "../generate/index.js";
-import { openRun } from "../store/index.js";
+import { RUN_KIND, openRun } from "../store/index.js";
 import { ledgerCost, readCallLedger } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
@@ -34,7 +34,7 @@ export function generateCommand(): Command {
     const source = /^(\w+):(.*)$/.exec(flags.source);
     const run = await openRun({
       dir: flags.out,
-      kind: "generate-tag",
+      kind: RUN_KIND["generate-tag"],
       settings: { source: source ? `${source[1]}:${resolve(source[2]!)}` : flags.source, perTrajectory: flags.perTrajectory, seed: flags.seed, renderer: flags.renderer },
       inputs: source ? [{ name: "source", path: source[2]! }] : [],
     });

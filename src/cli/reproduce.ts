@@ -1,10 +1,9 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { builtinSceneBounds, loadActiveEpisodes, sceneOpener, type ActiveEpisode } from "../agents/index.js";
+import { builtinSceneBounds, loadActiveEpisodes, resolveExplorer, sceneOpener, type ActiveEpisode } from "../agents/index.js";
 import { UserError } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, loadTagQuestions } from "../data/index.js";
-import { configureFrameCache } from "../episodes/index.js";
 import { exploreAndJudge, planExploreWorkflow, readExpressOriginalPrompts, type ExploreWorkflowOptions, type ExploreWorkflowResult, type LlmMatchMode } from "../eval/index.js";
 import { JUDGE_ROLE, REWARD_MODEL_ROLE, checkBatchSupport, checkPriceFile, type BatchCollector, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { formatCallPlan, formatExploreRun, formatRunCost } from "../report/index.js";
@@ -64,7 +63,7 @@ import {
 } from "../reproduce/index.js";
 import { TAG_BASELINE_NAMES, tagSetEpisodes, type TagBaselineName } from "../generate/index.js";
 import { builtinSceneProblem } from "../sim/index.js";
-import { defaultRunPath, openRun } from "../store/index.js";
+import { RUN_KIND, defaultRunPath, openRun } from "../store/index.js";
 import { addImageOptions, positiveInteger, choiceList, framesPath, modelCallSettings, addModelCallOptions, oneOf, openModelRuntime, outputDirectory, powerOfTwo, resolveRoleModel, type ImageFlags, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { createProgress, createStageProgress, failureDetail } from "./progress.js";
@@ -407,7 +406,7 @@ async function exploreRow(flags: ReproduceFlags, row: ExploreRow, batch: boolean
       opened.runtime,
     );
     progress.stop();
-    console.log(formatExploreRun(run, row.explorer, flags.env));
+    console.log(formatExploreRun(run, resolveExplorer(row.explorer).name, flags.env));
     return run;
   } finally {
     progress.stop();
@@ -444,7 +443,7 @@ async function reproduceAEqaCommand(table: PublishedTable, flags: ReproduceFlags
     return 0;
   }
   checkPriceFile();
-  const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: families.map(aEqaRowDir) });
+  const run = await openRun({ dir: outDir, kind: RUN_KIND.reproduce, settings, parts: families.map(aEqaRowDir) });
   const explored = await runAEqaRows(flags, setup, families, table.id, run.path, flags.batch === true);
   const written = await writeAEqaTable(table, run, explored.rows, setup, settings);
   console.log(`\n${written.markdown}`);
@@ -510,8 +509,6 @@ async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFla
   const file = await loadRewardInstances(flags.instances);
   const sampling = { table, file, spec, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, maxK: flags.maxK, outDir: flags.out ?? defaultRunPath("reproduce") };
   if (flags.dryRun) {
-    // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
-    configureFrameCache({ dir: false });
     const plan = await openCallPlan({ ...flags, batch: false });
     try {
       const notes = await planRewardTable(sampling, plan.plan);
@@ -616,7 +613,7 @@ async function reproduceExpressCommand(table: PublishedTable, flags: ReproduceFl
     }
     return;
   }
-  const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: [EXPRESS_ROW_DIR] });
+  const run = await openRun({ dir: outDir, kind: RUN_KIND.reproduce, settings, parts: [EXPRESS_ROW_DIR] });
   const explored = await exploreRow(flags, exploreOptions, flags.batch === true);
   const exploreCode = explored.exitCode;
   const row = expressRow(rowDir, setup, episodes);

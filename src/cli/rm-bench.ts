@@ -1,11 +1,10 @@
 import { Command, Option } from "commander";
 import { loadRewardInstances } from "../data/index.js";
-import { configureFrameCache } from "../episodes/index.js";
 import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, planRewardScores, rmRunContract, type Aggregation, type RmSamplePlan } from "../reward/index.js";
 import { REWARD_MODEL_ROLE, checkPriceFile } from "../models/index.js";
 import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
-import { checkRun, defaultRunPath } from "../store/index.js";
+import { RUN_KIND, checkRun, defaultRunPath } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, type FrameFlags, type ModelCallFlags, modelCallSettings, nonNegativeInteger, nonNegativeNumber, oneOf, openModelRuntime, outputDirectory, positiveInteger, powerOfTwo, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
@@ -47,8 +46,6 @@ export function rmBenchCommand(): Command {
     // the reward model's K samples of every instance, as the dry run, the batch and the run ask for them
     const sampling = { file, model: { spec }, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir };
     if (flags.dryRun) {
-      // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
-      configureFrameCache({ dir: false });
       const opened = await openCallPlan(flags);
       try {
         const planned = await planRewardScores(sampling, opened.plan);
@@ -61,7 +58,7 @@ export function rmBenchCommand(): Command {
     checkPriceFile();
     // --batch: the reward model's samples answered through the batch API first, then read from the cache;
     // the folder is checked before the batch writes in it
-    if (flags.batch) checkRun(rmRunContract({ ...sampling, aggregate: flags.aggregate, tolerance: flags.tolerance, runKind: "rm-bench", runSettings: { ks } }));
+    if (flags.batch) checkRun(rmRunContract({ ...sampling, aggregate: flags.aggregate, tolerance: flags.tolerance, runKind: RUN_KIND["rm-bench"], runSettings: { ks } }));
     const batched = flags.batch ? await runBatch(flags, spec, REWARD_MODEL_ROLE, outDir, (collector) => planRewardScores(sampling, collector)) : undefined;
     const opened = batched?.opened ?? (await openModelRuntime(flags));
     const progress = createProgress("sampling");

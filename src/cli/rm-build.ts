@@ -5,7 +5,7 @@ import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances
 import { ledgerCost, readCallLedger } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { applyReview, buildRewardBench, REVIEWED_FILE, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
-import { defaultRunPath, openRun } from "../store/index.js";
+import { RUN_KIND, defaultRunPath, openRun } from "../store/index.js";
 import { addFrameOptions, addModelCallOptions, finiteNumber, type FrameFlags, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
@@ -109,7 +109,7 @@ export function rmReviewCommand(): Command {
       }
       if (!flags.out) throw new UserError("--import needs --out DIR", { field: "--out" });
       const outcome = await applyReview(file.instances, flags.import!);
-      const run = await openRun({ dir: flags.out, kind: "rm-review", settings: { finetuneFraction: flags.finetuneFraction, seed: flags.seed }, inputs: [{ name: "instances", path: flags.instances, copy: true }, { name: "review", path: flags.import!, copy: true }] });
+      const run = await openRun({ dir: flags.out, kind: RUN_KIND["rm-review"], settings: { finetuneFraction: flags.finetuneFraction, seed: flags.seed }, inputs: [{ name: "instances", path: flags.instances, copy: true }, { name: "review", path: flags.import!, copy: true }] });
       await writeRewardInstances(run.file(REVIEWED_FILE), outcome.instances);
       const split = splitByEpisode(outcome.instances, { finetuneFraction: flags.finetuneFraction, seed: flags.seed });
       await writeSplit(run, split);

@@ -4,7 +4,7 @@ import type { OutputInfo } from "sharp";
 import { z } from "zod";
 import { UserError, describeError, indefinite, forEachConcurrent, isUserError, type Camera, type Frame, type InstanceMasks, type Pose } from "../core/index.js";
 import { readJsonFile, readTextFile } from "../data/index.js";
-import { cachedFrames, episodeCacheId, limitPreparation } from "./frame-cache.js";
+import { defaultFrameCache, episodeCacheId, limitPreparation, type FrameCache } from "./frame-cache.js";
 import { DECODE_OPTIONS, checkImageOptions, encodePrepared, imageReadError, loadSharp, readImageHeader, type ImageHeader, type ImageOptions, type ImageSettings, type PreparedImage } from "./image.js";
 import { allFinite, correctLinearVfov, intrinsicsFromMatrix, isIdentity4, parseMatrixText, scaleCamera, scannetPoseToEqakit, type Intrinsics } from "./matrix.js";
 import { checkFrameIndex, distinctIndices, type Episode, type EpisodeFrameImage, type EpisodeKind } from "./types.js";
@@ -79,29 +79,31 @@ export class FolderEpisode implements Episode {
     private readonly frames: FrameFiles[],
     private readonly cameras: Cameras,
     readonly notes: string[],
-    private readonly instanceLabels?: Record<string, string>,
+    private readonly instanceLabels: Record<string, string> | undefined,
+    private readonly frameCache: FrameCache,
   ) {
     this.frameCount = frames.length;
     this.cacheId = episodeCacheId(path);
   }
 
-  static async open(path: string, id: string): Promise<FolderEpisode> {
+  /** Opens the folder; its frames are prepared through `frameCache`. */
+  static async open(path: string, id: string, frameCache: FrameCache = defaultFrameCache()): Promise<FolderEpisode> {
     const names = await listFolder(path, id);
     const numbered = names.filter((name) => RGB_NAME.test(name));
-    if (numbered.length > 0) return openLayout(path, id, names, numbered);
+    if (numbered.length > 0) return openLayout(path, id, names, numbered, frameCache);
     const plain = names.filter((name) => PLAIN_IMAGE.test(name) && !DEPTH_SUFFIX.test(name)).sort(naturalOrder);
     if (plain.length === 0) {
       throw episodeError(id, path, "the episode folder has no frames (no NNNNN-rgb.png files, nor .png/.jpg/.webp images)", "point --frames at the folder that holds the extracted frames, or extract a video with `eqa frames extract`");
     }
     const headers = await readHeaders(id, plain.map((name) => join(path, name)));
     const frames = plain.map((name, i) => ({ rgb: join(path, name), rgbHeader: headers[i]! }));
-    return new FolderEpisode(id, path, "images", frames, {}, []);
+    return new FolderEpisode(id, path, "images", frames, {}, [], undefined, frameCache);
   }
 
   async images(indices: readonly number[], options: ImageOptions = {}): Promise<EpisodeFrameImage[]> {
     const settings = checkImageOptions(options);
     const wanted = distinctIndices(this, indices);
-    const images = await cachedFrames(
+    const images = await this.frameCache.frames(
       wanted.map((index) => ({ episode: this.cacheId, index, settings, source: this.frames[index]!.rgb })),
       (missing) => Promise.all(missing.map((key) => limitPreparation(() => this.prepare(key.index, settings)))),
     );
@@ -214,7 +216,7 @@ function kindFromId(id: string): "hm3d" | "scannet" | undefined {
   return undefined;
 }
 
-async function openLayout(path: string, id: string, names: string[], rgbNames: string[]): Promise<FolderEpisode> {
+async function openLayout(path: string, id: string, names: string[], rgbNames: string[], frameCache: FrameCache): Promise<FolderEpisode> {
   const present = new Set(names);
   const numbered = rgbNames
     .map((name) => {
@@ -274,7 +276,7 @@ async function openLayout(path: string, id: string, names: string[], rgbNames: s
     ...(poses ? { pose: poses[i]! } : {}),
     ...(hasMasks ? { instances: join(path, instanceNames[i]!) } : {}),
   }));
-  return new FolderEpisode(id, path, kind, frames, cameras, notes, instanceLabels);
+  return new FolderEpisode(id, path, kind, frames, cameras, notes, instanceLabels, frameCache);
 }
 
 async function readInstanceLabels(id: string, file: string, present: boolean): Promise<Record<string, string>> {

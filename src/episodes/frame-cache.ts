@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -7,7 +8,7 @@ import { loadSharp, type ImageSettings, type PreparedImage } from "./image.js";
 /**
  * Prepared frames, kept so that the questions of an episode, which sample the same frames,
  * share one preparation (decode, resize, encode) per frame and image settings:
- * - in memory for the process: a cache bounded in bytes (least recently used out first),
+ * - in memory for as long as the cache (a `FrameCache`) is in use: bounded in bytes (least recently used out first),
  *   (a frame's bytes and the base64 a request makes of them counted together), keyed by the
  *   opened episode (files read when it was opened are taken as they were), the
  *   frame index and the settings; a frame being prepared
@@ -52,11 +53,10 @@ interface Entry {
   bytes: number;
 }
 
-let settings = resolveOptions({});
-const memory = new Map<string, Entry>();
-let heldBytes = 0;
-let prepared = 0;
-let trimmed = false;
+interface Settle {
+  resolve: (image: PreparedImage) => void;
+  reject: (error: unknown) => void;
+}
 
 function resolveOptions(options: FrameCacheOptions): Required<FrameCacheOptions> {
   const variable = process.env.EQAKIT_FRAME_CACHE;
@@ -64,110 +64,127 @@ function resolveOptions(options: FrameCacheOptions): Required<FrameCacheOptions>
   return { memoryBytes: options.memoryBytes ?? DEFAULT_MEMORY_BYTES, dir, diskBytes: options.diskBytes ?? DEFAULT_DISK_BYTES };
 }
 
-let opened = 0;
-
-/** A key for an opened episode: its path and the how-manieth episode the process opened. */
+/** A key for an opened episode, unique to this opening: files read when it was opened are taken as they were. */
 export function episodeCacheId(path: string): string {
-  return `${++opened}\u0000${resolve(path)}`;
-}
-
-/** Sets where and how much the frame cache keeps (empties the in-memory part). */
-export function configureFrameCache(options: FrameCacheOptions): void {
-  settings = resolveOptions(options);
-  memory.clear();
-  heldBytes = 0;
-  trimmed = false;
-}
-
-/** How many frames this process has prepared from their source (not from a cache), and the bytes held in memory. */
-export function frameCacheStats(): { prepared: number; memoryBytes: number; memoryEntries: number } {
-  return { prepared, memoryBytes: heldBytes, memoryEntries: memory.size };
+  return `${randomUUID()}\u0000${resolve(path)}`;
 }
 
 /**
- * The prepared images of `keys`, in order. Frames neither held nor being prepared are looked
- * up on disk, and those not there are handed to `prepare` in one call (in the order given),
- * which resolves to their images in the same order.
+ * One frame cache (see the file's comment), with its own settings, memory and counts: a run that
+ * wants other settings than the default cache's (a dry run keeps nothing on disk) opens its
+ * episodes with its own, and no other run sees it.
  */
-export async function cachedFrames(keys: readonly FrameKey[], prepare: (missing: FrameKey[]) => Promise<PreparedImage[]>): Promise<PreparedImage[]> {
-  const ids = keys.map(memoryKey);
-  const missing: { key: FrameKey; id: string; settle: Settle }[] = [];
-  for (let i = 0; i < keys.length; i++) {
-    const id = ids[i]!;
-    const held = memory.get(id);
-    if (held) {
-      memory.delete(id); // refreshed as the most recently used
-      memory.set(id, held);
-      continue;
+export class FrameCache {
+  readonly settings: Readonly<Required<FrameCacheOptions>>;
+  private readonly memory = new Map<string, Entry>();
+  private heldBytes = 0;
+  private prepared = 0;
+  private trimmed = false;
+
+  /** Settings not given come from `EQAKIT_FRAME_CACHE` (the folder) and the defaults. */
+  constructor(options: FrameCacheOptions = {}) {
+    this.settings = resolveOptions(options);
+  }
+
+  /** How many frames this cache has prepared from their source (not from memory or the folder), and the bytes held in memory. */
+  stats(): { prepared: number; memoryBytes: number; memoryEntries: number } {
+    return { prepared: this.prepared, memoryBytes: this.heldBytes, memoryEntries: this.memory.size };
+  }
+
+  /**
+   * The prepared images of `keys`, in order. Frames neither held nor being prepared are looked
+   * up on disk, and those not there are handed to `prepare` in one call (in the order given),
+   * which resolves to their images in the same order.
+   */
+  frames(keys: readonly FrameKey[], prepare: (missing: FrameKey[]) => Promise<PreparedImage[]>): Promise<PreparedImage[]> {
+    const ids = keys.map(memoryKey);
+    const missing: { key: FrameKey; id: string; settle: Settle }[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      const id = ids[i]!;
+      const held = this.memory.get(id);
+      if (held) {
+        this.memory.delete(id); // refreshed as the most recently used
+        this.memory.set(id, held);
+        continue;
+      }
+      if (missing.some((m) => m.id === id)) continue;
+      let settle!: Settle;
+      const image = new Promise<PreparedImage>((resolve, reject) => (settle = { resolve, reject }));
+      image.catch(() => undefined); // a failure reaches the callers below; none goes unhandled
+      this.memory.set(id, { image, bytes: 0 });
+      missing.push({ key: keys[i]!, id, settle });
     }
-    if (missing.some((m) => m.id === id)) continue;
-    let settle!: Settle;
-    const image = new Promise<PreparedImage>((resolve, reject) => (settle = { resolve, reject }));
-    image.catch(() => undefined); // a failure reaches the callers below; none goes unhandled
-    memory.set(id, { image, bytes: 0 });
-    missing.push({ key: keys[i]!, id, settle });
+    if (missing.length > 0) void this.fill(missing, prepare);
+    return Promise.all(ids.map((id) => this.memory.get(id)?.image ?? Promise.reject(new Error(`frame ${id} left the cache while being prepared`))));
   }
-  if (missing.length > 0) void fill(missing, prepare);
-  return Promise.all(ids.map((id) => memory.get(id)?.image ?? Promise.reject(new Error(`frame ${id} left the cache while being prepared`))));
-}
 
-interface Settle {
-  resolve: (image: PreparedImage) => void;
-  reject: (error: unknown) => void;
-}
-
-async function fill(missing: { key: FrameKey; id: string; settle: Settle }[], prepare: (missing: FrameKey[]) => Promise<PreparedImage[]>): Promise<void> {
-  const dir = settings.dir;
-  try {
-    const diskKeys = dir ? await Promise.all(missing.map((m) => diskKey(m.key).catch(() => undefined))) : [];
-    const fromDisk = dir ? await Promise.all(diskKeys.map((k) => (k ? readCached(dir, k) : undefined))) : [];
-    const rest = missing.filter((_, i) => fromDisk[i] === undefined);
-    missing.forEach((m, i) => {
-      const image = fromDisk[i];
-      if (image) done(m.id, m.settle, image);
-    });
-    if (rest.length === 0) return;
-    const images = await prepare(rest.map((m) => m.key));
-    prepared += rest.length;
-    await Promise.all(
-      rest.map(async (m, i) => {
-        const image = images[i]!;
-        // written before it is handed out, so a process that ends right after leaves it whole
-        const k = diskKeys[missing.indexOf(m)];
-        if (dir && k) await writeCached(dir, k, image);
-        done(m.id, m.settle, image);
-      }),
-    );
-  } catch (error) {
-    for (const m of missing) {
-      const entry = memory.get(m.id);
-      if (entry && entry.bytes === 0) memory.delete(m.id);
-      m.settle.reject(error);
+  private async fill(missing: { key: FrameKey; id: string; settle: Settle }[], prepare: (missing: FrameKey[]) => Promise<PreparedImage[]>): Promise<void> {
+    const dir = this.settings.dir;
+    try {
+      const diskKeys = dir ? await Promise.all(missing.map((m) => diskKey(m.key).catch(() => undefined))) : [];
+      const fromDisk = dir ? await Promise.all(diskKeys.map((k) => (k ? readCached(dir, k) : undefined))) : [];
+      const rest = missing.filter((_, i) => fromDisk[i] === undefined);
+      missing.forEach((m, i) => {
+        const image = fromDisk[i];
+        if (image) this.done(m.id, m.settle, image);
+      });
+      if (rest.length === 0) return;
+      const images = await prepare(rest.map((m) => m.key));
+      this.prepared += rest.length;
+      await Promise.all(
+        rest.map(async (m, i) => {
+          const image = images[i]!;
+          // written before it is handed out, so a process that ends right after leaves it whole
+          const k = diskKeys[missing.indexOf(m)];
+          if (dir && k && (await writeCached(dir, k, image))) this.trimOnce(dir);
+          this.done(m.id, m.settle, image);
+        }),
+      );
+    } catch (error) {
+      for (const m of missing) {
+        const entry = this.memory.get(m.id);
+        if (entry && entry.bytes === 0) this.memory.delete(m.id);
+        m.settle.reject(error);
+      }
     }
   }
+
+  private done(id: string, settle: Settle, image: PreparedImage): void {
+    const entry = this.memory.get(id);
+    if (entry) {
+      // a frame sent to a model keeps its base64 beside its bytes (4 for every 3) for as long as it is held
+      entry.bytes = image.data.byteLength + Math.ceil(image.data.byteLength / 3) * 4;
+      this.heldBytes += entry.bytes;
+      if (entry.bytes > this.settings.memoryBytes) this.forget(id);
+    }
+    settle.resolve(image);
+    // the least recently used frames leave first; frames still being prepared stay
+    for (const [key, held] of this.memory) {
+      if (this.heldBytes <= this.settings.memoryBytes) break;
+      if (held.bytes > 0) this.forget(key);
+    }
+  }
+
+  private forget(id: string): void {
+    const entry = this.memory.get(id);
+    if (!entry) return;
+    this.heldBytes -= entry.bytes;
+    this.memory.delete(id);
+  }
+
+  /** Trims the folder to its bound once, after the cache's first write, in the background: no frame waits for it. */
+  private trimOnce(dir: string): void {
+    if (this.trimmed) return;
+    this.trimmed = true;
+    void trimFolder(dir, this.settings.diskBytes).catch(() => undefined);
+  }
 }
 
-function done(id: string, settle: Settle, image: PreparedImage): void {
-  const entry = memory.get(id);
-  if (entry) {
-    // a frame sent to a model keeps its base64 beside its bytes (4 for every 3) for as long as it is held
-    entry.bytes = image.data.byteLength + Math.ceil(image.data.byteLength / 3) * 4;
-    heldBytes += entry.bytes;
-    if (entry.bytes > settings.memoryBytes) forget(id);
-  }
-  settle.resolve(image);
-  // the least recently used frames leave first; frames still being prepared stay
-  for (const [key, held] of memory) {
-    if (heldBytes <= settings.memoryBytes) break;
-    if (held.bytes > 0) forget(key);
-  }
-}
+let defaultCache: FrameCache | undefined;
 
-function forget(id: string): void {
-  const entry = memory.get(id);
-  if (!entry) return;
-  heldBytes -= entry.bytes;
-  memory.delete(id);
+/** The frame cache of episodes opened without one: the default settings and `EQAKIT_FRAME_CACHE`, made at its first use. */
+export function defaultFrameCache(): FrameCache {
+  return (defaultCache ??= new FrameCache());
 }
 
 function memoryKey(key: FrameKey): string {
@@ -201,8 +218,8 @@ async function readCached(dir: string, key: string): Promise<PreparedImage | und
   return { data, mediaType, width: file.readUInt32BE(4), height: file.readUInt32BE(8), sha256 };
 }
 
-/** Writes a prepared frame to the folder (a file that cannot be written leaves the frame uncached, nothing more). */
-async function writeCached(dir: string, key: string, image: PreparedImage): Promise<void> {
+/** Writes a prepared frame to the folder (a file that cannot be written leaves the frame uncached, nothing more); whether it was written. */
+async function writeCached(dir: string, key: string, image: PreparedImage): Promise<boolean> {
   const path = cachePath(dir, key);
   const header = Buffer.alloc(HEADER_BYTES);
   header.write(FILE_MAGIC, 0, "latin1");
@@ -216,12 +233,9 @@ async function writeCached(dir: string, key: string, image: PreparedImage): Prom
     await rename(temporary, path);
   } catch {
     await rm(temporary, { force: true }).catch(() => undefined);
-    return;
+    return false;
   }
-  if (!trimmed) {
-    trimmed = true;
-    void trimFolder(dir, settings.diskBytes).catch(() => undefined); // in the background: no frame waits for it
-  }
+  return true;
 }
 
 /** Removes the folder's oldest files until it holds at most 80 % of `limit` bytes, when it holds more than `limit`. */

@@ -3,10 +3,10 @@
  * plain images and video files, opened as one `Episode`; frame sampling; image
  * preparation for models.
  */
-export { framesPathProblem, openEpisode, resolveEpisodePath } from "./open.js";
+export { framesPathProblem, openEpisode, resolveEpisodePath, type OpenEpisodeOptions } from "./open.js";
 export type { Episode, EpisodeFrameImage, EpisodeKind } from "./types.js";
 export { prepareImage, loadSharp, imageReadError, DECODE_OPTIONS, DEFAULT_MAX_SIDE, DEFAULT_JPEG_QUALITY, type ImageOptions, type PreparedImage } from "./image.js";
-export { configureFrameCache, frameCacheStats, type FrameCacheOptions } from "./frame-cache.js";
+export { FrameCache, defaultFrameCache, type FrameCacheOptions } from "./frame-cache.js";
 export { parseSamplingSpec, sampleFrameIndices, linspaceRoundIndices, type SamplingSpec } from "./sampling.js";
 export { extractVideoFrames, VIDEO_EXTENSIONS } from "./video.js";
 export { describeFfmpeg, ffmpegAvailable, findTool, type FfmpegProgram, type ResolvedTool, type ToolSearch, type ToolSource } from "./ffmpeg.js";

@@ -3,8 +3,14 @@ import { stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { UserError, resolveInside, type InputLocation, type PathLinks } from "../core/index.js";
 import { FolderEpisode } from "./folder.js";
+import { defaultFrameCache, type FrameCache } from "./frame-cache.js";
 import type { Episode } from "./types.js";
 import { VIDEO_EXTENSIONS, VideoEpisode } from "./video.js";
+
+export interface OpenEpisodeOptions {
+  /** Where its prepared frames are kept (default: `defaultFrameCache()`, shared by the episodes opened without one). */
+  frameCache?: FrameCache;
+}
 
 /**
  * Opens an episode: a frame folder (OpenEQA's HM3D or ScanNet layout, or plain images) or
@@ -13,19 +19,20 @@ import { VIDEO_EXTENSIONS, VideoEpisode } from "./video.js";
  * (a missing or empty folder, pose files that are not 4×4, depth images of the wrong
  * size, unreadable image headers) with UserErrors naming the episode and the file.
  */
-export async function openEpisode(path: string, id?: string): Promise<Episode> {
+export async function openEpisode(path: string, id?: string, options: OpenEpisodeOptions = {}): Promise<Episode> {
+  const frameCache = options.frameCache ?? defaultFrameCache();
   let info: Stats | undefined;
   try {
     info = await stat(path);
   } catch {
     info = undefined;
   }
-  if (info?.isFile()) return VideoEpisode.open(path, id ?? basename(path, extname(path)));
+  if (info?.isFile()) return VideoEpisode.open(path, id ?? basename(path, extname(path)), frameCache);
   const name = id ?? basename(path);
   if (!info) {
     throw new UserError(`episode ${name}: no episode folder or video here`, { file: path }, "check --frames: it should hold one folder (or video) per episode_history, or be the episode's folder or video itself");
   }
-  return FolderEpisode.open(path, name);
+  return FolderEpisode.open(path, name, frameCache);
 }
 
 /**

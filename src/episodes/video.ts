@@ -2,7 +2,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { UserError, type Frame } from "../core/index.js";
 import { lastLine, probeVideo, startTool } from "./ffmpeg.js";
-import { cachedFrames, episodeCacheId } from "./frame-cache.js";
+import { defaultFrameCache, episodeCacheId, type FrameCache } from "./frame-cache.js";
 import { checkImageOptions, encodePrepared, imageReadError, loadSharp, type ImageOptions, type ImageSettings } from "./image.js";
 import { checkFrameIndex, distinctIndices, type Episode, type EpisodeFrameImage } from "./types.js";
 
@@ -30,13 +30,15 @@ export class VideoEpisode implements Episode {
     readonly path: string,
     readonly frameCount: number,
     readonly timestamps: number[] | undefined,
+    private readonly frameCache: FrameCache = defaultFrameCache(),
   ) {
     this.cacheId = episodeCacheId(path);
   }
 
-  static async open(path: string, id: string): Promise<VideoEpisode> {
+  /** Opens the video; its frames are prepared through `frameCache`. */
+  static async open(path: string, id: string, frameCache: FrameCache = defaultFrameCache()): Promise<VideoEpisode> {
     const probe = await probeVideo(path, `episode ${id}: `);
-    const episode = new VideoEpisode(id, path, probe.frameCount, probe.timestamps);
+    const episode = new VideoEpisode(id, path, probe.frameCount, probe.timestamps, frameCache);
     if (probe.declaredFrames !== undefined && probe.declaredFrames !== probe.frameCount) {
       episode.notes.push(`the file holds ${probe.frameCount} frames where its header announces ${probe.declaredFrames}: it may be truncated`);
     }
@@ -47,7 +49,7 @@ export class VideoEpisode implements Episode {
     const settings = checkImageOptions(options);
     const wanted = distinctIndices(this, indices);
     if (wanted.length === 0) return [];
-    const images = await cachedFrames(
+    const images = await this.frameCache.frames(
       wanted.map((index) => ({ episode: this.cacheId, index, settings, source: this.path })),
       async (missing) => {
         const decoded = await decodeFrames(this, missing.map((key) => key.index), settings);

@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { resolveInside, type Question } from "../core/index.js";
 import { loadTagQuestions, type TagQuestion } from "../data/index.js";
 import { JUDGE_ROLE, readCallLedger, type CallEntry, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { openRun, readRunManifest, type RunDirectory } from "../store/index.js";
+import { RUN_KIND, openRun, readRunManifest, type RunDirectory } from "../store/index.js";
 import { catalogueType, recordTask, type TaskType } from "../sim/index.js";
 import { answerQuestions, createAgent, describeExternalAgent, ExternalAgent, type AgentName, type ExternalAgentSpec } from "../agents/index.js";
 import { defaultTextSimilarity, loadTagPredictions, scoreTagRun, tagScoreRunContract, type SimilaritySource, type TagPrediction, type TagScoreSetup, type TagScoreSummary } from "../eval/index.js";
@@ -86,7 +86,7 @@ async function generateQuestions(options: DemoOptions, recordings: string, dir: 
   const file = join(dir, "questions.json");
   if (existsSync(file)) return loadTagQuestions(file);
   // the dataset is a generate-tag run, with the settings eqa generate tag --source sim:RECORDINGS would record
-  const run = await openRun({ dir, kind: "generate-tag", settings: { source: `sim:${resolve(recordings)}`, perTrajectory: options.perTrajectory ?? 16, seed: 0, renderer: "template" }, inputs: [{ name: "source", path: recordings }] });
+  const run = await openRun({ dir, kind: RUN_KIND["generate-tag"], settings: { source: `sim:${resolve(recordings)}`, perTrajectory: options.perTrajectory ?? 16, seed: 0, renderer: "template" }, inputs: [{ name: "source", path: recordings }] });
   const { inputs, skipped } = await loadSimRecordings(recordings, run.path, { sightings: true });
   const dataset = buildTagDataset(inputs, { perTrajectory: options.perTrajectory ?? 16, seed: 0 }, skipped);
   await writeTagDataset(run, dataset, skipped);
@@ -198,7 +198,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const earlier = existsSync(options.out) ? readRunManifest(options.out)?.parts ?? [] : [];
   await openRun({
     dir: options.out,
-    kind: "demo",
+    kind: RUN_KIND.demo,
     settings: { seeds: options.seeds ?? DEMO_SEEDS, tasksPerHome: options.tasksPerHome ?? 2, perTrajectory: options.perTrajectory ?? 16, width: options.width ?? 160, height: options.height ?? 120 },
     parts: [...new Set([...earlier, ...parts])],
   });

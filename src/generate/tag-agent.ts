@@ -17,7 +17,7 @@ import { loadTrajectoryLog, type TagQueryType, type TagQuestion, type Trajectory
 import { openEpisode, type Episode } from "../episodes/index.js";
 import { traceOfFailure, type AgentAnswer, type AgentTrace } from "../agents/index.js";
 import { tagAnswerContext, type TagAnswerContext } from "./history.js";
-import { RunDirectory, openRun, readJsonl, resultSettings } from "../store/index.js";
+import { RUN_KIND, RunDirectory, openRun, readJsonl, resultSettings } from "../store/index.js";
 import { ledgerCost, readCallLedger, withCallContext, type RunCost, type UsageLedger } from "../models/index.js";
 import { RECORDING_FILE } from "./sources.js";
 import { tagQuestionItems } from "../eval/index.js";
@@ -171,7 +171,7 @@ export async function runTagAnswers(
   await run.writeJson("predictions.json", predictions.map((p) => ({ question_id: p.question_id, answer: p.answer })));
   await run.writeJson("agent-failures.json", failures.map((f) => ({ question_id: f.question_id, answer: f.answer, error: f.error })));
   const cost = ledgerCost(readCallLedger(run.path));
-  await run.writeJson("summary.json", { kind: "answer-tag", eqakitVersion, createdAt: new Date().toISOString(), counts: { questions: predictions.length, answered: predictions.filter((p) => p.answer !== null).length, failed: failures.length, reused }, usage: { thisProcess: options.usage?.snapshot() ?? null }, cost });
+  await run.writeJson("summary.json", { kind: RUN_KIND["answer-tag"], eqakitVersion, createdAt: new Date().toISOString(), counts: { questions: predictions.length, answered: predictions.filter((p) => p.answer !== null).length, failed: failures.length, reused }, usage: { thisProcess: options.usage?.snapshot() ?? null }, cost });
   return { predictions, failures, reused, cost };
 }
 
@@ -181,7 +181,7 @@ export async function runTagAnswers(
  * other settings, or other questions under the same ids).
  */
 export function openTagAnswerRun(dir: string, configuration: Record<string, unknown>, questions: readonly TagQuestion[], questionsPath?: string): Promise<RunDirectory> {
-  return openRun({ dir, kind: "answer-tag", settings: resultSettings(configuration), inputs: questionsPath ? [{ name: "questions", path: questionsPath, copy: true }] : [], items: tagQuestionItems(questions, questionsPath) });
+  return openRun({ dir, kind: RUN_KIND["answer-tag"], settings: resultSettings(configuration), inputs: questionsPath ? [{ name: "questions", path: questionsPath, copy: true }] : [], items: tagQuestionItems(questions, questionsPath) });
 }
 
 /**

@@ -20,7 +20,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
-import { UserError, describeError } from "../core/index.js";
+import { UserError, describeError, memoByFile } from "../core/index.js";
 import pricesJson from "./prices.json" with { type: "json" };
 import type { UsageTotals } from "./usage.js";
 
@@ -79,12 +79,9 @@ const builtIn = priceFileSchema.parse(pricesJson);
 /** When eqakit's own price table was last checked against the providers' pages. */
 export const PRICES_CHECKED: string = builtIn.checked ?? "unknown";
 const builtInPrices = compile(builtIn, `eqakit prices of ${PRICES_CHECKED}`);
-const overrides = new Map<string, CompiledPrice[]>();
+const overridePrices = memoByFile((path): CompiledPrice[] => readPriceFile(resolve(path)));
 
-function overridePrices(path: string): CompiledPrice[] {
-  const absolute = resolve(path);
-  const known = overrides.get(absolute);
-  if (known) return known;
+function readPriceFile(absolute: string): CompiledPrice[] {
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(absolute, "utf8"));
@@ -96,9 +93,7 @@ function overridePrices(path: string): CompiledPrice[] {
     const issue = parsed.error.issues[0];
     throw new UserError(`not a prices file: ${issue?.path.join(".") ?? ""} ${issue?.message ?? ""}`.trim(), { file: absolute, field: "EQA_PRICES" }, 'expected { "models": [{ "match": REGEX, "input": N, "output": N }] }, prices in USD per million tokens');
   }
-  const compiled = compile(parsed.data, absolute, absolute);
-  overrides.set(absolute, compiled);
-  return compiled;
+  return compile(parsed.data, absolute, absolute);
 }
 
 /** The price tables in force, first wins: the EQA_PRICES file's, then eqakit's. */

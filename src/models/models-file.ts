@@ -12,7 +12,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { UserError } from "../core/index.js";
+import { UserError, memoByFile } from "../core/index.js";
 import { MODEL_OPTION_KEYS, type ModelOptions } from "./families.js";
 
 const MAX_MODELS_FILE_BYTES = 1024 * 1024;
@@ -27,18 +27,13 @@ export function modelsFilePath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CONFIG_HOME || join(homedir(), ".config"), "eqakit", "models.json");
 }
 
-const parsed = new Map<string, Record<string, ModelOptions>>();
+const modelsFile = memoByFile(readModelsFile);
 
 /** The models file's options for `name`, or none; a file that is named but wrong is a UserError naming it. */
 export function modelsFileEntry(name: string, env: NodeJS.ProcessEnv = process.env): ModelOptions {
   const path = modelsFilePath(env);
   if (!env.EQA_MODELS_FILE && !existsSync(path)) return {};
-  let models = parsed.get(path);
-  if (!models) {
-    models = readModelsFile(path);
-    parsed.set(path, models);
-  }
-  return models[name] ?? {};
+  return modelsFile(path)[name] ?? {};
 }
 
 function readModelsFile(path: string): Record<string, ModelOptions> {

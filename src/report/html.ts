@@ -12,6 +12,7 @@ import { loadRuns, type HeadlineMetric, type LoadedRun, type RunQuestion, type U
 import { reproducedTablesSection } from "./reproduce-html.js";
 import { tagSection } from "./tag-html.js";
 import { answerKey, collectRecordingThumbnails, collectThumbnails, planLink, recordingsFigures, thumbnailStrip, thumbnailStyle, type Thumbnails } from "./thumbnails.js";
+import { RUN_KIND } from "../store/index.js";
 
 export interface ReportOptions {
   title?: string;
@@ -146,7 +147,7 @@ function headlineSection(runs: LoadedRun[]): Html {
     const exploreMatch = run.explore?.judged?.llmMatch;
     const llmMatch = run.score ? estimateCells(run.score.llmMatch.overall, "overall") : exploreMatch && exploreMatch.correctness !== null ? html`<td class="num">${exploreMatch.n}</td><td class="num" data-field="overall" data-value="${exploreMatch.correctness}">${fmt(exploreMatch.correctness)}</td><td>–</td><td>–</td>` : html`<td>–</td><td>–</td><td>–</td><td>–</td>`;
     const status =
-      run.kind === "reproduce"
+      run.kind === RUN_KIND.reproduce
         ? html`<div class="hint">its table: <a href="#reproduced">Reproduced tables</a></div>`
         : !run.score && !run.answer && run.metrics.length === 0
           ? html`<div class="hint">${run.questions.length > 0 ? `no summary yet: ${run.questions.length} question(s) recorded so far` : "no summary: nothing to show yet"}</div>`

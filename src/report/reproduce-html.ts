@@ -10,6 +10,7 @@ import { TABLE_FILES, layRows, publishedTable, reproducedTableSchema, tableNotes
 import { readJsonFile } from "./files.js";
 import { html, type Html } from "./html-parts.js";
 import type { LoadedRun } from "./runs.js";
+import { RUN_KIND } from "../store/index.js";
 
 /** The table a reproduce run folder wrote (`table.json`), or undefined before the run has finished one. */
 export function loadReproducedTable(dir: string): ReproducedTable | undefined {
@@ -19,7 +20,7 @@ export function loadReproducedTable(dir: string): ReproducedTable | undefined {
 
 export function reproducedTablesSection(runs: readonly LoadedRun[]): Html {
   const tables = runs.flatMap((run) => {
-    if (run.kind !== "reproduce") return [];
+    if (run.kind !== RUN_KIND.reproduce) return [];
     const table = loadReproducedTable(run.dir);
     return table ? [{ run, table }] : [];
   });

@@ -5,6 +5,7 @@
  * writer puts in the folder, the headline metrics the papers report, and its questions (or
  * instances, episodes) as rows with their ground truth and answers.
  */
+import { memoByFile } from "../core/index.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
@@ -135,16 +136,7 @@ export interface ExploreQuestion {
   plan?: string;
 }
 
-const activeEpisodes = new Map<string, Promise<Map<string, ActiveEpisode> | undefined>>();
-
-function episodesFile(path: string): Promise<Map<string, ActiveEpisode> | undefined> {
-  let pending = activeEpisodes.get(path);
-  if (!pending) {
-    pending = loadActiveEpisodes(path).then((list) => new Map(list.map((e) => [e.questionId, e])), () => undefined);
-    activeEpisodes.set(path, pending);
-  }
-  return pending;
-}
+const episodesFile = memoByFile((path): Promise<Map<string, ActiveEpisode> | undefined> => loadActiveEpisodes(path).then((list) => new Map(list.map((e) => [e.questionId, e])), () => undefined));
 
 /** Reads an exploration's episodes and judgements; the episodes file (for questions and ground truth) is the first of `locate`'s places that reads. */
 export async function loadExploreQuestions(dir: string, summary: ExploreRunSummary | undefined, locate: (named: unknown) => (string | undefined)[], notes: string[]): Promise<ExploreQuestion[]> {

@@ -12,10 +12,10 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
-import { UserError, type Question } from "../core/index.js";
+import { UserError, type Question, memoByFile } from "../core/index.js";
 import { loadOpenEqaBenchmark, loadPredictions, loadTagQuestions, type TagQuestion } from "../data/index.js";
 import { llmMatchPoints, loadPredictionsWithoutGuess, scoreSummarySchema, type MeanEstimate } from "../eval/index.js";
-import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath, RUN_KINDS, RUN_MANIFEST_FILE } from "../store/index.js";
+import { COMMANDS_FILE, inferRunKind, readRunManifest, runInputPath, RUN_KINDS, RUN_MANIFEST_FILE, RUN_KIND } from "../store/index.js";
 import { meanEstimate, readJsonFile, readRecords, usageTotals } from "./files.js";
 import { exploreHeadline, exploreSummarySchema, laEqaHeadline, laEqaSummarySchema, loadLaEqaQuestions, llmMatchHeadline, loadExploreQuestions, loadMemoryBuild, loadRewardInstances, loadMixedDataset, loadTagAnswers, loadTagDataset, rmBenchHeadline, rmBenchSummarySchema, rmScoreHeadline, rmScoreSummarySchema, type ExploreRunSummary, type HeadlineMetric } from "./run-kinds.js";
 import { loadRewardBuild, loadRewardReview, type RewardFolder } from "./reward-runs.js";
@@ -181,19 +181,14 @@ const answerLine = z.looseObject({
     .optional(),
 });
 
-const benchmarks = new Map<string, Promise<Map<string, Question> | undefined>>();
+const benchmarkById = memoByFile((path): Promise<Map<string, Question> | undefined> => loadOpenEqaBenchmark(path).then((b) => b.byId, () => undefined));
 
 async function benchmarkQuestions(path: string | undefined, named: string | undefined, notes: string[]): Promise<Map<string, Question> | undefined> {
   if (!path) {
     if (named) notes.push(`the benchmark ${named} could not be found: questions are shown by id only`);
     return undefined;
   }
-  let pending = benchmarks.get(path);
-  if (!pending) {
-    pending = loadOpenEqaBenchmark(path).then((b) => b.byId, () => undefined);
-    benchmarks.set(path, pending);
-  }
-  const found = await pending;
+  const found = await benchmarkById(path);
   if (!found) notes.push(`the benchmark ${path} could not be read: questions are shown by id only`);
   return found;
 }
@@ -219,7 +214,7 @@ export function locateRunInput(dir: string, name: string, recorded: unknown): st
 /** Whether a folder is one run's folder (not a folder of runs such as the demo's, not an empty one). */
 export function isRunFolder(dir: string): boolean {
   const kind = inferRunKind(dir);
-  return kind !== undefined && kind !== "demo";
+  return kind !== undefined && kind !== RUN_KIND.demo;
 }
 
 /**
@@ -250,7 +245,7 @@ export function runFolders(path: string): { dir: string; label: string }[] {
   const root = resolve(path);
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new UserError("not a run directory", { file: path }, `pass ${RUN_FOLDER_HINT}`);
   if (isRunFolder(root)) return [{ dir: root, label: basename(root) }];
-  if (inferRunKind(root) === "demo") {
+  if (inferRunKind(root) === RUN_KIND.demo) {
     const agents = demoRunFolders(root);
     if (agents.length > 0) return agents;
   }
@@ -267,7 +262,7 @@ export function runFolders(path: string): { dir: string; label: string }[] {
   // a run that has started holds its manifest: a folder without one, or any run below, is not a run
   if (found.length === 0) throw new UserError(`holds no run: neither the folder nor those below it (${RUN_SEARCH_DEPTH} levels down) hold ${RUN_MANIFEST_FILE}, a summary or the records of a command that writes runs`, { file: path }, `pass ${RUN_FOLDER_HINT}`);
   // runs of answers first, datasets after: the first two are what Compare opens on
-  const datasets = found.filter((d) => inferRunKind(d) === "generate-tag" || inferRunKind(d) === "generate-mixed");
+  const datasets = found.filter((d) => inferRunKind(d) === RUN_KIND["generate-tag"] || inferRunKind(d) === RUN_KIND["generate-mixed"]);
   const ordered = [...found.filter((d) => !datasets.includes(d)), ...datasets];
   const names = ordered.map((d) => basename(d));
   return ordered.map((dir, i) => ({ dir, label: names.filter((n) => n === names[i]).length > 1 ? relative(root, dir) : names[i]! }));
@@ -350,31 +345,31 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
   if (!summary && !KINDS_WITHOUT_SUMMARY.includes(run.kind)) notes.push("no summary.json yet: the run may still be going, or was stopped; shown from its records");
 
   switch (summary?.kind) {
-    case "llm-match":
+    case RUN_KIND["llm-match"]:
       run.score = parseOrThrow(scoreSummarySchema, summary, summaryFile);
       break;
-    case "answer":
+    case RUN_KIND.answer:
       run.answer = parseOrThrow(answerSummarySchema, summary, summaryFile);
       break;
-    case "run": {
+    case RUN_KIND.run: {
       const both = parseOrThrow(runSummarySchema, summary, summaryFile);
       run.answer = both.answer;
       run.score = both.score;
       break;
     }
-    case "tag-structured": {
+    case RUN_KIND["tag-structured"]: {
       run.tag = await loadTagPart(path, parseOrThrow(tagSummarySchema, summary, summaryFile), (name, named) => locateRunInput(path, name, named), notes);
       const cost = costOf(summary, summaryFile);
       if (cost) run.costs.push({ stage: "structured judge", cost });
       break;
     }
-    case "explore":
+    case RUN_KIND.explore:
       run.explore = parseOrThrow(exploreSummarySchema, summary, summaryFile);
       break;
-    case "rm-score":
+    case RUN_KIND["rm-score"]:
       run.metrics = rmScoreHeadline(parseOrThrow(rmScoreSummarySchema, summary, summaryFile));
       break;
-    case "rm-bench":
+    case RUN_KIND["rm-bench"]:
       run.metrics = rmBenchHeadline(parseOrThrow(rmBenchSummarySchema, summary, summaryFile));
       break;
     case "la-eqa":
@@ -403,7 +398,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     notes.push(...modelCallNotes(part).map((n) => `${stage}: ${n}`));
   }
   // a TAG run still scoring has judgements but no summary yet
-  if (run.kind === "tag-structured" && !run.tag) run.tag = await loadTagPart(path, undefined, (name, named) => locateRunInput(path, name, named), notes);
+  if (run.kind === RUN_KIND["tag-structured"] && !run.tag) run.tag = await loadTagPart(path, undefined, (name, named) => locateRunInput(path, name, named), notes);
   if (run.tag) {
     // the recordings a TAG question was generated from are beside the dataset itself, not the run's copy of its questions
     const dataset = originalInputFile(path, "questions", run.tag.summary?.config.questions);
@@ -430,33 +425,33 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     return run;
   }
 
-  if (run.kind === "explore") {
+  if (run.kind === RUN_KIND.explore) {
     run.questions = (await loadExploreQuestions(path, run.explore, (named) => [originalInputFile(path, "episodes", named), locateRunInput(path, "episodes", named)], notes)).map((q) => ({ ...q, judgeReplies: [], calls: [] }));
     // the observations the exploration recorded, an OpenEQA-style frame folder per episode
     if (existsSync(join(path, "frames"))) run.framesRoot = join(path, "frames");
     if (run.explore) run.metrics = exploreHeadline(run.explore);
-  } else if (run.kind === "mixed") {
+  } else if (run.kind === RUN_KIND.mixed) {
     const mixed = readMixedSummary(path);
     const named = mixed?.config.episodes;
     run.questions = (await loadMixedQuestions(path, mixed, [originalInputFile(path, "episodes", named), locateRunInput(path, "episodes", named)], notes)).map((q) => ({ ...q, judgeReplies: [], calls: [] }));
     if (existsSync(join(path, "frames"))) run.framesRoot = join(path, "frames");
     if (mixed) run.metrics = mixedHeadline(mixed);
-  } else if (run.kind === "rm-score" || run.kind === "rm-bench") {
+  } else if (run.kind === RUN_KIND["rm-score"] || run.kind === RUN_KIND["rm-bench"]) {
     run.questions = loadRewardInstances(path).map((q) => ({ ...q, judgeReplies: q.replies, frames: [], calls: [] }));
-  } else if (run.kind === "memory") {
+  } else if (run.kind === RUN_KIND.memory) {
     const built = loadMemoryBuild(path);
     run.metrics = built.headline;
     run.questions = built.episodes.map((e) => ({ questionId: e.questionId, answer: e.answer, ...(e.error !== undefined ? { error: e.error } : {}), judgeReplies: [], frames: [], calls: [] }));
-  } else if (run.kind === "generate-tag") {
+  } else if (run.kind === RUN_KIND["generate-tag"]) {
     const dataset = await loadTagDataset(path);
     run.metrics = dataset.headline;
     run.questions = dataset.questions.map((q, i) => ({ ...q, position: i, judgeReplies: [], frames: [], calls: [] }));
-  } else if (run.kind === "generate-mixed") {
+  } else if (run.kind === RUN_KIND["generate-mixed"]) {
     const dataset = await loadMixedDataset(path);
     run.metrics = dataset.headline;
     run.questions = dataset.questions.map((q, i) => ({ ...q, position: i, judgeReplies: [], frames: [], calls: [] }));
-  } else if (run.kind === "rm-build" || run.kind === "rm-review") {
-    const folder: RewardFolder = run.kind === "rm-build" ? loadRewardBuild(path) : await loadRewardReview(path);
+  } else if (run.kind === RUN_KIND["rm-build"] || run.kind === RUN_KIND["rm-review"]) {
+    const folder: RewardFolder = run.kind === RUN_KIND["rm-build"] ? loadRewardBuild(path) : await loadRewardReview(path);
     run.metrics = folder.headline;
     notes.push(...folder.notes);
     run.questions = folder.rows.map(({ replies, ...row }) => ({ ...row, judgeReplies: replies, frames: [], calls: [] }));
@@ -464,9 +459,9 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
       run.otherUsage.push([run.kind, usageTotals.parse(folder.calls.usage)]);
       run.costs.push({ stage: run.kind, cost: runCostSchema.parse(folder.calls.cost) });
     }
-  } else if (run.kind === "la-eqa") {
+  } else if (run.kind === RUN_KIND["la-eqa"]) {
     run.questions = loadLaEqaQuestions(path).map((q) => ({ ...q, frames: [], calls: [] }));
-  } else if (run.kind === "answer-tag") {
+  } else if (run.kind === RUN_KIND["answer-tag"]) {
     await loadTagAnswerRun(run);
   } else {
     await loadOpenEqaQuestions(run);

@@ -3,6 +3,7 @@
  * summary's figures (Figs. 4-6), and per question the judgement beside the question, its true
  * structured answer and the prediction it judged, from the files the run's configuration names.
  */
+import { memoByFile } from "../core/index.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
@@ -92,19 +93,14 @@ export interface TagRunPart {
   questions: TagRunQuestion[];
 }
 
-const datasets = new Map<string, Promise<TagQuestion[] | undefined>>();
+const datasetQuestions = memoByFile((path): Promise<TagQuestion[] | undefined> => loadTagQuestions(path).catch(() => undefined));
 
 async function tagQuestions(path: string | undefined, named: unknown, notes: string[]): Promise<TagQuestion[] | undefined> {
   if (!path) {
     if (named !== undefined) notes.push(`the questions ${JSON.stringify(named)} could not be found: TAG questions are shown by id only`);
     return undefined;
   }
-  let pending = datasets.get(path);
-  if (!pending) {
-    pending = loadTagQuestions(path).catch(() => undefined);
-    datasets.set(path, pending);
-  }
-  const found = await pending;
+  const found = await datasetQuestions(path);
   if (!found) notes.push(`the questions ${path} could not be read: TAG questions are shown by id only`);
   return found;
 }

@@ -8,7 +8,7 @@
 import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
-import { OutputError, outputFailure } from "../core/index.js";
+import { OutputError, outputFailure, memoByFile } from "../core/index.js";
 import { loadTagQuestions, loadTrajectoryLog, type TagQuestion } from "../data/index.js";
 import { loadSharp } from "../episodes/index.js";
 import { episodeFileName } from "../agents/index.js";
@@ -344,7 +344,7 @@ export function ratingsExport(dir: string): { question_id: string; score: number
   return currentRatings(dir).map((r) => ({ question_id: r.questionId, score: r.score, annotator: r.reviewer, comment: r.comment, rated_at: r.ratedAt }));
 }
 
-const tagDatasets = new Map<string, Promise<Map<string, TagQuestion> | undefined>>();
+const tagDatasetById = memoByFile((path): Promise<Map<string, TagQuestion> | undefined> => loadTagQuestions(path).then((list) => new Map(list.map((q) => [q.question_id, q])), () => undefined));
 
 /**
  * The built-in simulator's recording a TAG-EQA question was generated from: the folder holding
@@ -354,12 +354,7 @@ const tagDatasets = new Map<string, Promise<Map<string, TagQuestion> | undefined
  */
 export async function tagRecordingDir(named: string | undefined, questionId: string): Promise<string | undefined> {
   if (named === undefined || !existsSync(named)) return undefined;
-  let pending = tagDatasets.get(named);
-  if (!pending) {
-    pending = loadTagQuestions(named).then((list) => new Map(list.map((q) => [q.question_id, q])), () => undefined);
-    tagDatasets.set(named, pending);
-  }
-  const history = (await pending)?.get(questionId)?.episode_history;
+  const history = (await tagDatasetById(named))?.get(questionId)?.episode_history;
   if (!history) return undefined;
   const dir = dirname(resolve(dirname(named), history));
   return existsSync(join(dir, "trajectory.json")) ? dir : undefined;

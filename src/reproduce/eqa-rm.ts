@@ -20,7 +20,7 @@ import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
 import type { ImageOptions } from "../episodes/index.js";
 import { REWARD_MODEL_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { TTS_PARAMS, benchRewardModel, planRewardScores, type RewardMetrics } from "../reward/index.js";
-import { openRun } from "../store/index.js";
+import { RUN_KIND, openRun } from "../store/index.js";
 import type { ReproduceResult } from "./openeqa.js";
 import type { PublishedTable } from "./published.js";
 import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
@@ -107,7 +107,7 @@ export async function reproduceRewardTable(options: ReproduceRewardOptions, runt
   const instances = tableInstances(options);
   const maxK = options.maxK ?? EQA_RM_K;
   const settings = { table: options.table.id, model: options.spec.name, instances: options.file.sha256, maxK, tolerance: EQA_RM_TOLERANCE };
-  const run = await openRun({ dir: options.outDir, kind: "reproduce", settings, parts: [join("rows", "bench")] });
+  const run = await openRun({ dir: options.outDir, kind: RUN_KIND.reproduce, settings, parts: [join("rows", "bench")] });
   const benchDir = join(run.path, "rows", "bench");
   const result = await benchRewardModel({
     file: options.file,

@@ -30,7 +30,7 @@ import { loadPredictions, type QuestionSelection } from "../data/index.js";
 import { PREDICTIONS_FILE, answerQuestions, answerRunContract, createAgent, planAnswers, type AgentName, type AgentSetup } from "../agents/index.js";
 import { answerAndScore, loadPredictionsWithoutGuess, planScore, scorePredictions, scoreRunContract, type LlmMatchAggregates, type LlmMatchMode, type RunSummary, type ScoreSummary } from "../eval/index.js";
 import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { openRun, type RunDirectory } from "../store/index.js";
+import { RUN_KIND, openRun, type RunDirectory } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
 import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproducedTable, type UserCell, type UserRow, type ReproduceSummary } from "./table.js";
 export type { ReproduceSummary };
@@ -204,7 +204,7 @@ function rowSettings(options: ReproduceOpenEqaOptions): Record<string, unknown> 
 
 /** Opens the reproduce run folder (kind `reproduce`), refusing one of another table, model, judge, mode or question set before anything is written. */
 async function openReproduceRun(options: ReproduceOpenEqaOptions, families: readonly OpenEqaFamily[], mode: LlmMatchMode): Promise<RunDirectory> {
-  return openRun({ dir: options.outDir, kind: "reproduce", settings: reproduceSettings(options, mode), parts: [...families.flatMap((f) => [join("rows", f), ...(options.table.id === "openeqa-table-3" && f !== "blind" ? [join("rows", `${f}-without-guess`)] : [])]), ...(options.aEqa?.parts ?? [])] });
+  return openRun({ dir: options.outDir, kind: RUN_KIND.reproduce, settings: reproduceSettings(options, mode), parts: [...families.flatMap((f) => [join("rows", f), ...(options.table.id === "openeqa-table-3" && f !== "blind" ? [join("rows", `${f}-without-guess`)] : [])]), ...(options.aEqa?.parts ?? [])] });
 }
 
 /** Opens (or resumes) the run folder `reproduceOpenEqaTable` writes, refusing one of other settings: before the A-EQA rows write into it. */
@@ -268,7 +268,7 @@ export async function answerOpenEqaRows(options: ReproduceOpenEqaOptions, runtim
     // the contract answerAndScore opens the row's folder with
     const answerContract = answerRunContract({ ...answerOptions, questions: options.selection.questions });
     const scoreContract = scoreRunContract({ benchmark: options.selection.benchmark, questions: options.selection.questions, predictions: [], predictionsPath: join(rowDir, PREDICTIONS_FILE), judge: { spec: options.judgeSpec }, mode, outDir: rowDir, settings: rowSettings(options) });
-    const run = await openRun({ dir: rowDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [], ...(answerContract.items ? { items: answerContract.items } : {}) });
+    const run = await openRun({ dir: rowDir, kind: RUN_KIND.run, settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [], ...(answerContract.items ? { items: answerContract.items } : {}) });
     const answered = await answerQuestions({
       ...answerOptions,
       questions: options.selection.questions,

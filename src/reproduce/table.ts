@@ -12,6 +12,7 @@ import { z } from "zod";
 import { eqakitVersion, writeFileAtomically } from "../core/index.js";
 import { ledgerCost, readCallLedger, type CallEntry, type RunCost } from "../models/index.js";
 import type { PublishedColumn, PublishedTable } from "./published.js";
+import { RUN_KIND } from "../store/index.js";
 
 export const REPRODUCED_TABLE_FORMAT = "eqakit-reproduced-table/1" as const;
 /** The files a reproduce run writes its table to. */
@@ -306,7 +307,7 @@ export function formatTableLatex(published: PublishedTable, reproduced: Reproduc
 
 /** A reproduce run's `summary.json`: what decided its numbers, its rows, and each row's run. */
 export interface ReproduceSummary {
-  kind: "reproduce";
+  kind: typeof RUN_KIND.reproduce;
   eqakitVersion: string;
   createdAt: string;
   table: string;
@@ -352,7 +353,7 @@ export async function writeTableFormats(dir: string, published: PublishedTable, 
 export async function writeReproduction(dir: string, published: PublishedTable, table: ReproducedTable, settings: Record<string, unknown>, runs: ReproduceSummary["runs"]): Promise<{ markdown: string; summary: ReproduceSummary }> {
   await writeFileAtomically(join(dir, TABLE_FILES.json), `${JSON.stringify(table, null, 2)}\n`);
   const markdown = await writeTableFormats(dir, published, table);
-  const summary: ReproduceSummary = { kind: "reproduce", eqakitVersion, createdAt: new Date().toISOString(), table: published.id, settings, rows: table.rows, runs, cost: ledgerCost(reproductionCalls(dir)) };
+  const summary: ReproduceSummary = { kind: RUN_KIND.reproduce, eqakitVersion, createdAt: new Date().toISOString(), table: published.id, settings, rows: table.rows, runs, cost: ledgerCost(reproductionCalls(dir)) };
   await writeFileAtomically(join(dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return { markdown, summary };
 }

@@ -38,7 +38,7 @@ import {
   type TagAgentEpisode,
   type TagBaselineName,
 } from "../generate/index.js";
-import { openRun, readJsonl, type RunDirectory } from "../store/index.js";
+import { RUN_KIND, openRun, readJsonl, type RunDirectory } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
 import type { ReproduceResult, ReproduceSummary } from "./openeqa.js";
 import { REPRODUCED_TABLE_FORMAT, writeReproduction, type ReproducedTable, type UserCell, type UserRow } from "./table.js";
@@ -131,7 +131,7 @@ async function openTagRun(options: ReproduceTagOptions): Promise<{ run: RunDirec
   const baselines = options.baselines ?? availableTagBaselines();
   for (const name of baselines) tagBaseline(name);
   const settings = reproduceSettings(options, baselines);
-  const run = await openRun({ dir: options.outDir, kind: "reproduce", settings, parts: baselines.flatMap((name) => [tagRowDirs(name).answers, tagRowDirs(name).score]), inputs: [{ name: "questions", path: options.questionsPath, copy: true }] });
+  const run = await openRun({ dir: options.outDir, kind: RUN_KIND.reproduce, settings, parts: baselines.flatMap((name) => [tagRowDirs(name).answers, tagRowDirs(name).score]), inputs: [{ name: "questions", path: options.questionsPath, copy: true }] });
   return { run, baselines, settings };
 }
 

@@ -1,4 +1,4 @@
-import { eqakitVersion, writeFileAtomically } from "../core/index.js";
+import { writeFileAtomically } from "../core/index.js";
 import { rewardModelMetrics, type RewardMetrics } from "./metrics.js";
 import { describeModel, ledgerCost, readCallLedger, sumUsage, type RunCost, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { AGGREGATIONS, type Aggregation } from "./aggregate.js";
@@ -6,6 +6,7 @@ import { scalingCurvesSvg, seriesLabel, svgToPng, type CurveSeries } from "./cur
 import { TTS_PARAMS } from "./evaluate.js";
 import { RM_PROMPTS, rmPromptHashes } from "./prompts.js";
 import { sampleRewardModel, scoreOfFirst, scoredPairs, type RmScoreOptions } from "./score-run.js";
+import { RUN_KIND, summaryHead, type RunSummaryHead } from "../store/index.js";
 
 export const SCALING_KS: readonly number[] = [1, 2, 4, 8, 16, 32];
 export const BENCH_SUMMARY_FILE = "bench.json";
@@ -17,12 +18,7 @@ export interface RmBenchOptions extends Omit<RmScoreOptions, "samples"> {
   ks?: readonly number[];
 }
 
-export interface RmBenchSummary {
-  kind: "rm-bench";
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface RmBenchSummary extends RunSummaryHead<typeof RUN_KIND["rm-bench"]> {
   counts: { instances: number; withGroundTruth: number; samples: number; failedSamples: number; reused: number };
   /** aggregation → K → metrics (only instances with a ground-truth score and at least one scored sample among the first K). */
   scaling: Record<Aggregation, Record<string, RewardMetrics & { failed: number }>>;
@@ -39,7 +35,7 @@ export interface RmBenchSummary {
 export async function benchRewardModel(options: RmBenchOptions): Promise<{ summary: RmBenchSummary; runDir: string }> {
   const ks = [...(options.ks ?? SCALING_KS)].sort((a, b) => a - b);
   const maxK = ks[ks.length - 1]!;
-  const result = await sampleRewardModel({ ...options, samples: maxK, runKind: "rm-bench", runSettings: { ks } });
+  const result = await sampleRewardModel({ ...options, samples: maxK, runKind: RUN_KIND["rm-bench"], runSettings: { ks } });
   const scaling = {} as Record<Aggregation, Record<string, RewardMetrics & { failed: number }>>;
   const withTruth = result.records.filter((r) => r.groundTruthScore !== null);
   for (const method of AGGREGATIONS) {
@@ -56,11 +52,7 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
   const samples = result.records.flatMap((r) => r.samples);
   const aggregate = options.aggregate ?? "vote";
   const summary: RmBenchSummary = {
-    kind: "rm-bench",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(result.wallTimeMs),
-    config: {
+    ...summaryHead(RUN_KIND["rm-bench"], result.wallTimeMs, {
       model: describeModel(options.model.spec),
       instances: { path: options.file.path, sha256: options.file.sha256, count: result.records.length },
       ks,
@@ -69,7 +61,7 @@ export async function benchRewardModel(options: RmBenchOptions): Promise<{ summa
       prompts: rmPromptHashes([RM_PROMPTS.evaluator]),
       tolerance: options.tolerance ?? 2,
       ...options.settings,
-    },
+    }),
     counts: {
       instances: result.records.length,
       withGroundTruth: withTruth.length,

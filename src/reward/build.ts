@@ -1,8 +1,8 @@
 import { canonicalJson, seededRandom, sha256Hex, UserError, writeFileAtomically, type Question } from "../core/index.js";
 import { environmentOf, readTextFile, writeRewardInstances, type RewardInstance } from "../data/index.js";
 import { linspaceRoundIndices, openEpisode, resolveEpisodePath, type Episode, type ImageOptions } from "../episodes/index.js";
-import { describeModel, runModelBatch, type ChatModel, type GenerationParams } from "../models/index.js";
-import { RunDirectory, openRun, questionItems, resultSettings } from "../store/index.js";
+import { describeModel, runModelBatch, type ChatModel, type GenerationParams, type ModelSpec } from "../models/index.js";
+import { RunDirectory, openRun, questionItems, resultSettings, RUN_KIND } from "../store/index.js";
 import { parseCsv, toCsv } from "./csv.js";
 import { imageParts } from "./evaluate.js";
 import { parseAgentResponse, parseEvaluation } from "./parse.js";
@@ -92,7 +92,7 @@ export async function buildRewardBench(options: BuildOptions): Promise<BuildResu
   // kind rm-build: the responder, the scorer, responses per question, keyframes, images, the split's fraction and seed decide the instances
   const run = await openRun({
     dir: options.outDir,
-    kind: "rm-build",
+    kind: RUN_KIND["rm-build"],
     settings: resultSettings({ responder: describeModel(options.responder.spec), scorer: describeModel(options.scorer.spec), responsesPerQuestion: options.responsesPerQuestion, keyframes: options.keyframes, image: options.image ?? {}, finetuneFraction: options.finetuneFraction, seed: options.seed }),
     inputs: [{ name: "frames", path: options.framesRoot }],
     items: questionItems(options.questions),

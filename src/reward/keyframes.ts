@@ -1,7 +1,7 @@
 import { dirname } from "node:path";
 import { UserError, resolveInside } from "../core/index.js";
 import type { RewardInstance } from "../data/index.js";
-import { linspaceRoundIndices, openEpisode, resolveEpisodePath, type Episode, type EpisodeFrameImage, type ImageOptions } from "../episodes/index.js";
+import { linspaceRoundIndices, openEpisode, resolveEpisodePath, type Episode, type EpisodeFrameImage, type FrameCache, type ImageOptions } from "../episodes/index.js";
 
 /** Where an instance's frames are: its own `frames` path (relative to its file), else `episode_history` under a frames root. */
 export interface FrameLocation {
@@ -22,6 +22,8 @@ export class KeyframeLoader {
   constructor(
     private readonly location: FrameLocation,
     private readonly image: ImageOptions = {},
+    /** Where the keyframes' preparations are kept (default: the default frame cache). */
+    private readonly frameCache?: FrameCache,
   ) {}
 
   episodePath(instance: RewardInstance): string {
@@ -43,7 +45,7 @@ export class KeyframeLoader {
     const path = this.episodePath(instance);
     let episode = this.episodes.get(path);
     if (!episode) {
-      episode = openEpisode(path, instance.episodeHistory);
+      episode = openEpisode(path, instance.episodeHistory, this.frameCache ? { frameCache: this.frameCache } : {});
       this.episodes.set(path, episode);
     }
     return episode;

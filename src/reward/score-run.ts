@@ -2,11 +2,11 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import { eqakitVersion, UserError } from "../core/index.js";
 import type { RewardInstance, RewardInstanceFile } from "../data/index.js";
-import type { EpisodeFrameImage, ImageOptions } from "../episodes/index.js";
+import { FrameCache, type EpisodeFrameImage, type ImageOptions } from "../episodes/index.js";
 import type { BootstrapOptions } from "../eval/index.js";
 import { rewardModelMetrics, type RewardMetrics, type ScoredInstance } from "./metrics.js";
-import { REWARD_MODEL_ROLE, describeModel, emptyUsage, usageTotalsSchema, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext } from "../models/index.js";
-import { RunDirectory, openRun, readJsonl, recordParser, resultSettings, type RunContract } from "../store/index.js";
+import { REWARD_MODEL_ROLE, describeModel, emptyUsage, usageTotalsSchema, type CallPlan, sumUsage, runModelBatch, type ChatModel, type GenerationParams, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, ledgerCost, readCallLedger, withCallContext, type ModelSpec } from "../models/index.js";
+import { RunDirectory, openRun, readJsonl, recordParser, resultSettings, type RunContract, RUN_KIND, summaryHead, type RunSummaryHead } from "../store/index.js";
 import { aggregateScores, type Aggregation } from "./aggregate.js";
 import { TTS_PARAMS, evaluationInputKey, imageParts, sampleEvaluations, type RmSample } from "./evaluate.js";
 import { KeyframeLoader } from "./keyframes.js";
@@ -76,7 +76,7 @@ export interface RmScoreOptions {
   usage?: UsageLedger;
   settings?: Record<string, unknown>;
   /** The kind of run folder (`rm-score`; `rm-bench` for `eqa rm bench`) and settings of its own beside the sampling's, for its manifest. */
-  runKind?: "rm-score" | "rm-bench";
+  runKind?: typeof RUN_KIND["rm-score"] | typeof RUN_KIND["rm-bench"];
   runSettings?: Record<string, unknown>;
   onProgress?: (progress: RmScoreProgress) => void;
 }
@@ -92,7 +92,7 @@ export type RmScoreSetup = Omit<RmScoreOptions, "model" | "usage" | "onProgress"
 export function rmRunContract(options: RmScoreSetup): RunContract {
   return {
     dir: options.outDir,
-    kind: options.runKind ?? "rm-score",
+    kind: options.runKind ?? RUN_KIND["rm-score"],
     settings: resultSettings({
       model: describeModel(options.model.spec),
       samples: options.samples ?? 1,
@@ -128,7 +128,8 @@ export async function sampleRewardModel(options: RmScoreOptions): Promise<RmRunR
   if (!Number.isInteger(k) || k < 1) throw new UserError(`the number of samples must be a whole number of at least 1, got ${k}`, { field: "--samples" });
   const params = options.params ?? TTS_PARAMS;
   const aggregate = options.aggregate ?? "vote";
-  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
+  // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
+  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image, new FrameCache({ dir: false }));
   for (const instance of instances) loader.episodePath(instance); // every episode is found before any call
   const run = await openRun(rmRunContract(options));
   options.usage?.attach(run.path);
@@ -226,7 +227,8 @@ export async function planRewardScores(options: RmScoreSetup, plan: CallPlan): P
   const k = options.samples ?? 1;
   if (!Number.isInteger(k) || k < 1) throw new UserError(`the number of samples must be a whole number of at least 1, got ${k}`, { field: "--samples" });
   const params = options.params ?? TTS_PARAMS;
-  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image);
+  // the keyframes are prepared in memory only: a dry run leaves no prepared frame on disk either
+  const loader = new KeyframeLoader({ instanceFile: options.file.path, ...(options.framesRoot !== undefined ? { framesRoot: options.framesRoot } : {}) }, options.image, new FrameCache({ dir: false }));
   for (const instance of instances) loader.episodePath(instance);
   const earlier = new Map<string, RmEvaluationRecord>();
   for (const record of readJsonl(join(resolve(options.outDir), EVALUATIONS_FILE), recordParser(rmEvaluationSchema), false).records) earlier.set(record.id, record);
@@ -266,12 +268,7 @@ export function scoredPairs(records: readonly RmEvaluationRecord[], score: (r: R
   return pairs;
 }
 
-export interface RmScoreSummary {
-  kind: "rm-score";
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface RmScoreSummary extends RunSummaryHead<typeof RUN_KIND["rm-score"]> {
   counts: { instances: number; scored: number; failed: number; withGroundTruth: number; samples: number; failedSamples: number; malformedSamples: number; reused: number };
   /** Against the ground-truth scores, when the instances have them. */
   metrics: RewardMetrics | null;
@@ -291,11 +288,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
   const usage = sumUsage(result.records.map((r) => r.usage));
   const samples = result.records.flatMap((r) => r.samples);
   const summary: RmScoreSummary = {
-    kind: "rm-score",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(result.wallTimeMs),
-    config: {
+    ...summaryHead(RUN_KIND["rm-score"], result.wallTimeMs, {
       model: describeModel(options.model.spec),
       instances: { path: options.file.path, sha256: options.file.sha256, count: (options.instances ?? options.file.instances).length },
       samples: options.samples ?? 1,
@@ -307,7 +300,7 @@ export async function scoreRewardInstances(options: RmScoreOptions): Promise<{ s
       tolerance: options.tolerance ?? 2,
       concurrency: options.concurrency ?? 8,
       ...options.settings,
-    },
+    }),
     counts: {
       instances: result.records.length,
       scored: result.records.filter((r) => r.aggregates[aggregate] !== null).length,

@@ -8,6 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { eqakitVersion } from "../core/index.js";
 import { readJsonl } from "./jsonl.js";
 import { defaultRunPath } from "./run-dir.js";
 
@@ -182,6 +183,27 @@ export const RUN_KINDS = [
 
 /** A kind of run, as manifests and summaries name it. */
 export type RunKind = (typeof RUN_KINDS)[number]["kind"];
+
+/**
+ * Each kind's name by itself, for code that names a kind: `openRun({ kind: RUN_KIND.explore })`,
+ * `kind: typeof RUN_KIND["rm-score"]` in a summary's type. Nowhere but here is a kind written as a
+ * string (`test/store/kind-names.test.ts`).
+ */
+export const RUN_KIND = Object.fromEntries(RUN_KINDS.map((definition) => [definition.kind, definition.kind])) as { readonly [K in RunKind]: K };
+
+/** What every kind's summary begins with: its kind, the eqakit that wrote it, when, in how long, and the run's configuration. */
+export interface RunSummaryHead<Kind extends RunKind> {
+  kind: Kind;
+  eqakitVersion: string;
+  createdAt: string;
+  wallTimeMs: number;
+  config: Record<string, unknown>;
+}
+
+/** A summary's head for a run of `kind` that took `wallTimeMs`, written now by this eqakit. */
+export function summaryHead<Kind extends RunKind>(kind: Kind, wallTimeMs: number, config: Record<string, unknown>): RunSummaryHead<Kind> {
+  return { kind, eqakitVersion, createdAt: new Date().toISOString(), wallTimeMs: Math.round(wallTimeMs), config };
+}
 
 const BY_KIND = new Map<string, RunKindDefinition>(RUN_KINDS.map((definition) => [definition.kind, definition]));
 

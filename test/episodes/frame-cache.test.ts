@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, beforeEach, describe, test } from "node:test";
+import { beforeEach, describe, test } from "node:test";
 import sharp from "sharp";
-import { configureFrameCache, frameCacheStats, openEpisode, prepareImage } from "../../src/episodes/index.js";
+import { FrameCache, openEpisode, prepareImage } from "../../src/episodes/index.js";
 import { trimFolder } from "../../src/episodes/frame-cache.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { temporaryDir } from "../helpers/paths.js";
@@ -21,39 +21,41 @@ function filesUnder(dir: string): string[] {
 
 describe("prepared frames are kept per episode, frame and settings", () => {
   let cacheDir: string;
+  let cache: FrameCache;
+  /** Opens an episode whose frames go through the test's cache. */
+  const open = (dir: string) => openEpisode(dir, undefined, { frameCache: cache });
   beforeEach(() => {
     cacheDir = temporaryDir("eqakit-frame-cache-");
-    configureFrameCache({ dir: cacheDir });
+    cache = new FrameCache({ dir: cacheDir });
   });
-  after(() => configureFrameCache({}));
 
   test("ten questions of one episode asking for the same eight frames at once prepare each frame once; other settings prepare them again", async () => {
     const dir = await writeRgbEpisode(join(temporaryDir(), "ep"), 12);
-    const episode = await openEpisode(dir);
-    const before = frameCacheStats().prepared;
+    const episode = await open(dir);
+    const before = cache.stats().prepared;
     const answers = await Promise.all(Array.from({ length: 10 }, () => episode.images(EIGHT)));
-    assert.equal(frameCacheStats().prepared - before, 8);
+    assert.equal(cache.stats().prepared - before, 8);
     for (const images of answers) assert.deepEqual(images.map((i) => i.sha256), answers[0]!.map((i) => i.sha256));
     await episode.images([6, 7, 8, 8]);
-    assert.equal(frameCacheStats().prepared - before, 9, "only frame 8 is new");
+    assert.equal(cache.stats().prepared - before, 9, "only frame 8 is new");
     await episode.images(EIGHT, { maxSide: 256 });
     await episode.images(EIGHT, { format: "jpeg", quality: 80 });
-    assert.equal(frameCacheStats().prepared - before, 9 + 16);
+    assert.equal(cache.stats().prepared - before, 9 + 16);
     await episode.images(EIGHT, { maxSide: 512, format: "png" });
-    assert.equal(frameCacheStats().prepared - before, 9 + 16, "the default settings spelt out are the same settings");
+    assert.equal(cache.stats().prepared - before, 9 + 16, "the default settings spelt out are the same settings");
   });
 
   test("the cached bytes are the bytes prepared alone, from memory and from disk, in PNG and JPEG", async () => {
     const dir = await writeRgbEpisode(join(temporaryDir(), "ep"), 8, 640, 480);
     for (const options of [{}, { maxSide: 300 }, { format: "jpeg" as const, quality: 70 }]) {
       const alone = await preparedAlone(dir, EIGHT, options);
-      const episode = await openEpisode(dir);
+      const episode = await open(dir);
       const fresh = await episode.images(EIGHT, options);
       const fromMemory = await episode.images([...EIGHT].reverse(), options);
-      configureFrameCache({ dir: cacheDir }); // a new process: memory empty, the folder kept
-      const before = frameCacheStats().prepared;
-      const fromDisk = await (await openEpisode(dir)).images(EIGHT, options);
-      assert.equal(frameCacheStats().prepared, before, "every frame came from the folder");
+      cache = new FrameCache({ dir: cacheDir }); // a new process: memory empty, the folder kept
+      const before = cache.stats().prepared;
+      const fromDisk = await (await open(dir)).images(EIGHT, options);
+      assert.equal(cache.stats().prepared, before, "every frame came from the folder");
       for (const [i, image] of alone.entries()) {
         for (const got of [fresh[i]!, fromMemory[7 - i]!, fromDisk[i]!]) {
           assert.ok(got.data.equals(image.data));
@@ -68,27 +70,27 @@ describe("prepared frames are kept per episode, frame and settings", () => {
 
   test("a replaced frame file is prepared again; a damaged cache file is ignored", async () => {
     const dir = await writeRgbEpisode(join(temporaryDir(), "ep"), 3);
-    const [first] = await (await openEpisode(dir)).images([0]);
+    const [first] = await (await open(dir)).images([0]);
     const file = join(dir, "00000-rgb.png");
     await sharp({ create: { width: 320, height: 200, channels: 3, background: "#102030" } }).png().toFile(file);
     utimesSync(file, new Date(), new Date(Date.now() + 5000));
-    configureFrameCache({ dir: cacheDir });
-    const before = frameCacheStats().prepared;
-    const [replaced] = await (await openEpisode(dir)).images([0]);
-    assert.equal(frameCacheStats().prepared - before, 1);
+    cache = new FrameCache({ dir: cacheDir });
+    const before = cache.stats().prepared;
+    const [replaced] = await (await open(dir)).images([0]);
+    assert.equal(cache.stats().prepared - before, 1);
     assert.notEqual(replaced!.sha256, first!.sha256);
     assert.deepEqual([replaced!.width, replaced!.height], [320, 200]);
 
     for (const name of filesUnder(cacheDir)) truncateSync(join(cacheDir, name), 60);
-    configureFrameCache({ dir: cacheDir });
-    const [again] = await (await openEpisode(dir)).images([0]);
-    assert.equal(frameCacheStats().prepared - before, 2, "the truncated cache file was prepared again");
+    cache = new FrameCache({ dir: cacheDir });
+    const [again] = await (await open(dir)).images([0]);
+    assert.equal(cache.stats().prepared, 1, "the truncated cache file was prepared again");
     assert.ok(again!.data.equals(replaced!.data));
   });
 
   test("a frame that cannot be read fails every question that asks for it, and is not kept", async () => {
     const dir = await writeRgbEpisode(join(temporaryDir(), "ep"), 4);
-    const episode = await openEpisode(dir);
+    const episode = await open(dir);
     writeFileSync(join(dir, "00002-rgb.png"), Buffer.alloc(0));
     const results = await Promise.allSettled([episode.images([1, 2]), episode.images([2, 3])]);
     for (const result of results) {
@@ -103,21 +105,21 @@ describe("prepared frames are kept per episode, frame and settings", () => {
     const dir = await writeRgbEpisode(join(temporaryDir(), "ep"), 12, 640, 480);
     const sizes = (await preparedAlone(dir, [0, 1, 2])).map((i) => i.data.byteLength);
     const bound = Math.max(...sizes) * 3;
-    configureFrameCache({ dir: false, memoryBytes: bound });
-    const episode = await openEpisode(dir);
-    const before = frameCacheStats().prepared;
+    cache = new FrameCache({ dir: false, memoryBytes: bound });
+    const episode = await open(dir);
+    const before = cache.stats().prepared;
     await episode.images(Array.from({ length: 12 }, (_, i) => i));
-    const stats = frameCacheStats();
+    const stats = cache.stats();
     assert.ok(stats.memoryBytes <= bound, `${stats.memoryBytes} bytes held, bound ${bound}`);
     assert.ok(stats.memoryEntries <= 3);
     await episode.images([11]);
-    assert.equal(frameCacheStats().prepared - before, 12, "the most recent frame is still held");
+    assert.equal(cache.stats().prepared - before, 12, "the most recent frame is still held");
     await episode.images([0]);
-    assert.equal(frameCacheStats().prepared - before, 13, "the oldest left");
+    assert.equal(cache.stats().prepared - before, 13, "the oldest left");
 
-    configureFrameCache({ dir: false, memoryBytes: 0 });
-    await episode.images([0, 0]);
-    assert.equal(frameCacheStats().memoryEntries, 0);
+    cache = new FrameCache({ dir: false, memoryBytes: 0 });
+    await (await open(dir)).images([0, 0]);
+    assert.equal(cache.stats().memoryEntries, 0);
 
     const folder = temporaryDir("eqakit-frame-trim-");
     for (let i = 0; i < 10; i++) {

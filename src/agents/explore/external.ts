@@ -19,7 +19,7 @@ import type { AgentState, EnvObservation, Environment } from "../../sim/index.js
 import type { AgentTrace } from "../types.js";
 import { ACTIVE_ACTIONS, type AgentActiveAction, type AgentActiveObservation, type CheckedDecision, type ExternalActiveAgent } from "../external/index.js";
 import { OccupancyMap } from "./occupancy.js";
-import type { ActiveEpisode } from "./run.js";
+import type { ActiveEpisode } from "./explorer-types.js";
 
 export interface ExternalExploreOptions {
   /** Most actions (default 500, as the frontier explorer). */

@@ -24,7 +24,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { UserError, renderPromptFile } from "../../core/index.js";
 import { findHmEqaInitPose, loadHmEqaInitPoses, loadHmEqaQuestions } from "../../data/index.js";
-import type { ActiveEpisode } from "./run.js";
+import type { ActiveEpisode } from "./explorer-types.js";
 
 export const MULTIPLE_CHOICE_PROMPT = "multiple-choice";
 export const HM_EQA_POSES_FILE = "scene_init_poses.csv";

@@ -37,45 +37,18 @@ import { looksLikeExpressBench, looksLikeMixedSet, parseExpressBench, readJsonFi
 import { FrameFolderWriter, loadSharp, openEpisode, prepareImage, type Episode, type ImageOptions, type PreparedImage } from "../../episodes/index.js";
 import { ModelCallError, ledgerCost, mergeCallLedgers, readCallLedger, runModelBatch, type CallEntry, sumUsage, type CallPlan, type ChatModel, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { EnvironmentError, homeNavGrid, type AgentState, type Environment, type Home, type Point3, type SceneBounds } from "../../sim/index.js";
-import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type ResumeRule } from "../../store/index.js";
+import { RunDirectory, linkFile, linkTree, mergeOutput, mergedRecords, openRun, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type ResumeRule, RUN_KIND, summaryHead, type RunSummaryHead } from "../../store/index.js";
 import type { Agent } from "../types.js";
 import { MIXED_AGENT_NAMES } from "../mixed/types.js";
 import { traceOfFailure } from "../calls.js";
-import type { ExternalActiveAgent } from "../external/index.js";
-import { exploreExternal } from "./external.js";
-import { exploreFrontier, type ExplorationResult } from "./explorer.js";
-import { STOP_CHECK_ROLE, exploreFineEqa, fineEqaBudget, fineEqaPromptHashes, fineEqaRequests, type FineEqaResult } from "./fine-eqa.js";
-import { exploreFineEqaReference, fineEqaReferencePromptHashes, fineEqaReferenceRequests, type FineEqaReferenceResult } from "./fine-eqa-reference.js";
-import { askedQuestion, multipleChoiceAccuracy, multipleChoiceOutcome, readHmEqaEpisodes, type MultipleChoiceAccuracy } from "./multiple-choice.js";
-import { reachableCoverage, type OccupancyMap } from "./occupancy.js";
+import { EXPLORER_NAMES, episodeFileName, resolveExplorer, type ExplorerName } from "./explorers.js";
+import type { ActiveEpisode, ExplorationOutcome, Explorer, ExplorerPlanContext, ExplorerSettings } from "./explorer-types.js";
+import { multipleChoiceAccuracy, multipleChoiceOutcome, readHmEqaEpisodes, type MultipleChoiceAccuracy } from "./multiple-choice.js";
+import { reachableCoverage } from "./occupancy.js";
 import { writeTrajectoryImage } from "./trajectory-image.js";
 
 export const EXPLORE_RECORDS_FILE = "episodes.jsonl";
 export const EXPLORE_TRAJECTORY_FORMAT = "eqakit-explore-trajectory/1";
-/** The built-in explorers, and `external`: an active agent of the user's own (the agent protocol). */
-export type ExplorerName = "frontier" | "fine-eqa" | "fine-eqa:reference" | "external";
-export const EXPLORER_NAMES = ["frontier", "fine-eqa", "fine-eqa:reference"] as const satisfies readonly ExplorerName[];
-
-/** Whether an explorer is Fine-EQA (eqakit's or the reference mode): it answers itself with its VLM. */
-export function isFineEqa(explorer: ExplorerName): boolean {
-  return explorer === "fine-eqa" || explorer === "fine-eqa:reference";
-}
-
-export interface ActiveEpisode {
-  questionId: string;
-  question: string;
-  answer?: string;
-  choices?: string[];
-  category?: string;
-  scene: string;
-  start?: AgentState;
-  goalPosition?: Point3;
-  /** Ground-truth path length, metres. */
-  gtPathLengthM?: number;
-  /** Ground-truth path length, steps (primitive actions). */
-  gtPathSteps?: number;
-}
-
 const vec3 = z.tuple([z.number().finite(), z.number().finite(), z.number().finite()]);
 const episodeSchema = z.object({
   question_id: z.string().min(1),
@@ -159,24 +132,14 @@ export interface SceneEnvironment {
   home?: Home;
 }
 
-export interface ExploreRunOptions {
-  episodes: ActiveEpisode[];
-  explorer: ExplorerName;
+export interface ExploreRunOptions<Episode extends ActiveEpisode = ActiveEpisode> extends ExplorerSettings {
+  episodes: Episode[];
+  /** The explorer, by name (`EXPLORERS`) or as itself. */
+  explorer: ExplorerName | Explorer<Episode>;
   openScene: (scene: string) => Promise<SceneEnvironment>;
   outDir: string;
-  /** Fine-EQA's VLM. */
-  vlm?: { model: ChatModel; spec: ModelSpec };
-  /** frontier: the EM-EQA agent answering from the collected frames (none: exploration only). */
-  answerer?: { agent: Agent; models: ModelSpec[] };
-  /** external: the active agent of the user's own (with `explorer: "external"`). */
-  activeAgent?: ExternalActiveAgent;
-  /** external: each episode's wall-time budget, milliseconds (--episode-time). */
-  episodeTimeMs?: number;
-  /** external: episodes in flight, each with its own agent session and environment (default 1; the built-in explorers run one at a time). */
+  /** Episodes in flight for an explorer that runs several at once, each with its own environment (default 1; the others run one at a time). */
   concurrency?: number;
-  /** frontier: most actions; fine-eqa: a fixed step budget instead of the area rule. */
-  maxSteps?: number;
-  image?: ImageOptions;
   usage?: UsageLedger;
   settings?: Record<string, unknown>;
   /** Explore only this shard of the episodes (`--shard`), and write `shard.json` for `eqa merge`. */
@@ -188,7 +151,8 @@ export interface ExploreRecord {
   questionId: string;
   inputKey: string;
   scene: string;
-  explorer: ExplorerName;
+  /** The explorer's name. */
+  explorer: string;
   answer: string | null;
   answerSource: "view" | "blind" | "agent" | "none" | null;
   stop: string | null;
@@ -238,12 +202,7 @@ export const exploreRecordSchema = z.looseObject({
   finishedAt: z.string(),
 }) satisfies z.ZodType<ExploreRecord>;
 
-export interface ExploreSummary {
-  kind: "explore";
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface ExploreSummary extends RunSummaryHead<typeof RUN_KIND.explore> {
   counts: { episodes: number; finished: number; failed: number; reused: number; answered: number; blindAnswers: number };
   stops: Record<string, number>;
   metrics: {
@@ -262,12 +221,6 @@ export interface ExploreSummary {
   cost: RunCost;
 }
 
-/** The file name an episode's trajectory and frame folder take (characters outside [A-Za-z0-9._-] become _; so do the dots of `.` and `..`, which name folders already). */
-export function episodeFileName(id: string): string {
-  const name = id.replace(/[^A-Za-z0-9._-]/g, "_");
-  return name === "." || name === ".." ? name.replaceAll(".", "_") : name;
-}
-
 /** The last frame an episode recorded (Fine-EQA answers from it; the EAC judge sees it), or undefined. */
 export function lastFramePath(runDir: string, record: Pick<ExploreRecord, "questionId" | "frames">): string | undefined {
   if (record.frames < 1) return undefined;
@@ -278,161 +231,34 @@ function mean(values: number[]): number | null {
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 }
 
-interface ExplorationOutcome {
-  answer: string | null;
-  answerSource: ExploreRecord["answerSource"];
-  stop: string;
-  positions: { action: string | null; success: boolean; state: AgentState; via?: [number, number][] }[];
-  pathLengthM: number;
-  pathLengthSteps: number;
-  frames: number;
-  explorerMsPerStep: number;
-  map: OccupancyMap;
-  usage: UsageTotals | null;
-  details: Record<string, unknown>;
-  /** ceᵢ: the stop check's P(yes) for the view the answer came from (its last check with a confidence), when the explorer asks one. */
-  confidence?: number | null;
-}
-
-/** What either Fine-EQA mode's result tells the run, with the mode's own `details` recorded beside. */
-function fineEqaOutcome(r: FineEqaResult | FineEqaReferenceResult, details: Record<string, unknown>): ExplorationOutcome {
-  return {
-    answer: r.answer,
-    answerSource: r.answerSource,
-    stop: r.stop,
-    positions: r.steps.map((s) => ({ action: s.action ?? null, success: s.success, state: s.state, ...(s.via ? { via: s.via } : {}) })),
-    pathLengthM: r.pathLengthM,
-    pathLengthSteps: r.pathLengthSteps,
-    frames: r.frames,
-    explorerMsPerStep: r.explorerMsPerStep,
-    map: r.map,
-    usage: r.trace.usage,
-    details,
-  };
-}
-
-async function exploreEpisode(options: ExploreRunOptions, episode: ActiveEpisode, env: Environment, framesDir: string): Promise<ExplorationOutcome> {
-  if (options.explorer === "external") {
-    if (!options.activeAgent) throw new Error("the external explorer needs its activeAgent");
-    const r = await exploreExternal(options.activeAgent, episode, env, framesDir, { ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}), ...(options.episodeTimeMs !== undefined ? { timeMs: options.episodeTimeMs } : {}), ...(options.image ? { image: options.image } : {}) });
-    return {
-      answer: r.answer,
-      answerSource: r.stop === "answered" ? "agent" : "none",
-      stop: r.stop,
-      positions: r.steps,
-      pathLengthM: r.pathLengthM,
-      pathLengthSteps: r.pathLengthSteps,
-      frames: r.frames,
-      explorerMsPerStep: r.agentMsPerStep,
-      map: r.map,
-      usage: r.trace.usage,
-      details: { actions: r.pathLengthSteps, moves: r.moves, failedActions: r.failedActions, trace: r.trace },
-      confidence: r.confidence,
-    };
-  }
-  if (isFineEqa(options.explorer)) {
-    if (!options.vlm) throw new UserError(`the ${options.explorer} explorer needs a vision-language model`, { field: "--model" });
-    const fineOptions = {
-      question: askedQuestion(episode),
-      framesDir,
-      ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
-      ...(options.image ? { image: options.image } : {}),
-    };
-    if (options.explorer === "fine-eqa:reference") {
-      const r = await exploreFineEqaReference(env, options.vlm.model, fineOptions);
-      const details = { regions: r.regions, explorationSteps: r.explorationSteps, budget: r.budget, observation: r.observation, valueUpdates: r.valueUpdates, regionPoints: r.regionPoints, moves: r.moves, finalMove: r.finalMove, badReplies: r.badReplies, calls: r.trace.calls };
-      return fineEqaOutcome(r, details);
-    }
-    const r = await exploreFineEqa(env, options.vlm.model, fineOptions);
-    const details = { regions: r.regions, roundsByRegion: r.roundsByRegion, explorationSteps: r.explorationSteps, budget: r.budget, badReplies: r.badReplies, stopChecks: r.stopChecks, calls: r.trace.calls };
-    return { ...fineEqaOutcome(r, details), confidence: [...r.stopChecks].reverse().find((c) => c.confidence !== null)?.confidence ?? null };
-  }
-  const writer = new FrameFolderWriter(framesDir);
-  // The writer numbers frames in call order: one write at a time, in the order observed.
-  // A refused write (a full disk) ends the exploration at the next observation.
-  let writing: Promise<void> = Promise.resolve();
-  let refused: { error: unknown } | undefined;
-  let r: ExplorationResult;
-  try {
-    r = await exploreFrontier(env, {
-      ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
-      onObservation: (_i, obs) => {
-        if (refused) throw refused.error;
-        writing = writing.then(async () => {
-          if (!refused) await writer.write(obs);
-        }).catch((error: unknown) => {
-          refused ??= { error };
-        });
-      },
-    });
-  } finally {
-    await writing;
-  }
-  if (refused) throw refused.error;
-  let answer: string | null = null;
-  let usage: UsageTotals | null = null;
-  const details: Record<string, unknown> = { goals: r.goals.length, replans: r.replans, actions: r.actions, moves: r.moves };
-  if (options.answerer) {
-    const opened = await openEpisode(framesDir, episodeFileName(episode.questionId));
-    const question = { questionId: episode.questionId, question: askedQuestion(episode), answer: episode.answer ?? "", category: episode.category ?? "", episodeHistory: episodeFileName(episode.questionId) };
-    const answered = await options.answerer.agent.answer(question as Parameters<Agent["answer"]>[0], opened);
-    answer = answered.answer;
-    usage = answered.trace.usage;
-    details.trace = answered.trace;
-  }
-  return {
-    answer,
-    answerSource: options.answerer ? "agent" : "none",
-    stop: r.stop,
-    positions: r.steps.map((s) => ({ action: s.action ?? null, success: s.success, state: s.state })),
-    pathLengthM: r.pathLengthM,
-    pathLengthSteps: r.pathLengthSteps,
-    frames: writer.frames,
-    explorerMsPerStep: r.explorerMsPerStep,
-    map: r.map,
-    usage,
-    details,
-  };
-}
-
-/** An episode's input key: a resumed run reuses only episodes explored with the same explorer, models, budget and images. */
-function exploreKey(options: { explorer: ExplorerName; vlm: string | null; answerer: Record<string, unknown> | null; activeAgent?: { configuration: Record<string, unknown> }; episodeTimeMs?: number; maxSteps?: number; image?: ImageOptions }): { configuration: Record<string, unknown>; keyOf: (e: ActiveEpisode) => string } {
+/** An episode's input key: a resumed run reuses only episodes explored with the same explorer, models, budget, images and prompts. */
+function exploreKey(explorer: Explorer<never>, options: { vlm: string | null; answerer: Record<string, unknown> | null; activeAgent?: { configuration: Record<string, unknown> }; episodeTimeMs?: number; maxSteps?: number; image?: ImageOptions }): { configuration: Record<string, unknown>; keyOf: (e: ActiveEpisode) => string } {
+  const prompts = explorer.promptHashes();
   const configuration = {
-    explorer: options.explorer,
+    explorer: explorer.name,
     ...(options.activeAgent ? { agent: options.activeAgent.configuration, episodeTimeMs: options.episodeTimeMs ?? null } : {}),
     vlm: options.vlm,
     answerer: options.answerer,
     maxSteps: options.maxSteps ?? null,
     image: options.image ?? {},
-    ...(options.explorer === "fine-eqa" ? { prompts: fineEqaPromptHashes() } : {}),
-    ...(options.explorer === "fine-eqa:reference" ? { prompts: fineEqaReferencePromptHashes() } : {}),
+    ...(prompts ? { prompts } : {}),
   };
   const configKey = canonicalJson(configuration);
   return { configuration, keyOf: (e) => sha256Hex(`${configKey}\u0000${canonicalJson(e)}`) };
 }
 
 /** What `eqa explore --dry-run` plans from. */
-export interface ExplorePlanOptions {
-  episodes: ActiveEpisode[];
-  explorer: ExplorerName;
+export interface ExplorePlanOptions<Episode extends ActiveEpisode = ActiveEpisode> extends ExplorerPlanContext {
+  episodes: Episode[];
+  explorer: ExplorerName | Explorer<Episode>;
   outDir: string;
-  /** Fine-EQA's VLM. */
-  vlm?: ModelSpec;
-  /** frontier: the EM-EQA agent answering from the collected frames (built on the plan's runtime); `fresh` builds another like it, so that each episode is planned with an agent that has described no frame yet. */
-  answerer?: { agent: Agent; models: ModelSpec[]; fresh?: () => Agent };
   /** The judge of `--judge`: an LLM-Match and an EAC call per episode. */
   judge?: ModelSpec;
   /** false: the judge makes no EAC call (`--no-eac`). */
   eac?: boolean;
-  /** external: the active agent (its configuration is part of each episode's key). */
+  /** The user's own agent: its configuration is part of each episode's key. */
   activeAgent?: { configuration: Record<string, unknown> };
   episodeTimeMs?: number;
-  maxSteps?: number;
-  image?: ImageOptions;
-  /** The observations' size in pixels (the VLM is shown them, prepared as `image` says). */
-  observation: { width: number; height: number };
-  /** A scene's bounds when they can be had without starting anything (the built-in simulator): Fine-EQA's budget comes from them. */
-  sceneBounds?: (scene: string) => Promise<SceneBounds | undefined>;
   /** Only this shard of the episodes. */
   shard?: Shard;
 }
@@ -459,99 +285,34 @@ export interface ExplorePlan {
  * (built from depth, poses and masks) are counted once per episode, their tokens unknown.
  * Starts no environment and writes nothing.
  */
-export async function planExploration(options: ExplorePlanOptions, plan: CallPlan): Promise<ExplorePlan> {
-  const { keyOf } = exploreKey({ ...options, vlm: options.vlm?.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
+export async function planExploration<Episode extends ActiveEpisode>(options: ExplorePlanOptions<Episode>, plan: CallPlan): Promise<ExplorePlan> {
+  const explorer = resolveExplorer(options.explorer);
+  const { keyOf } = exploreKey(explorer, { ...options, vlm: options.vlm?.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
   const episodes = selectShard(options.episodes, (e) => e.questionId, options.shard);
   const { reusable: earlier, pending } = resumeItems(options.outDir, exploreResumeRule(episodes, keyOf));
-  let steps: number | null = 0;
-  if (isFineEqa(options.explorer) && options.vlm) {
-    const sharp = await loadSharp();
-    const blank = await sharp({ create: { width: options.observation.width, height: options.observation.height, channels: 3, background: "#808080" } }).png().toBuffer();
-    const image = await prepareImage(blank, options.image);
-    for (const e of pending) {
-      const bounds = options.maxSteps === undefined ? await options.sceneBounds?.(e.scene) : undefined;
-      const budget = options.maxSteps ?? (bounds ? fineEqaBudget(bounds) : undefined);
-      if (budget === undefined) steps = null;
-      else if (steps !== null) steps += budget;
-      await plan.repeat(options.vlm, "explorer", fineEqaRequests.regions(e.question), 1);
-      await plan.repeat(options.vlm, STOP_CHECK_ROLE, fineEqaRequests.stopCheck(e.question, image), budget ?? 1);
-      await plan.repeat(options.vlm, "explorer", fineEqaRequests.viewRegion(image), Math.max(0, (budget ?? 1) - 1));
-      if (options.explorer === "fine-eqa:reference") {
-        // each step at most: the lettered direction, the worth of the view, the region's point (3 candidates)
-        const steps = Math.max(0, (budget ?? 1) - 1);
-        await plan.repeat(options.vlm, "explorer", fineEqaReferenceRequests.direction(e.question, image, 3), steps);
-        await plan.repeat(options.vlm, "explorer", fineEqaReferenceRequests.worth(e.question, image), steps);
-        await plan.repeat(options.vlm, "explorer", fineEqaReferenceRequests.regionPoint("kitchen", image, 3), steps);
-      }
-      // the answer from a view, or the blind answer when the budget runs out: one of the two
-      await plan.repeat(options.vlm, "explorer", fineEqaRequests.answer(e.question, image), 1);
-    }
-  }
-  const answerer = options.answerer;
-  if (options.explorer === "frontier" && answerer && pending.length > 0) {
-    if (STAND_IN_ANSWERERS.has(answerer.agent.name)) {
-      // the frames are not known before exploring: the agent answers from a stand-in recording of blank frames of the run's size, as long as the step budget allows
-      const recording = await blankRecording(options.observation, (options.maxSteps ?? FRONTIER_MAX_STEPS) + 1);
-      for (const e of pending) {
-        await (answerer.fresh?.() ?? answerer.agent).answer({ questionId: e.questionId, question: askedQuestion(e), answer: e.answer ?? "", category: e.category ?? "", episodeHistory: recording.id } as Parameters<Agent["answer"]>[0], recording);
-      }
-    } else {
-      plan.addEstimate({ role: "agent", model: answerer.models[0]?.name ?? answerer.agent.name, calls: pending.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: false });
-    }
-  }
+  const steps = await explorer.plan(pending, options, plan);
   if (options.judge && episodes.length > 0) {
     plan.addEstimate({ role: "judge", model: options.judge.name, calls: (options.eac === false ? 1 : 2) * episodes.length, cached: 0, promptTokens: null, completionTokens: null, dollars: null, upperBound: true });
   }
   return { episodes: episodes.length, reused: earlier.size, pending: pending.length, steps };
 }
 
-/** The frontier explorer's step budget when --max-steps is not given. */
-export const FRONTIER_MAX_STEPS = 500;
-/** Answering agents whose requests depend only on the frames' images (not on depth, poses or masks): `eqa explore --dry-run` plans them on a stand-in recording. */
-export const STAND_IN_ANSWERERS: ReadonlySet<string> = new Set(["blind", "vlm", "socratic"]);
-
-/**
- * An episode of `frames` plain frames of the observation's size, each of its own colour (an agent
- * that describes each image once, as the socratic agent does, is asked about every frame); only
- * the frames an agent samples are made, each once.
- */
-async function blankRecording(observation: { width: number; height: number }, frames: number): Promise<Episode> {
-  const sharp = await loadSharp();
-  const prepared = new Map<string, Promise<PreparedImage>>();
-  const frame = (index: number, image: ImageOptions | undefined): Promise<PreparedImage> => {
-    const key = `${index}\u0000${canonicalJson(image ?? {})}`;
-    if (!prepared.has(key)) {
-      const colour = { r: index & 255, g: (index >> 8) & 255, b: 128 };
-      prepared.set(key, sharp({ create: { width: observation.width, height: observation.height, channels: 3, background: colour } }).png().toBuffer().then((png) => prepareImage(png, image)));
-    }
-    return prepared.get(key)!;
-  };
-  return {
-    id: "stand-in-recording",
-    path: "stand-in-recording",
-    kind: "images",
-    frameCount: frames,
-    notes: [],
-    images: (indices, image) => Promise.all(indices.map(async (index) => ({ ...(await frame(index, image)), index }))),
-    frame: () => Promise.reject(new Error("a stand-in recording has no geometry")),
-  };
-}
-
 /** Runs every episode (see the module comment); returns the summary and the records in input order. */
-export async function runExploration(options: ExploreRunOptions): Promise<{ summary: ExploreSummary; records: ExploreRecord[]; runDir: string }> {
+export async function runExploration<Episode extends ActiveEpisode>(options: ExploreRunOptions<Episode>): Promise<{ summary: ExploreSummary; records: ExploreRecord[]; runDir: string }> {
   const started = performance.now();
+  const explorer = resolveExplorer(options.explorer);
   // the folder's manifest: kind explore, the explorer's configuration and the command's settings (not the judge of --judge: judging a run is a stage of it)
-  const explored = exploreKey({ ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
+  const explored = exploreKey(explorer, { ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
   const episodesFile = options.settings?.episodes;
   const run = await openRun({
     dir: options.outDir,
-    kind: "explore",
+    kind: RUN_KIND.explore,
     settings: resultSettings({ ...explored.configuration, ...options.settings }),
     inputs: typeof episodesFile === "string" ? [{ name: "episodes", path: episodesFile, copy: true }] : [],
     items: { noun: "episode", input: "episodes", flag: "--episodes", ...(typeof episodesFile === "string" ? { file: episodesFile } : {}), list: options.episodes.map((e) => ({ id: e.questionId, content: e })) },
   });
   options.usage?.attach(run.path);
-  const { configuration, keyOf } = exploreKey({ ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
+  const { configuration, keyOf } = exploreKey(explorer, { ...options, vlm: options.vlm?.model.name ?? null, answerer: options.answerer?.agent.configuration ?? null });
   const episodes = selectShard(options.episodes, (e) => e.questionId, options.shard);
   const wanted = new Map(episodes.map((e) => [e.questionId, keyOf(e)]));
   const resumed = resumeItems(run, exploreResumeRule(episodes, keyOf));
@@ -574,11 +335,11 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
     await Promise.all(idle.splice(0).map((x) => close(x.opened.env)));
     return { scene, opened: await options.openScene(scene) };
   };
-  const base = (e: ActiveEpisode): ExploreRecord => ({
+  const base = (e: Episode): ExploreRecord => ({
     questionId: e.questionId,
     inputKey: keyOf(e),
     scene: e.scene,
-    explorer: options.explorer,
+    explorer: explorer.name,
     answer: null,
     answerSource: null,
     stop: null,
@@ -596,9 +357,9 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
 
   const appender = run.appender(EXPLORE_RECORDS_FILE);
   try {
-    await runModelBatch<ActiveEpisode, ExploreRecord>({
+    await runModelBatch<Episode, ExploreRecord>({
       items: pending,
-      concurrency: options.explorer === "external" ? (options.concurrency ?? 1) : 1,
+      concurrency: explorer.concurrent ? (options.concurrency ?? 1) : 1,
       models: [...(options.vlm ? [options.vlm.spec] : []), ...(options.answerer?.models ?? [])],
       itemId: (e) => e.questionId,
       failed: (e, error): ExploreRecord => ({ ...base(e), error: `model call failed: ${error.message}` }),
@@ -623,7 +384,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
           await rm(framesDir, { recursive: true, force: true }).catch((error: unknown) => {
             throw outputFailure(framesDir, error);
           });
-          const outcome = await exploreEpisode(options, e, env, framesDir);
+          const outcome = await explorer.explore(e, { ...explorerSettings(options), env, framesDir });
           const last = outcome.positions[outcome.positions.length - 1]?.state;
           const goalDistanceM = e.goalPosition && last ? await env.geodesicDistance(last.position, e.goalPosition) : null;
           const start = outcome.positions[0]?.state;
@@ -675,7 +436,7 @@ export async function runExploration(options: ExploreRunOptions): Promise<{ summ
   const context = { model: options.vlm?.spec.name ?? options.answerer?.models[0]?.name ?? null, role: options.vlm ? "explorer" : "agent" };
   const summary = exploreSummary(ordered, { config: { ...configuration, ...options.settings, ...shardSetting(options.shard) }, reused: earlier.size, wallTimeMs: performance.now() - started, usage: options.usage?.snapshot() ?? null, calls: readCallLedger(run.path), ...context });
   if (options.shard) {
-    await writeShardManifest(run, { kind: "explore", ...options.shard, items: options.episodes.map((e) => e.questionId), keys: Object.fromEntries(wanted), context });
+    await writeShardManifest(run, { kind: RUN_KIND.explore, ...options.shard, items: options.episodes.map((e) => e.questionId), keys: Object.fromEntries(wanted), context });
   }
   await run.writeJson("summary.json", summary);
   return { summary, records: ordered, runDir: run.path };
@@ -707,7 +468,7 @@ interface ExploreSummaryInputs extends z.infer<typeof exploreContextSchema> {
  * unsharded run writes them. Judgements (`--judge`) are not merged: judge the merged run.
  */
 export async function mergeExploreRuns(dirs: readonly string[], outDir: string): Promise<{ summary: ExploreSummary; records: ExploreRecord[]; runDir: string }> {
-  const set = await readShardSet(dirs, "explore");
+  const set = await readShardSet(dirs, RUN_KIND.explore);
   const context = shardContext(set.shards[0]!, set.kind, exploreContextSchema);
   const records = mergedRecords(set, EXPLORE_RECORDS_FILE, recordParser(exploreRecordSchema));
   const run = mergeOutput(outDir, set);
@@ -738,11 +499,7 @@ function exploreSummary(ordered: readonly ExploreRecord[], inputs: ExploreSummar
   const covered = done.flatMap((r) => (typeof r.coverage === "number" ? [r.coverage] : []));
   const episodes = sumUsage(done.flatMap((r) => (r.usage ? [r.usage] : [])));
   return {
-    kind: "explore",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(inputs.wallTimeMs),
-    config: inputs.config,
+    ...summaryHead(RUN_KIND.explore, inputs.wallTimeMs, inputs.config),
     counts: {
       episodes: ordered.length,
       finished: done.length,
@@ -784,8 +541,14 @@ async function writeTrajectory(run: RunDirectory, name: string, e: ActiveEpisode
 }
 
 /** How an exploration resumes: an episode's record stands when it finished, explored with the same settings. */
-function exploreResumeRule(episodes: readonly ActiveEpisode[], keyOf: (episode: ActiveEpisode) => string): ResumeRule<ActiveEpisode, ExploreRecord> {
+function exploreResumeRule<Episode extends ActiveEpisode>(episodes: readonly Episode[], keyOf: (episode: Episode) => string): ResumeRule<Episode, ExploreRecord> {
   return { file: EXPLORE_RECORDS_FILE, schema: exploreRecordSchema, items: episodes, id: (e) => e.questionId, inputKey: keyOf, succeeded: (r) => r.error === null };
+}
+
+/** What a run gives its explorer beside the episode's environment and frame folder. */
+function explorerSettings(options: ExplorerSettings): ExplorerSettings {
+  const { vlm, answerer, activeAgent, episodeTimeMs, maxSteps, image } = options;
+  return { ...(vlm ? { vlm } : {}), ...(answerer ? { answerer } : {}), ...(activeAgent ? { activeAgent } : {}), ...(episodeTimeMs !== undefined ? { episodeTimeMs } : {}), ...(maxSteps !== undefined ? { maxSteps } : {}), ...(image ? { image } : {}) };
 }
 
 /**

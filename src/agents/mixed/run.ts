@@ -17,7 +17,8 @@ import { OutputError, UserError, canonicalJson, isUserError, outputFailure, sele
 import type { MixedEpisode, MixedHome, MixedSet } from "../../data/index.js";
 import { HouseholdEnvironment, type Home } from "../../sim/index.js";
 import { openRun, resultSettings, resumeItems, type ResumeRule, type RunDirectory } from "../../store/index.js";
-import { EXPLORE_TRAJECTORY_FORMAT, episodeFileName } from "../explore/run.js";
+import { EXPLORE_TRAJECTORY_FORMAT } from "../explore/run.js";
+import { episodeFileName } from "../explore/explorers.js";
 import { OccupancyMap } from "../explore/occupancy.js";
 import { writeTrajectoryImage } from "../explore/trajectory-image.js";
 import { answerMixedQuestion, type MixedOutcome } from "./agents.js";

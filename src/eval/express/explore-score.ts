@@ -21,8 +21,8 @@ import { z } from "zod";
 import { canonicalJson, judgeUnreadable, loadPromptFile, sha256Hex, type JudgeUnreadable, type Question, type UnreadableReply } from "../../core/index.js";
 import { lastFramePath, type ActiveEpisode, type ExploreRecord } from "../../agents/index.js";
 import { prepareImage, type ImageOptions } from "../../episodes/index.js";
-import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageTotals, sumUsage, usageTotalsSchema, withCallContext } from "../../models/index.js";
-import { reopenRun, resumeItems, type ResumeRule } from "../../store/index.js";
+import { JUDGE_ROLE, ledgerCost, ledgerUsage, readCallLedger, runModelBatch, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageTotals, sumUsage, usageTotalsSchema, withCallContext, type ModelSpec } from "../../models/index.js";
+import { reopenRun, resumeItems, type ResumeRule, RUN_KIND } from "../../store/index.js";
 import { EAC_PROMPT, judgeEac, type EacJudgement } from "./eac.js";
 import { expressMetrics, reliabilityMetrics, type ExpressMetrics, type ReliabilityItem, type ReliabilityMetrics } from "./express-metrics.js";
 import { judgeLlmMatch, llmMatchPoints, openEqaEfficiency, prepareLlmMatchTask, type EfficiencySummary, type LlmMatchMode } from "../openeqa/index.js";
@@ -135,7 +135,7 @@ export async function planExploreScore(options: Omit<ExploreScoreOptions, "judge
 }
 
 export async function scoreExploration(options: ExploreScoreOptions): Promise<ExploreScores> {
-  const run = reopenRun(options.runDir, "explore");
+  const run = reopenRun(options.runDir, RUN_KIND.explore);
   const { mode, episodes, items, eacPrompt, keyOf, resume } = judgeItems(options, options.judge.name);
   const { reusable: judgements, pending } = resumeItems(run, resume);
   let failed = 0;
@@ -249,7 +249,7 @@ export function exploreReliability(records: readonly ExploreRecord[]): ExploreRe
 /** Adds the reliability figures to the run's `summary.json` (under `reliability`) and returns the summary written. */
 export async function writeExploreReliability<T extends object>(runDir: string, summary: T, records: readonly ExploreRecord[]): Promise<T & { reliability: ExploreReliability }> {
   const withReliability = { ...summary, reliability: exploreReliability(records) };
-  await reopenRun(runDir, "explore").writeJson("summary.json", withReliability);
+  await reopenRun(runDir, RUN_KIND.explore).writeJson("summary.json", withReliability);
   return withReliability;
 }
 
@@ -257,6 +257,6 @@ export async function writeExploreReliability<T extends object>(runDir: string, 
 export async function writeExploreScores<T extends { cost?: RunCost }>(runDir: string, summary: T, scores: ExploreScores): Promise<T & { judged: ExploreScores }> {
   // the run's cost, from its ledger: the exploration's calls and the judge's (LLM-Match and EAC)
   const withScores = { ...summary, judged: scores, cost: ledgerCost(readCallLedger(runDir)) };
-  await reopenRun(runDir, "explore").writeJson("summary.json", withScores);
+  await reopenRun(runDir, RUN_KIND.explore).writeJson("summary.json", withScores);
   return withScores;
 }

@@ -8,7 +8,7 @@
  * the episodes and judgements its folder holds, as each stage does. An episode or a judgement
  * that fails is counted and the others go on; what the user can fix stops the run (UserError).
  */
-import { FRONTIER_MAX_STEPS, STAND_IN_ANSWERERS, createAgent, isFineEqa, planExploration, runExploration, type ActiveEpisode, type AgentSetup, type ExploreRecord, type ExploreSummary, type ExplorerName, type ExternalActiveAgent, type SceneEnvironment } from "../../agents/index.js";
+import { FRONTIER_MAX_STEPS, STAND_IN_ANSWERERS, createAgent, planExploration, resolveExplorer, runExploration, type ActiveEpisode, type AgentSetup, type Explorer, type ExploreRecord, type ExploreSummary, type ExplorerName, type ExternalActiveAgent, type SceneEnvironment } from "../../agents/index.js";
 import { withPromptFiles, type PromptFile, type Shard } from "../../core/index.js";
 import type { ImageOptions } from "../../episodes/index.js";
 import { JUDGE_ROLE, describeModel, type BatchCollector, type CallPlan, type ModelRuntime, type ModelSpec, type RunCost } from "../../models/index.js";
@@ -17,17 +17,18 @@ import type { LlmMatchMode } from "../openeqa/index.js";
 import { planExploreScore, scoreExploration, writeExploreReliability, writeExploreScores, type ExploreReliability, type ExploreScores } from "./explore-score.js";
 
 /** An explore run: what it explores, with what, how it is judged, and where it writes. */
-export interface ExploreWorkflowOptions {
-  episodes: ActiveEpisode[];
+export interface ExploreWorkflowOptions<Episode extends ActiveEpisode = ActiveEpisode> {
+  episodes: Episode[];
   /** The episodes' file (`--episodes`), recorded in the run's settings. */
   episodesFile: string;
-  explorer: ExplorerName;
+  /** The explorer, by name (`EXPLORERS`) or as itself. */
+  explorer: ExplorerName | Explorer<Episode>;
   /** Opens each episode's scene (`sceneOpener`). */
   openScene: (scene: string) => Promise<SceneEnvironment>;
   /** The environment kind and the observations' size in pixels (`--env`, `--width`, `--height`), recorded in the run's settings. */
   env: string;
   observation: { width: number; height: number };
-  /** Fine-EQA's VLM, or the model the user's own agent may call (`--model`). */
+  /** The VLM of an explorer that answers with one (Fine-EQA), or the model the user's own agent may call (`--model`). */
   model?: ModelSpec;
   /** frontier: the EM-EQA agent answering from the collected frames (`--em-agent`). */
   answerer?: AgentSetup;
@@ -74,19 +75,20 @@ export interface ExploreWorkflowResult {
 }
 
 /** Explores every episode, judges the answers when a judge is given, and writes the run's figures (see the file's comment). */
-export function exploreAndJudge(options: ExploreWorkflowOptions, runtime: ModelRuntime): Promise<ExploreWorkflowResult> {
+export function exploreAndJudge<Episode extends ActiveEpisode>(options: ExploreWorkflowOptions<Episode>, runtime: ModelRuntime): Promise<ExploreWorkflowResult> {
   return withPromptFiles(options.prompts ?? [], () => exploreAndJudgeWithPrompts(options, runtime));
 }
 
-async function exploreAndJudgeWithPrompts(options: ExploreWorkflowOptions, runtime: ModelRuntime): Promise<ExploreWorkflowResult> {
+async function exploreAndJudgeWithPrompts<Episode extends ActiveEpisode>(options: ExploreWorkflowOptions<Episode>, runtime: ModelRuntime): Promise<ExploreWorkflowResult> {
   const { model, answerer, activeAgent } = options;
+  const explorer = resolveExplorer(options.explorer);
   const agent = answerer ? createAgent(answerer, runtime) : undefined;
   const result = await runExploration({
     episodes: options.episodes,
-    explorer: options.explorer,
+    explorer,
     openScene: options.openScene,
     outDir: options.outDir,
-    ...(model && isFineEqa(options.explorer) ? { vlm: { model: runtime.model(model, { role: "explorer" }), spec: model } } : {}),
+    ...(model && explorer.answersWithVlm ? { vlm: { model: runtime.model(model, { role: explorer.roles[0]! }), spec: model } } : {}),
     ...(activeAgent ? { activeAgent, concurrency: options.concurrency, ...(options.episodeTimeMs !== undefined ? { episodeTimeMs: options.episodeTimeMs } : {}) } : {}),
     ...(agent ? { answerer: agent } : {}),
     ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
@@ -110,7 +112,7 @@ async function exploreAndJudgeWithPrompts(options: ExploreWorkflowOptions, runti
 }
 
 /** What `planExploreWorkflow` plans: an explore run's options without what only a real run needs. */
-export type ExploreWorkflowPlanOptions = Pick<ExploreWorkflowOptions, "episodes" | "explorer" | "model" | "answerer" | "episodeTimeMs" | "judge" | "maxSteps" | "image" | "observation" | "shard" | "outDir" | "prompts"> & {
+export type ExploreWorkflowPlanOptions<Episode extends ActiveEpisode = ActiveEpisode> = Pick<ExploreWorkflowOptions<Episode>, "episodes" | "explorer" | "model" | "answerer" | "episodeTimeMs" | "judge" | "maxSteps" | "image" | "observation" | "shard" | "outDir" | "prompts"> & {
   /** external: the user's own agent's configuration (part of each episode's key). */
   activeAgent?: { configuration: Record<string, unknown> };
   /** A scene's bounds when known without starting an environment (the built-in homes'). */
@@ -121,20 +123,21 @@ export type ExploreWorkflowPlanOptions = Pick<ExploreWorkflowOptions, "episodes"
  * `--dry-run` of an explore run: the explorer's, the answering agent's and the judge's calls on
  * `plan`, as a most, without starting an environment; returns the notes printed under them.
  */
-export function planExploreWorkflow(options: ExploreWorkflowPlanOptions, plan: CallPlan): Promise<string[]> {
+export function planExploreWorkflow<Episode extends ActiveEpisode>(options: ExploreWorkflowPlanOptions<Episode>, plan: CallPlan): Promise<string[]> {
   return withPromptFiles(options.prompts ?? [], () => planExploreWorkflowWithPrompts(options, plan));
 }
 
-async function planExploreWorkflowWithPrompts(options: ExploreWorkflowPlanOptions, plan: CallPlan): Promise<string[]> {
+async function planExploreWorkflowWithPrompts<Episode extends ActiveEpisode>(options: ExploreWorkflowPlanOptions<Episode>, plan: CallPlan): Promise<string[]> {
   const { model, answerer: setup, judge, observation } = options;
+  const explorer = resolveExplorer(options.explorer);
   const build = (agentSetup: AgentSetup) => createAgent(agentSetup, plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner" })));
   const answerer = setup ? { ...build(setup), fresh: () => build(setup).agent } : undefined;
   const planned = await planExploration(
     {
       episodes: options.episodes,
-      explorer: options.explorer,
+      explorer,
       outDir: options.outDir,
-      ...(model && isFineEqa(options.explorer) ? { vlm: model } : {}),
+      ...(model && explorer.answersWithVlm ? { vlm: model } : {}),
       ...(options.activeAgent ? { activeAgent: options.activeAgent, ...(options.episodeTimeMs !== undefined ? { episodeTimeMs: options.episodeTimeMs } : {}) } : {}),
       ...(answerer ? { answerer } : {}),
       ...(judge ? { judge: judge.spec, eac: judge.eac } : {}),
@@ -147,10 +150,7 @@ async function planExploreWorkflowWithPrompts(options: ExploreWorkflowPlanOption
     plan,
   );
   const notes = [`${planned.episodes} episode(s): ${planned.reused} already explored in ${options.outDir}, ${planned.pending} to explore`];
-  if (isFineEqa(options.explorer)) {
-    notes.push(planned.steps === null ? "the step budget of some scenes is unknown before their environment starts: each counts as one step (pass --max-steps for a bound)" : `at most ${planned.steps} step(s) in all: each step a stop check and a region check, so the calls are an upper bound (an episode ends when the VLM can answer)`);
-  }
-  if (options.activeAgent) notes.push("your own agent's model calls (model/complete) are known only as it makes them: not counted");
+  notes.push(...explorer.planNotes(planned.steps));
   if (answerer) notes.push(STAND_IN_ANSWERERS.has(answerer.agent.name) ? `the ${answerer.agent.name} agent answers once per episode from the frames the exploration collects: its calls, tokens and dollars are estimated on a stand-in recording of ${(options.maxSteps ?? FRONTIER_MAX_STEPS) + 1} blank ${observation.width}×${observation.height} frames (one per step of the budget), of which it samples its frames` : `the ${answerer.agent.name} agent answers once per episode from the frames the exploration collects: its calls are counted, its tokens are not estimated`);
   if (judge) notes.push(judge.eac ? "the judge makes an LLM-Match and an EAC call per episode: counted, not estimated" : "the judge makes an LLM-Match call per episode: counted, not estimated");
   return notes;

@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { eqakitVersion } from "../../core/index.js";
 import type { QuestionSelection } from "../../data/index.js";
 import { PREDICTIONS_FILE, answerQuestions, answerRunContract, checkEpisodePaths, type AnswerOptions, type AnswerSummary } from "../../agents/index.js";
-import { ledgerCost, readCallLedger, type ChatModel, type RunCost } from "../../models/index.js";
-import { openRun } from "../../store/index.js";
+import { ledgerCost, readCallLedger, type ChatModel, type RunCost, type ModelSpec } from "../../models/index.js";
+import { openRun, RUN_KIND } from "../../store/index.js";
 import type { LlmMatchMode } from "./llm-match.js";
 import { SUMMARY_FILE, scorePredictions, scoreRunContract, type ScoreSummary } from "./score-run.js";
 import type { BootstrapOptions } from "../stats.js";
@@ -18,7 +18,7 @@ export interface AnswerAndScoreOptions extends Omit<AnswerOptions, "questions" |
 }
 
 export interface RunSummary {
-  kind: "run";
+  kind: typeof RUN_KIND.run;
   eqakitVersion: string;
   createdAt: string;
   answer: AnswerSummary;
@@ -50,7 +50,7 @@ export async function answerAndScore(options: AnswerAndScoreOptions): Promise<Ru
   });
   // a benchmark whose episode paths leave --frames is refused before the run folder is made
   if (answerOptions.agent.needsEpisode && answerOptions.framesRoot) checkEpisodePaths(answerOptions.framesRoot, selection.questions, answerOptions.benchmarkFile);
-  const run = await openRun({ dir: options.outDir, kind: "run", settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [], ...(answerContract.items ? { items: answerContract.items } : {}) });
+  const run = await openRun({ dir: options.outDir, kind: RUN_KIND.run, settings: { answer: answerContract.settings, score: scoreContract.settings }, inputs: answerContract.inputs ?? [], ...(answerContract.items ? { items: answerContract.items } : {}) });
   const answered = await answerQuestions({ ...answerOptions, questions: selection.questions, summaryFile: "summary.answer.json", run });
   const ok = answered.records.filter((r) => r.error === null);
   const okIds = new Set(ok.map((r) => r.questionId));
@@ -71,7 +71,7 @@ export async function answerAndScore(options: AnswerAndScoreOptions): Promise<Ru
     run,
     ...(onScoreProgress ? { onProgress: (p) => onScoreProgress(p.done, p.total, p.failed, p.unreadable) } : {}),
   });
-  const summary: RunSummary = { kind: "run", eqakitVersion, createdAt: new Date().toISOString(), answer: answered.summary, score: scored.summary, cost: ledgerCost(readCallLedger(run.path)) };
+  const summary: RunSummary = { kind: RUN_KIND.run, eqakitVersion, createdAt: new Date().toISOString(), answer: answered.summary, score: scored.summary, cost: ledgerCost(readCallLedger(run.path)) };
   await run.writeJson(SUMMARY_FILE, summary);
   return summary;
 }

@@ -1,9 +1,9 @@
 import { resolve } from "node:path";
 import { z } from "zod";
-import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, eqakitVersion, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
+import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, usageTotalsSchema, runModelBatch, type ChatModel, type ModelRef, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext } from "../../models/index.js";
-import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract } from "../../store/index.js";
+import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, usageTotalsSchema, runModelBatch, type ChatModel, type ModelRef, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext, type ModelSpec } from "../../models/index.js";
+import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract, RUN_KIND, summaryHead, type RunSummaryHead } from "../../store/index.js";
 import type { ResumeRule } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
 import {
@@ -80,12 +80,7 @@ export interface ScoreFailure {
   replies: (string | null)[];
 }
 
-export interface ScoreSummary {
-  kind: "llm-match";
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface ScoreSummary extends RunSummaryHead<typeof RUN_KIND["llm-match"]> {
   /** scored + failed + judgeUnreadable = questions. */
   counts: {
     questions: number;
@@ -206,7 +201,7 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
     calls: readCallLedger(run.path),
   });
   if (options.shard) {
-    await writeShardManifest(run, { kind: "llm-match", ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context: { ...context } });
+    await writeShardManifest(run, { kind: RUN_KIND["llm-match"], ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context: { ...context } });
   }
   await run.writeJson(METRICS_FILE, metricsOf(ordered));
   await run.writeJson(options.summaryFile ?? SUMMARY_FILE, summary);
@@ -238,7 +233,7 @@ type ScoreContext = z.infer<typeof scoreContextSchema>;
  * missing predictions, reused judgements and wall times summed over the shards).
  */
 export async function mergeScoreRuns(dirs: readonly string[], outDir: string): Promise<ScoreResult> {
-  const set = await readShardSet(dirs, "llm-match");
+  const set = await readShardSet(dirs, RUN_KIND["llm-match"]);
   const contexts = set.shards.map((shard) => shardContext(shard, set.kind, scoreContextSchema));
   const questions = new Map(contexts.flatMap((c) => c.questions.map((q) => [q.questionId, q] as const)));
   const judgements = mergedRecords(set, JUDGEMENTS_FILE, recordParser(llmMatchJudgementSchema));
@@ -351,7 +346,7 @@ function scoreConfiguration(options: ScoreSetup, mode: LlmMatchMode): Record<str
 export function scoreRunContract(options: ScoreSetup): RunContract {
   return {
     dir: options.outDir,
-    kind: "llm-match",
+    kind: RUN_KIND["llm-match"],
     settings: resultSettings(scoreConfiguration(options, options.mode ?? "robust")),
     items: questionItems(options.questions, options.benchmark.path),
     inputs: [
@@ -378,11 +373,7 @@ function scoreSummary(entries: readonly { question: Question; judgement: LlmMatc
   const scored = entries.flatMap((e) => (e.judgement.score === null ? [] : [{ question: e.question, score: e.judgement.score }]));
   const judgementUsage = sumUsage(judgements.map((j) => j.usage));
   return {
-    kind: "llm-match",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(inputs.wallTimeMs),
-    config: inputs.config,
+    ...summaryHead(RUN_KIND["llm-match"], inputs.wallTimeMs, inputs.config),
     counts: {
       questions: entries.length,
       scored: scored.length,

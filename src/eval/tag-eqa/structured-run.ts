@@ -14,10 +14,10 @@
  */
 import { resolve } from "node:path";
 import { z } from "zod";
-import { UserError, eqakitVersion, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
+import { UserError, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
-import { JUDGE_ROLE, describeModel, emptyUsage, usageTotalsSchema, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, withCallContext } from "../../models/index.js";
-import { RunDirectory, openRun, resultSettings, resumeItems, type ResumeRule, type RunContract, type RunItems } from "../../store/index.js";
+import { JUDGE_ROLE, describeModel, emptyUsage, usageTotalsSchema, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, withCallContext, type ModelSpec } from "../../models/index.js";
+import { RunDirectory, openRun, resultSettings, resumeItems, type ResumeRule, type RunContract, type RunItems, RUN_KIND, summaryHead, type RunSummaryHead } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { extractStructuredAnswer, extractionPromptHashes, structuredPrediction, TAG_EXTRACT_PARAMS, type Extraction } from "./structured-extract.js";
@@ -164,12 +164,7 @@ export interface ScorePair {
   ungrounded: MeanEstimate;
 }
 
-export interface TagScoreSummary {
-  kind: "tag-structured";
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
+export interface TagScoreSummary extends RunSummaryHead<typeof RUN_KIND["tag-structured"]> {
   /** scored + failed + judgeUnreadable = questions. */
   counts: { questions: number; scored: number; failed: number; judgeUnreadable: number; invalid: number; missingPredictions: number; unknownPredictions: number; structured: number; extracted: number; reused: number };
   /** Question ids of predictions that answer no question (left out with --allow-unknown). */
@@ -460,7 +455,7 @@ function tagScoreConfiguration(options: TagScoreSetup, similarity: string): Reco
 export function tagScoreRunContract(options: TagScoreSetup, similarity: string): RunContract {
   return {
     dir: options.outDir,
-    kind: "tag-structured",
+    kind: RUN_KIND["tag-structured"],
     settings: resultSettings(tagScoreConfiguration(options, similarity)),
     items: tagQuestionItems(options.questions, options.questionsPath),
     inputs: [
@@ -486,11 +481,7 @@ function summariseTagRun(
   const scored = scoredItems.map((x) => x.judgement);
   const category = (keys: (t: TagTask) => string[]): Record<string, ScorePair> => byCategory(scoredItems.map((x) => ({ judgement: x.judgement, keys: keys(x.task) })), bootstrap);
   return {
-    kind: "tag-structured",
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(extra.wallTimeMs),
-    config: tagScoreConfiguration(options, extra.similarity),
+    ...summaryHead(RUN_KIND["tag-structured"], extra.wallTimeMs, tagScoreConfiguration(options, extra.similarity)),
     counts: {
       questions: tasks.length,
       scored: scored.length,

@@ -19,8 +19,8 @@
 import { z } from "zod";
 import { sha256Hex, seededRandom, randomInt, type Random } from "../../core/index.js";
 import type { AnswerGroup, StructuredAnswer, StructuredObject, TagQuestion } from "../../data/index.js";
-import { runModelBatch, type ChatModel } from "../../models/index.js";
-import { openRun, resumeItems } from "../../store/index.js";
+import { runModelBatch, type ChatModel, type ModelSpec } from "../../models/index.js";
+import { openRun, resumeItems, RUN_KIND } from "../../store/index.js";
 import { correlate, type CorrelationEstimate } from "../agreement.js";
 import { mean } from "../stats.js";
 import { extractStructuredAnswer } from "./structured-extract.js";
@@ -253,7 +253,7 @@ export async function validateStructuredJudge(options: ValidationOptions): Promi
   }));
   // kind tag-validate: the judge, the similarity, the sample, its seed, the disruptions and the renderer decide the result
   const settings = { judge: options.judge.name, similarity: similarity.name, samples: options.samples ?? null, seed, disruptions: options.disruptions ?? 3, renderer: (options.renderer ?? DEFAULT_ANSWER_RENDERER).name };
-  const run = options.outDir ? await openRun({ dir: options.outDir, kind: "tag-validate", settings, items: tagQuestionItems(options.questions) }) : undefined;
+  const run = options.outDir ? await openRun({ dir: options.outDir, kind: RUN_KIND["tag-validate"], settings, items: tagQuestionItems(options.questions) }) : undefined;
   const earlier = run
     ? resumeItems(run, { file: VALIDATION_ITEMS_FILE, schema: validationItemSchema, items: tasks, id: (t) => t.question.question_id, inputKey: (t) => t.inputKey, succeeded: (i) => i.judgeScore !== null }).reusable
     : new Map<string, ValidationItem>();
