@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { buildMixedSet, checkEnglishSet, rewriteMixedEpisodes, writeMixedSet, type MixedSetStats } from "../generate/index.js";
 import { ledgerCost, readCallLedger } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
-import { openRun } from "../store/index.js";
+import { openRun, RUN_KIND } from "../store/index.js";
 import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, nonNegativeIntegerRanges, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
 import { createProgress } from "./progress.js";
 
@@ -42,7 +42,7 @@ export function generateMixedCommand(): Command {
     const spec = flags.rewrite === undefined ? null : resolveRoleModel(flags, "rewrite");
     const options = { seeds: flags.seeds, days: flags.days, changes: flags.changes, tasksPerDay: flags.tasksPerDay, perCategory: flags.perCategory, seed: flags.seed };
     // kind generate-mixed: these settings decide the set; a rerun with them reads back the recorded days and resumes the rewrites
-    const run = await openRun({ dir: flags.out, kind: "generate-mixed", settings: { ...options, rewrite: flags.rewrite ?? "template" } });
+    const run = await openRun({ dir: flags.out, kind: RUN_KIND["generate-mixed"], settings: { ...options, rewrite: flags.rewrite ?? "template" } });
     const build = await buildMixedSet(run.path, { ...options, onProgress: (message) => process.stderr.write(`${message}\n`) });
     await writeMixedSet(run, build);
     let failedRewrites = 0;

@@ -372,7 +372,7 @@ export async function loadRun(dir: string, label?: string): Promise<LoadedRun> {
     case RUN_KIND["rm-bench"]:
       run.metrics = rmBenchHeadline(parseOrThrow(rmBenchSummarySchema, summary, summaryFile));
       break;
-    case "la-eqa":
+    case RUN_KIND["la-eqa"]:
       run.metrics = laEqaHeadline(parseOrThrow(laEqaSummarySchema, summary, summaryFile));
       break;
     default:

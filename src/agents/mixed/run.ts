@@ -16,7 +16,7 @@ import { z } from "zod";
 import { OutputError, UserError, canonicalJson, isUserError, outputFailure, selectShard, sha256Hex, writeFileAtomically, type Shard } from "../../core/index.js";
 import type { MixedEpisode, MixedHome, MixedSet } from "../../data/index.js";
 import { HouseholdEnvironment, type Home } from "../../sim/index.js";
-import { openRun, resultSettings, resumeItems, type ResumeRule, type RunDirectory } from "../../store/index.js";
+import { openRun, resultSettings, resumeItems, type ResumeRule, type RunDirectory, RUN_KIND } from "../../store/index.js";
 import { EXPLORE_TRAJECTORY_FORMAT } from "../explore/run.js";
 import { episodeFileName } from "../explore/explorers.js";
 import { OccupancyMap } from "../explore/occupancy.js";
@@ -131,7 +131,7 @@ export async function runMixedEpisodes(options: MixedRunOptions): Promise<{ run:
   const { configuration, keyOf: key } = keyOf(options);
   const run = await openRun({
     dir: options.outDir,
-    kind: "mixed",
+    kind: RUN_KIND.mixed,
     settings: resultSettings({ ...configuration, ...options.settings }),
     inputs: [{ name: "episodes", path: options.setFile, copy: true }],
     items: { noun: "episode", input: "episodes", flag: "--episodes", file: options.setFile, list: options.set.episodes.map((e) => ({ id: e.question_id, content: e })) },

@@ -17,7 +17,7 @@ import { resolve } from "node:path";
 import { UserError, eqakitVersion, judgeUnreadable, type JudgeUnreadable } from "../../core/index.js";
 import { LA_EQA_CATEGORIES, firstItems, type LaEqaBenchmark, type LaEqaPlaces, type LaEqaPrediction, type LaEqaQuestion } from "../../data/index.js";
 import { countReplyStatuses, describeModel, emptyUsage, ledgerCost, readCallLedger, replyStatusOf, runModelBatch, sumUsage, withCallContext, JUDGE_ROLE, type CallPlan, type ChatModel, type FailedReplyStatus, type ModelRef, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
-import { openRun, resultSettings, resumeItems, type ResumeRule, type RunContract } from "../../store/index.js";
+import { openRun, resultSettings, resumeItems, type ResumeRule, type RunContract, RUN_KIND } from "../../store/index.js";
 import { llmMatchPoints } from "../openeqa/index.js";
 import { bootstrapMean, DEFAULT_BOOTSTRAP, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { LA_EQA_JUDGE_PARAMS, judgeLaEqa, laEqaPromptHashes, pendingLaEqaJudgement, prepareLaEqaJudgeTask, type LaEqaJudgeTask, type LaEqaJudgement, laEqaJudgementSchema } from "./judge.js";
@@ -75,7 +75,7 @@ export interface LaEqaAggregates {
 }
 
 export interface LaEqaScoreSummary {
-  kind: "la-eqa";
+  kind: typeof RUN_KIND["la-eqa"];
   eqakitVersion: string;
   createdAt: string;
   wallTimeMs: number;
@@ -109,6 +109,9 @@ export interface LaEqaScoreSummary {
 
 /** What a score run is before its judge is called: its judge known by its spec alone. */
 export type LaEqaScoreSetup = Omit<LaEqaScoreOptions, "judge" | "usage" | "onProgress"> & { judge: ModelRef };
+
+/** The benchmark a run scored, as its configuration names it. */
+const LA_EQA_BENCHMARK = "la-eqa";
 
 export interface LaEqaScoreResult {
   summary: LaEqaScoreSummary;
@@ -203,7 +206,7 @@ function judgementResumeRule(tasks: readonly LaEqaJudgeTask[]): ResumeRule<LaEqa
 /** The run's configuration: judge, parameters, the prompt's hash, inputs. */
 function laEqaScoreConfiguration(options: LaEqaScoreSetup): Record<string, unknown> {
   return {
-    benchmarkKind: "la-eqa",
+    benchmarkKind: LA_EQA_BENCHMARK,
     judge: describeModel(options.judge.spec),
     parameters: LA_EQA_JUDGE_PARAMS,
     prompts: laEqaPromptHashes(),
@@ -222,7 +225,7 @@ function laEqaScoreConfiguration(options: LaEqaScoreSetup): Record<string, unkno
 export function laEqaScoreRunContract(options: LaEqaScoreSetup): RunContract {
   return {
     dir: options.outDir,
-    kind: "la-eqa",
+    kind: RUN_KIND["la-eqa"],
     settings: resultSettings(laEqaScoreConfiguration(options)),
     items: { noun: "question", input: "benchmark", flag: "--benchmark", file: options.benchmark.path, list: options.questions.map((q) => ({ id: q.questionId, content: q })) },
     inputs: [
@@ -260,7 +263,7 @@ function laEqaSummary(plan: LaEqaPlan, judgements: readonly LaEqaJudgement[], in
   const unreadable = judgements.filter((j) => j.score === null && j.unreadable);
   const failed = judgements.filter((j) => j.score === null && !j.unreadable);
   return {
-    kind: "la-eqa",
+    kind: RUN_KIND["la-eqa"],
     eqakitVersion,
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(inputs.wallTimeMs),

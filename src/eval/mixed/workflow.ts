@@ -14,7 +14,7 @@ import { episodeFileName, MIXED_RECORDS_FILE, runMixedEpisodes, type MixedAgentN
 import { ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type ChatModel, type RunCost, type UsageLedger } from "../../models/index.js";
 import { judgeLlmMatch, prepareLlmMatchTask, type LlmMatchMode } from "../openeqa/index.js";
 import { readHomeFile } from "../../sim/index.js";
-import { linkFile, linkTree, mergedRecords, mergeOutput, readShardSet, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunDirectory } from "../../store/index.js";
+import { linkFile, linkTree, mergedRecords, mergeOutput, readShardSet, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunDirectory, RUN_KIND } from "../../store/index.js";
 import { mixedMetrics, scoreMixedQuestion, type MixedMetrics, type MixedQuestionScore } from "./metrics.js";
 
 /** How an agent perceives its history (generate's `loadMixedHistory` and `recallMixedDay`): given by the caller. */
@@ -55,7 +55,7 @@ function llmMatchJudge(judge: { chat: ChatModel; mode: LlmMatchMode }): MixedJud
 }
 
 export interface MixedSummary {
-  kind: "mixed";
+  kind: typeof RUN_KIND.mixed;
   eqakitVersion: string;
   createdAt: string;
   wallTimeMs: number;
@@ -89,7 +89,7 @@ export async function exploreMixedSet(options: MixedWorkflowOptions, perception:
   const summary = mixedSummary(ran.records, ran.episodes, { config, reused: ran.reused, wallTimeMs: performance.now() - started, calls: readCallLedger(ran.run.path) });
   await writeMixedPredictions(ran.run, ran.records);
   if (options.shard) {
-    await writeShardManifest(ran.run, { kind: "mixed", ...options.shard, items: set.episodes.map((e) => e.question_id), keys: Object.fromEntries(ran.records.map((r) => [r.questionId, r.inputKey])), context: {} });
+    await writeShardManifest(ran.run, { kind: RUN_KIND.mixed, ...options.shard, items: set.episodes.map((e) => e.question_id), keys: Object.fromEntries(ran.records.map((r) => [r.questionId, r.inputKey])), context: {} });
   }
   await ran.run.writeJson("summary.json", summary);
   return { summary, records: ran.records, runDir: ran.run.path };
@@ -108,7 +108,7 @@ export function mixedSummary(records: readonly MixedRecord[], episodes: readonly
   });
   const done = records.filter((r) => r.error === null);
   return {
-    kind: "mixed",
+    kind: RUN_KIND.mixed,
     eqakitVersion,
     createdAt: new Date().toISOString(),
     wallTimeMs: Math.round(inputs.wallTimeMs),
@@ -133,7 +133,7 @@ function asRecord(value: unknown): MixedRecord | undefined {
  * system, else copied), predictions.json and summary.json as one unsharded run writes them.
  */
 export async function mergeMixedRuns(dirs: readonly string[], outDir: string): Promise<{ summary: MixedSummary; records: MixedRecord[]; runDir: string }> {
-  const shardSet = await readShardSet(dirs, "mixed");
+  const shardSet = await readShardSet(dirs, RUN_KIND.mixed);
   const records = mergedRecords(shardSet, MIXED_RECORDS_FILE, asRecord);
   const setFile = typeof shardSet.config.episodes === "string" ? shardSet.config.episodes : "";
   const set = await loadMixedSet(setFile);
