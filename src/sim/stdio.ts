@@ -48,6 +48,8 @@ export interface StdioEnvironmentOptions {
   env?: NodeJS.ProcessEnv;
   /** Per-request timeout in milliseconds (default 30 000). */
   timeoutMs?: number;
+  /** Extra time for the requests sent before the process first answers, while it starts (default 60 000): a slow start (a heavy import, a loaded machine) is not a hang. */
+  startupMs?: number;
 }
 
 interface Pending {
@@ -73,6 +75,9 @@ export class StdioEnvironment implements Environment {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly pending = new Map<number, Pending>();
   private readonly timeoutMs: number;
+  private readonly startupMs: number;
+  /** Whether the process has answered anything yet (until then it may still be starting). */
+  private started = false;
   private nextId = 1;
   private failure: EnvironmentError | undefined;
   private stderrTail = "";
@@ -80,6 +85,7 @@ export class StdioEnvironment implements Environment {
 
   constructor(options: StdioEnvironmentOptions) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.startupMs = options.startupMs ?? 60_000;
     this.child = spawn(options.command, options.args ?? [], { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
     this.child.stderr.setEncoding("utf8");
     this.child.stderr.on("data", (chunk: string) => {
@@ -118,6 +124,7 @@ export class StdioEnvironment implements Environment {
   }
 
   private onResponse(message: z.infer<typeof responseSchema>): void {
+    this.started = true;
     const pending = message.id === null ? undefined : this.pending.get(message.id);
     if (!pending) {
       if ("error" in message) this.fail(new EnvironmentError("remote", message.error.message));
@@ -137,14 +144,15 @@ export class StdioEnvironment implements Environment {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closing) return Promise.reject(new EnvironmentError("closed", `${method} after close`));
     const id = this.nextId++;
+    const waitMs = this.started ? this.timeoutMs : this.timeoutMs + this.startupMs;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        const error = new EnvironmentError("timeout", `${method} got no reply in ${this.timeoutMs} ms`, "the environment process hangs; it was stopped");
+        const error = new EnvironmentError("timeout", `${method} got no reply in ${waitMs} ms`, "the environment process hangs; it was stopped");
         reject(error);
         this.fail(error);
         this.kill();
-      }, this.timeoutMs);
+      }, waitMs);
       this.pending.set(id, { method, resolve, reject, timer });
       this.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
     });
