@@ -10,3 +10,4 @@ export { createViewerApp, startViewer, isSuspiciousTarget, fileInside, type View
 export { RATINGS_FILE, RATINGS_FILE_LIMIT, readRatings, ratingsExport, type Rating } from "./viewer-data.js";
 export { structuredAnswerText, type TagRunPart, type TagRunQuestion, type TagRunSummary, type TagEstimate, type TagScorePair, type TagErrorCounts } from "./tag-runs.js";
 export { QUESTION_VIEWS, questionView, scoreLabel, type QuestionView, type TranscriptSource } from "./question-views.js";
+export { formatTagSummary, formatValidation } from "./tag-text.js";
