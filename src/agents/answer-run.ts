@@ -95,15 +95,9 @@ export interface AnswerResult {
  */
 export async function answerQuestions(options: AnswerOptions): Promise<AnswerResult> {
   const started = performance.now();
-  const questions = selectShard(options.questions, (q) => q.questionId, options.shard);
-  if (options.agent.needsEpisode && !options.framesRoot) {
-    throw new UserError(`the ${options.agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
-  }
-  if (options.agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
+  const { questions, keyOf, wanted } = answerSelection(options.agent, options);
   const run = options.run ?? (await openRun(answerRunContract(options)));
   options.usage?.attach(run.path);
-  const keyOf = answerKey(options.agent);
-  const wanted = new Map(questions.map((q) => [q.questionId, keyOf(q)]));
   const earlier = reusableRecords(run, TRACES_FILE, asAnswerRecord, wanted, (r) => r.error === null);
   const records = new Map(earlier);
   const pending = questions.filter((q) => !earlier.has(q.questionId));
@@ -228,6 +222,21 @@ export async function mergeAnswerRuns(dirs: readonly string[], outDir: string): 
   return { summary, runDir: run.path, records };
 }
 
+/**
+ * The questions a run of `agent` answers (its shard's), their episode histories checked, each with
+ * the input key a resumed run matches: what `answerQuestions` answers and `planAnswers` prices,
+ * chosen once for both.
+ */
+function answerSelection(agent: Agent, options: Pick<AnswerOptions, "questions" | "shard" | "framesRoot" | "benchmarkFile">): { questions: Question[]; keyOf: (q: Question) => string; wanted: Map<string, string> } {
+  const questions = selectShard(options.questions, (q) => q.questionId, options.shard);
+  if (agent.needsEpisode && !options.framesRoot) {
+    throw new UserError(`the ${agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
+  }
+  if (agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
+  const keyOf = answerKey(agent);
+  return { questions, keyOf, wanted: new Map(questions.map((q) => [q.questionId, keyOf(q)])) };
+}
+
 /** A question's input key for `agent`: a resumed run reuses only answers made with the same configuration. */
 function answerKey(agent: Agent): (q: Question) => string {
   const configKey = canonicalJson(agent.configuration);
@@ -258,13 +267,8 @@ const PLANNED_REPLY = "A: (dry run)";
  */
 export async function planAnswers(options: Omit<AnswerOptions, "agent" | "models" | "usage" | "onProgress"> & { setup: AgentSetup }, plan: CallPlan): Promise<AnswerPlan> {
   const { agent } = createAgent(options.setup, plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner", reply: PLANNED_REPLY })));
-  if (agent.needsEpisode && !options.framesRoot) {
-    throw new UserError(`the ${agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
-  }
-  const questions = selectShard(options.questions, (q) => q.questionId, options.shard);
-  if (agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
-  const keyOf = answerKey(agent);
-  const earlier = peekReusableRecords(options.outDir, TRACES_FILE, asAnswerRecord, new Map(questions.map((q) => [q.questionId, keyOf(q)])), (r) => r.error === null);
+  const { questions, wanted } = answerSelection(agent, options);
+  const earlier = peekReusableRecords(options.outDir, TRACES_FILE, asAnswerRecord, wanted, (r) => r.error === null);
   const answers = new Map<string, string | null>([...earlier].map(([id, r]) => [id, r.answer]));
   const failures: AnswerPlan["failures"] = [];
   const pending = questions.filter((q) => !earlier.has(q.questionId));

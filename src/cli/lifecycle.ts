@@ -1,11 +1,13 @@
 import { Command, Option } from "commander";
-import { checkPriceFile, type BatchCollector, type BatchRunReport, type CallPlan, type ModelSpec } from "../models/index.js";
+import type { CallPlan } from "../models/index.js";
 import { formatCallPlan } from "../report/index.js";
 import { RUN_KINDS, runFolderOf } from "../store/index.js";
-import { addModelCallOptions, addShardOption, modelCallSettings, openModelRuntime, outputDirectory, resolveRoleModel, type ModelCallFlags, type OpenedRuntime } from "./options.js";
+import { addModelCallOptions, addShardOption, outputDirectory, type ModelCallFlags } from "./options.js";
 import { addDryRunOption, openCallPlan } from "./dry-run.js";
-import { createProgress, createStageProgress, type ProgressReporter } from "./progress.js";
-import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
+import { addBatchOptions, type BatchFlags } from "./batch.js";
+import { RunSession } from "./run-session.js";
+
+export { RunSession, type BatchedRuntime } from "./run-session.js";
 
 /**
  * One command lifecycle for every command that writes a run: its model roles and their flags,
@@ -72,84 +74,6 @@ export interface RunCommandSpec<Flags extends LifecycleFlags, Prepared> {
   readonly run: (prepared: Prepared, session: RunSession<Flags>) => Promise<number | void>;
 }
 
-/** A runtime opened by `--batch`: its replies fill the cache the run then reads. */
-export interface BatchedRuntime extends OpenedRuntime {
-  report: BatchRunReport;
-}
-
-/**
- * What a command's `prepare`, `plan` and `run` are given: the flags, the run folder, the roles'
- * models, and runtimes and progress bars that the lifecycle closes and stops when the command ends,
- * however it ends.
- */
-export class RunSession<Flags extends LifecycleFlags> {
-  private readonly closers: (() => void | Promise<void>)[] = [];
-
-  constructor(
-    readonly flags: Flags,
-    /** The positional arguments, parsed. */
-    readonly args: readonly unknown[],
-    /** The run folder: `--out`, else the kind's default (`runs/score-DATE`). */
-    readonly outDir: string,
-    readonly command: Command,
-  ) {}
-
-  /** The model of `role` from its flags (`--ROLE`, `--ROLE-base-url`, `--ROLE-option`), or `name` when the command picked it. */
-  role(role: string, name?: string): ModelSpec {
-    return resolveRoleModel(this.flags, role, name);
-  }
-
-  /** The model of `role`, or undefined when its flag was not given. */
-  optionalRole(role: string): ModelSpec | undefined {
-    const key = role.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
-    return (this.flags as Record<string, unknown>)[key] ? this.role(role) : undefined;
-  }
-
-  /** A model runtime with the command's call flags and cache, closed when the command ends. */
-  async runtime(): Promise<OpenedRuntime> {
-    return this.closing(await openModelRuntime(this.flags));
-  }
-
-  /**
-   * `--batch`: `role`'s requests that `collect` makes, answered through the provider's batch API
-   * into the cache, and the runtime that reads them (closed when the command ends).
-   */
-  async batch(spec: ModelSpec, role: string, outDir: string, collect: (collector: BatchCollector) => Promise<unknown>): Promise<BatchedRuntime> {
-    const batched = await runBatch(this.flags as Flags & BatchFlags, spec, role, outDir, collect);
-    return this.closing({ ...batched.opened, report: batched.report });
-  }
-
-  /** The call settings a run records beside its results (retries, timeout, cache). */
-  callSettings(opened: OpenedRuntime): Record<string, unknown> {
-    return modelCallSettings(this.flags, opened.cachePath);
-  }
-
-  /** A progress bar labelled `label`, stopped when the command ends. */
-  progress(label: string): ProgressReporter {
-    const progress = createProgress(label);
-    this.closers.push(() => progress.stop());
-    return progress;
-  }
-
-  /** A progress bar per stage, stopped when the command ends. */
-  stageProgress(): ReturnType<typeof createStageProgress> {
-    const progress = createStageProgress();
-    this.closers.push(() => progress.stop());
-    return progress;
-  }
-
-  /** Closes `resource` when the command ends. */
-  closing<T extends { close(): void | Promise<void> }>(resource: T): T {
-    this.closers.push(() => resource.close());
-    return resource;
-  }
-
-  /** Closes what was opened, the last first. */
-  async end(): Promise<void> {
-    for (const close of this.closers.splice(0).reverse()) await close();
-  }
-}
-
 /** `wrote DIR/{a,b,c}` (`files` more than one), `wrote DIR/a`, or `wrote DIR`; after a blank line when `blank`. */
 export function wroteLine(dir: string, files: readonly string[] = [], options: { blank?: boolean; tail?: string } = {}): string {
   const where = files.length === 0 ? dir : files.length === 1 ? `${dir}/${files[0]}` : `${dir}/{${files.join(",")}}`;
@@ -212,7 +136,6 @@ async function runLifecycle<Flags extends LifecycleFlags, Prepared>(spec: RunCom
       console.log(formatCallPlan(opened.plan.roles(), notes, spec.planRows ? opened.plan.rows() : []));
       return 0;
     }
-    if (spec.modelCalls !== false) checkPriceFile();
     return (await spec.run(prepared, session)) ?? 0;
   } finally {
     await session.end();
