@@ -104,15 +104,9 @@ export interface AnswerResult {
  */
 export async function answerQuestions(options: AnswerOptions): Promise<AnswerResult> {
   const started = performance.now();
-  const questions = selectShard(options.questions, (q) => q.questionId, options.shard);
-  if (options.agent.needsEpisode && !options.framesRoot) {
-    throw new UserError(`the ${options.agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
-  }
-  if (options.agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
+  const { questions, keyOf } = answerSelection(options.agent, options);
   const run = options.run ?? (await openRun(answerRunContract(options)));
   options.usage?.attach(run.path);
-  const keyOf = answerKey(options.agent);
-  const wanted = new Map(questions.map((q) => [q.questionId, keyOf(q)]));
   const { reusable: earlier, pending } = resumeItems(run, answerResumeRule(questions, keyOf));
   const records = new Map(earlier);
   const progress: AnswerProgress = { done: earlier.size, total: questions.length, failed: 0, reused: earlier.size };
@@ -184,7 +178,7 @@ export async function answerQuestions(options: AnswerOptions): Promise<AnswerRes
     calls: readCallLedger(run.path),
   });
   if (options.shard) {
-    await writeShardManifest(run, { kind: RUN_KIND.answer, ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(wanted), context });
+    await writeShardManifest(run, { kind: RUN_KIND.answer, ...options.shard, items: options.questions.map((q) => q.questionId), keys: Object.fromEntries(questions.map((q) => [q.questionId, keyOf(q)])), context });
   }
   await run.writeJson(options.summaryFile ?? "summary.json", summary);
   return { summary, runDir: run.path, records: ordered };
@@ -236,6 +230,20 @@ export async function mergeAnswerRuns(dirs: readonly string[], outDir: string): 
   return { summary, runDir: run.path, records };
 }
 
+/**
+ * The questions a run of `agent` answers (its shard's), their episode histories checked, each with
+ * the input key a resumed run matches: what `answerQuestions` answers and `planAnswers` prices,
+ * chosen once for both.
+ */
+function answerSelection(agent: Agent, options: Pick<AnswerOptions, "questions" | "shard" | "framesRoot" | "benchmarkFile">): { questions: Question[]; keyOf: (q: Question) => string } {
+  const questions = selectShard(options.questions, (q) => q.questionId, options.shard);
+  if (agent.needsEpisode && !options.framesRoot) {
+    throw new UserError(`the ${agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
+  }
+  if (agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
+  return { questions, keyOf: answerKey(agent) };
+}
+
 /** A question's input key for `agent`: a resumed run reuses only answers made with the same configuration. */
 function answerKey(agent: Agent): (q: Question) => string {
   const configKey = canonicalJson(agent.configuration);
@@ -266,12 +274,7 @@ const PLANNED_REPLY = "A: (dry run)";
  */
 export async function planAnswers(options: Omit<AnswerOptions, "agent" | "models" | "usage" | "onProgress"> & { setup: AgentSetup }, plan: CallPlan): Promise<AnswerPlan> {
   const { agent } = createAgent(options.setup, plan.runtime((_spec, nth) => ({ role: nth === 0 ? "agent" : "captioner", reply: PLANNED_REPLY })));
-  if (agent.needsEpisode && !options.framesRoot) {
-    throw new UserError(`the ${agent.name} agent needs episode histories`, { field: "--frames" }, "pass --frames DIR (a folder of OpenEQA frames/<episode_history> folders or videos, one episode folder, or one video)");
-  }
-  const questions = selectShard(options.questions, (q) => q.questionId, options.shard);
-  if (agent.needsEpisode && options.framesRoot) checkEpisodePaths(options.framesRoot, questions, options.benchmarkFile);
-  const keyOf = answerKey(agent);
+  const { questions, keyOf } = answerSelection(agent, options);
   const { reusable: earlier, pending } = resumeItems(options.outDir, answerResumeRule(questions, keyOf));
   const answers = new Map<string, string | null>([...earlier].map(([id, r]) => [id, r.answer]));
   const failures: AnswerPlan["failures"] = [];

@@ -1,9 +1,13 @@
 import { Option, type Command } from "commander";
 import { UserError } from "../core/index.js";
-import { AGENT_NAMES, isExternalAgentValue, parseExternalAgent, type AgentName, type AgentSetup, type ExternalAgentSpec, type MemorySourceOptions } from "../agents/index.js";
+import { AGENT_NAMES, isExternalAgentValue, parseExternalAgent, type AgentName, type AgentSetup, type EnvironmentKind, type ExplorerName, type ExternalAgentSpec, type MemorySourceOptions, type MixedAgentName, type SceneOpenerOptions } from "../agents/index.js";
+import type { LlmMatchMode } from "../eval/index.js";
+import type { CommandLine } from "../sim/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
-import { addImageOptions, argumentParser, commaList, framesPath, oneOf, outputDirectory, positiveInteger, positiveSeconds, type ImageFlags, resolveRoleModel } from "./options.js";
+import { addImageOptions, argumentParser, commaList, framesPath, oneOf, outputDirectory, positiveInteger, positiveSeconds, type ImageFlags, resolveRoleModel, type ModelCallFlags, type ShardFlags } from "./options.js";
+import type { DryRunFlags } from "./dry-run.js";
+import type { BatchFlags } from "./batch.js";
 
 /** The flags `eqa answer` and `eqa run` share. */
 export interface AgentFlags extends ImageFlags {
@@ -102,4 +106,39 @@ export function agentSetupFromFlags(flags: AgentFlags): AgentSetup {
     forceGuess: flags.forceGuess,
     memory: { ...(flags.topN !== undefined ? { topN: flags.topN } : {}), boxes: flags.boxes, tools: flags.tools, ...memorySourceOptions(flags), ...(flags.vlmDetect ? { vlmDetect: true } : {}), ...(flags.memory !== undefined ? { memoryDir: flags.memory } : {}) },
   };
+}
+
+/** The flags of `eqa explore`. */
+export interface ExploreFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ShardFlags {
+  episodes: string;
+  env: EnvironmentKind;
+  agent: ExplorerName | MixedAgentName | ExternalAgentSpec;
+  agentTimeout?: number;
+  episodeTime?: number;
+  model?: string;
+  modelBaseUrl?: string;
+  emAgent?: AgentName;
+  captioner?: string;
+  captionerBaseUrl?: string;
+  numFrames?: number;
+  forceGuess: boolean;
+  maxSteps?: number;
+  imageSize: number;
+  imageFormat: "png" | "jpeg";
+  width: number;
+  height: number;
+  bridgePython: string;
+  scenes?: string;
+  envCommand?: CommandLine;
+  envTimeout: number;
+  out?: string;
+  judge?: string;
+  judgeBaseUrl?: string;
+  mode: LlmMatchMode;
+  eac: boolean;
+  prompts: string;
+}
+
+export function openerOptions(flags: ExploreFlags): SceneOpenerOptions {
+  return { env: flags.env, width: flags.width, height: flags.height, timeoutMs: flags.envTimeout * 1000, scenes: flags.scenes, bridgePython: flags.bridgePython, envCommand: flags.envCommand };
 }

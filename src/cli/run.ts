@@ -1,15 +1,15 @@
 import { join } from "node:path";
-import { Command, Option } from "commander";
-import { PREDICTIONS_FILE, createAgent, planAnswers } from "../agents/index.js";
-import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/index.js";
+import { Option } from "commander";
+import { PREDICTIONS_FILE, createAgent, planAnswers, type AgentSetup } from "../agents/index.js";
+import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, type QuestionSelection } from "../data/index.js";
 import { answerAndScore, planScore, type LlmMatchMode } from "../eval/index.js";
-import { JUDGE_ROLE, checkPriceFile } from "../models/index.js";
-import { formatAnswerSummary, formatCallPlan, formatRunCost, formatScoreSummary } from "../report/index.js";
-import { defaultRunPath } from "../store/index.js";
+import { JUDGE_ROLE, type ModelSpec } from "../models/index.js";
+import { formatAnswerSummary, formatRunCost, formatScoreSummary } from "../report/index.js";
 import { addAgentOptions, agentSetupFromFlags, type AgentFlags } from "./agent-options.js";
-import { addModelCallOptions, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, type ModelCallFlags, resolveRoleModel } from "./options.js";
-import { addDryRunOption, answerPlanNotes, openCallPlan, type DryRunFlags } from "./dry-run.js";
-import { createProgress, failureDetail } from "./progress.js";
+import { nonNegativeInteger, oneOf, type ModelCallFlags } from "./options.js";
+import { answerPlanNotes, type DryRunFlags } from "./dry-run.js";
+import { failureDetail } from "./progress.js";
+import { defineRunCommand, wroteLine } from "./lifecycle.js";
 
 interface RunFlags extends AgentFlags, ModelCallFlags, DryRunFlags {
   judge?: string;
@@ -18,53 +18,58 @@ interface RunFlags extends AgentFlags, ModelCallFlags, DryRunFlags {
   bootstrapSeed: number;
 }
 
-export function runCommand(): Command {
-  const command = new Command("run").description("answer with an agent, then score with LLM-Match, in one run directory (resumable)");
-  addAgentOptions(command)
-    .addOption(new Option("--judge <provider/model>", "the judge model, e.g. openai/gpt-4o").env("EQA_JUDGE"))
-    .option("--judge-base-url <url>", "the judge's endpoint")
-    .addOption(new Option("--mode <mode>", "LLM-Match mode: robust or compat").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
-    .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
-  addModelCallOptions(command);
-  addDryRunOption(command);
-  return command.action(async (flags: RunFlags) => {
-    const setup = agentSetupFromFlags(flags);
-    const judgeSpec = resolveRoleModel(flags, "judge");
-    const selection = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
-    if (flags.dryRun) {
-      const plan = await openCallPlan(flags);
-      try {
-        const outDir = flags.out ?? defaultRunPath("run");
-        const answers = await planAnswers({ setup, questions: selection.questions, ...(flags.frames ? { framesRoot: flags.frames } : {}), benchmarkFile: selection.benchmark.path, outDir }, plan.plan);
-        // the questions answered (or to be answered) are judged, as answerAndScore does
-        const answered = selection.questions.filter((q) => answers.answers.has(q.questionId));
-        const scored = await planScore(
-          {
-            benchmark: selection.benchmark,
-            questions: answered,
-            ...(selection.subsetPath ? { subsetPath: selection.subsetPath } : {}),
-            predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
-            predictionsPath: join(outDir, PREDICTIONS_FILE),
-            judge: { spec: judgeSpec },
-            mode: flags.mode,
-            outDir,
-          },
-          plan.plan,
-        );
-        const notes = [...answerPlanNotes(answers, outDir), `${scored.reused} answer(s) already judged, ${scored.pending} to judge (the judge's prompts hold a placeholder for answers not given yet)`];
-        console.log(formatCallPlan(plan.plan.roles(), notes));
-      } finally {
-        plan.close();
-      }
-      return;
-    }
-    checkPriceFile();
-    const opened = await openModelRuntime(flags);
-    const answering = createProgress("answering");
-    const judging = createProgress("judging");
-    try {
+/** What a dry run and a run of `eqa run` share: the agent's setup, the judge and the questions. */
+interface AnswerAndScoreRun {
+  setup: AgentSetup;
+  judgeSpec: ModelSpec;
+  selection: QuestionSelection;
+}
+
+export function runCommand() {
+  return defineRunCommand<RunFlags, AnswerAndScoreRun>({
+    name: "run",
+    description: "answer with an agent, then score with LLM-Match, in one run directory (resumable)",
+    roles: [{ role: "judge", help: "the judge model, e.g. openai/gpt-4o", env: "EQA_JUDGE", baseUrlHelp: "the judge's endpoint" }],
+    out: "own",
+    dryRun: true,
+    options: (command, place) => {
+      addAgentOptions(command);
+      place.role("judge");
+      command
+        .addOption(new Option("--mode <mode>", "LLM-Match mode: robust or compat").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
+        .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
+    },
+    prepare: async (session) => {
+      const setup = agentSetupFromFlags(session.flags);
+      const judgeSpec = session.role("judge");
+      const selection = await loadQuestionSelection({ ...session.flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
+      return { setup, judgeSpec, selection };
+    },
+    plan: async ({ setup, judgeSpec, selection }, plan, { flags, outDir }) => {
+      const answers = await planAnswers({ setup, questions: selection.questions, ...(flags.frames ? { framesRoot: flags.frames } : {}), benchmarkFile: selection.benchmark.path, outDir }, plan);
+      // the questions answered (or to be answered) are judged, as answerAndScore does
+      const answered = selection.questions.filter((q) => answers.answers.has(q.questionId));
+      const scored = await planScore(
+        {
+          benchmark: selection.benchmark,
+          questions: answered,
+          ...(selection.subsetPath ? { subsetPath: selection.subsetPath } : {}),
+          predictions: answered.map((q) => ({ questionId: q.questionId, answer: answers.answers.get(q.questionId) ?? null })),
+          predictionsPath: join(outDir, PREDICTIONS_FILE),
+          judge: { spec: judgeSpec },
+          mode: flags.mode,
+          outDir,
+        },
+        plan,
+      );
+      return [...answerPlanNotes(answers, outDir), `${scored.reused} answer(s) already judged, ${scored.pending} to judge (the judge's prompts hold a placeholder for answers not given yet)`];
+    },
+    run: async ({ setup, judgeSpec, selection }, session) => {
+      const { flags, outDir } = session;
+      const opened = await session.runtime();
+      const answering = session.progress("answering");
+      const judging = session.progress("judging");
       const { agent, models } = createAgent(setup, opened.runtime);
-      const outDir = flags.out ?? defaultRunPath("run");
       const summary = await answerAndScore({
         selection,
         agent,
@@ -74,7 +79,7 @@ export function runCommand(): Command {
         concurrency: flags.concurrency,
         models: [...models, judgeSpec],
         usage: opened.runtime.usage,
-        settings: { benchmark: { path: selection.benchmark.path, sha256: selection.benchmark.sha256 }, subset: flags.subset ?? null, ...modelCallSettings(flags, opened.cachePath) },
+        settings: { benchmark: { path: selection.benchmark.path, sha256: selection.benchmark.sha256 }, subset: flags.subset ?? null, ...session.callSettings(opened) },
         onProgress: (p) => answering.update(p.done, p.total, p.failed > 0 ? `(${p.failed} failed)` : ""),
         judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }),
         mode: flags.mode,
@@ -90,12 +95,8 @@ export function runCommand(): Command {
       console.log("");
       console.log(formatScoreSummary(summary.score, { cost: false }));
       console.log(`\n${formatRunCost(summary.cost)}`);
-      console.log(`\nwrote ${outDir}/{traces.jsonl,predictions.json,judgements.jsonl,metrics.json,summary.json}`);
-      process.exitCode = summary.answer.counts.failed + summary.score.counts.failed > 0 || summary.score.judgeUnreadable.overLimit ? 1 : 0;
-    } finally {
-      answering.stop();
-      judging.stop();
-      opened.close();
-    }
+      console.log(wroteLine(outDir, ["traces.jsonl", "predictions.json", "judgements.jsonl", "metrics.json", "summary.json"], { blank: true }));
+      return summary.answer.counts.failed + summary.score.counts.failed > 0 || summary.score.judgeUnreadable.overLimit ? 1 : 0;
+    },
   });
 }

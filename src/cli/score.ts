@@ -1,14 +1,15 @@
-import { Command, InvalidArgumentError, Option } from "commander";
-import { UserError } from "../core/index.js";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { defaultOpenEqaBenchmarkPath, isLaEqaBenchmark, loadPredictions, loadQuestionSelection } from "../data/index.js";
+import { UserError } from "../core/index.js";
 import { LLM_MATCH_VARIANTS, loadPredictionsWithoutGuess, parseLlmMatchVariant, planScore, scorePredictions, scoreRunContract, type LlmMatchJudgeOptions, type LlmMatchMode, type LlmMatchVariant } from "../eval/index.js";
-import { JUDGE_ROLE, checkPriceFile } from "../models/index.js";
-import { formatCallPlan, formatScoreSummary } from "../report/index.js";
-import { checkRun, defaultRunPath } from "../store/index.js";
-import { addModelCallOptions, addShardOption, type ModelCallFlags, modelCallSettings, nonNegativeInteger, oneOf, openModelRuntime, outputDirectory, resolveRoleModel, shardFromFlags, type ShardFlags } from "./options.js";
-import { addDryRunOption, openCallPlan, type DryRunFlags } from "./dry-run.js";
-import { createProgress, failureDetail } from "./progress.js";
-import { addBatchOptions, runBatch, type BatchFlags } from "./batch.js";
+import { JUDGE_ROLE, type ModelRef } from "../models/index.js";
+import { formatScoreSummary } from "../report/index.js";
+import { checkRun } from "../store/index.js";
+import { type ModelCallFlags, nonNegativeInteger, oneOf, shardFromFlags, type ShardFlags } from "./options.js";
+import type { DryRunFlags } from "./dry-run.js";
+import { failureDetail } from "./progress.js";
+import type { BatchFlags } from "./batch.js";
+import { defineRunCommand, wroteLine, type RunSession } from "./lifecycle.js";
 import { runLaEqaScore } from "./score-la-eqa.js";
 
 interface ScoreFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ShardFlags {
@@ -40,50 +41,59 @@ function temperatureArgument(value: string): number {
   return t;
 }
 
+/** The selection a dry run and a run of `eqa score` share: the questions, their predictions and the judge. */
+type ScoreRun = Omit<Parameters<typeof scorePredictions>[0], "judge" | "usage" | "onProgress" | "concurrency" | "settings" | "bootstrap"> & { judge: ModelRef };
+
 export function scoreCommand(): Command {
-  const command = new Command("score")
-    .description("score predictions with LLM-Match, as OpenEQA does, or with LA-EQA's judge and SPL (resumable)")
-    .requiredOption("--predictions <file>", 'predictions in OpenEQA\'s format [{"question_id", "answer"}]; for LA-EQA also "distance_traveled" (metres walked)')
-    .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote), or LA-EQA's questions: a file of them, or la-eqa for the one `eqa data fetch la-eqa` wrote")
-    .option("--subset <file>", "a JSON list of question ids to score (e.g. open-eqa-v0-184-questions.json)")
-    .addOption(new Option("--judge <provider/model>", "the judge model, e.g. openai/gpt-4o").env("EQA_JUDGE"))
-    .option("--judge-base-url <url>", "the judge's endpoint (overrides OPENAI_BASE_URL and the provider's default)")
-    .addOption(new Option("--mode <mode>", "robust (default) or compat (the reference's exact behaviour)").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
-    .option("--allow-missing", "score questions without a prediction as a null answer (0 points)")
-    .option("--out <dir>", "run directory (default: runs/score-DATE); an existing one resumes", outputDirectory)
-    .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0)
-    .option("--prompt-variant <variant>", "robustness study (OpenEQA Tables VIII-IX): role=ai|score-master|professional or criterion=perfect|contains|person|professional", variantArgument)
-    .option("--temperature <t>", "the judge's temperature (OpenEQA Table X; default 0.2, the reference's)", temperatureArgument)
-    .option("--places <file>", 'LA-EQA: place positions of the world "now" by scene, for SPL: {"<scene_name>": [{"id", "position": [x, y, z]}, …]}')
-    .option("--prompts <set>", "LA-EQA: the judge's prompt: eqakit (its own), original (the benchmark's, from eqa data fetch la-eqa) or the folder that command wrote it to", "eqakit")
-    .option("--without-guess", "score the agent's own answers where force-a-guess replaced them (OpenEQA Table III, w/o guess)");
-  addModelCallOptions(command);
-  addDryRunOption(command);
-  addBatchOptions(command);
-  addShardOption(command, "questions");
-  return command.action(async (flags: ScoreFlags) => {
-    process.exitCode = await runScore(flags);
+  return defineRunCommand<ScoreFlags, ScoreRun>({
+    name: "score",
+    description: "score predictions with LLM-Match, as OpenEQA does, or with LA-EQA's judge and SPL (resumable)",
+    roles: [{ role: "judge", help: "the judge model, e.g. openai/gpt-4o", env: "EQA_JUDGE", baseUrlHelp: "the judge's endpoint (overrides OPENAI_BASE_URL and the provider's default)" }],
+    dryRun: true,
+    batch: true,
+    shard: "questions",
+    options: (command, place) => {
+      command
+        .requiredOption("--predictions <file>", 'predictions in OpenEQA\'s format [{"question_id", "answer"}]; for LA-EQA also "distance_traveled" (metres walked)')
+        .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote), or LA-EQA's questions: a file of them, or la-eqa for the one `eqa data fetch la-eqa` wrote")
+        .option("--subset <file>", "a JSON list of question ids to score (e.g. open-eqa-v0-184-questions.json)");
+      place.role("judge");
+      command
+        .addOption(new Option("--mode <mode>", "robust (default) or compat (the reference's exact behaviour)").argParser(oneOf(["robust", "compat"] as const)).default("robust"))
+        .option("--allow-missing", "score questions without a prediction as a null answer (0 points)");
+      place.out();
+      command
+        .option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0)
+        .option("--prompt-variant <variant>", "robustness study (OpenEQA Tables VIII-IX): role=ai|score-master|professional or criterion=perfect|contains|person|professional", variantArgument)
+        .option("--temperature <t>", "the judge's temperature (OpenEQA Table X; default 0.2, the reference's)", temperatureArgument)
+        .option("--places <file>", 'LA-EQA: place positions of the world "now" by scene, for SPL: {"<scene_name>": [{"id", "position": [x, y, z]}, …]}')
+        .option("--prompts <set>", "LA-EQA: the judge's prompt: eqakit (its own), original (the benchmark's, from eqa data fetch la-eqa) or the folder that command wrote it to", "eqakit")
+        .option("--without-guess", "score the agent's own answers where force-a-guess replaced them (OpenEQA Table III, w/o guess)");
+    },
+    handOff: async (flags) => (await isLaEqaBenchmark(flags.benchmark) ? runLaEqaScore({ ...flags, benchmark: flags.benchmark! }) : undefined),
+    prepare: prepareScore,
+    plan: async (run, plan) => {
+      const planned = await planScore(run, plan);
+      return [`${planned.questions} question(s): ${planned.reused} already judged in ${run.outDir}, ${planned.pending} to judge`];
+    },
+    run: runScore,
   });
 }
 
-async function runScore(flags: ScoreFlags): Promise<number> {
-  if (await isLaEqaBenchmark(flags.benchmark)) return runLaEqaScore({ ...flags, benchmark: flags.benchmark! });
+async function prepareScore(session: RunSession<ScoreFlags>): Promise<ScoreRun> {
+  const { flags, outDir } = session;
   for (const [flag, set] of [["--places", flags.places !== undefined], ["--prompts", flags.prompts !== "eqakit"]] as const) {
     if (set) throw new UserError("applies to LA-EQA questions only", { field: flag }, "pass LA-EQA's questions with --benchmark, or leave the option out");
   }
-  const judgeSpec = resolveRoleModel(flags, "judge");
+  const judgeSpec = session.role("judge");
   const { benchmark, questions } = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
   const predictions = flags.withoutGuess ? (await loadPredictionsWithoutGuess(flags.predictions)).predictions : await loadPredictions(flags.predictions);
   const judgeOptions: LlmMatchJudgeOptions = {
     ...(flags.promptVariant ? { variant: flags.promptVariant } : {}),
     ...(flags.temperature !== undefined ? { temperature: flags.temperature } : {}),
   };
-  const outDir = flags.out ?? defaultRunPath("score");
   const shard = shardFromFlags(flags);
-  if (flags.dryRun) return planScoreRun(flags, { benchmark, questions, predictions, judge: { spec: judgeSpec }, judgeOptions, outDir, ...(shard ? { shard } : {}) });
-  checkPriceFile();
-
-  const run = {
+  return {
     benchmark,
     questions,
     ...(flags.subset ? { subsetPath: flags.subset } : {}),
@@ -96,43 +106,27 @@ async function runScore(flags: ScoreFlags): Promise<number> {
     outDir,
     ...(shard ? { shard } : {}),
   };
+}
+
+async function runScore(run: ScoreRun, session: RunSession<ScoreFlags>): Promise<number> {
+  const { flags } = session;
   // --batch: the judge's requests answered through the batch API first, then read from the cache;
   // the folder is checked before the batch writes in it, with the settings the run records
   if (flags.batch) checkRun(scoreRunContract({ ...run, bootstrap: { seed: flags.bootstrapSeed }, ...(flags.withoutGuess ? { settings: { withoutGuess: true } } : {}) }));
-  const batched = flags.batch ? await runBatch(flags, judgeSpec, JUDGE_ROLE, outDir, (collector) => planScore(run, collector)) : undefined;
-  const opened = batched?.opened ?? (await openModelRuntime(flags));
-  const progress = createProgress("judging");
-  try {
-    const result = await scorePredictions({
-      ...run,
-      judge: opened.runtime.model(judgeSpec, { role: JUDGE_ROLE }),
-      usage: opened.runtime.usage,
-      concurrency: flags.concurrency,
-      bootstrap: { seed: flags.bootstrapSeed },
-      settings: { ...modelCallSettings(flags, opened.cachePath), ...(flags.withoutGuess ? { withoutGuess: true } : {}), ...(batched ? { batch: batched.report } : {}) },
-      onProgress: (p) => progress.update(p.done, p.total, failureDetail(p.failed, p.unreadable)),
-    });
-    progress.stop();
-    console.log(formatScoreSummary(result.summary));
-    console.log(`\nwrote ${result.runDir}/{judgements.jsonl,metrics.json,summary.json}`);
-    return result.summary.counts.failed > 0 || result.summary.judgeUnreadable.overLimit ? 1 : 0;
-  } finally {
-    progress.stop();
-    opened.close();
-  }
-}
-
-/** `eqa score --dry-run`: the judge's calls, tokens and dollars, without calling it or writing anything. */
-async function planScoreRun(flags: ScoreFlags, run: Pick<Parameters<typeof planScore>[0], "benchmark" | "questions" | "predictions" | "judge" | "judgeOptions" | "outDir" | "shard">): Promise<number> {
-  const opened = await openCallPlan(flags);
-  try {
-    const planned = await planScore(
-      { ...run, ...(flags.subset ? { subsetPath: flags.subset } : {}), predictionsPath: flags.predictions, mode: flags.mode, allowMissing: flags.allowMissing ?? false },
-      opened.plan,
-    );
-    console.log(formatCallPlan(opened.plan.roles(), [`${planned.questions} question(s): ${planned.reused} already judged in ${run.outDir}, ${planned.pending} to judge`]));
-    return 0;
-  } finally {
-    opened.close();
-  }
+  const batched = flags.batch ? await session.batch(run.judge.spec, JUDGE_ROLE, run.outDir, (collector) => planScore(run, collector)) : undefined;
+  const opened = batched ?? (await session.runtime());
+  const progress = session.progress("judging");
+  const result = await scorePredictions({
+    ...run,
+    judge: opened.runtime.model(run.judge.spec, { role: JUDGE_ROLE }),
+    usage: opened.runtime.usage,
+    concurrency: flags.concurrency,
+    bootstrap: { seed: flags.bootstrapSeed },
+    settings: { ...session.callSettings(opened), ...(flags.withoutGuess ? { withoutGuess: true } : {}), ...(batched ? { batch: batched.report } : {}) },
+    onProgress: (p) => progress.update(p.done, p.total, failureDetail(p.failed, p.unreadable)),
+  });
+  progress.stop();
+  console.log(formatScoreSummary(result.summary));
+  console.log(wroteLine(result.runDir, ["judgements.jsonl", "metrics.json", "summary.json"], { blank: true }));
+  return result.summary.counts.failed > 0 || result.summary.judgeUnreadable.overLimit ? 1 : 0;
 }

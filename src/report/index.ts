@@ -11,3 +11,4 @@ export { RATINGS_FILE, RATINGS_FILE_LIMIT, readRatings, ratingsExport, type Rati
 export { structuredAnswerText, type TagRunPart, type TagRunQuestion, type TagRunSummary, type TagEstimate, type TagScorePair, type TagErrorCounts } from "./tag-runs.js";
 export { QUESTION_VIEWS, questionView, scoreLabel, type QuestionView, type TranscriptSource } from "./question-views.js";
 export { formatMixedRun } from "./mixed-text.js";
+export { formatTagSummary, formatValidation } from "./tag-text.js";
