@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { FrameFolderWriter, openEpisode } from "../../src/episodes/index.js";
+import { FrameFolderWriter, hm3dDepthValues, openEpisode } from "../../src/episodes/index.js";
 import { HouseholdEnvironment } from "../../src/sim/index.js";
 import { temporaryDir } from "../helpers/paths.js";
 
@@ -30,4 +30,11 @@ test("simulator observations written by FrameFolderWriter open as an HM3D-style 
   assert.deepEqual(Array.from(frame.masks.ids), Array.from(second.masks!.ids));
   const labels = JSON.parse(await readFile(join(dir, "instance_labels.json"), "utf8")) as Record<string, string>;
   for (const [id, label] of Object.entries({ ...first.masks!.labels, ...second.masks!.labels })) assert.equal(labels[id], label);
+});
+
+test("hm3dDepthValues is OpenEQA's (depth / 10 * 65535).astype(np.uint16) on float32 metres, 10 m and beyond held at 65535", () => {
+  const metres = Float32Array.from([0.15274280309677124, 0.16357670724391937, 0.3054856061935425, 9.99999, 10, 0, Number.NaN, -1, 12.5]);
+  // numpy 2.4.6 gives 1001, 1072, 2002, 65534, 65535, 0 for the first six (float32 steps; in double the first three are one less);
+  // NaN and negative depth are unknown (0); numpy wraps 12.5 m around to 16382, eqakit holds it at the largest value
+  assert.deepEqual(Array.from(hm3dDepthValues(metres)), [1001, 1072, 2002, 65534, 65535, 0, 0, 0, 65535]);
 });
