@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { UserError } from "../core/index.js";
 import { type ModelSpec } from "../models/index.js";
 import { A_EQA_BLIND_STEPS, aEqaRow, aEqaRowDir, aEqaRowSetup, type AEqaMeasures, type AEqaSetup, type UserRow, type OpenEqaFamily, type PublishedTable } from "../reproduce/index.js";
-import type { ReproduceFlags } from "./reproduce.js";
+import type { ReproduceFlags } from "./reproduce-flags.js";
 import { loadExploredEpisodes, checkHabitatSetup, imageOf, exploreRow } from "./reproduce-explore.js";
 
 /** What the A-EQA rows' `--episodes` is, and where to get it. */

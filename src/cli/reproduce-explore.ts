@@ -7,12 +7,12 @@ import { JUDGE_ROLE, checkBatchSupport, type BatchCollector } from "../models/in
 import { formatCallPlan, formatExploreRun, formatRunCost } from "../report/index.js";
 import { EXPRESS_ROW_DIR, HM_EQA_SOURCE, expressNeedsJudge, expressQuestionSetDifference, expressRow, habitatProblems, writeExpressTable, type ExpressRowSetup, type ExpressTableId, TABLE_FILES, type PublishedTable } from "../reproduce/index.js";
 import { builtinSceneProblem } from "../sim/index.js";
-import { defaultRunPath, openRun } from "../store/index.js";
+import { RUN_KIND, defaultRunPath, openRun } from "../store/index.js";
 import { modelCallSettings, openModelRuntime, resolveRoleModel } from "./options.js";
 import { openCallPlan } from "./dry-run.js";
 import { createStageProgress, failureDetail } from "./progress.js";
 import { runBatch } from "./batch.js";
-import type { ReproduceFlags } from "./reproduce.js";
+import type { ReproduceFlags } from "./reproduce-flags.js";
 
 /** The episodes an explore row runs; on the built-in homes, a scene that is not one is refused here. */
 export function loadExploredEpisodes(file: string, env: ReproduceFlags["env"]): Promise<ActiveEpisode[]> {
@@ -153,7 +153,7 @@ export async function reproduceExpressCommand(table: PublishedTable, flags: Repr
     }
     return;
   }
-  const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: [EXPRESS_ROW_DIR] });
+  const run = await openRun({ dir: outDir, kind: RUN_KIND.reproduce, settings, parts: [EXPRESS_ROW_DIR] });
   const explored = await exploreRow(flags, exploreOptions, flags.batch === true);
   const exploreCode = explored.exitCode;
   const row = expressRow(rowDir, setup, episodes);

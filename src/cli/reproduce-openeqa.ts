@@ -4,11 +4,11 @@ import { defaultOpenEqaBenchmarkPath, loadQuestionSelection } from "../data/inde
 import { JUDGE_ROLE, checkPriceFile } from "../models/index.js";
 import { formatCallPlan, formatRunCost } from "../report/index.js";
 import { answerOpenEqaRows, OPENEQA_FAMILIES, TABLE_FILES, planOpenEqaTable, reproduceOpenEqaTable, openOpenEqaRun, aEqaNotes, aEqaRowDir, aEqaWithoutGuessDir, aEqaQuestionSet, scoreAEqaWithoutGuess, withoutGuessCells, aEqaRun, aEqaRunId, aEqaSettings, planAEqaRows, writeAEqaTable, type ReproduceOpenEqaOptions, type PublishedTable } from "../reproduce/index.js";
-import { defaultRunPath, openRun } from "../store/index.js";
+import { RUN_KIND, defaultRunPath, openRun } from "../store/index.js";
 import { modelCallSettings, openModelRuntime, resolveRoleModel } from "./options.js";
 import { openCallPlan } from "./dry-run.js";
 import { createProgress } from "./progress.js";
-import type { ReproduceFlags } from "./reproduce.js";
+import type { ReproduceFlags } from "./reproduce-flags.js";
 import { runTableRows } from "./reproduce-rows.js";
 import { loadAEqaSetup, aEqaExploreSettings, aEqaPlanOptions, runAEqaRows, A_EQA_EPISODES_HINT } from "./reproduce-aeqa.js";
 
@@ -110,7 +110,7 @@ export async function reproduceAEqaCommand(table: PublishedTable, flags: Reprodu
     return 0;
   }
   checkPriceFile();
-  const run = await openRun({ dir: outDir, kind: "reproduce", settings, parts: families.map(aEqaRowDir) });
+  const run = await openRun({ dir: outDir, kind: RUN_KIND.reproduce, settings, parts: families.map(aEqaRowDir) });
   const explored = await runAEqaRows(flags, setup, families, table.id, run.path, flags.batch === true);
   const written = await writeAEqaTable(table, run, explored.rows, setup, settings);
   console.log(`\n${written.markdown}`);

@@ -10,7 +10,7 @@ import { modelCallSettings, openModelRuntime, resolveRoleModel } from "./options
 import { openCallPlan } from "./dry-run.js";
 import { createProgress } from "./progress.js";
 import { runBatch } from "./batch.js";
-import type { ReproduceFlags } from "./reproduce.js";
+import type { ReproduceFlags } from "./reproduce-flags.js";
 
 /** A table's progress on one line: the row, then its stage ("row 2/5 socratic answering"). */
 export interface RowReporting {

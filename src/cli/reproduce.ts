@@ -1,42 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { Command, Option } from "commander";
-import { type LlmMatchMode } from "../eval/index.js";
-import { EQA_RM_K, EQA_RM_TABLES, EXPRESS_TABLES, OPENEQA_EM_TABLES, OPENEQA_FAMILIES, REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableMarkdown, writeTableFormats, publishedTable, publishedTableIds, OPENEQA_A_EQA_TABLES, type OpenEqaFamily, type PublishedTable, type ReproducedTable, TAG_TABLES } from "../reproduce/index.js";
-import { TAG_BASELINE_NAMES, type TagBaselineName } from "../generate/index.js";
-import { addImageOptions, positiveInteger, choiceList, framesPath, addModelCallOptions, oneOf, outputDirectory, powerOfTwo, type ImageFlags, type ModelCallFlags } from "./options.js";
-import { addDryRunOption, type DryRunFlags } from "./dry-run.js";
-import { addBatchOptions, type BatchFlags } from "./batch.js";
+import { EQA_RM_K, EQA_RM_TABLES, EXPRESS_TABLES, OPENEQA_EM_TABLES, OPENEQA_FAMILIES, REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableMarkdown, writeTableFormats, publishedTable, publishedTableIds, OPENEQA_A_EQA_TABLES, type PublishedTable, type ReproducedTable, TAG_TABLES } from "../reproduce/index.js";
+import { TAG_BASELINE_NAMES } from "../generate/index.js";
+import type { ReproduceFlags } from "./reproduce-flags.js";
+import { addImageOptions, positiveInteger, choiceList, framesPath, addModelCallOptions, oneOf, outputDirectory, powerOfTwo } from "./options.js";
+import { addDryRunOption } from "./dry-run.js";
+import { addBatchOptions } from "./batch.js";
 import { reproduceOpenEqaCommand, reproduceAEqaCommand } from "./reproduce-openeqa.js";
 import { reproduceTagCommand, reproduceRewardCommand } from "./reproduce-rows.js";
 import { reproduceExpressCommand } from "./reproduce-explore.js";
-
-export interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags, ImageFlags {
-  instances?: string;
-  maxK: number;
-  model?: string;
-  modelBaseUrl?: string;
-  captioner?: string;
-  captionerBaseUrl?: string;
-  judge?: string;
-  judgeBaseUrl?: string;
-  benchmark?: string;
-  subset?: string;
-  frames?: string;
-  rows?: OpenEqaFamily[];
-  mode: LlmMatchMode;
-  published?: boolean;
-  out?: string;
-  episodes?: string;
-  env: "builtin" | "habitat";
-  scenes?: string;
-  bridgePython: string;
-  prompts: string;
-  maxSteps?: number;
-  width?: number;
-  height?: number;
-  questions?: string;
-  baselines?: TagBaselineName[];
-}
 
 function tableArgument(value: string): PublishedTable {
   return publishedTable(value);

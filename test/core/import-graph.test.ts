@@ -16,7 +16,7 @@ const srcDir = join(projectRoot, "src");
 const FOLDER_ORDER = ["core", "data", "store", "episodes", "geometry", "models", "sim", "agents", "eval", "generate", "reward", "reproduce", "report", "cli"] as const;
 
 /** Files of src/cli that assemble commands: the program, its entry point and command groups. */
-const CLI_ASSEMBLERS = new Set(["main.ts", "program.ts", "rm.ts", "data.ts"]);
+const CLI_ASSEMBLERS = new Set(["main.ts", "program.ts", "rm.ts", "data.ts", "generate.ts"]);
 
 function sourceFiles(dir: string): string[] {
   const files: string[] = [];
