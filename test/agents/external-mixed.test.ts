@@ -99,6 +99,9 @@ describe("an agent of the user's own on a Mixed EQA set (eqa explore --episodes 
         assert.equal(calls.length, 4 + 3, "one agent call per episode, one judging per answer that is not the canonical value");
         assert.deepEqual(calls.filter((c) => c.role !== "judge").map((c) => c.item).sort(), [...byId.keys()].sort());
         assert.match(result.stdout, /cost/);
+        const report = await runCli(["report", out, "--out", join(home, "report.html")], cliEnv(home));
+        assert.equal(report.code, 0, report.stderr);
+        assert.match(readFileSync(join(home, "report.html"), "utf8"), /present-where-candle/);
       },
     );
   });
