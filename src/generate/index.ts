@@ -13,6 +13,7 @@ export * from "./history.js";
 export * from "./perceived-log.js";
 export * from "./program-agent.js";
 export * from "./mixed-history.js";
+export { checkMixedAgent, tinyMixedSet } from "./mixed-check.js";
 export * from "./tag-agent.js";
 export * from "./demo.js";
 export * from "./tag-baselines/index.js";

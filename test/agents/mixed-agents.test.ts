@@ -75,7 +75,8 @@ describe("what an agent is handed", () => {
   test("the history holds each day's when, frames and the agent's own actions, and the agents answer with the recordings' ground truth gone", async () => {
     const history: MixedHistory = await loadMixedHistory(fixture.set.homes[0]!, fixture.dir, fixture.file);
     const [day] = history.days;
-    assert.deepEqual(Object.keys(day!).sort(), ["actions", "cameraHeight", "day", "frames", "when"]);
+    assert.deepEqual(Object.keys(day!).sort(), ["actions", "cameraHeight", "day", "frameCount", "frames", "toWorld", "when"]);
+    assert.equal(day!.toWorld.length, 16, "the day's grounding frame → the world frame");
     assert.deepEqual(day!.actions.map((a) => [a.action, a.object.type, a.target?.type ?? a.from?.type]), [["pickup", "candle", "shelf"], ["put", "candle", "desk"]]);
     // the recording's trajectory log (every object's state at every step) and the world states are taken away
     const dayDir = join(fixture.dir, "homes", "home-2", "day-1");

@@ -1,6 +1,6 @@
 /**
- * `eqa agent check` for every kind an agent supports: the EM-EQA suite (src/agents/external/check.ts)
- * and, for active agents, two episodes in the built-in simulator (home-0, 64×48 observations)
+ * `eqa agent check` for every kind an agent supports: the EM-EQA suite (src/agents/external/check.ts),
+ * the mixed suite given by the caller (src/generate/mixed-check.ts) and, for active agents, two episodes in the built-in simulator (home-0, 64×48 observations)
  * against the stand-in model: one the agent ends itself (within 60 actions), one of a
  * two-action budget after which it must answer or stop; the slowest reply against half the
  * timeout; then, for a process, malformed input, an unknown method, a `step` with invalid
@@ -22,7 +22,7 @@ const isTaskKind = (kind: string): kind is AgentTaskKind => (AGENT_TASK_KINDS as
  * Checks the agent for every kind it says it supports (em-eqa when it says nothing or cannot
  * start); a kind the protocol does not have is a failed check naming it.
  */
-export async function checkAgentKinds(spec: ExternalAgentSpec, options: AgentCheckOptions = {}): Promise<{ kinds: AgentTaskKind[]; checks: AgentCheck[] }> {
+export async function checkAgentKinds(spec: ExternalAgentSpec, options: AgentCheckOptions = {}, suites: { mixed?: AgentSuite } = {}): Promise<{ kinds: AgentTaskKind[]; checks: AgentCheck[] }> {
   const identity = await probeAgent(spec, options);
   const named = typeof identity === "string" ? [] : (identity.supports ?? ["em-eqa"]);
   const supported = AGENT_TASK_KINDS.filter((k) => named.includes(k));
@@ -30,8 +30,18 @@ export async function checkAgentKinds(spec: ExternalAgentSpec, options: AgentChe
   const checks: AgentCheck[] = [];
   const unknown = named.filter((k) => !isTaskKind(k));
   if (unknown.length > 0) checks.push({ name: "supports", passed: false, detail: `names ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which the protocol does not have (its task kinds: ${AGENT_TASK_KINDS.join(", ")})` });
-  for (const kind of kinds) checks.push(...(kind === "active" ? await checkActiveAgent(spec, options) : kind === "tag" ? await checkTagAgent(spec, options) : await checkAgent(spec, options)));
+  for (const kind of kinds) checks.push(...(await checkKind(kind, spec, options, suites)));
   return { kinds, checks };
+}
+
+/** A kind's suite run from a layer above this one (the mixed suite needs the generator and the mixed run). */
+export type AgentSuite = (spec: ExternalAgentSpec, options: AgentCheckOptions) => Promise<AgentCheck[]>;
+
+function checkKind(kind: AgentTaskKind, spec: ExternalAgentSpec, options: AgentCheckOptions, suites: { mixed?: AgentSuite }): Promise<AgentCheck[]> {
+  if (kind === "active") return checkActiveAgent(spec, options);
+  if (kind === "tag") return checkTagAgent(spec, options);
+  if (kind === "mixed") return suites.mixed ? suites.mixed(spec, options) : Promise.resolve([{ name: "mixed", passed: false, detail: "this check has no mixed suite" }]);
+  return checkAgent(spec, options);
 }
 
 function describeEpisode(r: ExternalExplorationResult): string {

@@ -17,6 +17,7 @@ import type { EpisodeFrameImage, ImageOptions } from "../../episodes/index.js";
 import { FrameFolderWriter, prepareImage } from "../../episodes/index.js";
 import type { AgentState, EnvObservation, Environment } from "../../sim/index.js";
 import type { AgentTrace } from "../types.js";
+import type { MixedHistory } from "../external/protocol.js";
 import { ACTIVE_ACTIONS, type AgentActiveAction, type AgentActiveObservation, type CheckedDecision, type ExternalActiveAgent } from "../external/index.js";
 import { OccupancyMap } from "./occupancy.js";
 import type { ActiveEpisode } from "./explorer-types.js";
@@ -28,6 +29,8 @@ export interface ExternalExploreOptions {
   timeMs?: number;
   /** How frames asked for in model/complete are prepared. */
   image?: ImageOptions;
+  /** A Mixed EQA episode's history (the protocol's `mixed` kind), sent in `reset`. */
+  history?: MixedHistory;
 }
 
 export type ExternalStopReason = "answered" | "stopped" | "budget" | "time";
@@ -113,6 +116,7 @@ export async function exploreExternal(agent: ExternalActiveAgent, episode: Activ
         question: { id: episode.questionId, text: episode.question, ...(episode.category ? { category: episode.category } : {}), ...(episode.choices ? { choices: episode.choices } : {}) },
         scene: episode.scene,
         framesDir: resolve(framesDir),
+        ...(options.history ? { history: options.history } : {}),
       },
       actions: [...ACTIVE_ACTIONS],
       budget: { maxSteps, timeMs: options.timeMs ?? null, timeoutMs: agent.timeoutMs },

@@ -272,7 +272,7 @@ export async function robustness(command: string, args: readonly string[], timeo
 
     const requests: { name: string; method: string; params: unknown }[] = [
       { name: "unknown method", method: "eqakit/no-such-method", params: {} },
-      { name: "invalid params", method: initialize.task === "active" ? "step" : "answer", params: initialize.task === "active" ? { observation: 42 } : { question: 42 } },
+      { name: "invalid params", method: initialize.task === "active" || initialize.task === "mixed" ? "step" : "answer", params: initialize.task === "active" || initialize.task === "mixed" ? { observation: 42 } : { question: 42 } },
       { name: "shutdown", method: "shutdown", params: {} },
     ];
     for (const r of requests) {

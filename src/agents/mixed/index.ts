@@ -7,3 +7,4 @@ export { answerMixedQuestion, type MixedAgentContext, type MixedOutcome, type Mi
 export { MIXED_MAX_STEPS, MIXED_RECORDS_FILE, runMixedEpisodes, type MixedRecord, type MixedRunHome, type MixedRunOptions } from "./run.js";
 export { MIXED_ANSWER_PROMPT, answerWithModel, mixedModelConfiguration, type MixedModel } from "./model-answer.js";
 export type { MixedJudge } from "./run.js";
+export { answerWithOwnAgent, protocolHistory, type OwnMixedAgent } from "./own-agent.js";

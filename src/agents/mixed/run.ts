@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { rm } from "node:fs/promises";
 import { z } from "zod";
 import { OutputError, UserError, canonicalJson, isUserError, outputFailure, selectShard, sha256Hex, writeFileAtomically, type Shard } from "../../core/index.js";
-import type { MixedEpisode, MixedHome, MixedSet } from "../../data/index.js";
+import { canonicalMixedValue, type MixedEpisode, type MixedHome, type MixedSet } from "../../data/index.js";
 import { HouseholdEnvironment, type Home } from "../../sim/index.js";
 import { openRun, resultSettings, resumeItems, type ResumeRule, type RunDirectory, RUN_KIND } from "../../store/index.js";
 import { EXPLORE_TRAJECTORY_FORMAT } from "../explore/run.js";
@@ -24,7 +24,9 @@ import { writeTrajectoryImage } from "../explore/trajectory-image.js";
 import { answerMixedQuestion, type MixedOutcome } from "./agents.js";
 import type { MixedAgentName, MixedHistory, RecallDay, RecalledDay } from "./types.js";
 import { mixedModelConfiguration, type MixedModel } from "./model-answer.js";
-import { ModelCallError, usageTotalsSchema, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { describeExternalAgent } from "../external/index.js";
+import { answerWithOwnAgent, type OwnMixedAgent } from "./own-agent.js";
+import { ModelCallError, withCallContext, usageTotalsSchema, type UsageLedger, type UsageTotals } from "../../models/index.js";
 
 export const MIXED_RECORDS_FILE = "mixed.jsonl";
 /** The agents' step budget in the live environment when --max-steps is not given. */
@@ -96,7 +98,8 @@ export interface MixedRunOptions {
   set: MixedSet;
   /** The set's `episodes.json` (recorded and copied into the run). */
   setFile: string;
-  agent: MixedAgentName;
+  /** A built-in agent, or one of the user's own (the protocol's `mixed` kind). */
+  agent: MixedAgentName | OwnMixedAgent;
   /** Each home by scene. */
   homes: ReadonlyMap<string, MixedRunHome>;
   /** What an agent remembers of a day (generate's `recallMixedDay`); built once per day. */
@@ -109,14 +112,15 @@ export interface MixedRunOptions {
   onProgress?: (done: number, total: number, failed: number) => void;
   /** The model-driven form: the user's VLM answers (`--model`). */
   model?: MixedModel;
-  /** With `model`: the judge of its answers (`--judge`). */
+  /** The judge of answers in words (`--judge`): a model-driven agent's, and those of an agent of the user's own that are not the canonical value. */
   judge?: MixedJudge;
   /** The runtime's ledger: every model call is recorded in the run's `calls.jsonl`. */
   usage?: UsageLedger;
 }
 
 function keyOf(options: Pick<MixedRunOptions, "agent" | "maxSteps" | "observation" | "model" | "judge">): { configuration: Record<string, unknown>; keyOf: (e: MixedEpisode) => string } {
-  const configuration = { agent: options.agent, maxSteps: options.maxSteps ?? MIXED_MAX_STEPS, observation: options.observation, ...(options.model ? { model: mixedModelConfiguration(options.model) } : {}), ...(options.judge ? { judge: options.judge.configuration } : {}) };
+  const agent = typeof options.agent === "string" ? options.agent : { ...options.agent.own.configuration, timeMs: options.agent.timeMs ?? null };
+  const configuration = { agent, maxSteps: options.maxSteps ?? MIXED_MAX_STEPS, observation: options.observation, ...(options.model ? { model: mixedModelConfiguration(options.model) } : {}), ...(options.judge ? { judge: options.judge.configuration } : {}) };
   const config = canonicalJson(configuration);
   return { configuration, keyOf: (e) => sha256Hex(`${config}\u0000${canonicalJson(e)}`) };
 }
@@ -149,7 +153,7 @@ export async function runMixedEpisodes(options: MixedRunOptions): Promise<{ run:
       const home = options.homes.get(scene);
       const env = home ? new HouseholdEnvironment(home.present, { ...options.observation, masks: true }) : undefined;
       for (const e of pending.filter((p) => p.scene === scene)) {
-        const record = await runOne(options, run, e, key(e), home, env, remembered);
+        const record = await withCallContext({ item: e.question_id }, () => runOne(options, run, e, key(e), home, env, remembered));
         appender.append(record);
         records.set(e.question_id, record);
         if (record.error !== null) failed++;
@@ -163,7 +167,8 @@ export async function runMixedEpisodes(options: MixedRunOptions): Promise<{ run:
 }
 
 async function runOne(options: MixedRunOptions, run: RunDirectory, e: MixedEpisode, inputKey: string, home: MixedRunHome | undefined, env: HouseholdEnvironment | undefined, remembered: Map<string, Promise<RecalledDay>>): Promise<MixedRecord> {
-  const base: MixedRecord = { questionId: e.question_id, inputKey, scene: e.scene, agent: options.agent, category: e.category, historyAnswers: e.history_answers, answer: null, stop: null, pathLengthM: null, pathLengthSteps: null, frames: 0, historyFrames: [], gtPathLengthM: e.gt_path_length, details: {}, error: null, finishedAt: new Date().toISOString() };
+  const agentName = typeof options.agent === "string" ? options.agent : describeExternalAgent(options.agent.own.spec);
+  const base: MixedRecord = { questionId: e.question_id, inputKey, scene: e.scene, agent: agentName, category: e.category, historyAnswers: e.history_answers, answer: null, stop: null, pathLengthM: null, pathLengthSteps: null, frames: 0, historyFrames: [], gtPathLengthM: e.gt_path_length, details: {}, error: null, finishedAt: new Date().toISOString() };
   const name = episodeFileName(e.question_id);
   const framesDir = run.file(join("frames", name));
   try {
@@ -181,9 +186,15 @@ async function runOne(options: MixedRunOptions, run: RunDirectory, e: MixedEpiso
       if (!remembered.has(k)) remembered.set(k, options.recall(home.history, lived));
       return remembered.get(k)!;
     };
-    const outcome = await answerMixedQuestion(options.agent, { questionId: e.question_id, question: e.question, program: e.program }, { env, start, history: home.history, recall, framesDir, maxSteps: options.maxSteps ?? MIXED_MAX_STEPS, ...(options.model ? { model: options.model } : {}) });
+    const maxSteps = options.maxSteps ?? MIXED_MAX_STEPS;
+    const outcome =
+      typeof options.agent === "string"
+        ? await answerMixedQuestion(options.agent, { questionId: e.question_id, question: e.question, program: e.program }, { env, start, history: home.history, recall, framesDir, maxSteps, ...(options.model ? { model: options.model } : {}) })
+        : await answerWithOwnAgent(options.agent, { questionId: e.question_id, question: e.question, category: e.category, scene: e.scene }, { env, start, history: home.history, framesDir, maxSteps });
     await writeMixedTrajectory(run, name, e, outcome, home, env);
-    const judged = options.judge ? await options.judge.judge(e, outcome.answer) : undefined;
+    // an answer of the user's own agent that is the canonical value is scored exactly; the judge reads any other
+    const exact = typeof options.agent !== "string" && outcome.answer !== null && canonicalMixedValue(outcome.answer) === canonicalMixedValue(e.answer_value);
+    const judged = options.judge && !exact ? await options.judge.judge(e, outcome.answer) : undefined;
     return {
       ...base,
       answer: outcome.answer,

@@ -33,6 +33,10 @@ export interface MixedHistoryDay {
   when: string;
   /** The day's frame folder: what the agent saw. */
   frames: string;
+  /** How many frames the folder holds. */
+  frameCount: number;
+  /** The day's grounding frame → the home's world frame (4×4 row-major), in which an agent of the user's own is handed the actions. */
+  toWorld: readonly number[];
   /** The agent's own actions that day. */
   actions: readonly HistoryAction[];
   /** Height of the camera above the agent's feet, metres. */

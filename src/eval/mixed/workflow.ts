@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { eqakitVersion, resolveInside, type Question, type Shard } from "../../core/index.js";
 import { loadMixedSet, type MixedEpisode, type MixedHome, type MixedSet } from "../../data/index.js";
-import { episodeFileName, MIXED_RECORDS_FILE, runMixedEpisodes, type MixedAgentName, type MixedHistory, type MixedJudge, type MixedModel, type MixedRecord, type MixedRunHome, type RecallDay } from "../../agents/index.js";
+import { episodeFileName, MIXED_RECORDS_FILE, runMixedEpisodes, type MixedAgentName, type OwnMixedAgent, type MixedHistory, type MixedJudge, type MixedModel, type MixedRecord, type MixedRunHome, type RecallDay } from "../../agents/index.js";
 import { ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type ChatModel, type RunCost, type UsageLedger } from "../../models/index.js";
 import { judgeLlmMatch, prepareLlmMatchTask, type LlmMatchMode } from "../openeqa/index.js";
 import { readHomeFile } from "../../sim/index.js";
@@ -26,7 +26,8 @@ export interface MixedPerception {
 export interface MixedWorkflowOptions {
   /** The set's `episodes.json`. */
   setFile: string;
-  agent: MixedAgentName;
+  /** A built-in agent, or one of the user's own (the protocol's `mixed` kind). */
+  agent: MixedAgentName | OwnMixedAgent;
   outDir: string;
   maxSteps?: number;
   observation: { width: number; height: number };
@@ -35,7 +36,7 @@ export interface MixedWorkflowOptions {
   onProgress?: (done: number, total: number, failed: number) => void;
   /** The model-driven form (`--model`): the agents answer in words from the frames they retrieved and saw. */
   model?: MixedModel;
-  /** With `model`: LLM-Match's judge (`--judge`) against the answer and its alternatives. */
+  /** LLM-Match's judge (`--judge`) against the answer and its alternatives: of a model-driven agent's answers, and of the user's agent's that are not the canonical value. */
   judge?: { chat: ChatModel; mode: LlmMatchMode };
   /** The runtime's ledger of model calls. */
   usage?: UsageLedger;
