@@ -90,6 +90,18 @@ describe("inferRelations with the instances' points", () => {
     assert.deepEqual(inferRelations(instances).filter((r) => r.relation !== "next to"), [{ subject: 1, relation: "inside", object: 0 }]);
   });
 
+  test("a lamp standing in a basin and rising above its rim is inside it (its box, mostly above the rim, is neither inside nor on by the boxes)", () => {
+    const lamp = gridPoints([0.2, 0.1, 0.2], [0.3, 1.2, 0.3]);
+    const instances = [instance(0, "sink", basin), instance(1, "lamp", lamp)];
+    assert.deepEqual(inferRelations(instances, new Map([[0, basin], [1, lamp]])).filter((r) => r.relation !== "next to"), [{ subject: 1, relation: "inside", object: 0 }]);
+  });
+
+  test("a lamp beside a basin, on the floor it stands on, is not inside it", () => {
+    const lamp = gridPoints([0.7, 0, 0.2], [0.8, 1.2, 0.3]);
+    const instances = [instance(0, "sink", basin), instance(1, "lamp", lamp)];
+    assert.deepEqual(inferRelations(instances, new Map([[0, basin], [1, lamp]])).filter((r) => r.relation !== "next to"), []);
+  });
+
   test("a cup in a basin, its walls round it, is inside it", () => {
     const instances = [instance(0, "sink", basin), instance(1, "mug", cup)];
     assert.deepEqual(inferRelations(instances, new Map([[0, basin], [1, cup]])).filter((r) => r.relation !== "next to"), [{ subject: 1, relation: "inside", object: 0 }]);

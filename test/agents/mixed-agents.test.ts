@@ -134,6 +134,30 @@ describe("reading a program", () => {
     assert.equal(executeMixedProgram({ query: "where", object: "mug" }, view), undefined, "now is unknown to this view");
   });
 
+  test("of two objects of one type that the agent handled (heated where it was seen, then carried away as another), the one it handled last is where it put it", () => {
+    const state = (receptacle: string | null, position: [number, number, number], relation: "on" | "inside" | "held" = "on") => ({ position, relation: receptacle ? relation : ("held" as const), receptacle, states: {} });
+    const agent = { position: [0, 0, 0] as [number, number, number], yaw: 0, pitch: 0 };
+    const log: TrajectoryLog = {
+      format: "eqakit-trajectory/1", id: "t", source: "perceived", environment: "home-9", cameraHeight: 1.5,
+      objects: [
+        { id: "bread-m1", type: "bread", kind: "object", receptacle: null, properties: {}, states: [] },
+        { id: "microwave-m2", type: "microwave", kind: "object", receptacle: null, properties: {}, states: [] },
+        { id: "bread-m3", type: "bread", kind: "object", receptacle: null, properties: {}, states: [] },
+        { id: "shelf-m4", type: "shelf", kind: "object", receptacle: null, properties: {}, states: [] },
+      ],
+      steps: [0, 1, 2, 3].map((step) => ({ step, action: null, success: true, frame: step, agent, held: null, objects: {
+        "bread-m1": state("microwave-m2", [1, 1, 1], "inside"),
+        "microwave-m2": state(null, [1, 1, 1]),
+        "bread-m3": step < 3 ? state(null, [2, 1.5, 2]) : state("shelf-m4", [5, 1.5, 5]),
+        "shelf-m4": state(null, [5, 1, 5]),
+      } })),
+      events: [{ step: 1, type: "heat", object: "bread-m1", index: 1 }, { step: 2, type: "pickup", object: "bread-m3", index: 1 }, { step: 3, type: "put", object: "bread-m3", index: 1 }],
+    };
+    const view = historyView(new Map([[1, log]]), () => undefined);
+    assert.equal(executeMixedProgram({ query: "where", object: "bread", at: { day: 1, at: "after", event: "put", object: "bread" } }, view), "shelf");
+    assert.equal(executeMixedProgram({ query: "where", object: "bread", at: { day: 1, at: "after", event: "heat", object: "bread" } }, view), "microwave");
+  });
+
   test("LA-EQA's SPL: capped at 1, weighted by success; without a best path, 1 only for an agent that did not move", () => {
     assert.equal(mixedSpl(1, 4, 8), 0.5);
     assert.equal(mixedSpl(1, 4, 2), 1);

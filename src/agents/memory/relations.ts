@@ -54,6 +54,7 @@ export function inferRelations(instances: readonly MemoryInstance[], points?: Re
       const a = boxed[x]!;
       const b = boxed[y]!;
       let relation = pairRelation(a.box, b.box, t);
+      if (points && relation?.name !== "inside" && relation?.name !== "on") relation = standingIn(a, b, points, t) ?? relation;
       if (!relation) continue;
       if (relation.name === "inside") {
         const [inner, outer] = relation.swap ? [b, a] : [a, b];
@@ -67,6 +68,27 @@ export function inferRelations(instances: readonly MemoryInstance[], points?: Re
     }
   }
   return relations;
+}
+
+/**
+ * A tall object standing in a basin and rising above its rim (a lamp in a sink): its bottom
+ * within the other's box, over its footprint, its top above it, so that less of it lies in the
+ * box than `inside` asks and its bottom is far below the box's top. It is inside when the other's
+ * points close round it (walls rising from where it stands); the boxes alone never say so.
+ */
+/** The walls round an object standing in a basin rise at least this above its bottom, metres (its top may stand far above the rim). */
+const STANDING_IN_WALL_M = 0.1;
+
+function standingIn(a: MemoryInstance & { box: Aabb }, b: MemoryInstance & { box: Aabb }, points: ReadonlyMap<number, Float32Array>, t: typeof RELATION_THRESHOLDS): { name: "inside"; swap: boolean } | undefined {
+  for (const [inner, outer, swap] of [[a, b, false], [b, a, true]] as const) {
+    const i = inner.box;
+    const o = outer.box;
+    if (aabbVolume(o) < 2 * aabbVolume(i) || footprintOverlap(i, o) < t.support) continue;
+    if (!(i.min[1] > o.min[1] && i.min[1] < o.max[1] - t.contactGap && i.max[1] > o.max[1])) continue;
+    const around = points.get(outer.id);
+    if (around && enclosed(i, around, t, STANDING_IN_WALL_M)) return { name: "inside", swap };
+  }
+  return undefined;
 }
 
 function pairRelation(a: Aabb, b: Aabb, t: typeof RELATION_THRESHOLDS): { name: "on" | "inside" | "above" | "next to"; swap: boolean } | undefined {
@@ -107,13 +129,13 @@ function beneath(box: Aabb, points: Float32Array, t: typeof RELATION_THRESHOLDS)
 
 /**
  * Whether a receptacle's points close round a box: a roof over most of its footprint, or, on each of its
- * four sides, a wall (points rising past half its height) that stands where the surface it rests
+ * four sides, a wall (points rising past half its height, or `wallHeight`) that stands where the surface it rests
  * on reaches, within `SURFACE_PARAMETERS.wallGap`. Each side looks along the strip of the
  * footprint's width, never off its corners.
  */
-function enclosed(box: Aabb, points: Float32Array, t: typeof RELATION_THRESHOLDS): boolean {
+function enclosed(box: Aabb, points: Float32Array, t: typeof RELATION_THRESHOLDS, wallHeight = 0.5 * (box.max[1] - box.min[1])): boolean {
   const s = SURFACE_PARAMETERS;
-  const rise = box.min[1] + Math.max(s.minRise, 0.5 * (box.max[1] - box.min[1]));
+  const rise = box.min[1] + Math.max(s.minRise, wallHeight);
   const wall = [Infinity, Infinity, Infinity, Infinity]; // nearest wall on −x, +x, −z, +z
   const wallPoints = [0, 0, 0, 0];
   const floor = [0, 0, 0, 0]; // how far the surface at the box's bottom reaches on each side

@@ -15,13 +15,16 @@ export function momentStep(log: TrajectoryLog, moment: Exclude<MixedMoment, { no
 }
 
 /**
- * A log's objects, those the agent's own actions name first: where a memory holds two objects of
- * one type (one object seen twice, or seen before and after it was moved), what the agent
- * handled itself is what it knows best.
+ * A log's objects, those the agent's own actions name first, the one it handled last (up to
+ * `step`) before the others: where a memory holds two objects of one type (one object seen
+ * twice, or seen before and after it was moved, or heated where it was seen and carried away as
+ * another), what the agent handled itself, and most recently, is what it knows best.
  */
-function byAttention(log: TrajectoryLog): TrajectoryLog["objects"] {
-  const handled = new Set(log.events.flatMap((e) => [e.object]));
-  return [...log.objects.filter((o) => handled.has(o.id)), ...log.objects.filter((o) => !handled.has(o.id))];
+function byAttention(log: TrajectoryLog, step = Number.POSITIVE_INFINITY): TrajectoryLog["objects"] {
+  const lastHandled = new Map<string, number>();
+  for (const e of log.events) if (e.step <= step) lastHandled.set(e.object, Math.max(lastHandled.get(e.object) ?? -1, e.step));
+  const handled = log.objects.filter((o) => lastHandled.has(o.id)).sort((a, b) => lastHandled.get(b.id)! - lastHandled.get(a.id)!);
+  return [...handled, ...log.objects.filter((o) => !lastHandled.has(o.id))];
 }
 
 /** Two objects of one type on one receptacle closer than this are taken for one, metres. */
@@ -33,7 +36,7 @@ export function logSnapshot(log: TrajectoryLog, step: number): MixedSnapshotObje
   if (!at) return [];
   const typeOf = new Map(log.objects.map((o) => [o.id, o.type]));
   const kept: { type: string; receptacle: string | null; position: readonly number[] | null }[] = [];
-  return byAttention(log).flatMap((o) => {
+  return byAttention(log, at.step).flatMap((o) => {
     const state = at.objects[o.id];
     if (!state) return [];
     const receptacle = state.relation === "on" || state.relation === "inside" ? (state.receptacle ? (typeOf.get(state.receptacle) ?? null) : null) : null;
@@ -50,7 +53,7 @@ export function logSnapshot(log: TrajectoryLog, step: number): MixedSnapshotObje
 /** Where an object of `type` stood at a step of a log (world metres), when the log places it. */
 export function logPosition(log: TrajectoryLog, type: string, step: number): [number, number, number] | undefined {
   const at = log.steps[Math.max(0, Math.min(step, log.steps.length - 1))];
-  for (const o of byAttention(log)) {
+  for (const o of byAttention(log, at?.step)) {
     if (o.type !== type) continue;
     const p = at?.objects[o.id]?.position;
     if (p) return [p[0], p[1], p[2]];
