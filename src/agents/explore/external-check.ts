@@ -37,11 +37,18 @@ export async function checkAgentKinds(spec: ExternalAgentSpec, options: AgentChe
 /** A kind's suite run from a layer above this one (the mixed suite needs the generator and the mixed run). */
 export type AgentSuite = (spec: ExternalAgentSpec, options: AgentCheckOptions) => Promise<AgentCheck[]>;
 
-function checkKind(kind: AgentTaskKind, spec: ExternalAgentSpec, options: AgentCheckOptions, suites: { mixed?: AgentSuite }): Promise<AgentCheck[]> {
-  if (kind === "active") return checkActiveAgent(spec, options);
-  if (kind === "tag") return checkTagAgent(spec, options);
-  if (kind === "mixed") return suites.mixed ? suites.mixed(spec, options) : Promise.resolve([{ name: "mixed", passed: false, detail: "this check has no mixed suite" }]);
-  return checkAgent(spec, options);
+/** Each task kind's suite (the agent protocol's kinds, not run kinds). */
+function checkKind(task: AgentTaskKind, spec: ExternalAgentSpec, options: AgentCheckOptions, suites: { mixed?: AgentSuite }): Promise<AgentCheck[]> {
+  switch (task) {
+    case "active":
+      return checkActiveAgent(spec, options);
+    case "tag":
+      return checkTagAgent(spec, options);
+    case "mixed":
+      return suites.mixed ? suites.mixed(spec, options) : Promise.resolve([{ name: "mixed", passed: false, detail: "this check has no mixed suite" }]);
+    case "em-eqa":
+      return checkAgent(spec, options);
+  }
 }
 
 function describeEpisode(r: ExternalExplorationResult): string {
