@@ -59,13 +59,7 @@ export function formatScoreSummary(summary: ScoreSummary, options: SummaryTextOp
   notes.push(...modelCallNotes(summary));
   lines.push("", ...notes.map((n) => `  ${n}`));
   if (summary.cost && options.cost !== false) lines.push("", formatRunCost(summary.cost));
-  const unreadable = formatJudgeUnreadable(summary.judgeUnreadable);
-  if (unreadable) lines.push("", `${unreadable}; left out of the aggregates`);
-  if (summary.failures.length > 0) {
-    lines.push("", `failed (${summary.failures.length}):`);
-    for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);
-    if (summary.failures.length > 20) lines.push(`  … and ${summary.failures.length - 20} more, listed in summary.json`);
-  }
+  lines.push(...judgeFailureLines(summary));
   return lines.join("\n");
 }
 
@@ -179,6 +173,13 @@ export function formatLaEqaSummary(summary: LaEqaScoreSummary): string {
   notes.push(formatCallCounts("judge", summary.usage.judgements, summary.cost));
   notes.push(...modelCallNotes(summary));
   lines.push("", ...notes.map((note) => `  ${note}`), "", formatRunCost(summary.cost));
+  lines.push(...judgeFailureLines(summary));
+  return lines.join("\n");
+}
+
+/** A score run's judge replies no mark could be read from, and its failed questions (the first 20). */
+function judgeFailureLines(summary: { judgeUnreadable: Parameters<typeof formatJudgeUnreadable>[0]; failures: readonly { questionId: string; error: string }[] }): string[] {
+  const lines: string[] = [];
   const unreadable = formatJudgeUnreadable(summary.judgeUnreadable);
   if (unreadable) lines.push("", `${unreadable}; left out of the aggregates`);
   if (summary.failures.length > 0) {
@@ -186,5 +187,5 @@ export function formatLaEqaSummary(summary: LaEqaScoreSummary): string {
     for (const failure of summary.failures.slice(0, 20)) lines.push(`  ${failure.questionId}: ${failure.error}`);
     if (summary.failures.length > 20) lines.push(`  … and ${summary.failures.length - 20} more, listed in summary.json`);
   }
-  return lines.join("\n");
+  return lines;
 }
