@@ -24,10 +24,10 @@ import { cliEnv } from "../test/helpers/cli.js";
 import { writeRgbEpisode } from "../test/helpers/frames.js";
 import { openAiReply, startModelServer, type ReceivedRequest, type ScriptedReply } from "../test/helpers/model-server.js";
 
-/** One command run: its arguments (given the temporary root, the checkout and the model server's /v1 URL) and the folder it writes, relative to the root. */
+/** One command run: its arguments (given the temporary folder and the model server's /v1 URL) and the folder it writes, relative to the temporary folder. */
 interface Scenario {
   name: string;
-  args: (root: string, checkout: string, model: string) => string[];
+  args: (root: string, model: string) => string[];
   dir?: string;
 }
 
@@ -41,7 +41,7 @@ interface ScenarioDigest {
 
 const DEMO = (root: string): string[] => ["demo", "--out", join(root, "demo"), "--seeds", "2", "--per-trajectory", "4"];
 const TAG = (root: string, out: string): string[] => ["generate", "tag", "--source", `sim:${join(root, "tag-source")}`, "--out", join(root, out), "--per-trajectory", "6", "--seed", "4"];
-const RM_BUILD = (root: string, checkout: string): string[] => ["rm", "build", "--benchmark", join(checkout, "test/fixtures/openeqa/open-eqa-v0.json"), "--subset", join(root, "subset.json"), "--frames", join(root, "frames")];
+const RM_BUILD = (root: string): string[] => ["rm", "build", "--benchmark", join(root, "open-eqa-v0.json"), "--subset", join(root, "subset.json"), "--frames", join(root, "frames")];
 const MODEL = (name: string, role: string, url: string): string[] => [`--${role}`, `openai/${name}`, `--${role}-base-url`, url, "--no-cache", "--concurrency", "1"];
 
 const SCENARIOS: Scenario[] = [
@@ -51,19 +51,25 @@ const SCENARIOS: Scenario[] = [
   { name: "demo offline", args: DEMO, dir: "demo" },
   { name: "demo again (resumes)", args: DEMO, dir: "demo" },
   { name: "demo --agent", args: (root) => [...DEMO(root), "--agent", join(root, "counter.mjs")], dir: "demo" },
-  { name: "demo --model", args: (root, _, url) => [...DEMO(root), ...MODEL("test-vlm", "model", url), "--agents", "blind,vlm"], dir: "demo" },
+  { name: "demo --model", args: (root, url) => [...DEMO(root), ...MODEL("test-vlm", "model", url), "--agents", "blind,vlm"], dir: "demo" },
   { name: "generate tag sim", args: (root) => TAG(root, "tag"), dir: "tag" },
-  { name: "generate tag --renderer", args: (root, _, url) => [...TAG(root, "tag-rewritten"), ...MODEL("gemma-2-27b-it", "renderer", url)], dir: "tag-rewritten" },
-  { name: "generate tag alfred", args: (root, checkout) => ["generate", "tag", "--source", `alfred:${join(checkout, "test/fixtures/alfred/valid_seen")}`, "--out", join(root, "tag-alfred"), "--per-trajectory", "4"], dir: "tag-alfred" },
+  { name: "generate tag --renderer", args: (root, url) => [...TAG(root, "tag-rewritten"), ...MODEL("gemma-2-27b-it", "renderer", url)], dir: "tag-rewritten" },
+  { name: "generate tag alfred", args: (root) => ["generate", "tag", "--source", `alfred:${join(root, "alfred")}`, "--out", join(root, "tag-alfred"), "--per-trajectory", "4"], dir: "tag-alfred" },
   { name: "generate tag bad source", args: (root) => ["generate", "tag", "--source", "habitat:/tmp", "--out", join(root, "tag-bad")] },
-  { name: "rm build", args: (root, checkout, url) => [...RM_BUILD(root, checkout), ...MODEL("resp", "responder", url), ...MODEL("scorer", "scorer", url), "--responses", "2", "--out", join(root, "rm-build")], dir: "rm-build" },
+  { name: "rm build", args: (root, url) => [...RM_BUILD(root), ...MODEL("resp", "responder", url), ...MODEL("scorer", "scorer", url), "--responses", "2", "--out", join(root, "rm-build")], dir: "rm-build" },
   { name: "rm build without --frames", args: () => ["rm", "build", "--responder", "openai/resp", "--scorer", "openai/scorer"] },
-  { name: "rm build without --scorer", args: (root, checkout) => [...RM_BUILD(root, checkout), "--responder", "openai/resp"] },
+  { name: "rm build without --scorer", args: (root) => [...RM_BUILD(root), "--responder", "openai/resp"] },
 ];
 
-/** The inputs the scenarios read: frames and a question subset for rm build, an agent of the user's own, recordings (the demo's) for generate tag. */
+/**
+ * The inputs the scenarios read, in the temporary folder (paths are part of some hashes): the
+ * fixtures' OpenEQA questions with frames and a subset for rm build, their ALFRED trajectories, an
+ * agent of the user's own.
+ */
 async function writeInputs(root: string, checkout: string): Promise<void> {
-  const questions = JSON.parse(readFileSync(join(checkout, "test/fixtures/openeqa/open-eqa-v0.json"), "utf8")) as { question_id: string; episode_history: string }[];
+  cpSync(join(checkout, "test/fixtures/alfred/valid_seen"), join(root, "alfred"), { recursive: true });
+  cpSync(join(checkout, "test/fixtures/openeqa/open-eqa-v0.json"), join(root, "open-eqa-v0.json"));
+  const questions = JSON.parse(readFileSync(join(root, "open-eqa-v0.json"), "utf8")) as { question_id: string; episode_history: string }[];
   const scannet = questions.filter((q) => q.episode_history.startsWith("scannet"));
   const chosen = [questions.find((q) => q.episode_history.startsWith("hm3d"))!, scannet[0]!, scannet.find((q) => q.episode_history !== scannet[0]!.episode_history)!];
   for (const q of chosen) await writeRgbEpisode(join(root, "frames", q.episode_history), 6, 48, 32);
@@ -166,7 +172,7 @@ async function digestCheckout(checkout: string): Promise<Record<string, Scenario
   try {
     await writeInputs(root, checkout);
     for (const scenario of SCENARIOS) {
-      const args = scenario.args(root, checkout, `${server.url}/v1`);
+      const args = scenario.args(root, `${server.url}/v1`);
       if (args.some((a) => a.includes("tag-source"))) writeTagSource(root);
       const result = await runEqa(checkout, args, root);
       process.stderr.write(`${scenario.name}: exit ${result.code}\n`);
