@@ -26,6 +26,10 @@ export interface RoleFlags {
   readonly baseUrlHelp: string;
   /** The environment variable that gives the model when the flag is left out (`EQA_JUDGE`). */
   readonly env?: string;
+  /** The flag's value as its help shows it, where the role takes more than a model (default `provider/model`). */
+  readonly value?: string;
+  /** The flag's default, where the role has one that names no model (`template` of `eqa generate tag --renderer`). */
+  readonly default?: string;
 }
 
 /** The flags the lifecycle reads: the model calls', `--out`, `--dry-run` and `--batch`. */
@@ -89,8 +93,10 @@ function outHelp(path: string): string {
 }
 
 function addRoleFlags(command: Command, flags: RoleFlags): void {
-  const option = new Option(`--${flags.role} <provider/model>`, flags.help);
-  command.addOption(flags.env ? option.env(flags.env) : option);
+  const option = new Option(`--${flags.role} <${flags.value ?? "provider/model"}>`, flags.help);
+  if (flags.env) option.env(flags.env);
+  if (flags.default !== undefined) option.default(flags.default);
+  command.addOption(option);
   command.option(`--${flags.role}-base-url <url>`, flags.baseUrlHelp);
 }
 

@@ -1,13 +1,13 @@
 import { resolve } from "node:path";
 import { Command } from "commander";
-import { UserError, writeFileAtomically } from "../core/index.js";
+import { UserError, writeFileAtomically, type Question } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, loadRewardInstances, writeRewardInstances } from "../data/index.js";
-import { ledgerCost, readCallLedger } from "../models/index.js";
+import { ledgerCost, readCallLedger, type ModelSpec } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { applyReview, buildRewardBench, REVIEWED_FILE, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
-import { RUN_KIND, defaultRunPath, openRun } from "../store/index.js";
-import { addFrameOptions, addModelCallOptions, finiteNumber, type FrameFlags, type ModelCallFlags, nonNegativeInteger, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
-import { createProgress } from "./progress.js";
+import { RUN_KIND, openRun } from "../store/index.js";
+import { addFrameOptions, finiteNumber, type FrameFlags, type ModelCallFlags, nonNegativeInteger, outputDirectory, positiveInteger } from "./options.js";
+import { defineRunCommand, wroteLine } from "./lifecycle.js";
 
 interface BuildFlags extends ModelCallFlags, FrameFlags {
   benchmark?: string;
@@ -24,40 +24,57 @@ interface BuildFlags extends ModelCallFlags, FrameFlags {
   out?: string;
 }
 
-export function rmBuildCommand(): Command {
-  const command = new Command("build")
-    .description("build an EQARewardBench-style set: a VLM answers OpenEQA questions with reasoning traces, a stronger model scores them with the ground truth (resumable)")
-    .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote)")
-    .option("--subset <file>", "a JSON list of question ids")
-    .option("--limit <n>", "only the first n questions", positiveInteger)
-    .option("--responder <provider/model>", "step 1: the VLM that answers (the paper: Gemini-2.0-Flash)")
-    .option("--responder-base-url <url>", "the responder's endpoint")
-    .option("--scorer <provider/model>", "step 2: the stronger model that scores with the ground truth (the paper: Gemini-2.5-Pro)")
-    .option("--scorer-base-url <url>", "the scorer's endpoint")
-    .option("--responses <n>", "responses asked per question", positiveInteger, 2)
-    .option("--keyframes <n>", "keyframes per episode (N)", positiveInteger, 5)
-    .option("--finetune-fraction <f>", "share of the non-HM3D episodes set aside for fine-tuning (all HM3D goes to the benchmark)", finiteNumber, 0.5)
-    .option("--seed <n>", "seed of the episode split", nonNegativeInteger, 0)
-    .option("--out <dir>", "run directory (default: runs/rm-build-DATE); an existing one resumes", outputDirectory);
-  addFrameOptions(command);
-  addModelCallOptions(command);
-  return command.action(async (flags: BuildFlags) => {
-    if (!flags.frames) throw new UserError("the responder and the scorer need the episodes' frames", { field: "--frames" }, "pass --frames DIR (one folder or video per episode_history)");
-    const responderSpec = resolveRoleModel(flags, "responder");
-    const scorerSpec = resolveRoleModel(flags, "scorer");
-    const { questions } = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
-    const chosen = flags.limit !== undefined ? questions.slice(0, flags.limit) : questions;
-    const opened = await openModelRuntime(flags);
-    const progress = createProgress("building");
-    try {
-      const outDir = flags.out ?? defaultRunPath("rm-build");
+/** The questions `eqa rm build` asks, the frames of their episodes and the roles' models. */
+interface RmBuildRun {
+  questions: Question[];
+  framesRoot: string;
+  responder: ModelSpec;
+  scorer: ModelSpec;
+}
+
+export function rmBuildCommand() {
+  return defineRunCommand<BuildFlags, RmBuildRun>({
+    name: "build",
+    path: "rm build",
+    description: "build an EQARewardBench-style set: a VLM answers OpenEQA questions with reasoning traces, a stronger model scores them with the ground truth (resumable)",
+    roles: [
+      { role: "responder", help: "step 1: the VLM that answers (the paper: Gemini-2.0-Flash)", baseUrlHelp: "the responder's endpoint" },
+      { role: "scorer", help: "step 2: the stronger model that scores with the ground truth (the paper: Gemini-2.5-Pro)", baseUrlHelp: "the scorer's endpoint" },
+    ],
+    options: (command, place) => {
+      command
+        .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote)")
+        .option("--subset <file>", "a JSON list of question ids")
+        .option("--limit <n>", "only the first n questions", positiveInteger);
+      place.role("responder");
+      place.role("scorer");
+      command
+        .option("--responses <n>", "responses asked per question", positiveInteger, 2)
+        .option("--keyframes <n>", "keyframes per episode (N)", positiveInteger, 5)
+        .option("--finetune-fraction <f>", "share of the non-HM3D episodes set aside for fine-tuning (all HM3D goes to the benchmark)", finiteNumber, 0.5)
+        .option("--seed <n>", "seed of the episode split", nonNegativeInteger, 0);
+      place.out();
+      addFrameOptions(command);
+    },
+    prepare: async (session) => {
+      const { flags } = session;
+      if (!flags.frames) throw new UserError("the responder and the scorer need the episodes' frames", { field: "--frames" }, "pass --frames DIR (one folder or video per episode_history)");
+      const responder = session.role("responder");
+      const scorer = session.role("scorer");
+      const { questions } = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
+      return { questions: flags.limit !== undefined ? questions.slice(0, flags.limit) : questions, framesRoot: flags.frames, responder, scorer };
+    },
+    run: async ({ questions, framesRoot, responder, scorer }, session) => {
+      const { flags, outDir } = session;
+      const opened = await session.runtime();
+      const progress = session.progress("building");
       // the responder's and the scorer's calls go to the run folder's ledger of model calls
       opened.runtime.usage.attach(outDir);
       const result = await buildRewardBench({
-        questions: chosen,
-        framesRoot: flags.frames,
-        responder: opened.runtime.model(responderSpec, { role: "responder" }),
-        scorer: opened.runtime.model(scorerSpec, { role: "scorer" }),
+        questions,
+        framesRoot,
+        responder: opened.runtime.model(responder, { role: "responder" }),
+        scorer: opened.runtime.model(scorer, { role: "scorer" }),
         responsesPerQuestion: flags.responses,
         keyframes: flags.keyframes,
         image: { maxSide: flags.imageSize, format: flags.imageFormat },
@@ -72,12 +89,9 @@ export function rmBuildCommand(): Command {
       console.log(`${result.instances.length} instances (${result.failedResponses} responses unusable, ${result.failedScores} without a ground-truth score)`);
       console.log(`benchmark: ${s.benchmark.length} instances from ${s.benchmarkEpisodes} episodes; fine-tuning: ${s.finetune.length} from ${s.finetuneEpisodes} episodes (no episode in both)`);
       console.log(`\n${formatRunCost(ledgerCost(readCallLedger(outDir)))}`);
-      console.log(`\nwrote ${resolve(outDir)}/{responses.jsonl,ground-truth-scores.jsonl,instances.jsonl,review.csv,benchmark.jsonl,finetune.jsonl}`);
+      console.log(wroteLine(resolve(outDir), ["responses.jsonl", "ground-truth-scores.jsonl", "instances.jsonl", "review.csv", "benchmark.jsonl", "finetune.jsonl"], { blank: true }));
       console.log("review: fill decision (accept/reject) or corrected_score in review.csv, then `eqa rm review --instances instances.jsonl --import review.csv --out DIR`");
-    } finally {
-      progress.stop();
-      opened.close();
-    }
+    },
   });
 }
 
