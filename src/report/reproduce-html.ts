@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { TABLE_FILES, layRows, reproducibleTable, reproducedTableSchema, tableNotes, tableSource, type ReproducedTable } from "../reproduce/index.js";
+import { TABLE_FILES, layRows, reproducibleTable, reproducedTableSchema, tableHeading, tableNotes, tableSource, type ReproducedTable } from "../reproduce/index.js";
 import { readJsonFile } from "./files.js";
 import { html, type Html } from "./html-parts.js";
 import type { LoadedRun } from "./runs.js";
@@ -40,6 +40,6 @@ export function reproducedTablesSection(runs: readonly LoadedRun[]): Html {
       const mark = row.comparable === null ? "" : row.comparable ? "comparable" : "not comparable";
       return html`${heading}<tr class="${row.source === "this run" ? "mine" : "published"}"><td>${row.label}</td>${row.cells.map((c, k) => cellHtml(c.text, c.bold, row.intervals?.[k]))}<td>${mark}${n !== null ? ` (n = ${n})` : ""}</td></tr>`;
     });
-    return html`<h3>${run.label}: ${published.table}, ${published.title} (${tableSource(published)})</h3><table class="grid compact"><thead><tr><th>method</th>${published.columns.map((c) => html`<th>${c.group && c.group !== c.label ? `${c.group}: ${c.label}` : c.label}</th>`)}<th>this run</th></tr></thead><tbody>${body}</tbody></table><ul>${tableNotes(published, table).map((note) => html`<li>${note}</li>`)}</ul>`;
+    return html`<h3>${run.label}: ${tableHeading(published)} (${tableSource(published)})</h3><table class="grid compact"><thead><tr><th>method</th>${published.columns.map((c) => html`<th>${c.group && c.group !== c.label ? `${c.group}: ${c.label}` : c.label}</th>`)}<th>this run</th></tr></thead><tbody>${body}</tbody></table><ul>${tableNotes(published, table).map((note) => html`<li>${note}</li>`)}</ul>`;
   })}</section>`;
 }

@@ -23,8 +23,8 @@ export const MIXED_EQA_TABLE: PublishedTable = {
   seed: OWN_BENCHMARK,
   seedFile: "docs/mixed-eqa.md",
   table: "Mixed EQA",
-  title: "Mixed EQA agents on a generated set: accuracy per category, SPL, wasted metres and cost.",
-  caption: "Mixed EQA agents on a generated set.",
+  title: "Mixed EQA: the built-in agents and your model on a generated set.",
+  caption: "Mixed EQA: the built-in agents and your model on a generated set.",
   columns: [
     ...MIXED_CATEGORIES.map((c) => ({ id: mixedCategoryColumn(c), label: c, group: "Accuracy (%)", higherIsBetter: true, decimals: 1 })),
     { id: "overall", label: "overall", group: "Accuracy (%)", higherIsBetter: true, decimals: 1 },

@@ -119,3 +119,8 @@ export function publishedTable(id: string): PublishedTable {
 export function tableSource(table: Pick<PublishedTable, "seed">): string {
   return table.seed === OWN_BENCHMARK ? "eqakit's own benchmark, no published row" : `seed ${table.seed}`;
 }
+
+/** A table's heading: the paper's table name and title; an own benchmark's title alone (it names the task). */
+export function tableHeading(table: Pick<PublishedTable, "seed" | "table" | "title">): string {
+  return table.seed === OWN_BENCHMARK ? table.title : `${table.table}: ${table.title}`;
+}

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { eqakitVersion, writeFileAtomically } from "../core/index.js";
 import { ledgerCost, readCallLedger, type CallEntry, type RunCost } from "../models/index.js";
-import { OWN_BENCHMARK, tableSource, type PublishedColumn, type PublishedTable } from "./published.js";
+import { OWN_BENCHMARK, tableHeading, tableSource, type PublishedColumn, type PublishedTable } from "./published.js";
 import { RUN_KIND } from "../store/index.js";
 
 export const REPRODUCED_TABLE_FORMAT = "eqakit-reproduced-table/1" as const;
@@ -174,7 +174,7 @@ function markdownEscape(text: string): string {
 export function formatTableMarkdown(published: PublishedTable, reproduced: ReproducedTable): string {
   const mine = reproduced.rows.length > 0 && published.seed !== OWN_BENCHMARK;
   const header = ["method", ...published.columns.map(columnHeader), ...(mine ? ["comparable"] : [])];
-  const lines = [`**${published.table}: ${published.title}** (${tableSource(published)})`, "", `| ${header.map(markdownEscape).join(" | ")} |`, `|${header.map((_, k) => (k === 0 ? " --- " : " ---: ")).join("|")}|`];
+  const lines = [`**${tableHeading(published)}** (${tableSource(published)})`, "", `| ${header.map(markdownEscape).join(" | ")} |`, `|${header.map((_, k) => (k === 0 ? " --- " : " ---: ")).join("|")}|`];
   let section: string | null = null;
   for (const row of layRows(published, reproduced)) {
     if (row.section !== section) {
