@@ -81,7 +81,8 @@ export async function reproduceMixedCommand(table: PublishedTable, flags: Reprod
     );
     progress.stop();
     console.log(result.markdown);
-    console.log(`${formatRunCost(result.summary.cost)}\n`);
+    // the program rows call no model: a cost table only when some row did
+    if (result.summary.cost.roles.length > 0) console.log(`${formatRunCost(result.summary.cost)}\n`);
     console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's mixed run in ${rows.map(mixedRowDir).join(", ")}`);
     return result.exitCode;
   } finally {

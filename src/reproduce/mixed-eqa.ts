@@ -26,7 +26,7 @@ import type { MixedAgentName } from "../agents/index.js";
 import { exploreMixedSet, planMixedSet, type LlmMatchMode, type MixedEstimate, type MixedSummary } from "../eval/index.js";
 import { loadMixedHistory, recallMixedDay } from "../generate/index.js";
 import type { ImageOptions } from "../episodes/index.js";
-import { JUDGE_ROLE, type CallPlan, type ModelRuntime, type ModelSpec } from "../models/index.js";
+import { JUDGE_ROLE, type CallPlan, type ChatModel, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { RUN_KIND, openRun } from "../store/index.js";
 import type { PublishedTable } from "./published.js";
 import type { ReproduceResult, ReproduceSummary } from "./openeqa.js";
@@ -94,12 +94,13 @@ export function mixedRowCells(summary: Pick<MixedSummary, "metrics" | "cost" | "
 }
 
 /** What decides every row's numbers: the reproduce folder's manifest holds it. */
-function tableSettings(options: ReproduceMixedOptions): Record<string, unknown> {
-  return { table: options.table.id, episodes: { file: options.setFile, sha256: sha256Hex(readFileSync(options.setFile)) }, maxSteps: options.maxSteps ?? null, observation: options.observation };
+function tableSettings(options: ReproduceMixedOptions, setSha256: string): Record<string, unknown> {
+  // the set by its content, so that the same set resumes from wherever it is given
+  return { table: options.table.id, episodes: { sha256: setSha256 }, maxSteps: options.maxSteps ?? null, observation: options.observation };
 }
 
 /** The options of a row's mixed run; `chat` gives the model row its VLM and judge (a runtime's, or a plan's). */
-function rowRunOptions(options: ReproduceMixedOptions, row: MixedTableRow, outDir: string, chat?: (spec: ModelSpec, role: string) => ReturnType<ModelRuntime["model"]>) {
+function rowRunOptions(options: ReproduceMixedOptions, row: MixedTableRow, outDir: string, chat?: (spec: ModelSpec, role: string) => ChatModel) {
   const modelRow = row === MIXED_MODEL_ROW && options.model && options.judge && chat;
   return {
     setFile: options.setFile,
@@ -122,7 +123,8 @@ function checkModelRow(options: ReproduceMixedOptions): void {
  */
 export async function reproduceMixedTable(options: ReproduceMixedOptions, runtime?: ModelRuntime): Promise<ReproduceResult & { exitCode: number }> {
   checkModelRow(options);
-  const settings = tableSettings(options);
+  const setSha256 = sha256Hex(readFileSync(options.setFile));
+  const settings = tableSettings(options, setSha256);
   const run = await openRun({ dir: options.outDir, kind: RUN_KIND.reproduce, settings, parts: options.rows.map(mixedRowDir), inputs: [{ name: "episodes", path: options.setFile, copy: true }] });
   const rows: UserRow[] = [];
   const runs: ReproduceSummary["runs"] = {};
@@ -149,7 +151,7 @@ export async function reproduceMixedTable(options: ReproduceMixedOptions, runtim
   const notes = [...failures];
   if (options.rows.includes(MIXED_MODEL_ROW)) notes.push(`This run's ${MIXED_MODEL_ROW} row: accuracy is LLM-Match's points (100·(σ−1)/4, judge ${options.judge!.spec.name}, ${options.judge!.mode} mode) and SPL weighs each path by them; the program rows are scored exactly.`);
   const table: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: options.table.id, rows, notes };
-  const summarySettings = { ...settings, rows: [...options.rows], model: options.model?.spec.name ?? null, judge: options.judge?.spec.name ?? null };
+  const summarySettings = { ...settings, episodes: { file: options.setFile, sha256: setSha256 }, rows: [...options.rows], model: options.model?.spec.name ?? null, judge: options.judge?.spec.name ?? null };
   const { markdown, summary } = await writeReproduction(run.path, options.table, table, summarySettings, runs);
   return { runDir: run.path, table, summary, markdown, exitCode: Object.values(runs).some((r) => r.failed > 0) ? 1 : 0 };
 }
