@@ -8,7 +8,7 @@ import { RUN_KIND, defaultRunPath, openRun } from "../store/index.js";
 import { modelCallSettings, openModelRuntime, resolveRoleModel } from "./options.js";
 import { openCallPlan } from "./dry-run.js";
 import { createProgress } from "./progress.js";
-import type { ReproduceFlags } from "./reproduce-flags.js";
+import { rowsOf, type ReproduceFlags } from "./reproduce-flags.js";
 import { runTableRows } from "./reproduce-rows.js";
 import { loadAEqaSetup, aEqaExploreSettings, aEqaPlanOptions, runAEqaRows, A_EQA_EPISODES_HINT } from "./reproduce-aeqa.js";
 
@@ -20,14 +20,15 @@ export async function reproduceOpenEqaCommand(table: PublishedTable, flags: Repr
   const selection = await loadQuestionSelection({ ...flags, defaultBenchmark: defaultOpenEqaBenchmarkPath() });
   const outDir = flags.out ?? defaultRunPath("reproduce");
   // --episodes: the A-EQA columns (Tables II and III) run too, each family's row an explore run in rows/a-eqa-<family>
-  const families = flags.rows ?? OPENEQA_FAMILIES;
+  const picked = rowsOf(table.id, flags.rows, OPENEQA_FAMILIES);
+  const families = picked ?? OPENEQA_FAMILIES;
   const active = flags.episodes ? await loadAEqaSetup(table, flags, model, captioner, judgeSpec) : undefined;
   const options: ReproduceOpenEqaOptions = {
     ...(active ? { aEqa: { settings: aEqaSettings(active, aEqaExploreSettings(flags)), parts: families.flatMap((f) => [aEqaRowDir(f), ...(table.id === "openeqa-table-3" && f !== "blind" ? [aEqaWithoutGuessDir(f)] : [])]) } } : {}),
     table,
     selection,
     ...(flags.frames ? { framesRoot: flags.frames } : {}),
-    ...(flags.rows ? { families: flags.rows } : {}),
+    ...(picked ? { families: picked } : {}),
     model,
     ...(captioner ? { captioner } : {}),
     judgeSpec,
@@ -41,7 +42,7 @@ export async function reproduceOpenEqaCommand(table: PublishedTable, flags: Repr
     try {
       const notes = [...(await planOpenEqaTable(options, plan.plan)), ...(active ? await planAEqaRows(active, families, { ...aEqaPlanOptions(flags, outDir), withoutGuess: table.id === "openeqa-table-3" }, plan.plan) : [])];
       const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the agents' calls stay live"] : [];
-      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${(flags.rows ?? OPENEQA_FAMILIES).length} row(s) in ${outDir}`, ...notes, ...batchNote], plan.plan.rows()));
+      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${families.length} row(s) in ${outDir}`, ...notes, ...batchNote], plan.plan.rows()));
     } finally {
       plan.close();
     }
@@ -95,7 +96,7 @@ export async function reproduceAEqaCommand(table: PublishedTable, flags: Reprodu
   const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : undefined;
   const judgeSpec = resolveRoleModel(flags, "judge");
   const setup = await loadAEqaSetup(table, flags, model, captioner, judgeSpec);
-  const families = flags.rows ?? OPENEQA_FAMILIES;
+  const families = rowsOf(table.id, flags.rows, OPENEQA_FAMILIES) ?? OPENEQA_FAMILIES;
   const outDir = flags.out ?? defaultRunPath("reproduce");
   const settings = { table: table.id, model: model.name, captioner: captioner?.name ?? null, judge: judgeSpec.name, mode: flags.mode, aEqa: aEqaSettings(setup, aEqaExploreSettings(flags)) };
   if (flags.dryRun) {

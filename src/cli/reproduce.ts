@@ -1,49 +1,51 @@
 import { mkdirSync } from "node:fs";
 import { Command, Option } from "commander";
-import { EQA_RM_K, EQA_RM_TABLES, EXPRESS_TABLES, OPENEQA_EM_TABLES, OPENEQA_FAMILIES, REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableMarkdown, writeTableFormats, publishedTable, publishedTableIds, OPENEQA_A_EQA_TABLES, type PublishedTable, type ReproducedTable, TAG_TABLES } from "../reproduce/index.js";
+import { EQA_RM_K, EQA_RM_TABLES, EXPRESS_TABLES, MIXED_TABLES, MIXED_TABLE_ROWS, OPENEQA_EM_TABLES, OPENEQA_FAMILIES, REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableMarkdown, writeTableFormats, publishedTableIds, reproducibleTable, reproducibleTableIds, OPENEQA_A_EQA_TABLES, type PublishedTable, type ReproducedTable, TAG_TABLES } from "../reproduce/index.js";
 import { TAG_BASELINE_NAMES } from "../generate/index.js";
-import type { ReproduceFlags } from "./reproduce-flags.js";
+import { REPRODUCE_ROWS, type ReproduceFlags } from "./reproduce-flags.js";
 import { addImageOptions, positiveInteger, choiceList, framesPath, addModelCallOptions, oneOf, outputDirectory, powerOfTwo } from "./options.js";
 import { addDryRunOption } from "./dry-run.js";
 import { addBatchOptions } from "./batch.js";
 import { reproduceOpenEqaCommand, reproduceAEqaCommand } from "./reproduce-openeqa.js";
 import { reproduceTagCommand, reproduceRewardCommand } from "./reproduce-rows.js";
 import { reproduceExpressCommand } from "./reproduce-explore.js";
+import { reproduceMixedCommand } from "./reproduce-mixed.js";
 
 function tableArgument(value: string): PublishedTable {
-  return publishedTable(value);
+  return reproducibleTable(value);
 }
 
 /**
  * `eqa reproduce`: the table's runner, chosen by its paper (reproduce-openeqa.ts, reproduce-rows.ts,
- * reproduce-explore.ts), with typed options; the express tables' row and OpenEQA's A-EQA rows are
- * explore runs, made by the library's `exploreAndJudge` as `eqa explore` makes them.
+ * reproduce-explore.ts, reproduce-mixed.ts), with typed options; the express tables' row and
+ * OpenEQA's A-EQA rows are explore runs, made by the library's `exploreAndJudge` as `eqa explore`
+ * makes them, and the Mixed EQA table's rows are mixed runs, made by `exploreMixedSet`.
  */
 export function reproduceCommand(): Command {
   const command = new Command("reproduce")
-    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ten with --published`)
-    .argument("<table>", `the table: ${publishedTableIds().join(", ")}`, tableArgument)
-    .addOption(new Option("--model <provider/model>", "the model every row runs with, e.g. openai/gpt-4o").env("EQA_MODEL"))
+    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ${publishedTableIds().length} with --published; and eqakit's own benchmark ${MIXED_TABLES.join(", ")} (Mixed EQA, no published row)`)
+    .argument("<table>", `the table: ${reproducibleTableIds().join(", ")}`, tableArgument)
+    .addOption(new Option("--model <provider/model>", "the model every row runs with, e.g. openai/gpt-4o; mixed-eqa-table: the recall-explore-model row's VLM (the row is skipped without it)").env("EQA_MODEL"))
     .option("--model-base-url <url>", "the model's endpoint")
     .option("--captioner <provider/model>", "the socratic row's captioner and the scene-graph rows' (default: --model for socratic; the episodes' instance labels for the scene graphs); tag-eqa-table-2: the baselines' captioning VLM (the paper's was CogVLM 2; default --model)")
     .option("--captioner-base-url <url>", "the captioner's endpoint")
-    .addOption(new Option("--judge <provider/model>", "the LLM-Match judge (the paper's was GPT-4), e.g. openai/gpt-4o; tag-eqa-table-2: the model that reads the answers' structure for eqa score-tag").env("EQA_JUDGE"))
+    .addOption(new Option("--judge <provider/model>", "the LLM-Match judge (the paper's was GPT-4), e.g. openai/gpt-4o; tag-eqa-table-2: the model that reads the answers' structure for eqa score-tag; mixed-eqa-table: the recall-explore-model row's judge").env("EQA_JUDGE"))
     .option("--judge-base-url <url>", "the judge's endpoint")
     .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote)")
     .option("--subset <file>", "a JSON list of question ids to run (the row is then not comparable with the published ones)")
     .option("--frames <dir>", "OpenEQA's episode histories (frames/<episode_history> folders or videos); every row but blind needs them", framesPath)
-    .option("--rows <list>", `the rows to run, comma-separated (default all: ${OPENEQA_FAMILIES.join(",")})`, choiceList("row", OPENEQA_FAMILIES))
+    .option("--rows <list>", `the rows to run, comma-separated (default all: openeqa tables ${OPENEQA_FAMILIES.join(",")}; mixed-eqa-table ${MIXED_TABLE_ROWS.join(",")}, the last with --model)`, choiceList("row", REPRODUCE_ROWS))
     .addOption(new Option("--mode <mode>", "LLM-Match mode: compat (the reference's scoring, as the paper) or robust").argParser(oneOf(["robust", "compat"] as const)).default("compat"))
     .option("--instances <file>", "eqa-rm tables: EQARewardBench-style instances with ground-truth scores (JSONL, as eqa rm bench reads them)")
     .option("--max-k <k>", `eqa-rm tables: test-time scaling's K, a power of two (the paper's ${EQA_RM_K})`, powerOfTwo, EQA_RM_K)
-    .option("--episodes <file>", "express tables: the episodes Fine-EQA explores, as eqa explore reads them (table 1: A-EQA's from eqa data convert a-eqa; table 2: HM-EQA's questions.csv; table 3: express-bench.json; scenes home-<seed> for the built-in homes); openeqa-table-5, and openeqa-table-2/3's A-EQA columns: the A-EQA episodes each family's row explores (eqa data convert a-eqa)")
+    .option("--episodes <file>", "express tables: the episodes Fine-EQA explores, as eqa explore reads them (table 1: A-EQA's from eqa data convert a-eqa; table 2: HM-EQA's questions.csv; table 3: express-bench.json; scenes home-<seed> for the built-in homes); openeqa-table-5, and openeqa-table-2/3's A-EQA columns: the A-EQA episodes each family's row explores (eqa data convert a-eqa); mixed-eqa-table: the episodes.json of a set from eqa generate mixed")
     .addOption(new Option("--env <env>", "express tables and A-EQA rows: builtin (the built-in simulator's homes; the row is then not comparable) or habitat (HM3D through the Habitat bridge, as the paper)").argParser(oneOf(["builtin", "habitat"] as const)).default("builtin"))
     .option("--scenes <dir>", "express tables and A-EQA rows, --env habitat: your HM3D folder (holding train/, val/ …)")
     .option("--bridge-python <path>", "express tables and A-EQA rows, --env habitat: the Python that has habitat-sim", "python3")
     .option("--prompts <set>", "express tables: Fine-EQA's and the EAC judge's prompts: eqakit (its own; the row is then not comparable) or original (EXPRESS-Bench's, from eqa data fetch express-bench) or the folder that command wrote them to", "eqakit")
-    .option("--max-steps <n>", "express tables: Fine-EQA's step budget instead of 3·√area (the row is then not comparable); A-EQA rows: the frontier explorer's most actions (500)", positiveInteger)
-    .option("--width <pixels>", "express tables: observation width (the reference's 512 unless given); A-EQA rows: eqa explore's 640 unless given", positiveInteger)
-    .option("--height <pixels>", "express tables: observation height (the reference's 512 unless given); A-EQA rows: eqa explore's 480 unless given", positiveInteger)
+    .option("--max-steps <n>", "express tables: Fine-EQA's step budget instead of 3·√area (the row is then not comparable); A-EQA rows: the frontier explorer's most actions (500); mixed-eqa-table: each agent's most actions (500)", positiveInteger)
+    .option("--width <pixels>", "express tables: observation width (the reference's 512 unless given); A-EQA rows and mixed-eqa-table: eqa explore's 640 unless given", positiveInteger)
+    .option("--height <pixels>", "express tables: observation height (the reference's 512 unless given); A-EQA rows and mixed-eqa-table: eqa explore's 480 unless given", positiveInteger)
     .option("--questions <file>", "tag-eqa-table-2: a TAG-EQA set with observations (the questions.json of eqa generate tag --source sim:DIR, its recordings where it found them)")
     .option("--baselines <list>", `tag-eqa-table-2: the baselines to run, comma-separated (default: all eqakit has of ${TAG_BASELINE_NAMES.join(",")})`, choiceList("baseline", TAG_BASELINE_NAMES))
     .option("--published", "print (and with --out write) the published table alone; call no model")
@@ -53,6 +55,11 @@ export function reproduceCommand(): Command {
   addDryRunOption(command);
   addBatchOptions(command);
   return command.action(async (table: PublishedTable, flags: ReproduceFlags) => {
+    // eqakit's own benchmark has no published rows: its runner refuses --published itself
+    if ((MIXED_TABLES as readonly string[]).includes(table.id)) {
+      process.exitCode = await reproduceMixedCommand(table, flags);
+      return;
+    }
     if (flags.published) {
       await printPublished(table, flags.out);
       return;

@@ -130,6 +130,8 @@ const plannedRow = new AsyncLocalStorage<string>();
 export class CallPlan {
   readonly calls: PlannedCall[] = [];
   private readonly extra: (PlannedRole & { row?: string })[] = [];
+  /** The rows planned in `forRow`, so that a row that calls no model is listed too (0 calls). */
+  private readonly plannedRows: string[] = [];
 
   /** `batch`: the run sends its calls through a batch API (`--batch`), so they are priced at the batch price. */
   constructor(
@@ -163,6 +165,7 @@ export class CallPlan {
 
   /** Runs `work` with every call it plans counted under the table row `row` as well as under its role. */
   forRow<T>(row: string, work: () => Promise<T>): Promise<T> {
+    if (!this.plannedRows.includes(row)) this.plannedRows.push(row);
     return plannedRow.run(row, work);
   }
 
@@ -171,9 +174,9 @@ export class CallPlan {
     return [...summariseCalls(this.calls, env), ...this.extra.map(({ row: _row, ...role }) => role)];
   }
 
-  /** Per table row planned in `forRow`, in the order first seen: its calls, those cached, and dollars over every role. */
+  /** Per table row planned in `forRow`, in the order planned: its calls (0 for a row that calls no model), those cached, and dollars over every role. */
   rows(env: NodeJS.ProcessEnv = process.env): PlannedRow[] {
-    const names = [...new Set([...this.calls.map((c) => c.row), ...this.extra.map((e) => e.row)].filter((r): r is string => r !== undefined))];
+    const names = [...new Set([...this.plannedRows, ...this.calls.map((c) => c.row), ...this.extra.map((e) => e.row)].filter((r): r is string => r !== undefined))];
     return names.map((row) => {
       const roles = [...summariseCalls(this.calls.filter((c) => c.row === row), env), ...this.extra.filter((e) => e.row === row)];
       const dollars = roles.some((r) => r.dollars === null) ? null : Math.round(roles.reduce((total, r) => total + (r.dollars ?? 0), 0) * 1e9) / 1e9;

@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { TABLE_FILES, layRows, publishedTable, reproducedTableSchema, tableNotes, type ReproducedTable } from "../reproduce/index.js";
+import { TABLE_FILES, layRows, reproducibleTable, reproducedTableSchema, tableHeading, tableNotes, tableSource, type ReproducedTable } from "../reproduce/index.js";
 import { readJsonFile } from "./files.js";
 import { html, type Html } from "./html-parts.js";
 import type { LoadedRun } from "./runs.js";
@@ -26,7 +26,7 @@ export function reproducedTablesSection(runs: readonly LoadedRun[]): Html {
   });
   if (tables.length === 0) return html``;
   return html`<section id="reproduced"><h2>Reproduced tables</h2>${tables.map(({ run, table }) => {
-    const published = publishedTable(table.table);
+    const published = reproducibleTable(table.table);
     const rows = layRows(published, table);
     const cellHtml = (text: string, bold: boolean, interval: [number, number] | null | undefined): Html => {
       const range = interval ? html`<br><span class="hint">[${interval[0].toFixed(1)}, ${interval[1].toFixed(1)}]</span>` : html``;
@@ -40,6 +40,6 @@ export function reproducedTablesSection(runs: readonly LoadedRun[]): Html {
       const mark = row.comparable === null ? "" : row.comparable ? "comparable" : "not comparable";
       return html`${heading}<tr class="${row.source === "this run" ? "mine" : "published"}"><td>${row.label}</td>${row.cells.map((c, k) => cellHtml(c.text, c.bold, row.intervals?.[k]))}<td>${mark}${n !== null ? ` (n = ${n})` : ""}</td></tr>`;
     });
-    return html`<h3>${run.label}: ${published.table}, ${published.title} (seed ${published.seed})</h3><table class="grid compact"><thead><tr><th>method</th>${published.columns.map((c) => html`<th>${c.group && c.group !== c.label ? `${c.group}: ${c.label}` : c.label}</th>`)}<th>this run</th></tr></thead><tbody>${body}</tbody></table><ul>${tableNotes(published, table).map((note) => html`<li>${note}</li>`)}</ul>`;
+    return html`<h3>${run.label}: ${tableHeading(published)} (${tableSource(published)})</h3><table class="grid compact"><thead><tr><th>method</th>${published.columns.map((c) => html`<th>${c.group && c.group !== c.label ? `${c.group}: ${c.label}` : c.label}</th>`)}<th>this run</th></tr></thead><tbody>${body}</tbody></table><ul>${tableNotes(published, table).map((note) => html`<li>${note}</li>`)}</ul>`;
   })}</section>`;
 }

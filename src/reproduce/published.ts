@@ -12,6 +12,8 @@ import { UserError } from "../core/index.js";
 import publishedJson from "./published.json" with { type: "json" };
 
 export const PUBLISHED_FORMAT = "eqakit-published-tables/1";
+/** The `seed` of a table of eqakit's own benchmark: every row is measured, none published. */
+export const OWN_BENCHMARK = "eqakit";
 
 const cellSchema = z.object({
   /** The cell exactly as the seed prints it. */
@@ -59,13 +61,16 @@ const columnSchema = z.object({
   /** The header spanning this column, where the table has two header rows. */
   group: z.string().optional(),
   higherIsBetter: z.boolean(),
+  /** The decimals a column prints when no published number sets them (eqakit's own tables). */
+  decimals: z.number().int().nonnegative().optional(),
 });
 export type PublishedColumn = z.infer<typeof columnSchema>;
 
 const tableSchema = z.object({
   /** The name `eqa reproduce` takes (`openeqa-table-4`). */
   id: z.string().regex(/^[a-z0-9-]+$/),
-  seed: z.enum(["001", "002", "003", "004"]),
+  /** The seed paper; `eqakit` for eqakit's own benchmark, whose table has no published row (`OWN_BENCHMARK`). */
+  seed: z.enum(["001", "002", "003", "004", "eqakit"]),
   seedFile: z.string(),
   /** The table's name in the paper ("TABLE IV", "Table 2"). */
   table: z.string(),
@@ -108,4 +113,14 @@ export function publishedTable(id: string): PublishedTable {
   const table = publishedTables().tables.find((t) => t.id === id);
   if (!table) throw new UserError(`no published table named ${id}`, { field: "TABLE" }, `known tables: ${publishedTableIds().join(", ")}`);
   return table;
+}
+
+/** Where a table's rows come from, as its title and caption say it. */
+export function tableSource(table: Pick<PublishedTable, "seed">): string {
+  return table.seed === OWN_BENCHMARK ? "eqakit's own benchmark, no published row" : `seed ${table.seed}`;
+}
+
+/** A table's heading: the paper's table name and title; an own benchmark's title alone (it names the task). */
+export function tableHeading(table: Pick<PublishedTable, "seed" | "table" | "title">): string {
+  return table.seed === OWN_BENCHMARK ? table.title : `${table.table}: ${table.title}`;
 }

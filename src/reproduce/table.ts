@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { eqakitVersion, writeFileAtomically } from "../core/index.js";
 import { ledgerCost, readCallLedger, type CallEntry, type RunCost } from "../models/index.js";
-import type { PublishedColumn, PublishedTable } from "./published.js";
+import { OWN_BENCHMARK, tableHeading, tableSource, type PublishedColumn, type PublishedTable } from "./published.js";
 import { RUN_KIND } from "../store/index.js";
 
 export const REPRODUCED_TABLE_FORMAT = "eqakit-reproduced-table/1" as const;
@@ -62,6 +62,7 @@ export type ReproducedTable = z.infer<typeof reproducedTableSchema>;
 
 /** A number as the paper prints it: OpenEQA's one decimal, or as many decimals as the column's published numbers have. */
 function decimalsOf(table: PublishedTable, column: PublishedColumn): number {
+  if (column.decimals !== undefined) return column.decimals;
   let most = 0;
   for (const row of table.rows) {
     const cell = row.cells[column.id];
@@ -119,7 +120,8 @@ export function layRows(published: PublishedTable, reproduced: ReproducedTable):
       section: `This run: ${row.section}`,
       label: row.label,
       source: "this run",
-      comparable: row.comparable,
+      // eqakit's own benchmark has no published row to be comparable with
+      comparable: published.seed === OWN_BENCHMARK ? null : row.comparable,
       cells: published.columns.map((c, k) => {
         const cell = row.cells[c.id];
         if (cell === undefined || !Number.isFinite(cell.value)) return { text: "–", bold: false };
@@ -143,9 +145,9 @@ function cellText(value: number, ci: number | undefined, decimals: number): stri
 /** The notes printed under the table: the paper's footnotes, eqakit's notes, and what each user row's setup differs in. */
 export function tableNotes(published: PublishedTable, reproduced: ReproducedTable): string[] {
   const notes = [...published.footnotes.map((f) => `Paper: ${f}`), ...published.notes];
-  // rows that differ in the same way share one note
+  // rows that differ in the same way share one note; eqakit's own tables have no published row to differ from
   const byDifferences = new Map<string, UserRow[]>();
-  for (const row of reproduced.rows) {
+  for (const row of published.seed === OWN_BENCHMARK ? [] : reproduced.rows) {
     const key = row.differences.join("; ");
     byDifferences.set(key, [...(byDifferences.get(key) ?? []), row]);
   }
@@ -170,9 +172,9 @@ function markdownEscape(text: string): string {
 
 /** The table as Markdown: a title, one header row, section rows in italics, the user's rows after a rule, notes below. */
 export function formatTableMarkdown(published: PublishedTable, reproduced: ReproducedTable): string {
-  const mine = reproduced.rows.length > 0;
+  const mine = reproduced.rows.length > 0 && published.seed !== OWN_BENCHMARK;
   const header = ["method", ...published.columns.map(columnHeader), ...(mine ? ["comparable"] : [])];
-  const lines = [`**${published.table}: ${published.title}** (seed ${published.seed})`, "", `| ${header.map(markdownEscape).join(" | ")} |`, `|${header.map((_, k) => (k === 0 ? " --- " : " ---: ")).join("|")}|`];
+  const lines = [`**${tableHeading(published)}** (${tableSource(published)})`, "", `| ${header.map(markdownEscape).join(" | ")} |`, `|${header.map((_, k) => (k === 0 ? " --- " : " ---: ")).join("|")}|`];
   let section: string | null = null;
   for (const row of layRows(published, reproduced)) {
     if (row.section !== section) {
@@ -279,7 +281,7 @@ export function formatTableLatex(published: PublishedTable, reproduced: Reproduc
     "% needs \\usepackage{booktabs}",
     "\\begin{table}[t]",
     "\\centering",
-    `\\caption{${latexEscape(`${published.title} Published rows from seed ${published.seed} (${published.table}); rows marked "this run" were measured with eqakit.`)}}`,
+    `\\caption{${latexEscape(published.seed === OWN_BENCHMARK ? `${published.title} eqakit's own benchmark, no published row: every row was measured with eqakit.` : `${published.title} Published rows from seed ${published.seed} (${published.table}); rows marked "this run" were measured with eqakit.`)}}`,
     `\\begin{tabular}{l${"r".repeat(columns.length)}}`,
     "\\toprule",
     `method & ${columns.map((c) => latexEscape(columnHeader(c))).join(" & ")} \\\\`,
@@ -287,7 +289,8 @@ export function formatTableLatex(published: PublishedTable, reproduced: Reproduc
   ];
   let section: string | null = null;
   let source: string | null = null;
-  for (const row of layRows(published, reproduced)) {
+  const laid = layRows(published, reproduced);
+  for (const row of laid) {
     if (source !== null && row.source !== source) lines.push("\\midrule");
     source = row.source;
     if (row.section !== section) {
@@ -299,7 +302,7 @@ export function formatTableLatex(published: PublishedTable, reproduced: Reproduc
   }
   lines.push("\\bottomrule", "\\end{tabular}");
   const notes = tableNotes(published, reproduced);
-  const dagger = reproduced.rows.some((r) => !r.comparable) ? ["$^\\dagger$ not comparable with the published rows (see the notes)."] : [];
+  const dagger = laid.some((r) => r.comparable === false) ? ["$^\\dagger$ not comparable with the published rows (see the notes)."] : [];
   lines.push(`\\par\\smallskip{\\footnotesize ${[...notes.map(latexEscape), ...dagger].join(" \\\\ ")}}`);
   lines.push("\\end{table}");
   return `${lines.join("\n")}\n`;

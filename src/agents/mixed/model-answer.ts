@@ -6,8 +6,8 @@
  * and alternatives.
  */
 import { loadPromptFile, pythonFormat, pythonStrip } from "../../core/index.js";
-import { openEpisode, type ImageOptions } from "../../episodes/index.js";
-import type { ChatModel, ContentPart } from "../../models/index.js";
+import { loadSharp, openEpisode, prepareImage, type ImageOptions } from "../../episodes/index.js";
+import type { ChatModel, ChatRequest, ContentPart } from "../../models/index.js";
 import { imagePart, newTrace, parseAnswerLine, promptHashes, tracedCall } from "../calls.js";
 import type { AgentTrace } from "../types.js";
 import type { MixedHistory } from "./types.js";
@@ -34,9 +34,8 @@ function spread(count: number, most: number): number[] {
   return [...new Set(Array.from({ length: most }, (_, i) => Math.round((i * (count - 1)) / (most - 1))))];
 }
 
-/** The model's answer from the retrieved history frames and up to `MIXED_NOW_FRAMES` of the frames seen now. */
-export async function answerWithModel(model: MixedModel, question: string, history: MixedHistory, retrieved: readonly { day: number; frame: number }[], now: { framesDir: string; frames: number }): Promise<{ answer: string | null; trace: AgentTrace }> {
-  const trace = newTrace("mixed-model");
+/** The retrieved history frames, each labelled with when it was seen, at most `MIXED_HISTORY_FRAMES` a day. */
+async function historyParts(model: MixedModel, history: MixedHistory, retrieved: readonly { day: number; frame: number }[]): Promise<ContentPart[]> {
   const content: ContentPart[] = [];
   for (const day of history.days) {
     const wanted = retrieved.filter((f) => f.day === day.day).slice(0, MIXED_HISTORY_FRAMES).map((f) => f.frame);
@@ -46,6 +45,21 @@ export async function answerWithModel(model: MixedModel, question: string, histo
       content.push({ type: "text", text: `${day.when} (day ${day.day}), frame ${image.index}:` }, imagePart(image));
     }
   }
+  return content;
+}
+
+/** The one request of a model-driven agent: the prompt's instructions, the frames, then its question. */
+function answerRequest(question: string, history: MixedHistory, frames: readonly ContentPart[]): ChatRequest {
+  const days = history.days.map((d) => `${d.when} (day ${d.day})`).join('", "');
+  const text = pythonFormat(pythonStrip(loadPromptFile(MIXED_ANSWER_PROMPT).text), { question, days });
+  const [intro, ask] = splitAtQuestion(text);
+  return { messages: [{ role: "user", content: [{ type: "text", text: intro }, ...frames, { type: "text", text: ask }] }], temperature: 0, maxTokens: 64 };
+}
+
+/** The model's answer from the retrieved history frames and up to `MIXED_NOW_FRAMES` of the frames seen now. */
+export async function answerWithModel(model: MixedModel, question: string, history: MixedHistory, retrieved: readonly { day: number; frame: number }[], now: { framesDir: string; frames: number }): Promise<{ answer: string | null; trace: AgentTrace }> {
+  const trace = newTrace("mixed-model");
+  const content = await historyParts(model, history, retrieved);
   if (now.frames > 0) {
     const episode = await openEpisode(now.framesDir, "now");
     const indices = spread(Math.min(now.frames, episode.frameCount), MIXED_NOW_FRAMES);
@@ -54,13 +68,25 @@ export async function answerWithModel(model: MixedModel, question: string, histo
       trace.frames.push(image.index);
     }
   }
-  const days = history.days.map((d) => `${d.when} (day ${d.day})`).join('", "');
-  const text = pythonFormat(pythonStrip(loadPromptFile(MIXED_ANSWER_PROMPT).text), { question, days });
-  const [intro, ask] = splitAtQuestion(text);
-  const response = await tracedCall(trace, model.chat, "agent", MIXED_ANSWER_PROMPT, { messages: [{ role: "user", content: [{ type: "text", text: intro }, ...content, { type: "text", text: ask }] }], temperature: 0, maxTokens: 64 }, trace.frames);
+  const response = await tracedCall(trace, model.chat, "agent", MIXED_ANSWER_PROMPT, answerRequest(question, history, content), trace.frames);
   const answer = parseAnswerLine(response.text);
   trace.agentAnswer = answer;
   return { answer: answer === null || answer.trim() === "" ? null : answer.trim(), trace };
+}
+
+/**
+ * `--dry-run`'s stand-in of `answerWithModel`'s request, at its most: the first
+ * `MIXED_HISTORY_FRAMES` frames of every day (the most it retrieves) and `MIXED_NOW_FRAMES` blank
+ * frames of the observation's size (the most it shows of what it sees now), asked of `model.chat`
+ * (a planning model that records the request).
+ */
+export async function planModelAnswer(model: MixedModel, question: string, history: MixedHistory, observation: { width: number; height: number }): Promise<void> {
+  const retrieved = history.days.flatMap((d) => Array.from({ length: Math.min(d.frameCount, MIXED_HISTORY_FRAMES) }, (_, frame) => ({ day: d.day, frame })));
+  const content = await historyParts(model, history, retrieved);
+  const sharp = await loadSharp();
+  const blank = await prepareImage(await sharp({ create: { ...observation, channels: 3, background: "#808080" } }).png().toBuffer(), model.image);
+  for (let k = 0; k < MIXED_NOW_FRAMES; k++) content.push({ type: "text", text: `now, frame ${k}:` }, { type: "image", data: blank.data, mediaType: blank.mediaType });
+  await model.chat.complete(answerRequest(question, history, content));
 }
 
 /** The prompt's instructions, then (after the images) its question. */

@@ -130,6 +130,17 @@ function recordResumeRule(episodes: readonly MixedEpisode[], key: (e: MixedEpiso
   return { file: MIXED_RECORDS_FILE, schema: mixedRecordSchema, items: episodes, id: (e) => e.question_id, inputKey: key, succeeded: (r) => r.error === null };
 }
 
+/**
+ * What `runMixedEpisodes` would run in `outDir` with these options (`--dry-run`): the episodes of
+ * the shard, those whose records stand already, and the rest. Reads the folder, writes nothing.
+ */
+export function plannedMixedEpisodes(options: Pick<MixedRunOptions, "set" | "agent" | "maxSteps" | "observation" | "model" | "judge" | "outDir" | "shard">): { episodes: MixedEpisode[]; reused: number; pending: MixedEpisode[] } {
+  const { keyOf: key } = keyOf(options);
+  const episodes = selectShard(options.set.episodes, (e) => e.question_id, options.shard);
+  const { reusable, pending } = resumeItems(options.outDir, recordResumeRule(episodes, key));
+  return { episodes, reused: reusable.size, pending };
+}
+
 /** Opens the run folder (kind `mixed`) and runs every episode it does not hold; the records in the set's order. */
 export async function runMixedEpisodes(options: MixedRunOptions): Promise<{ run: RunDirectory; records: MixedRecord[]; episodes: MixedEpisode[]; reused: number; configuration: Record<string, unknown> }> {
   const { configuration, keyOf: key } = keyOf(options);

@@ -10,8 +10,8 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { eqakitVersion, resolveInside, type Question, type Shard } from "../../core/index.js";
 import { loadMixedSet, type MixedEpisode, type MixedHome, type MixedSet } from "../../data/index.js";
-import { episodeFileName, MIXED_RECORDS_FILE, runMixedEpisodes, type MixedAgentName, type OwnMixedAgent, type MixedHistory, type MixedJudge, type MixedModel, type MixedRecord, type MixedRunHome, type RecallDay } from "../../agents/index.js";
-import { ledgerCost, mergeCallLedgers, readCallLedger, type CallEntry, type ChatModel, type RunCost, type UsageLedger } from "../../models/index.js";
+import { episodeFileName, MIXED_RECORDS_FILE, planModelAnswer, plannedMixedEpisodes, runMixedEpisodes, type MixedAgentName, type OwnMixedAgent, type MixedHistory, type MixedJudge, type MixedModel, type MixedRecord, type MixedRunHome, type RecallDay } from "../../agents/index.js";
+import { ledgerCost, mergeCallLedgers, readCallLedger, withCallContext, type CallEntry, type ChatModel, type RunCost, type UsageLedger } from "../../models/index.js";
 import { judgeLlmMatch, prepareLlmMatchTask, type LlmMatchMode } from "../openeqa/index.js";
 import { readHomeFile } from "../../sim/index.js";
 import { linkFile, linkTree, mergedRecords, mergeOutput, readShardSet, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunDirectory, RUN_KIND } from "../../store/index.js";
@@ -94,6 +94,32 @@ export async function exploreMixedSet(options: MixedWorkflowOptions, perception:
   }
   await ran.run.writeJson("summary.json", summary);
   return { summary, records: ran.records, runDir: ran.run.path };
+}
+
+/**
+ * What `exploreMixedSet` would do with these options (`--dry-run`), its calls recorded by the
+ * planning models given as `options.model.chat` and `options.judge.chat`: the episodes whose
+ * records stand already in `outDir`, and for each other one the model-driven agent's one request
+ * at its most (`planModelAnswer`) and the judge's LLM-Match request on a stand-in answer. The
+ * built-in program agents call no model. Reads the set and the folder, writes nothing.
+ */
+export async function planMixedSet(options: Omit<MixedWorkflowOptions, "onProgress" | "usage" | "settings">, perception: Pick<MixedPerception, "history">): Promise<{ episodes: number; reused: number; pending: number }> {
+  const set = await loadMixedSet(options.setFile);
+  const judge = options.judge ? llmMatchJudge(options.judge) : undefined;
+  const planned = plannedMixedEpisodes({ set, agent: options.agent, outDir: options.outDir, observation: options.observation, ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}), ...(options.model ? { model: options.model } : {}), ...(judge ? { judge } : {}), ...(options.shard ? { shard: options.shard } : {}) });
+  const histories = new Map<string, MixedHistory>();
+  for (const e of planned.pending) {
+    await withCallContext({ item: e.question_id }, async () => {
+      if (options.model) {
+        const home = set.homes.find((h) => h.scene === e.scene);
+        if (!home) return;
+        if (!histories.has(e.scene)) histories.set(e.scene, await perception.history(home, dirname(options.setFile), options.setFile));
+        await planModelAnswer(options.model, e.question, histories.get(e.scene)!, options.observation);
+      }
+      await judge?.judge(e, "The answer an agent gives.");
+    });
+  }
+  return { episodes: planned.episodes.length, reused: planned.reused, pending: planned.pending.length };
 }
 
 async function writeMixedPredictions(run: RunDirectory, records: readonly MixedRecord[]): Promise<void> {
