@@ -24,13 +24,26 @@ const CONCURRENCY = 2;
  */
 const LONGEST_FIRST = [
   "test/cli/resume.test.ts",
-  "test/agents/external-active.test.ts",
-  "test/cli/demo.test.ts",
   "test/cli/run-contract.test.ts",
-  "test/generate/tag-baselines.test.ts",
-  "test/reproduce/express-tables.test.ts",
+  "test/reproduce/reproduce-mixed.test.ts",
+  "test/cli/explore-mixed.test.ts",
+  "test/cli/bad-input-flags.test.ts",
+  "test/cli/merge.test.ts",
   "test/cli/cost-ledger.test.ts",
-  "test/reproduce/reproduce-tag.test.ts",
+  "test/cli/demo.test.ts",
+  "test/agents/external-active.test.ts",
+  "test/agents/mixed-agents.test.ts",
+  "test/docs/run-kind-example.test.ts",
+  "test/cli/model-families.test.ts",
+  "test/agents/external-mixed.test.ts",
+  "test/cli/score.test.ts",
+  "test/agents/memory-folder.test.ts",
+  "test/reproduce/express-tables.test.ts",
+  "test/reproduce/reproduce-openeqa-active.test.ts",
+  "test/cli/batch.test.ts",
+  "test/cli/score-tag.test.ts",
+  "test/generate/tag-baselines.test.ts",
+  "test/docs/library-examples.test.ts",
 ];
 
 function allTestFiles(): string[] {
