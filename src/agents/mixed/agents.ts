@@ -11,11 +11,10 @@
  *   knows nothing of the past, so it answers a past question from the present.
  * - `recall-explore` looks in its memory first; when the program asks about now (a present
  *   question, or then against now), what it remembers may have changed, so it walks on its own
- *   map (built from its history's depth): for a receptacle's contents or "is it on that?", straight
- *   to that receptacle, which does not move; for an object, which may have moved, to where it
- *   last saw it and to the open surfaces it remembers (where a moved thing is left), nearest
- *   first, where it was counting as half as far; it explores the unknown only after those, stops
- *   as soon as a view shows the thing, and answers from its memory of the days and what it saw now.
+ *   map (built from its history's depth) to where it last saw the thing (for "is it on that?", to
+ *   that receptacle, which does not move, rather than to the thing, which may have), looks,
+ *   explores further when it is not there, and stops as soon as a view shows it; then it answers
+ *   from its memory of the days and what it saw now.
  */
 import { executeMixedProgram, type MixedMoment, type MixedProgram, type MixedSnapshotObject, type TrajectoryLog } from "../../data/index.js";
 import { openEpisode } from "../../episodes/index.js";
@@ -24,8 +23,8 @@ import { buildMemory } from "../memory/index.js";
 import type { OccupancyMap } from "../explore/occupancy.js";
 import { asksAboutNow, lookFor, showsAny } from "./needs.js";
 import type { MixedAgentName, MixedHistory, RecalledDay } from "./types.js";
-import { graphSnapshot, historyView, logPosition, logSnapshot, presentOnlyView, rememberedSurfaces, seenOverRemembered } from "./views.js";
-import { LiveWalk, type Place, type WalkStep } from "./walk.js";
+import { graphSnapshot, historyView, logPosition, logSnapshot, presentOnlyView, seenOverRemembered } from "./views.js";
+import { LiveWalk, type WalkStep } from "./walk.js";
 import { answerWithModel, type MixedModel } from "./model-answer.js";
 import type { UsageTotals } from "../../models/index.js";
 
@@ -69,9 +68,6 @@ export interface MixedOutcome {
   /** The model's calls' usage (the model-driven form). */
   usage?: UsageTotals;
 }
-
-/** Where an object was last seen counts as this many times nearer than another remembered surface, when choosing where to look first. */
-const REMEMBERED_WEIGHT = 2;
 
 /** Mask labels of a home's structure, which are not objects. */
 const STRUCTURE_MASK_LABELS = ["wall", "floor", "ceiling"] as const;
@@ -155,18 +151,15 @@ async function recallExplore(question: MixedQuestion, context: MixedAgentContext
   for (const day of context.history.days) await walk.remember(day.frames, day.cameraHeight);
   // where it last saw the thing: the latest day whose memory places it
   const remembered = wanted.walkTo === undefined ? undefined : [...recalled].reverse().map((r) => logPosition(r.log, wanted.walkTo!, r.log.steps.length - 1)).find((p) => p !== undefined);
-  if (remembered && wanted.walkToStays && !walk.found) await walk.walkTo(remembered[0], remembered[2]);
-  // an object may have moved: where it was is the likeliest place, the surfaces it remembers (where a moved thing is left) the others
-  const surfaces = rememberedSurfaces(recalled.map((r) => r.graph)).filter(([x, z]) => !remembered || Math.hypot(x - remembered[0], z - remembered[2]) > 1);
-  const places: Place[] = [...(remembered && !wanted.walkToStays ? [{ x: remembered[0], z: remembered[2], weight: REMEMBERED_WEIGHT }] : []), ...surfaces.map(([x, z]) => ({ x, z, weight: 1 }))];
-  if (!walk.found) await walk.visitNearestFirst(places);
+  let reached = false;
+  if (remembered && !walk.found) reached = await walk.walkTo(remembered[0], remembered[2]);
   if (!walk.found) await walk.lookAround();
   const stop = walk.found ? "found" : await walk.explore();
   const seen = await seenNow(walk, context.framesDir);
   const now = walk.found ? seen : seenOverRemembered(seen, lastEnd);
   const answer = answerOf(executeMixedProgram(question.program, historyView(logs, () => now)));
   const historyFrames = retrievedFrames(question.program, recalled, [...daysAsked(question.program, lastDay, false), lastDay]);
-  return walked(walk, answer, stop, historyFrames, { changed: true, remembered: remembered ?? null });
+  return walked(walk, answer, stop, historyFrames, { changed: true, remembered: remembered ?? null, reachedRemembered: reached });
 }
 
 const AGENTS: Record<MixedAgentName, (question: MixedQuestion, context: MixedAgentContext) => Promise<MixedOutcome>> = {

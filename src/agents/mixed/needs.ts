@@ -20,8 +20,6 @@ export interface LookFor {
   types: { type: string; maxDepthM: number }[];
   /** The type whose remembered place the agent walks to first. */
   walkTo: string | undefined;
-  /** Whether `walkTo` is a receptacle, which stays where it was (so its remembered place is where to look), rather than an object that may have moved. */
-  walkToStays: boolean;
 }
 
 /** A small object is recognised from a few metres; a receptacle's contents only from near. */
@@ -32,16 +30,15 @@ export function lookFor(program: MixedProgram): LookFor {
   switch (program.query) {
     case "contents":
     case "count_on":
-      return { types: program.receptacle ? [{ type: program.receptacle, maxDepthM: CONTENTS_RANGE_M }] : [], walkTo: program.receptacle, walkToStays: true };
+      return { types: program.receptacle ? [{ type: program.receptacle, maxDepthM: CONTENTS_RANGE_M }] : [], walkTo: program.receptacle };
     case "is_on":
       // the receptacle stays where it was, the object may not: seen up close, it answers yes or no
       return {
         types: [...(program.object ? [{ type: program.object, maxDepthM: OBJECT_RANGE_M }] : []), ...(program.receptacle ? [{ type: program.receptacle, maxDepthM: CONTENTS_RANGE_M }] : [])],
         walkTo: program.receptacle ?? program.object,
-        walkToStays: program.receptacle !== undefined,
       };
     default:
-      return { types: program.object ? [{ type: program.object, maxDepthM: OBJECT_RANGE_M }] : [], walkTo: program.object, walkToStays: false };
+      return { types: program.object ? [{ type: program.object, maxDepthM: OBJECT_RANGE_M }] : [], walkTo: program.object };
   }
 }
 

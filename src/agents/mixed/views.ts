@@ -5,7 +5,6 @@
  */
 import type { MixedMoment, MixedSnapshotObject, MixedWorldView, TrajectoryLog } from "../../data/index.js";
 import type { SceneGraph } from "../memory/index.js";
-import { objectCatalogue } from "../../sim/index.js";
 
 /** The step of a day's log a moment names: its last step, or the step of the `index`-th event of that type on an object of that type. */
 export function momentStep(log: TrajectoryLog, moment: Exclude<MixedMoment, { now: true }>): number | undefined {
@@ -106,26 +105,4 @@ export function presentOnlyView(now: readonly MixedSnapshotObject[]): MixedWorld
 export function seenOverRemembered(seen: readonly MixedSnapshotObject[], remembered: readonly MixedSnapshotObject[]): MixedSnapshotObject[] {
   const seenTypes = new Set(seen.map((o) => o.type));
   return [...seen, ...remembered.filter((o) => !seenTypes.has(o.type) && (o.receptacle === null || !seenTypes.has(o.receptacle)))];
-}
-
-/** Surfaces this close together are one place to look at, metres. */
-const SAME_PLACE_M = 1.0;
-
-/** A surface whose contents can be seen from beside it: a receptacle that does not close. */
-function isOpenSurface(label: string): boolean {
-  const spec = objectCatalogue().types[label];
-  return spec !== undefined && spec.receptacle !== null && !spec.states.includes("open");
-}
-
-/** Where the days' memories place the surfaces a thing can be left on and seen (x, z), one per place. */
-export function rememberedSurfaces(graphs: readonly SceneGraph[]): [number, number][] {
-  const out: [number, number][] = [];
-  for (const graph of graphs) {
-    for (const i of graph.instances) {
-      if (!i.center || !isOpenSurface(i.label)) continue;
-      const [x, , z] = i.center;
-      if (!out.some(([ox, oz]) => Math.hypot(ox - x, oz - z) < SAME_PLACE_M)) out.push([x, z]);
-    }
-  }
-  return out;
 }

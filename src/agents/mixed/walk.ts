@@ -11,13 +11,6 @@ import { exploreFrontier, headingTo, nearestTraversable, pathWaypoint } from "..
 import { OccupancyMap } from "../explore/occupancy.js";
 import { aStar } from "../explore/planning.js";
 
-/** A place to look at (world x, z), weighted by how likely what is looked for is there. */
-export interface Place {
-  x: number;
-  z: number;
-  weight: number;
-}
-
 /** A pose the agent stood in, with the action that led there (none for the start). */
 export interface WalkStep {
   action: DiscreteAction | null;
@@ -28,8 +21,6 @@ export interface WalkStep {
 const TURN = (TURN_STEP_DEG * Math.PI) / 180;
 /** Where the agent stands to look at a remembered place: this far from it, metres. */
 const LOOK_DISTANCE_M = 1.0;
-/** A place the agent came this close to is taken as looked at, metres. */
-const PASSED_M = 1.5;
 /** How often (in views) an exploration checks whether it may stop for its caller. */
 const UNTIL_EVERY = 4;
 
@@ -195,23 +186,6 @@ export class LiveWalk {
     }
     await this.face(headingTo(this.state.position[0], this.state.position[2], x, z));
     return true;
-  }
-
-  /**
-   * Walks to each of `places` in turn, the nearest first (straight-line metres divided by the
-   * place's weight: a weight of 2 counts a place as half as far), until a view shows what is
-   * looked for; a place it already passed close by is taken as looked at.
-   */
-  async visitNearestFirst(places: readonly Place[]): Promise<void> {
-    const left = [...places];
-    const passed = (p: Place): boolean => this.steps.some((s) => Math.hypot(s.state.position[0] - p.x, s.state.position[2] - p.z) <= PASSED_M);
-    const cost = (p: Place): number => Math.hypot(p.x - this.state.position[0], p.z - this.state.position[2]) / p.weight;
-    while (left.length > 0 && this.budgetLeft()) {
-      let nearest = 0;
-      for (let i = 1; i < left.length; i++) if (cost(left[i]!) < cost(left[nearest]!)) nearest = i;
-      const place = left.splice(nearest, 1)[0]!;
-      if (!passed(place)) await this.walkTo(place.x, place.z);
-    }
   }
 
   /**
