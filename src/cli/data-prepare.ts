@@ -26,7 +26,8 @@ interface PrepareFlags {
   pngCompression: number;
 }
 
-const PNG_COMPRESSION_LEVELS = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"] as const;
+/** zlib's levels, 0 (stored) to 9. */
+const PNG_COMPRESSION_LEVELS = Array.from({ length: 10 }, (_, level) => String(level));
 
 /** `eqa data prepare openeqa`: OpenEQA's episode histories from the user's own ScanNet and HM3D copies. */
 export function dataPrepareCommand(): Command {
@@ -47,7 +48,7 @@ export function dataPrepareCommand(): Command {
     .option("--rgb-only", "colour frames only (extract-frames.py's --rgb-only): no depth, poses or intrinsics")
     .option("--archive <file...>", "OpenEQA's HM3D archives you already have (open-eqa-hm3d-frames-v0.tgz, open-eqa-hm3d-states-v0.tgz): checked against OpenEQA's published MD5 and unpacked into --out, resumable")
     .option("--list", "print the ScanNet scans and HM3D scenes the benchmark (or --subset) uses, with the command that downloads each scan; write nothing")
-    .option("--png-compression <level>", `ScanNet: zlib level of the PNGs written, 0-9; 0 stores them uncompressed: the same pixels with less CPU and more disk`, (v: string) => Number(oneOf(PNG_COMPRESSION_LEVELS)(v)), SCANNET_PNG_COMPRESSION)
+    .option("--png-compression <level>", "ScanNet: zlib level of the PNGs written, 0-9; 0 stores them uncompressed: the same pixels with less CPU and more disk", (v: string) => Number(oneOf(PNG_COMPRESSION_LEVELS)(v)), SCANNET_PNG_COMPRESSION)
     .option("--concurrency <n>", "ScanNet: frames decoded and written at once over all scans; HM3D: scenes rendered at once, one bridge process each (default: the machine's cores)", positiveInteger)
     .action(async (flags: PrepareFlags) => {
       checkFlags(flags);
