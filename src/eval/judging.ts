@@ -1,0 +1,83 @@
+/**
+ * The judging loop a score run shares (LLM-Match, LA-EQA's judge, the structured TAG judge): the
+ * judgements an earlier run in the folder left are reused by the run's resume rule, the others
+ * are judged over `runModelBatch` and appended to the records file as each finishes. A failed
+ * call or an unreadable reply is the question's record; an unusable judge stops the run.
+ */
+import { runModelBatch, type ModelCallError, type ModelSpec } from "../models/index.js";
+import { resumeItems, type ResumeRule, type RunDirectory } from "../store/index.js";
+
+/** How far a score run's judging is. */
+export interface JudgingProgress {
+  done: number;
+  total: number;
+  /** Judgements whose call failed. */
+  failed: number;
+  /** Judgements whose reply held no readable mark (the judge's failure, counted apart). */
+  unreadable: number;
+  /** Judgements taken from an earlier, interrupted run in the same directory. */
+  reused: number;
+}
+
+/** What a judgement came to, as the progress counts it. */
+export type JudgingOutcome = "scored" | "failed" | "unreadable";
+
+/** A judge's outcome read from its mark: none, with the reply unreadable or the call failed. */
+export function markOutcome(judgement: { score: number | null; unreadable?: true }): JudgingOutcome {
+  if (judgement.score !== null) return "scored";
+  return judgement.unreadable ? "unreadable" : "failed";
+}
+
+export interface JudgingOptions<Task, J> {
+  run: RunDirectory;
+  /** The records file, the tasks in order and what makes a judgement stand. */
+  resume: ResumeRule<Task, J>;
+  judge: (task: Task) => Promise<J>;
+  /** The record of a task whose call failed for good. */
+  failed: (task: Task, error: ModelCallError) => J;
+  outcome: (judgement: J) => JudgingOutcome;
+  /** The judge's spec, named when a call shows the configuration is wrong (none for a judge without a model). */
+  models: readonly ModelSpec[];
+  /** Tasks judged at once (default 8). */
+  concurrency?: number;
+  onProgress?: (progress: JudgingProgress) => void;
+}
+
+export interface JudgingResult<J> {
+  /** One judgement per task, in the tasks' order. */
+  judgements: J[];
+  /** How many came from the earlier run. */
+  reused: number;
+}
+
+/** Judges the tasks the run folder has no standing judgement for, appending each as it finishes. */
+export async function runJudging<Task, J>(options: JudgingOptions<Task, J>): Promise<JudgingResult<J>> {
+  const { run, resume } = options;
+  const { reusable: earlier, pending } = resumeItems(run, resume);
+  const judgements = new Map<string, J>(earlier);
+  const progress: JudgingProgress = { done: earlier.size, total: resume.items.length, failed: 0, unreadable: 0, reused: earlier.size };
+  options.onProgress?.({ ...progress });
+  const appender = run.appender(resume.file);
+  try {
+    await runModelBatch({
+      items: pending,
+      concurrency: options.concurrency ?? 8,
+      work: options.judge,
+      failed: options.failed,
+      finished: (task, judgement) => {
+        appender.append(judgement);
+        judgements.set(resume.id(task), judgement);
+        progress.done++;
+        const outcome = options.outcome(judgement);
+        if (outcome === "unreadable") progress.unreadable++;
+        else if (outcome === "failed") progress.failed++;
+        options.onProgress?.({ ...progress });
+      },
+      models: options.models,
+      itemId: resume.id,
+    });
+  } finally {
+    appender.close();
+  }
+  return { judgements: resume.items.map((task) => judgements.get(resume.id(task))!), reused: earlier.size };
+}
