@@ -4,8 +4,35 @@
  * are judged over `runModelBatch` and appended to the records file as each finishes. A failed
  * call or an unreadable reply is the question's record; an unusable judge stops the run.
  */
-import { runModelBatch, type ModelCallError, type ModelSpec } from "../models/index.js";
+import { z } from "zod";
+import { failedReplyStatusSchema, runModelBatch, usageTotalsSchema, type FailedReplyStatus, type ModelCallError, type ModelSpec, type UsageTotals } from "../models/index.js";
 import { resumeItems, type ResumeRule, type RunDirectory } from "../store/index.js";
+
+/** The fields a judge's mark record ends with (LLM-Match's, LA-EQA's): its replies, why it has no mark, its usage, when it finished. */
+export interface MarkReplyFields {
+  /** Raw replies, the first and any re-asks. */
+  replies: (string | null)[];
+  error: string | null;
+  /** Why the judge's reply was not a mark, when it was cut, filtered or refused. */
+  status?: FailedReplyStatus;
+  /**
+   * The judge replied, but no mark could be read (after any re-asks): a failure of the judge,
+   * counted apart from failed calls, left out of the aggregates, and asked again on the next run.
+   */
+  unreadable?: true;
+  usage: UsageTotals;
+  finishedAt: string;
+}
+
+/** {@link MarkReplyFields} as zod reads them, spread last into each judgement's schema (a schema's order is the order a parsed record's keys are written in). */
+export const markReplyShape = {
+  replies: z.array(z.string().nullable()),
+  error: z.string().nullable(),
+  status: failedReplyStatusSchema.optional(),
+  unreadable: z.literal(true).optional(),
+  usage: usageTotalsSchema,
+  finishedAt: z.string(),
+};
 
 /** How far a score run's judging is. */
 export interface JudgingProgress {
