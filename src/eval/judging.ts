@@ -34,6 +34,16 @@ export const markReplyShape = {
   finishedAt: z.string(),
 };
 
+/** What a score run is given to judge: the benchmark, the questions scored and their predictions, with the files they came from. */
+export interface ScoreInputs<Benchmark, Q, P> {
+  benchmark: Benchmark;
+  /** The questions to score (the benchmark's, or a subset's). */
+  questions: Q[];
+  subsetPath?: string;
+  predictions: P[];
+  predictionsPath: string;
+}
+
 /** How far a score run's judging is. */
 export interface JudgingProgress {
   done: number;

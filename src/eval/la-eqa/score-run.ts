@@ -19,7 +19,7 @@ import { LA_EQA_CATEGORIES, firstItems, type LaEqaBenchmark, type LaEqaPlaces, t
 import { countReplyStatuses, describeModel, emptyUsage, ledgerCost, readCallLedger, replyStatusOf, sumUsage, withCallContext, JUDGE_ROLE, type CallPlan, type ChatModel, type FailedReplyStatus, type ModelRef, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
 import { openRun, resultSettings, resumeItems, type ResumeRule, type RunContract, RUN_KIND } from "../../store/index.js";
 import { llmMatchPoints } from "../openeqa/index.js";
-import { markOutcome, runJudging, type JudgingProgress } from "../judging.js";
+import { markOutcome, runJudging, type JudgingProgress, type ScoreInputs } from "../judging.js";
 import { bootstrapMean, DEFAULT_BOOTSTRAP, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { LA_EQA_JUDGE_PARAMS, judgeLaEqa, laEqaPromptHashes, pendingLaEqaJudgement, prepareLaEqaJudgeTask, type LaEqaJudgeTask, type LaEqaJudgement, laEqaJudgementSchema } from "./judge.js";
 import { laEqaBestPathLength, laEqaSpl } from "./spl.js";
@@ -30,13 +30,7 @@ export const LA_EQA_SUMMARY_FILE = "summary.json";
 
 export type LaEqaScoreProgress = JudgingProgress;
 
-export interface LaEqaScoreOptions {
-  benchmark: LaEqaBenchmark;
-  /** The questions to score (the file's, or a subset's). */
-  questions: LaEqaQuestion[];
-  subsetPath?: string;
-  predictions: LaEqaPrediction[];
-  predictionsPath: string;
+export interface LaEqaScoreOptions extends ScoreInputs<LaEqaBenchmark, LaEqaQuestion, LaEqaPrediction> {
   /** Place positions of the world "now" by scene (`--places`): needed for SPL on questions with a best path. */
   places?: LaEqaPlaces;
   placesPath?: string;

@@ -23,7 +23,7 @@ import {
   type LlmMatchTask,
 } from "./llm-match.js";
 import { DEFAULT_BOOTSTRAP, storedMeanEstimateSchema, type BootstrapOptions } from "../stats.js";
-import { markOutcome, runJudging, type JudgingProgress } from "../judging.js";
+import { markOutcome, runJudging, type JudgingProgress, type ScoreInputs } from "../judging.js";
 
 export const JUDGEMENTS_FILE = "judgements.jsonl";
 export const METRICS_FILE = "metrics.json";
@@ -31,13 +31,7 @@ export const SUMMARY_FILE = "summary.json";
 
 export type ScoreProgress = JudgingProgress;
 
-export interface ScoreOptions {
-  benchmark: OpenEqaBenchmark;
-  /** The questions to score (the benchmark's, or a subset's). */
-  questions: Question[];
-  subsetPath?: string;
-  predictions: Prediction[];
-  predictionsPath: string;
+export interface ScoreOptions extends ScoreInputs<OpenEqaBenchmark, Question, Prediction> {
   /** The LLM-Match judge; its spec names it in the summary and the input keys. */
   judge: ChatModel;
   /** Usage of this process's calls, for the summary. */
