@@ -5,7 +5,8 @@
  * call or an unreadable reply is the question's record; an unusable judge stops the run.
  */
 import { z } from "zod";
-import { failedReplyStatusSchema, runModelBatch, usageTotalsSchema, type FailedReplyStatus, type ModelCallError, type ModelSpec, type UsageTotals } from "../models/index.js";
+import type { JudgeUnreadable } from "../core/index.js";
+import { failedReplyStatusSchema, runModelBatch, usageTotalsSchema, type FailedReplyStatus, type ModelCallError, type ModelSpec, type RunCost, type UsageLedger, type UsageTotals } from "../models/index.js";
 import { resumeItems, type ResumeRule, type RunDirectory } from "../store/index.js";
 
 /** The fields a judge's mark record ends with (LLM-Match's, LA-EQA's): its replies, why it has no mark, its usage, when it finished. */
@@ -42,6 +43,42 @@ export interface ScoreInputs<Benchmark, Q, P> {
   subsetPath?: string;
   predictions: P[];
   predictionsPath: string;
+}
+
+/** A question the judge failed on, as a summary lists it. */
+export interface ScoreFailure {
+  questionId: string;
+  error: string;
+  /** Set when the judge's reply was cut, filtered or refused. */
+  status?: FailedReplyStatus;
+  replies: (string | null)[];
+}
+
+/** The counts a judged score run's summary gives (LLM-Match's, LA-EQA's), beside its own. */
+export interface MarkCounts {
+  /** scored + failed + judgeUnreadable = questions. */
+  questions: number;
+  scored: number;
+  /** Judgements whose call failed (no reply to read). */
+  failed: number;
+  /** Judgements whose reply held no readable mark: the judge's failure, not the answer's. */
+  judgeUnreadable: number;
+  missingPredictions: number;
+  noAnswer: number;
+  reused: number;
+  predictionsOutsideSubset: number;
+}
+
+/** What a judged score run's summary ends with: its failures, its usage and its cost. */
+export interface MarkSummaryTail {
+  /** Judge replies that were not marks, by status (truncated, filtered, refused). */
+  replyStatuses: Partial<Record<FailedReplyStatus, number>>;
+  failures: ScoreFailure[];
+  /** The questions whose judge reply held no readable mark, left out of the aggregates. */
+  judgeUnreadable: JudgeUnreadable;
+  usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
+  /** Calls, tokens and dollars of the judge, from the run's ledger of model calls (calls.jsonl). */
+  cost: RunCost;
 }
 
 /** How far a score run's judging is. */

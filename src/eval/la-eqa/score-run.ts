@@ -14,12 +14,12 @@
  * SPL over the questions with a distance (`spl`); the judge's cost from the run's ledger.
  */
 import { resolve } from "node:path";
-import { UserError, eqakitVersion, judgeUnreadable, type JudgeUnreadable } from "../../core/index.js";
+import { UserError, judgeUnreadable, type JudgeUnreadable } from "../../core/index.js";
 import { LA_EQA_CATEGORIES, firstItems, type LaEqaBenchmark, type LaEqaPlaces, type LaEqaPrediction, type LaEqaQuestion } from "../../data/index.js";
 import { countReplyStatuses, describeModel, emptyUsage, ledgerCost, readCallLedger, replyStatusOf, sumUsage, withCallContext, JUDGE_ROLE, type CallPlan, type ChatModel, type FailedReplyStatus, type ModelRef, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
-import { openRun, resultSettings, resumeItems, type ResumeRule, type RunContract, RUN_KIND } from "../../store/index.js";
+import { openRun, resultSettings, resumeItems, summaryHead, type ResumeRule, type RunContract, type RunSummaryHead, RUN_KIND } from "../../store/index.js";
 import { llmMatchPoints } from "../openeqa/index.js";
-import { markOutcome, runJudging, type JudgingProgress, type ScoreInputs } from "../judging.js";
+import { markOutcome, runJudging, type JudgingProgress, type MarkCounts, type MarkSummaryTail, type ScoreInputs } from "../judging.js";
 import { bootstrapMean, DEFAULT_BOOTSTRAP, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { LA_EQA_JUDGE_PARAMS, judgeLaEqa, laEqaPromptHashes, pendingLaEqaJudgement, prepareLaEqaJudgeTask, type LaEqaJudgeTask, type LaEqaJudgement, laEqaJudgementSchema } from "./judge.js";
 import { laEqaBestPathLength, laEqaSpl } from "./spl.js";
@@ -63,25 +63,12 @@ export interface LaEqaAggregates {
   byCategory: Record<string, MeanEstimate>;
 }
 
-export interface LaEqaScoreSummary {
-  kind: typeof RUN_KIND["la-eqa"];
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
-  counts: {
-    questions: number;
-    scored: number;
-    failed: number;
-    judgeUnreadable: number;
-    missingPredictions: number;
-    noAnswer: number;
+export interface LaEqaScoreSummary extends RunSummaryHead<typeof RUN_KIND["la-eqa"]>, MarkSummaryTail {
+  counts: MarkCounts & {
     /** Marks the judge gave outside 1-5, kept as the reference keeps them. */
     outOfRange: number;
     /** Questions whose prediction gave no distance: no SPL. */
     withoutDistance: number;
-    reused: number;
-    predictionsOutsideSubset: number;
   };
   /** The judge's mark as read (1-5), LA-EQA's answer accuracy. */
   score: LaEqaAggregates;
@@ -89,11 +76,6 @@ export interface LaEqaScoreSummary {
   llmMatch: LaEqaAggregates;
   /** LA-EQA's SPL, over the questions with a distance. */
   spl: LaEqaAggregates;
-  replyStatuses: Partial<Record<FailedReplyStatus, number>>;
-  failures: { questionId: string; error: string; status?: FailedReplyStatus; replies: (string | null)[] }[];
-  judgeUnreadable: JudgeUnreadable;
-  usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
-  cost: RunCost;
 }
 
 /** What a score run is before its judge is called: its judge known by its spec alone. */
@@ -236,11 +218,7 @@ function laEqaSummary(plan: LaEqaPlan, judgements: readonly LaEqaJudgement[], in
   const unreadable = judgements.filter((j) => j.score === null && j.unreadable);
   const failed = judgements.filter((j) => j.score === null && !j.unreadable);
   return {
-    kind: RUN_KIND["la-eqa"],
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(inputs.wallTimeMs),
-    config: inputs.config,
+    ...summaryHead(RUN_KIND["la-eqa"], inputs.wallTimeMs, inputs.config),
     counts: {
       questions: judgements.length,
       scored: marks.length,

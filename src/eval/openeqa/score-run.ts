@@ -23,7 +23,7 @@ import {
   type LlmMatchTask,
 } from "./llm-match.js";
 import { DEFAULT_BOOTSTRAP, storedMeanEstimateSchema, type BootstrapOptions } from "../stats.js";
-import { markOutcome, runJudging, type JudgingProgress, type ScoreInputs } from "../judging.js";
+import { markOutcome, runJudging, type JudgingProgress, type MarkCounts, type MarkSummaryTail, type ScoreInputs } from "../judging.js";
 
 export const JUDGEMENTS_FILE = "judgements.jsonl";
 export const METRICS_FILE = "metrics.json";
@@ -58,38 +58,13 @@ export interface ScoreOptions extends ScoreInputs<OpenEqaBenchmark, Question, Pr
 /** What a score run's contract, configuration and dry run read: its options with the judge known by its spec alone. */
 export type ScoreSetup = Omit<ScoreOptions, "judge" | "usage" | "onProgress"> & { judge: ModelRef };
 
-export interface ScoreFailure {
-  questionId: string;
-  error: string;
-  /** Set when the judge's reply was cut, filtered or refused. */
-  status?: FailedReplyStatus;
-  replies: (string | null)[];
-}
+export type { ScoreFailure } from "../judging.js";
 
-export interface ScoreSummary extends RunSummaryHead<typeof RUN_KIND["llm-match"]> {
-  /** scored + failed + judgeUnreadable = questions. */
-  counts: {
-    questions: number;
-    scored: number;
-    /** Judgements whose call failed (no reply to read). */
-    failed: number;
-    /** Judgements whose reply held no readable mark: the judge's failure, not the answer's. */
-    judgeUnreadable: number;
-    missingPredictions: number;
-    noAnswer: number;
+export interface ScoreSummary extends RunSummaryHead<typeof RUN_KIND["llm-match"]>, MarkSummaryTail {
+  counts: MarkCounts & {
     neutralised: number;
-    reused: number;
-    predictionsOutsideSubset: number;
   };
   llmMatch: LlmMatchAggregates;
-  /** Judge replies that were not marks, by status (truncated, filtered, refused). */
-  replyStatuses: Partial<Record<FailedReplyStatus, number>>;
-  failures: ScoreFailure[];
-  /** The questions whose judge reply held no readable mark, left out of the aggregates. */
-  judgeUnreadable: JudgeUnreadable;
-  usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
-  /** Calls, tokens and dollars of the judge, from the run's ledger of model calls (calls.jsonl). */
-  cost: RunCost;
 }
 
 const isObject = (v: unknown): boolean => typeof v === "object" && v !== null && !Array.isArray(v);
