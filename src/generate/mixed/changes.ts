@@ -92,6 +92,27 @@ type Applier = (home: Home, random: Random, attended: Attended, touched: Set<num
 
 const movable = (home: Home, touched: Set<number>): SceneObject[] => home.objects.filter((o) => o.kind === "object" && !o.held && (o.on !== undefined || o.inside !== undefined) && !touched.has(o.id));
 
+/** How a flipped state's change is named: its kinds, and the words of its two values. */
+interface FlipNames {
+  set: ChangeKind;
+  unset: ChangeKind;
+  setWord: string;
+  unsetWord: string;
+}
+
+/** An applier that flips `state` of an unbroken object that has it (not of a type in `excluded`), named by the state it is left in. */
+function flipState(state: "open" | "toggled", names: FlipNames, excluded: ReadonlySet<string> = new Set()): Applier {
+  return (home, random, attended, touched) => {
+    const items = home.objects.filter((o) => o.kind !== "structure" && !touched.has(o.id) && !excluded.has(o.type) && catalogueType(o.type).states.includes(state) && !o.states.broken);
+    const object = pickPreferring(random, items, attended, home);
+    if (!object) return undefined;
+    const value = !object.states[state];
+    object.states[state] = value;
+    touched.add(object.id);
+    return { kind: value ? names.set : names.unset, object: objectName(object), type: object.type, from: value ? names.unsetWord : names.setWord, to: value ? names.setWord : names.unsetWord };
+  };
+}
+
 const APPLIERS: Record<"moved" | "taken_away" | "brought_in" | "opened" | "switched", Applier> = {
   moved(home, random, attended, touched) {
     const object = pickPreferring(random, movable(home, touched), attended, home);
@@ -132,24 +153,8 @@ const APPLIERS: Record<"moved" | "taken_away" | "brought_in" | "opened" | "switc
     touched.add(id);
     return { kind: "brought_in", object: `${type.replaceAll(" ", "_")}-${id}`, type, from: null, to: objectName(target) };
   },
-  opened(home, random, attended, touched) {
-    const items = home.objects.filter((o) => o.kind !== "structure" && !touched.has(o.id) && catalogueType(o.type).states.includes("open") && !o.states.broken);
-    const object = pickPreferring(random, items, attended, home);
-    if (!object) return undefined;
-    const open = !object.states.open;
-    object.states.open = open;
-    touched.add(object.id);
-    return { kind: open ? "opened" : "closed", object: objectName(object), type: object.type, from: open ? "closed" : "open", to: open ? "open" : "closed" };
-  },
-  switched(home, random, attended, touched) {
-    const items = home.objects.filter((o) => o.kind !== "structure" && !touched.has(o.id) && !NOT_SWITCHED.has(o.type) && catalogueType(o.type).states.includes("toggled") && !o.states.broken);
-    const object = pickPreferring(random, items, attended, home);
-    if (!object) return undefined;
-    const on = !object.states.toggled;
-    object.states.toggled = on;
-    touched.add(object.id);
-    return { kind: on ? "switched_on" : "switched_off", object: objectName(object), type: object.type, from: on ? "off" : "on", to: on ? "on" : "off" };
-  },
+  opened: flipState("open", { set: "opened", unset: "closed", setWord: "open", unsetWord: "closed" }),
+  switched: flipState("toggled", { set: "switched_on", unset: "switched_off", setWord: "on", unsetWord: "off" }, NOT_SWITCHED),
 };
 
 /** The appliers in proportion: moves most often. */
