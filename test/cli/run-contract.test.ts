@@ -1,6 +1,6 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadRun } from "../../src/report/index.js";
 import { openRun, readRunManifest } from "../../src/store/index.js";
@@ -21,6 +21,8 @@ let home: string;
 let subset: string;
 let model: string[];
 let judge: (name?: string) => string[];
+/** An answer run, a score run of its predictions and a run, each made once for the file: tests work on copies (copyOf). */
+let made: { answers: string; scored: string; run: string };
 
 before(async () => {
   server = await startModelServer((request) => openAiReply(isJudgeCall(request) ? "Your mark: 4" : "A: a chair"));
@@ -29,6 +31,13 @@ before(async () => {
   writeFileSync(subset, JSON.stringify(questions.map((q) => q.question_id)));
   model = ["--agent", "blind", "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`];
   judge = (name = "openai/gpt-4o") => ["--judge", name, "--judge-base-url", `${server.url}/v1`];
+  made = { answers: join(home, "made", "answers"), scored: join(home, "made", "scored"), run: join(home, "made", "run") };
+  const answered = await answer(made.answers);
+  assert.equal(answered.code, 0, answered.stderr);
+  const scored = await score(made.scored, join(made.answers, "predictions.json"));
+  assert.equal(scored.code, 0, scored.stderr);
+  const ran = await run(made.run);
+  assert.equal(ran.code, 0, ran.stderr);
 });
 after(() => server.close());
 
@@ -36,6 +45,11 @@ const cli = (args: string[], cwd?: string) => runCli([...args, "--no-cache", "--
 const answer = (out: string, extra: string[] = []) => cli(["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...model, ...extra, "--out", out]);
 const score = (out: string, predictions: string, extra: string[] = [], cwd?: string) => cli(["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...judge(), ...extra, "--out", out], cwd);
 const run = (out: string, extra: string[] = []) => cli(["run", "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...model, ...judge(), ...extra, "--out", out]);
+/** A copy at `to` of the folder `made[name]`, which the same command into `to` would have made. */
+function copyOf(name: keyof typeof made, to: string): string {
+  cpSync(made[name], to, { recursive: true });
+  return to;
+}
 
 function predictionsFile(dir: string, name = "my-predictions.json"): string {
   mkdirSync(dir, { recursive: true });
@@ -65,13 +79,11 @@ describe("eqa score, answer and run keep their run folders", () => {
   });
 
   test("eqa score refuses an answer folder and a score folder of another judge, changing nothing; the same settings resume", async () => {
-    const answers = join(home, "answers");
-    assert.equal((await answer(answers)).code, 0);
-    const predictions = join(answers, "predictions.json");
+    const answers = copyOf("answers", join(home, "answers"));
+    const predictions = join(made.answers, "predictions.json");
     await assertRefusedUnchanged(answers, () => score(answers, predictions), /kind answer, not llm-match/);
 
-    const scored = join(home, "scored");
-    assert.equal((await score(scored, predictions)).code, 0);
+    const scored = copyOf("scored", join(home, "scored"));
     const calls = server.requests.length;
     await assertRefusedUnchanged(scored, () => cli(["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, "--subset", subset, ...judge("openai/gpt-4o-mini"), "--out", scored]), /the judge is openai\/gpt-4o there, openai\/gpt-4o-mini now\)[^]*run with --judge openai\/gpt-4o to resume/);
     await assertRefusedUnchanged(scored, () => score(scored, predictions, ["--mode", "compat"]), /mode is "robust" there, "compat" now/);
@@ -81,10 +93,8 @@ describe("eqa score, answer and run keep their run folders", () => {
   });
 
   test("eqa answer refuses a score folder and an answer folder of another model; eqa run refuses both", async () => {
-    const answers = join(home, "answers-2");
-    assert.equal((await answer(answers)).code, 0);
-    const scored = join(home, "scored-2");
-    assert.equal((await score(scored, join(answers, "predictions.json"))).code, 0);
+    const answers = copyOf("answers", join(home, "answers-2"));
+    const scored = copyOf("scored", join(home, "scored-2"));
     await assertRefusedUnchanged(scored, () => answer(scored), /kind llm-match, not answer/);
     await assertRefusedUnchanged(answers, () => cli(["answer", "--benchmark", openEqaBenchmarkFile, "--subset", subset, "--agent", "blind", "--model", "openai/gpt-4o", "--model-base-url", `${server.url}/v1`, "--out", answers]), /made with other settings/);
     await assertRefusedUnchanged(answers, () => run(answers), /kind answer, not run/);
@@ -92,8 +102,7 @@ describe("eqa score, answer and run keep their run folders", () => {
   });
 
   test("eqa run writes one manifest of kind run, resumes with the same settings and refuses another judge", async () => {
-    const out = join(home, "run");
-    assert.equal((await run(out)).code, 0);
+    const out = copyOf("run", join(home, "run"));
     const manifest = readRunManifest(out)!;
     assert.equal(manifest.kind, "run");
     assert.deepEqual(Object.keys(manifest.settings).sort(), ["answer", "score"]);
@@ -128,17 +137,14 @@ describe("eqa score, answer and run keep their run folders", () => {
     const other = join(home, "other-benchmark.json");
     writeFileSync(other, JSON.stringify(questions.map((q, i) => (i === 1 ? { ...q, answer: "a lamp" } : q))));
     const withOther = (args: string[]): string[] => args.map((a) => (a === openEqaBenchmarkFile ? other : a));
-    const answers = join(home, "answers-4");
-    assert.equal((await answer(answers)).code, 0);
+    const answers = copyOf("answers", join(home, "answers-4"));
     const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const message = new RegExp(`over other questions: the question of this id in ${escape(other)} is not the one there[^]*or give --benchmark ${escape(openEqaBenchmarkFile)} to resume`);
     await assertRefusedUnchanged(answers, () => cli(withOther(["answer", "--benchmark", openEqaBenchmarkFile, ...model, "--out", answers])), message);
-    const scored = join(home, "scored-4");
-    const predictions = join(answers, "predictions.json");
-    assert.equal((await score(scored, predictions)).code, 0);
+    const scored = copyOf("scored", join(home, "scored-4"));
+    const predictions = join(made.answers, "predictions.json");
     await assertRefusedUnchanged(scored, () => cli(withOther(["score", "--predictions", predictions, "--benchmark", openEqaBenchmarkFile, ...judge(), "--out", scored])), message);
-    const out = join(home, "run-4");
-    assert.equal((await run(out)).code, 0);
+    const out = copyOf("run", join(home, "run-4"));
     await assertRefusedUnchanged(out, () => cli(withOther(["run", "--benchmark", openEqaBenchmarkFile, ...model, ...judge(), "--out", out])), message);
     const calls = server.requests.length;
     assert.equal((await answer(answers)).code, 0);
@@ -146,8 +152,7 @@ describe("eqa score, answer and run keep their run folders", () => {
   });
 
   test("a folder written before manifests is checked by the kind its summary names, and resumes when it matches", async () => {
-    const answers = join(home, "answers-3");
-    assert.equal((await answer(answers)).code, 0);
+    const answers = copyOf("answers", join(home, "answers-3"));
     rmSync(join(answers, "manifest.json"));
     await assertRefusedUnchanged(answers, () => score(answers, join(answers, "predictions.json")), /kind answer, not llm-match/);
     const calls = server.requests.length;

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StructuredAnswer } from "../../src/data/index.js";
-import { cliEnv, runCli } from "../helpers/cli.js";
+import { cliEnv, runCli, type CliResult } from "../helpers/cli.js";
 import { lastUserText, openAiReply, startModelServer, type ModelServer } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { openAiBatchEmulator } from "../helpers/provider-emulators.js";
@@ -65,53 +65,69 @@ async function scriptedJudge(): Promise<ModelServer> {
   return startModelServer((request) => openAiReply(judgeReply(lastUserText(request))));
 }
 
-describe("eqa score-tag", () => {
-  test("scores free-text and structured answers end to end with a loopback judge and the embedded encoder", async () => {
+/** The six predictions scored live by the scripted judge: the run folder, what the command printed and the requests the judge received. */
+interface LiveRun {
+  out: string;
+  result: CliResult;
+  requests: number;
+}
+
+/** Made once for the file (the embedded encoder loads in every run): the end-to-end test checks it, the batch test compares with it. */
+let live: Promise<LiveRun> | undefined;
+function liveRun(): Promise<LiveRun> {
+  live ??= (async () => {
     const home = temporaryDir();
     const server = await scriptedJudge();
     try {
       const out = join(home, "run");
-      const args = ["score-tag", "--questions", writeJson(home, "questions.json", questions), "--predictions", writeJson(home, "predictions.json", predictions()), "--judge", "openai/judge", "--judge-base-url", `${server.url}/v1`, "--out", out, "--no-cache"];
-      const result = await runCli(args, cliEnv(home));
-      assert.equal(result.code, 1, "the judge could not be read for 1 of 6 questions, over a tenth");
-      assert.match(result.stdout, /overall\s+5\s/);
-      assert.match(result.stdout, /5 of 6 scored, 0 failed, 1 unreadable by the judge/);
-      assert.match(result.stderr, /^scoring: 6\/6 \(1 unreadable by the judge\)$/m, "the progress line counts the judge's unreadable reply apart from failed calls");
-      assert.match(result.stdout, /valid answers: 80\.0% of 5/);
-      assert.match(result.stdout, /the judge's replies could not be read for 1 of 6 questions, more than 10%: exit 1 \(first: q-where, tag-structured: the judge's replies could not be read as a structured answer \(asked twice\)/);
-      // three free-text answers, one of them unreadable and asked again
-      assert.equal(server.requests.length, 4);
-
-      const metrics = readJson(join(out, "metrics.json")) as Record<string, number>;
-      assert.equal(metrics["q-count"], 5, "the judge read back the true structure");
-      assert.equal(metrics["q-list"], 5, "a structured answer is scored as it is");
-      assert.equal(metrics["q-colour"], 5, "a structured answer written as a JSON string too");
-      assert.equal(metrics["q-times"], 1, "an empty answer scores 1");
-      assert.equal(metrics["q-where"], undefined, "an answer the judge could not read is not scored: the judge failed, not the answer");
-      assert.equal(metrics["q-state"], 3, "right state, position missing: the object is not grounded, the value is right");
-
-      const summary = readJson(join(out, "summary.json")) as SummaryShape;
-      assert.deepEqual(summary.counts, { questions: 6, scored: 5, failed: 0, judgeUnreadable: 1, invalid: 1, missingPredictions: 0, unknownPredictions: 0, structured: 2, extracted: 2, reused: 0 } as SummaryShape["counts"]);
-      assert.equal(summary.validAnswerRate, 4 / 5);
-      assert.deepEqual({ ...summary.judgeUnreadable, items: summary.judgeUnreadable.items.map((i) => [i.questionId, i.judge, i.replies.length]) }, { count: 1, of: 6, overLimit: true, items: [["q-where", "tag-structured", 2]] });
-      assert.equal(summary.config.similarity, "use-lite-en");
-      const ungrounded = [5, 5, 5, 5, 1];
-      assert.ok(Math.abs(summary.scores.ungrounded.mean - ungrounded.reduce((a, b) => a + b) / 5) < 1e-9);
-      assert.ok(summary.scores.grounded.mean < summary.scores.ungrounded.mean);
-      // q-where (getLocation) is left out with its unreadable judgement
-      assert.deepEqual(Object.keys(summary.categories.queryType), ["countObjects", "countTimes", "getProperty", "getState", "listObjects"]);
-      assert.deepEqual(Object.keys(summary.categories.predicateType), ["location", "moment", "property", "state"]);
-      assert.deepEqual(Object.keys(summary.categories.ambiguous), ["ambiguous", "unambiguous"]);
-      assert.deepEqual(Object.keys(summary.categories.conditions), ["1", "2"]);
-      assert.deepEqual(Object.keys(summary.categories.combined), ["spatiotemporal"]);
-      assert.equal(summary.categories.combined.spatiotemporal!.grounded.n, 1);
-      // the empty answer misses its objects (q-times 1); q-state names no position, so in the
-      // grounded match its microwave is not the true one either
-      assert.equal(summary.errors.objectFalseNegatives!.answers, 2 / 5);
-      assert.equal(readLines(join(out, "judgements.jsonl")).length, 6);
+      const args = ["score-tag", "--questions", writeJson(home, "questions.json", questions), "--predictions", writeJson(home, "predictions.json", predictions()), "--judge", "openai/gpt-4o", "--judge-base-url", `${server.url}/v1`, "--out", out, "--no-cache"];
+      return { out, result: await runCli(args, cliEnv(home)), requests: server.requests.length };
     } finally {
       await server.close();
     }
+  })();
+  return live;
+}
+
+describe("eqa score-tag", () => {
+  test("scores free-text and structured answers end to end with a loopback judge and the embedded encoder", async () => {
+    const { out, result, requests } = await liveRun();
+    assert.equal(result.code, 1, "the judge could not be read for 1 of 6 questions, over a tenth");
+    assert.match(result.stdout, /overall\s+5\s/);
+    assert.match(result.stdout, /5 of 6 scored, 0 failed, 1 unreadable by the judge/);
+    assert.match(result.stderr, /^scoring: 6\/6 \(1 unreadable by the judge\)$/m, "the progress line counts the judge's unreadable reply apart from failed calls");
+    assert.match(result.stdout, /valid answers: 80\.0% of 5/);
+    assert.match(result.stdout, /the judge's replies could not be read for 1 of 6 questions, more than 10%: exit 1 \(first: q-where, tag-structured: the judge's replies could not be read as a structured answer \(asked twice\)/);
+    // three free-text answers, one of them unreadable and asked again
+    assert.equal(requests, 4);
+
+    const metrics = readJson(join(out, "metrics.json")) as Record<string, number>;
+    assert.equal(metrics["q-count"], 5, "the judge read back the true structure");
+    assert.equal(metrics["q-list"], 5, "a structured answer is scored as it is");
+    assert.equal(metrics["q-colour"], 5, "a structured answer written as a JSON string too");
+    assert.equal(metrics["q-times"], 1, "an empty answer scores 1");
+    assert.equal(metrics["q-where"], undefined, "an answer the judge could not read is not scored: the judge failed, not the answer");
+    assert.equal(metrics["q-state"], 3, "right state, position missing: the object is not grounded, the value is right");
+
+    const summary = readJson(join(out, "summary.json")) as SummaryShape;
+    assert.deepEqual(summary.counts, { questions: 6, scored: 5, failed: 0, judgeUnreadable: 1, invalid: 1, missingPredictions: 0, unknownPredictions: 0, structured: 2, extracted: 2, reused: 0 } as SummaryShape["counts"]);
+    assert.equal(summary.validAnswerRate, 4 / 5);
+    assert.deepEqual({ ...summary.judgeUnreadable, items: summary.judgeUnreadable.items.map((i) => [i.questionId, i.judge, i.replies.length]) }, { count: 1, of: 6, overLimit: true, items: [["q-where", "tag-structured", 2]] });
+    assert.equal(summary.config.similarity, "use-lite-en");
+    const ungrounded = [5, 5, 5, 5, 1];
+    assert.ok(Math.abs(summary.scores.ungrounded.mean - ungrounded.reduce((a, b) => a + b) / 5) < 1e-9);
+    assert.ok(summary.scores.grounded.mean < summary.scores.ungrounded.mean);
+    // q-where (getLocation) is left out with its unreadable judgement
+    assert.deepEqual(Object.keys(summary.categories.queryType), ["countObjects", "countTimes", "getProperty", "getState", "listObjects"]);
+    assert.deepEqual(Object.keys(summary.categories.predicateType), ["location", "moment", "property", "state"]);
+    assert.deepEqual(Object.keys(summary.categories.ambiguous), ["ambiguous", "unambiguous"]);
+    assert.deepEqual(Object.keys(summary.categories.conditions), ["1", "2"]);
+    assert.deepEqual(Object.keys(summary.categories.combined), ["spatiotemporal"]);
+    assert.equal(summary.categories.combined.spatiotemporal!.grounded.n, 1);
+    // the empty answer misses its objects (q-times 1); q-state names no position, so in the
+    // grounded match its microwave is not the true one either
+    assert.equal(summary.errors.objectFalseNegatives!.answers, 2 / 5);
+    assert.equal(readLines(join(out, "judgements.jsonl")).length, 6);
   });
 
   test("without --judge, free text fails with a hint and structured answers are scored (exit 1)", async () => {
@@ -244,14 +260,8 @@ describe("eqa score-tag --batch", () => {
     const predictionsFile = writeJson(home, "predictions.json", predictions());
     const args = (out: string, url: string, extra: string[] = []): string[] => ["score-tag", "--questions", questionsFile, "--predictions", predictionsFile, "--judge", "openai/gpt-4o", "--judge-base-url", `${url}/v1`, "--out", out, "--no-cache", ...extra];
 
-    const live = await scriptedJudge();
-    const liveOut = join(home, "live");
-    try {
-      const result = await runCli(args(liveOut, live.url), cliEnv(home));
-      assert.equal(result.code, 1, result.stderr);
-    } finally {
-      await live.close();
-    }
+    const { out: liveOut, result: liveResult } = await liveRun();
+    assert.equal(liveResult.code, 1, liveResult.stderr);
 
     const emulator = openAiBatchEmulator({ answer: (body) => judgeReply(lastUserText({ method: "POST", path: "/v1/chat/completions", headers: {}, rawBody: JSON.stringify(body), body })) });
     const server = await startModelServer((request, index) => emulator.script(request, index));
