@@ -62,8 +62,8 @@ export function answer(params) { return { answer: JSON.stringify([{ predicate: "
 test("eqa demo --model runs the language-model agents on the same questions and the judge extracts their answers' structure", async () => {
   const home = temporaryDir();
   const out = join(home, "demo");
-  // the demo's recording, questions and program agent as the first test sees the demo make them, the demo going on from there
-  await copyDemo({ seeds: [2], perTrajectory: 4 }, out);
+  // the demo's recording, questions and program agent as eqa demo makes them (the demo other test files copy, made once), the demo going on from there
+  await copyDemo({ seeds: [1], perTrajectory: 4 }, out);
   await withModelServer(
     (request) => {
       const text = lastUserText(request);
@@ -71,7 +71,7 @@ test("eqa demo --model runs the language-model agents on the same questions and 
       return openAiReply("A: There is one red mug.");
     },
     async (server) => {
-      const result = await runCli(["demo", "--out", out, "--seeds", "2", "--per-trajectory", "4", "--model", "openai/test-vlm", "--model-base-url", `${server.url}/v1`, "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      const result = await runCli(["demo", "--out", out, "--seeds", "1", "--per-trajectory", "4", "--model", "openai/test-vlm", "--model-base-url", `${server.url}/v1`, "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
       assert.equal(result.code, 0, result.stderr + result.stdout);
       const questions = readJson(join(out, "dataset", "questions.json")) as unknown[];
       for (const agent of ["blind", "vlm"]) {
@@ -90,8 +90,8 @@ test("eqa demo --model runs the language-model agents on the same questions and 
 test("eqa demo --model with a judge whose replies are not JSON: every such answer is counted as unreadable by the judge, named, left out of the scores, exit 1", async () => {
   const home = temporaryDir();
   const out = join(home, "demo");
-  // the demo's recording, questions and program agent as the first test sees the demo make them, the demo going on from there
-  await copyDemo({ seeds: [2], perTrajectory: 4 }, out);
+  // the demo's recording, questions and program agent as eqa demo makes them (the demo other test files copy, made once), the demo going on from there
+  await copyDemo({ seeds: [1], perTrajectory: 4 }, out);
   await withModelServer(
     (request) => {
       const text = lastUserText(request);
@@ -100,7 +100,7 @@ test("eqa demo --model with a judge whose replies are not JSON: every such answe
       return openAiReply("A: There is one red mug.");
     },
     async (server) => {
-      const result = await runCli(["demo", "--out", out, "--seeds", "2", "--per-trajectory", "4", "--model", "openai/test-vlm", "--model-base-url", `${server.url}/v1`, "--agents", "blind", "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
+      const result = await runCli(["demo", "--out", out, "--seeds", "1", "--per-trajectory", "4", "--model", "openai/test-vlm", "--model-base-url", `${server.url}/v1`, "--agents", "blind", "--no-cache"], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));
       assert.equal(result.code, 1, result.stderr + result.stdout);
       const questions = (readJson(join(out, "dataset", "questions.json")) as unknown[]).length;
       assert.match(result.stdout, new RegExp(`blind \\(openai/test-vlm\\): structured score n/a of 5 \\(ungrounded n/a\\), valid answers n/a, 0 of ${questions} scored, 0 failed, ${questions} unreadable by the judge`));

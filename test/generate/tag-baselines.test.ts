@@ -4,12 +4,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadTrajectoryLog, type TagQuestion, type TrajectoryLog } from "../../src/data/index.js";
 import { openEpisode } from "../../src/episodes/index.js";
-import { buildTagDataset, describeActions, maskSightings, observeTrajectory, selectObservations, tagAnswerContext, TrajectoryWorld, type TagObservation } from "../../src/generate/index.js";
+import { buildTagDataset, describeActions, maskSightings, observeTrajectory, selectObservations, tagAnswerContext, TrajectoryWorld, type ObjectSightings, type TagObservation } from "../../src/generate/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { jsonLines, killMidway } from "../helpers/kill.js";
 import { openAiReply, withModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { copyRecording } from "../helpers/recordings.js";
+
+/** The recording's sightings in its instance masks, the same for every copy of it: read once. */
+let recordingSightings: Promise<ObjectSightings | null> | undefined;
 
 /** A TAG-EQA set made from one recording of the built-in simulator (a cooling task, 160×120, as the demo records). */
 async function recordedSet(perTrajectory = 6): Promise<{ home: string; log: TrajectoryLog; questions: TagQuestion[]; questionsFile: string }> {
@@ -17,7 +20,8 @@ async function recordedSet(perTrajectory = 6): Promise<{ home: string; log: Traj
   const out = join(home, "rec");
   await copyRecording({ seed: 2, tasks: ["cool"], width: 160, height: 120 }, out);
   const log = await loadTrajectoryLog(join(out, "trajectory.json"));
-  const sightings = await maskSightings(log, join(out, "frames"));
+  recordingSightings ??= maskSightings(log, join(out, "frames"));
+  const sightings = structuredClone(await recordingSightings);
   const { questions } = buildTagDataset([{ log, sightings, episodeHistory: "rec/frames" }], { perTrajectory, seed: 0 });
   const questionsFile = join(home, "questions.json");
   writeFileSync(questionsFile, JSON.stringify(questions));
