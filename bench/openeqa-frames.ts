@@ -3,7 +3,8 @@
  * (bench/openeqa_scannet_reference.py: SensorData.py's reading, extract-frames.py's writing), on
  * the same generated `.sens` of ScanNet's sizes (1296×968 JPEG colour, 640×480 zlib depth), each
  * in its own process, timed from spawn to exit with its peak resident memory (`/usr/bin/time`);
- * then their outputs compared (names, text bytes, decoded pixels and depth values); then eqakit
+ * then eqakit again with `--png-compression 0` (uncompressed PNGs: less CPU, more disk); then
+ * the outputs compared with the port's (names, text bytes, decoded pixels and depth values); then eqakit
  * alone (and the port, unless --no-reference-big) on a `.sens` of about 2 GB for peak memory.
  *
  * The colour frames are real: frames of OpenEQA's HM3D demo video from ../shared/data, scaled to
@@ -114,8 +115,8 @@ async function timed(label: string, command: string, args: string[]): Promise<Ru
   return run;
 }
 
-function prepareArgs(benchmark: string, scannet: string, out: string): string[] {
-  return [join(root, "bin", "eqa.js"), "data", "prepare", "openeqa", "--benchmark", benchmark, "--scannet", scannet, "--out", out];
+function prepareArgs(benchmark: string, scannet: string, out: string, extra: string[] = []): string[] {
+  return [join(root, "bin", "eqa.js"), "data", "prepare", "openeqa", "--benchmark", benchmark, "--scannet", scannet, "--out", out, ...extra];
 }
 
 /** Same names, same text, same decoded pixels and depth values (every 10th image, every text file). */
@@ -151,14 +152,16 @@ writeFileSync(benchmark, JSON.stringify([{ question_id: "q0", question: "What is
 console.error(`${sens}: ${FRAMES} frames, ${(statSync(sens).size / 1e6).toFixed(0)} MB`);
 
 const oursOut = join(work, "out-eqakit");
+const storedOut = join(work, "out-eqakit-stored");
 const theirsOut = join(work, "out-reference");
-rmSync(oursOut, { recursive: true, force: true });
-rmSync(theirsOut, { recursive: true, force: true });
+for (const dir of [oursOut, storedOut, theirsOut]) rmSync(dir, { recursive: true, force: true });
 const eqakit = await timed("eqakit: eqa data prepare openeqa --scannet", process.execPath, prepareArgs(benchmark, scannet, oursOut));
 const reference = await timed("Python port of extract-frames.py", PYTHON, [join(root, "bench", "openeqa_scannet_reference.py"), "--sens", sens, "--out", theirsOut, "--pixels", src.pixels]);
+const stored = await timed("eqakit with --png-compression 0", process.execPath, prepareArgs(benchmark, scannet, storedOut, ["--png-compression", "0"]));
 const same = await compare(join(oursOut, episode), theirsOut);
+const sameStored = await compare(join(storedOut, episode), theirsOut);
 const bytes = (dir: string): number => readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
-const sizes = { eqakitMB: bytes(join(oursOut, episode)) / 1e6, referenceMB: bytes(theirsOut) / 1e6 };
+const sizes = { eqakitMB: bytes(join(oursOut, episode)) / 1e6, eqakitStoredMB: bytes(join(storedOut, episode)) / 1e6, referenceMB: bytes(theirsOut) / 1e6 };
 
 let big: Record<string, unknown> | undefined;
 if (BIG_GB > 0) {
@@ -181,4 +184,4 @@ if (BIG_GB > 0) {
   }
   big = { sensGB: statSync(bigSens).size / 1e9, frames: bigFrames, eqakit: ours, ...(theirs ? { reference: theirs } : {}) };
 }
-console.log(JSON.stringify({ frames: FRAMES, sensMB: statSync(sens).size / 1e6, colourSources: src.jpegs.length, eqakit, reference, speedup: reference.wallSeconds / eqakit.wallSeconds, cpuRatio: reference.cpuSeconds / eqakit.cpuSeconds, load: loadavg()[0], same, sizes, ...(big ? { big } : {}) }));
+console.log(JSON.stringify({ frames: FRAMES, sensMB: statSync(sens).size / 1e6, colourSources: src.jpegs.length, eqakit, reference, speedup: reference.wallSeconds / eqakit.wallSeconds, cpuRatio: reference.cpuSeconds / eqakit.cpuSeconds, stored, storedSpeedup: reference.wallSeconds / stored.wallSeconds, storedCpuRatio: reference.cpuSeconds / stored.cpuSeconds, load: loadavg()[0], same, sameStored, sizes, ...(big ? { big } : {}) }));

@@ -2,10 +2,10 @@ import { basename } from "node:path";
 import { Command } from "commander";
 import { UserError, type Question } from "../core/index.js";
 import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, unpackOpenEqaArchive } from "../data/index.js";
-import { OPENEQA_SCANNET_MAX_FRAMES, prepareScanNetFrames, scanNetEpisodes } from "../episodes/index.js";
+import { OPENEQA_SCANNET_MAX_FRAMES, SCANNET_PNG_COMPRESSION, prepareScanNetFrames, scanNetEpisodes } from "../episodes/index.js";
 import { formatHm3dPrepare, formatOpenEqaSources, formatScanNetPrepare } from "../report/index.js";
 import { OPENEQA_HM3D_RENDER, hm3dEpisodes, prepareHm3dFrames } from "../sim/index.js";
-import { outputDirectory, positiveInteger } from "./options.js";
+import { oneOf, outputDirectory, positiveInteger } from "./options.js";
 import { createItemsProgress, createProgress } from "./progress.js";
 
 interface PrepareFlags {
@@ -23,7 +23,11 @@ interface PrepareFlags {
   list?: boolean;
   archive?: string[];
   concurrency?: number;
+  pngCompression: number;
 }
+
+/** zlib's levels, 0 (stored) to 9. */
+const PNG_COMPRESSION_LEVELS = Array.from({ length: 10 }, (_, level) => String(level));
 
 /** `eqa data prepare openeqa`: OpenEQA's episode histories from the user's own ScanNet and HM3D copies. */
 export function dataPrepareCommand(): Command {
@@ -44,6 +48,7 @@ export function dataPrepareCommand(): Command {
     .option("--rgb-only", "colour frames only (extract-frames.py's --rgb-only): no depth, poses or intrinsics")
     .option("--archive <file...>", "OpenEQA's HM3D archives you already have (open-eqa-hm3d-frames-v0.tgz, open-eqa-hm3d-states-v0.tgz): checked against OpenEQA's published MD5 and unpacked into --out, resumable")
     .option("--list", "print the ScanNet scans and HM3D scenes the benchmark (or --subset) uses, with the command that downloads each scan; write nothing")
+    .option("--png-compression <level>", "ScanNet: zlib level of the PNGs written, 0-9; 0 stores them uncompressed: the same pixels with less CPU and more disk", (v: string) => Number(oneOf(PNG_COMPRESSION_LEVELS)(v)), SCANNET_PNG_COMPRESSION)
     .option("--concurrency <n>", "ScanNet: frames decoded and written at once over all scans; HM3D: scenes rendered at once, one bridge process each (default: the machine's cores)", positiveInteger)
     .action(async (flags: PrepareFlags) => {
       checkFlags(flags);
@@ -92,6 +97,7 @@ async function prepareScanNet(flags: PrepareFlags, questions: readonly Question[
       scannetRoot: flags.scannet!,
       out: flags.out!,
       rgbOnly: flags.rgbOnly ?? false,
+      pngCompression: flags.pngCompression,
       ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
       onProgress: (p) => {
         progress.overall(p.framesDone, p.frames, `scans ${p.scansDone}/${p.scans}${p.scansFailed > 0 ? ` (${p.scansFailed} failed)` : ""}`);

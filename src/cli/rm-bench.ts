@@ -1,24 +1,15 @@
-import { Option } from "commander";
-import { loadRewardInstances } from "../data/index.js";
-import { AGGREGATIONS, CURVES_PNG, SCALING_KS, TTS_PARAMS, benchRewardModel, formatRewardMetrics, planRewardScores, rmRunContract, type Aggregation, type RmSamplePlan } from "../reward/index.js";
+import { CURVES_PNG, SCALING_KS, benchRewardModel, formatRewardMetrics, planRewardScores, rmRunContract, type RmSamplePlan } from "../reward/index.js";
 import { REWARD_MODEL_ROLE } from "../models/index.js";
-import type { BatchFlags } from "./batch.js";
 import { formatRunCost } from "../report/index.js";
-import { RUN_KIND, checkRun } from "../store/index.js";
-import { addFrameOptions, type FrameFlags, type ModelCallFlags, nonNegativeInteger, nonNegativeNumber, oneOf, positiveInteger, powerOfTwo } from "./options.js";
+import { RUN_KIND } from "../store/index.js";
+import { positiveInteger, powerOfTwo } from "./options.js";
 import type { DryRunFlags } from "./dry-run.js";
 import { defineRunCommand, wroteLine, type RunSession } from "./lifecycle.js";
+import { addRewardSamplingOptions, rewardModelRole, rewardSampling, type RewardSamplingFlags } from "./rm-flags.js";
 
-interface RmBenchFlags extends ModelCallFlags, FrameFlags, DryRunFlags, BatchFlags {
-  instances: string;
-  model?: string;
-  modelBaseUrl?: string;
+interface RmBenchFlags extends RewardSamplingFlags, DryRunFlags {
   maxK: number;
-  aggregate: Aggregation;
-  tolerance: number;
   resamples: number;
-  out?: string;
-  bootstrapSeed: number;
 }
 
 /** The reward model's K samples of every instance, as the dry run, the batch and the run ask for them. */
@@ -32,28 +23,22 @@ export function rmBenchCommand() {
     name: "bench",
     path: "rm bench",
     description: "benchmark a reward model against ground-truth scores at K = 1, 2, 4, … 32 from one set of shared samples; draws the scaling curves",
-    roles: [{ role: "model", help: "the reward model", env: "EQA_RM_MODEL", baseUrlHelp: "the reward model's endpoint" }],
+    roles: [rewardModelRole("the reward model")],
     dryRun: true,
     batch: true,
-    options: (command, place) => {
-      command.requiredOption("--instances <file>", "benchmark instances with ground-truth scores (JSONL)");
-      place.role("model");
-      command
-        .option("--max-k <k>", "the largest K, a power of two (32 as the paper's Fig. 3)", powerOfTwo, 32)
-        .addOption(new Option("--aggregate <method>", "the aggregation plotted (both are in bench.json)").argParser(oneOf(AGGREGATIONS)).default("vote"))
-        .option("--tolerance <tau>", "accuracy tolerance τ, score points (2 as the paper; fractions allowed)", nonNegativeNumber, 2)
-        .option("--resamples <n>", "bootstrap resamples", positiveInteger, 2000);
-      place.out();
-      command.option("--bootstrap-seed <n>", "seed of the bootstrap intervals", nonNegativeInteger, 0);
-      addFrameOptions(command);
-    },
+    options: (command, place) =>
+      addRewardSamplingOptions(command, place, {
+        instances: "benchmark instances with ground-truth scores (JSONL)",
+        samples: (c) => c.option("--max-k <k>", "the largest K, a power of two (32 as the paper's Fig. 3)", powerOfTwo, 32),
+        aggregate: "the aggregation plotted (both are in bench.json)",
+        tolerance: "accuracy tolerance τ, score points (2 as the paper; fractions allowed)",
+        more: (c) => c.option("--resamples <n>", "bootstrap resamples", positiveInteger, 2000),
+      }),
     prepare: async (session) => {
-      const { flags, outDir } = session;
-      const spec = session.role("model");
-      const file = await loadRewardInstances(flags.instances);
+      const { flags } = session;
       const ks = SCALING_KS.filter((k) => k <= flags.maxK);
       if (!ks.includes(flags.maxK)) ks.push(flags.maxK);
-      return { ks, sampling: { file, model: { spec }, samples: flags.maxK, params: TTS_PARAMS, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, outDir } };
+      return { ks, sampling: await rewardSampling(session, flags.maxK) };
     },
     plan: async ({ sampling }, plan, { flags, outDir }) => {
       return rewardPlanNotes(await planRewardScores(sampling, plan), flags.maxK, outDir);
@@ -65,11 +50,9 @@ export function rmBenchCommand() {
 async function runBench({ sampling, ks }: RmBenchRun, session: RunSession<RmBenchFlags>): Promise<number> {
   const { flags, outDir } = session;
   const spec = sampling.model.spec;
-  // --batch: the reward model's samples answered through the batch API first, then read from the cache;
-  // the folder is checked before the batch writes in it
-  if (flags.batch) checkRun(rmRunContract({ ...sampling, aggregate: flags.aggregate, tolerance: flags.tolerance, runKind: RUN_KIND["rm-bench"], runSettings: { ks } }));
-  const batched = flags.batch ? await session.batch(spec, REWARD_MODEL_ROLE, outDir, (collector) => planRewardScores(sampling, collector)) : undefined;
-  const opened = batched ?? (await session.runtime());
+  // --batch: the reward model's samples answered through the batch API first, then read from the cache
+  const contract = () => rmRunContract({ ...sampling, aggregate: flags.aggregate, tolerance: flags.tolerance, runKind: RUN_KIND["rm-bench"], runSettings: { ks } });
+  const { opened, batched } = await session.runtimeOrBatch(spec, REWARD_MODEL_ROLE, outDir, contract, (collector) => planRewardScores(sampling, collector));
   const progress = session.progress("sampling");
   const result = await benchRewardModel({
     ...sampling,

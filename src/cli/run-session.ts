@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { checkPriceFile, type BatchCollector, type BatchRunReport, type ModelSpec } from "../models/index.js";
+import { checkRun, type RunContract } from "../store/index.js";
 import { modelCallSettings, openModelRuntime, resolveRoleModel, type OpenedRuntime } from "./options.js";
 import { createProgress, createStageProgress, type ProgressReporter } from "./progress.js";
 import { runBatch, type BatchFlags } from "./batch.js";
@@ -52,6 +53,18 @@ export class RunSession<Flags extends LifecycleFlags> {
     checkPriceFile();
     const batched = await runBatch(this.flags as Flags & BatchFlags, spec, role, outDir, collect);
     return this.closing({ ...batched.opened, report: batched.report });
+  }
+
+  /**
+   * The runtime a run's calls go through. Under `--batch`, `role`'s requests that `collect` makes
+   * are answered through the batch API first (the run folder checked against `contract` before
+   * the batch writes in it) and the runtime reads them from the cache; else the command's runtime.
+   */
+  async runtimeOrBatch(spec: ModelSpec, role: string, outDir: string, contract: () => RunContract, collect: (collector: BatchCollector) => Promise<unknown>): Promise<{ opened: OpenedRuntime; batched?: BatchedRuntime }> {
+    if (!this.flags.batch) return { opened: await this.runtime() };
+    checkRun(contract());
+    const batched = await this.batch(spec, role, outDir, collect);
+    return { opened: batched, batched };
   }
 
   /** The call settings a run records beside its results (retries, timeout, cache). */

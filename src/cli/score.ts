@@ -4,7 +4,6 @@ import { UserError } from "../core/index.js";
 import { LLM_MATCH_VARIANTS, loadPredictionsWithoutGuess, parseLlmMatchVariant, planScore, scorePredictions, scoreRunContract, type LlmMatchJudgeOptions, type LlmMatchMode, type LlmMatchVariant } from "../eval/index.js";
 import { JUDGE_ROLE, type ModelRef } from "../models/index.js";
 import { formatScoreSummary } from "../report/index.js";
-import { checkRun } from "../store/index.js";
 import { type ModelCallFlags, nonNegativeInteger, oneOf, shardFromFlags, type ShardFlags } from "./options.js";
 import type { DryRunFlags } from "./dry-run.js";
 import { failureDetail } from "./progress.js";
@@ -112,9 +111,8 @@ async function runScore(run: ScoreRun, session: RunSession<ScoreFlags>): Promise
   const { flags } = session;
   // --batch: the judge's requests answered through the batch API first, then read from the cache;
   // the folder is checked before the batch writes in it, with the settings the run records
-  if (flags.batch) checkRun(scoreRunContract({ ...run, bootstrap: { seed: flags.bootstrapSeed }, ...(flags.withoutGuess ? { settings: { withoutGuess: true } } : {}) }));
-  const batched = flags.batch ? await session.batch(run.judge.spec, JUDGE_ROLE, run.outDir, (collector) => planScore(run, collector)) : undefined;
-  const opened = batched ?? (await session.runtime());
+  const contract = () => scoreRunContract({ ...run, bootstrap: { seed: flags.bootstrapSeed }, ...(flags.withoutGuess ? { settings: { withoutGuess: true } } : {}) });
+  const { opened, batched } = await session.runtimeOrBatch(run.judge.spec, JUDGE_ROLE, run.outDir, contract, (collector) => planScore(run, collector));
   const progress = session.progress("judging");
   const result = await scorePredictions({
     ...run,

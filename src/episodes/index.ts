@@ -20,6 +20,7 @@ export {
   scanNetDownloadCommand,
   savetxtMatrix,
   OPENEQA_SCANNET_MAX_FRAMES,
+  SCANNET_PNG_COMPRESSION,
   type ScanNetEpisode,
   type ScanNetPrepareOptions,
   type ScanNetProgress,

@@ -17,7 +17,7 @@ export interface OrientedBox {
 }
 
 /** The axis-aligned box of xyz triples; undefined when there are none. */
-export function aabbOf(points: Float32Array): Aabb | undefined {
+export function aabbOf(points: ArrayLike<number>): Aabb | undefined {
   if (points.length < 3) return undefined;
   let minX = Infinity, minY = Infinity, minZ = Infinity, maxX = -Infinity, maxY = -Infinity, maxZ = -Infinity;
   for (let p = 0; p < points.length; p += 3) {
@@ -123,20 +123,19 @@ export function orientedBoxOf(points: Float32Array): OrientedBox | undefined {
   const yaw = 0.5 * Math.atan2(2 * sxz, sxx - szz);
   const c = Math.cos(yaw);
   const s = Math.sin(yaw);
-  let minU = Infinity, maxU = -Infinity, minV = Infinity, maxV = -Infinity, minY = Infinity, maxY = -Infinity;
+  // the points in the box's own frame, (u, y, v), in doubles: their ranges are its extent
+  const own = new Float64Array(points.length);
   for (let p = 0; p < points.length; p += 3) {
     const dx = points[p]! - mx;
     const dz = points[p + 2]! - mz;
-    const u = c * dx + s * dz;
-    const v = -s * dx + c * dz;
-    const y = points[p + 1]!;
-    if (u < minU) minU = u;
-    if (u > maxU) maxU = u;
-    if (v < minV) minV = v;
-    if (v > maxV) maxV = v;
-    if (y < minY) minY = y;
-    if (y > maxY) maxY = y;
+    own[p] = c * dx + s * dz;
+    own[p + 1] = points[p + 1]!;
+    own[p + 2] = -s * dx + c * dz;
   }
+  const {
+    min: [minU, minY, minV],
+    max: [maxU, maxY, maxV],
+  } = aabbOf(own)!;
   const cu = (minU + maxU) / 2;
   const cv = (minV + maxV) / 2;
   return {

@@ -38,15 +38,22 @@ const OPENAI_URL = "https://api.openai.com/v1";
 const ANTHROPIC_URL = "https://api.anthropic.com";
 const GEMINI_URL = "https://generativelanguage.googleapis.com";
 
+/** A provider's own hosted API, overridden by `PREFIX_BASE_URL`, its key in `PREFIX_API_KEY` (else in `fallbackKey`). */
+function hostedProvider(protocol: Protocol, prefix: string, url: string, fallbackKey?: string): ProviderDefaults {
+  const baseURLVariable = `${prefix}_BASE_URL`;
+  const keyVariable = `${prefix}_API_KEY`;
+  return {
+    protocol,
+    baseURL: (env) => env[baseURLVariable] || url,
+    baseURLVariable,
+    apiKey: (env) => (fallbackKey === undefined ? env[keyVariable] : env[keyVariable] || env[fallbackKey]),
+    hostedBaseURL: url,
+    keyVariable,
+  };
+}
+
 const PROVIDERS: Record<string, ProviderDefaults> = {
-  openai: {
-    protocol: "openai",
-    baseURL: (env) => env.OPENAI_BASE_URL || OPENAI_URL,
-    baseURLVariable: "OPENAI_BASE_URL",
-    apiKey: (env) => env.OPENAI_API_KEY,
-    hostedBaseURL: OPENAI_URL,
-    keyVariable: "OPENAI_API_KEY",
-  },
+  openai: hostedProvider("openai", "OPENAI", OPENAI_URL),
   vllm: {
     protocol: "openai",
     baseURL: (env) => env.VLLM_BASE_URL || "http://localhost:8000/v1",
@@ -59,22 +66,8 @@ const PROVIDERS: Record<string, ProviderDefaults> = {
     baseURLVariable: "OLLAMA_HOST",
     apiKey: () => "ollama",
   },
-  anthropic: {
-    protocol: "anthropic",
-    baseURL: (env) => env.ANTHROPIC_BASE_URL || ANTHROPIC_URL,
-    baseURLVariable: "ANTHROPIC_BASE_URL",
-    apiKey: (env) => env.ANTHROPIC_API_KEY,
-    hostedBaseURL: ANTHROPIC_URL,
-    keyVariable: "ANTHROPIC_API_KEY",
-  },
-  google: {
-    protocol: "google",
-    baseURL: (env) => env.GEMINI_BASE_URL || GEMINI_URL,
-    baseURLVariable: "GEMINI_BASE_URL",
-    apiKey: (env) => env.GEMINI_API_KEY || env.GOOGLE_API_KEY,
-    hostedBaseURL: GEMINI_URL,
-    keyVariable: "GEMINI_API_KEY",
-  },
+  anthropic: hostedProvider("anthropic", "ANTHROPIC", ANTHROPIC_URL),
+  google: hostedProvider("google", "GEMINI", GEMINI_URL, "GOOGLE_API_KEY"),
 };
 
 function ollamaHost(env: NodeJS.ProcessEnv): string {

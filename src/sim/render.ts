@@ -306,26 +306,14 @@ export class SceneRenderer {
         }
       }
     }
-    const blur = (src: Float32Array, r: number, max: boolean): Float32Array => {
-      const tmp = new Float32Array(src.length);
+    // one pass of a box filter of radius r along x or z, clamped at the grid's edges: the mean, or the max when `max`
+    const pass = (src: Float32Array, r: number, max: boolean, alongX: boolean): Float32Array => {
       const out = new Float32Array(src.length);
       for (let j = 0; j < gnz; j++) {
         for (let i = 0; i < gnx; i++) {
           let acc = 0;
           for (let k = -r; k <= r; k++) {
-            const ii = Math.min(gnx - 1, Math.max(0, i + k));
-            const v = src[j * gnx + ii] as number;
-            acc = max ? Math.max(acc, v) : acc + v;
-          }
-          tmp[j * gnx + i] = max ? acc : acc / (2 * r + 1);
-        }
-      }
-      for (let j = 0; j < gnz; j++) {
-        for (let i = 0; i < gnx; i++) {
-          let acc = 0;
-          for (let k = -r; k <= r; k++) {
-            const jj = Math.min(gnz - 1, Math.max(0, j + k));
-            const v = tmp[jj * gnx + i] as number;
+            const v = (alongX ? src[j * gnx + Math.min(gnx - 1, Math.max(0, i + k))] : src[Math.min(gnz - 1, Math.max(0, j + k)) * gnx + i]) as number;
             acc = max ? Math.max(acc, v) : acc + v;
           }
           out[j * gnx + i] = max ? acc : acc / (2 * r + 1);
@@ -333,6 +321,7 @@ export class SceneRenderer {
       }
       return out;
     };
+    const blur = (src: Float32Array, r: number, max: boolean): Float32Array => pass(pass(src, r, max, true), r, max, false);
     this.occlusion = blur(blur(cover, 3, false), 2, false);
     this.occluderTop = blur(top, 4, true);
   }

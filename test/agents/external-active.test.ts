@@ -6,9 +6,9 @@ import { cliEnv, runCli } from "../helpers/cli.js";
 import { killMidway } from "../helpers/kill.js";
 import { openAiReply, withModelServer } from "../helpers/model-server.js";
 import { projectRoot, temporaryDir } from "../helpers/paths.js";
+import { writePythonAgent } from "../helpers/python-agent.js";
 
 const examples = join(projectRoot, "examples", "agents");
-const client = join(projectRoot, "clients", "python");
 const SMALL = ["--env", "builtin", "--width", "64", "--height", "48", "--no-cache"];
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, "utf8")) as T;
 const lines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
@@ -50,13 +50,7 @@ const records = (out: string): Map<string, EpisodeRecord> => new Map(lines(join(
  * "garbage", "hang", "ignore-budget" (always acts), "slow" (turns, 0.3 s a step, always); it appends each reset's episode id to $RESETS.
  */
 function scriptedAgent(dir: string): string {
-  const path = join(dir, "scripted.py");
-  writeFileSync(
-    path,
-    `import json, os, sys, time
-sys.path.insert(0, ${JSON.stringify(client)})
-from eqakit_agent import Agent, ProtocolError, answer, serve
-
+  return writePythonAgent(dir, "scripted.py", { modules: ["json", "os", "sys", "time"], names: ["Agent", "ProtocolError", "answer", "serve"], body: `
 WAYS = json.loads(os.environ.get("WAYS", "{}"))
 
 class Scripted(Agent):
@@ -105,9 +99,7 @@ class Scripted(Agent):
         return "turn_left"
 
 serve(Scripted())
-`,
-  );
-  return path;
+` });
 }
 
 describe("eqa explore --agent exec:COMMAND (active agents of the protocol)", () => {

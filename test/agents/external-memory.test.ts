@@ -6,8 +6,8 @@ import { cliEnv, runCli } from "../helpers/cli.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 import { openAiReply, withModelServer } from "../helpers/model-server.js";
 import { projectRoot, temporaryDir } from "../helpers/paths.js";
+import { writePythonAgent } from "../helpers/python-agent.js";
 
-const client = join(projectRoot, "clients", "python");
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, "utf8")) as T;
 
 function writeBenchmark(dir: string, episode: string): string {
@@ -18,13 +18,7 @@ function writeBenchmark(dir: string, episode: string): string {
 
 /** A Python agent that answers with what memory/query("cushion") returns, or with the error it gets. */
 function memoryAgent(dir: string): string {
-  const path = join(dir, "memory_agent.py");
-  writeFileSync(
-    path,
-    `import sys
-sys.path.insert(0, ${JSON.stringify(client)})
-from eqakit_agent import Agent, ProtocolError, serve
-
+  return writePythonAgent(dir, "memory_agent.py", { modules: ["sys"], names: ["Agent", "ProtocolError", "serve"], body: `
 class Memory(Agent):
     name = "memory-reader"
     def answer(self, question, episode):
@@ -38,9 +32,7 @@ class Memory(Agent):
         return f"{o['caption']} at {o['centre']} of {found['total']}/{found['episode']}; all: {len(self.memory()['objects'])}, with nulls: {len(nulls['objects'])}, relations {self.memory()['relations']}"
 
 serve(Memory())
-`,
-  );
-  return path;
+` });
 }
 
 describe("memory/query (the agent protocol)", () => {

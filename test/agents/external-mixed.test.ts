@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { openAiReply, withModelServer } from "../helpers/model-server.js";
 import { projectRoot, temporaryDir } from "../helpers/paths.js";
+import { writePythonAgent } from "../helpers/python-agent.js";
 import { buildMixedFixture, type MixedFixture } from "../helpers/mixed-set.js";
 
 const exampleAgent = join(projectRoot, "examples", "mixed-agent", "agent.py");
-const client = join(projectRoot, "clients", "python");
 const SMALL = ["--width", "64", "--height", "48", "--no-cache"];
 const lines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
 
@@ -25,13 +25,7 @@ const records = (out: string): Map<string, Record> => new Map(lines(join(out, "m
 
 /** A Python agent on the client that writes each reset's history to $HISTORY_DIR/<episode>.json and answers $ANSWER at once. */
 function recordingAgent(dir: string): string {
-  const path = join(dir, "recording.py");
-  writeFileSync(
-    path,
-    `import json, os, sys
-sys.path.insert(0, ${JSON.stringify(client)})
-from eqakit_agent import Agent, answer, serve
-class Recorder(Agent):
+  return writePythonAgent(dir, "recording.py", { modules: ["json", "os", "sys"], names: ["Agent", "answer", "serve"], body: `class Recorder(Agent):
     name = "recorder"
     supports = ["mixed"]
     def reset(self, episode, observation):
@@ -41,9 +35,7 @@ class Recorder(Agent):
     def step(self, observation):
         return answer("desk")
 serve(Recorder())
-`,
-  );
-  return path;
+` });
 }
 
 let fixture: MixedFixture;
@@ -131,8 +123,7 @@ describe("an agent of the user's own on a Mixed EQA set (eqa explore --episodes 
 
   test("eqa agent check fails the mixed suite of an agent that never ends its episode", async () => {
     const home = temporaryDir();
-    const path = join(home, "walker.py");
-    writeFileSync(path, `import sys\nsys.path.insert(0, ${JSON.stringify(client)})\nfrom eqakit_agent import Agent, serve\nclass W(Agent):\n    supports = ["mixed"]\n    def step(self, observation):\n        return "turn_left"\nserve(W())\n`);
+    const path = writePythonAgent(home, "walker.py", { modules: ["sys"], names: ["Agent", "serve"], body: `class W(Agent):\n    supports = ["mixed"]\n    def step(self, observation):\n        return "turn_left"\nserve(W())\n` });
     const result = await runCli(["agent", "check", "--agent", `exec:python3 ${path}`], cliEnv(home));
     assert.equal(result.code, 1);
     assert.match(result.stdout, /FAIL {2}mixed: reset with a history .*step budget: an agent ends its episode by answering or stopping/);

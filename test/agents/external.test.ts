@@ -6,13 +6,13 @@ import { openAiReply, startModelServer, withModelServer, type ReceivedRequest } 
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { killMidway } from "../helpers/kill.js";
 import { openEqaBenchmarkFile, openEqaDir, projectRoot, readRawBenchmark, temporaryDir } from "../helpers/paths.js";
+import { writePythonAgent } from "../helpers/python-agent.js";
 import { writeRgbEpisode } from "../helpers/frames.js";
 
 const demoQuestions = join(openEqaDir, "open-eqa-demo-data.json");
 const demoIds = (JSON.parse(readFileSync(demoQuestions, "utf8")) as { question_id: string }[]).map((q) => q.question_id);
 const blindPy = join(projectRoot, "examples", "agents", "blind.py");
 const moduleAgent = join(projectRoot, "examples", "agents", "module-agent.mjs");
-const client = join(projectRoot, "clients", "python");
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
 const lines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
 const isJudgeCall = (request: ReceivedRequest): boolean => JSON.stringify(request.body).includes("Your mark");
@@ -24,13 +24,7 @@ interface Summary {
 
 /** A Python agent built on the client that misbehaves on the question whose id is $BAD_QUESTION, as $BAD_WAY says. */
 function misbehavingAgent(dir: string): string {
-  const path = join(dir, "misbehaving.py");
-  writeFileSync(
-    path,
-    `import os, sys, time
-sys.path.insert(0, ${JSON.stringify(client)})
-from eqakit_agent import Agent, serve
-
+  return writePythonAgent(dir, "misbehaving.py", { modules: ["os", "sys", "time"], names: ["Agent", "serve"], body: `
 class Misbehaving(Agent):
     name = "misbehaving"
     def answer(self, question, episode):
@@ -49,9 +43,7 @@ class Misbehaving(Agent):
         return "a sofa"
 
 serve(Misbehaving())
-`,
-  );
-  return path;
+` });
 }
 
 describe("eqa answer --agent exec:COMMAND (the agent protocol)", () => {
@@ -89,13 +81,7 @@ describe("eqa answer --agent exec:COMMAND (the agent protocol)", () => {
 
   test("an agent that answers after its model call failed keeps its answer; one that fails is named, with its log lines and stderr", async () => {
     const home = temporaryDir();
-    const fallback = join(home, "fallback.py");
-    writeFileSync(
-      fallback,
-      `import sys
-sys.path.insert(0, ${JSON.stringify(client)})
-from eqakit_agent import Agent, ProtocolError, serve
-
+    const fallback = writePythonAgent(home, "fallback.py", { modules: ["sys"], names: ["Agent", "ProtocolError", "serve"], body: `
 class Fallback(Agent):
     name = "fallback"
     def answer(self, question, episode):
@@ -110,8 +96,7 @@ class Fallback(Agent):
             return "a guess"
 
 serve(Fallback())
-`,
-    );
+` });
     await withModelServer(() => ({ status: 400, body: { error: { message: "the prompt is too long", type: "invalid_request_error" } } }), async (server) => {
       const out = join(home, "run");
       const result = await runCli(["answer", "--benchmark", demoQuestions, "--agent", `exec:python3 ${fallback}`, "--model", "openai/gpt-4", "--model-base-url", `${server.url}/v1`, "--out", out], cliEnv(home));
@@ -163,13 +148,7 @@ serve(Fallback())
   test("a Python agent is given the episode's frame files in order, and reads them itself", async () => {
     const home = temporaryDir();
     const frames = await writeRgbEpisode(join(home, "episode"), 5, 64, 48);
-    const agent = join(home, "frames.py");
-    writeFileSync(
-      agent,
-      `import os, sys
-sys.path.insert(0, ${JSON.stringify(client)})
-from eqakit_agent import Agent, serve
-
+    const agent = writePythonAgent(home, "frames.py", { modules: ["os", "sys"], names: ["Agent", "serve"], body: `
 class Frames(Agent):
     name = "frames"
     def answer(self, question, episode):
@@ -178,8 +157,7 @@ class Frames(Agent):
         return f"{episode['frameCount']} frames, {sum(sizes)} readable, first {os.path.basename(paths[0])}, last index {episode['frames'][-1]['index']}"
 
 serve(Frames())
-`,
-    );
+` });
     const out = join(home, "run");
     const result = await runCli(["answer", "--benchmark", demoQuestions, "--frames", frames, "--agent", `exec:python3 ${agent}`, "--out", out], cliEnv(home));
     assert.equal(result.code, 0, result.stderr);

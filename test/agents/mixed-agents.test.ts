@@ -105,6 +105,7 @@ describe("reading a program", () => {
     assert.equal(asksAboutNow({ query: "where_days", object: "mug", days: [1, 2] }), false);
     assert.deepEqual(lookFor({ query: "contents", receptacle: "desk" }).walkTo, "desk");
     assert.deepEqual(lookFor({ query: "is_on", object: "mug", receptacle: "desk" }).types.map((t) => t.type), ["mug", "desk"]);
+    assert.equal(lookFor({ query: "is_on", object: "mug", receptacle: "desk" }).walkTo, "desk", "the receptacle stays where it was; the mug may not");
   });
 
   test("a perceived log's moments and snapshots: after the n-th event, at the end; one object handled and also seen is one", () => {

@@ -160,6 +160,29 @@ describe("eqa data prepare openeqa --scannet", () => {
     assert.deepEqual([...files(out).keys()].sort(), SCANS.flatMap((s) => expectedNames(s, true)).sort());
   });
 
+  test("--png-compression 0 writes the same names, pixels, depth values and text as the default, in larger PNGs", async () => {
+    const out = join(home, "stored");
+    const result = await runCli(["data", "prepare", "openeqa", "--benchmark", benchmark, "--scannet", root, "--out", out, "--png-compression", "0"], cliEnv(home));
+    assert.equal(result.code, 0, result.stderr);
+    const stored = files(out);
+    const whole = files(frames);
+    assert.deepEqual([...stored.keys()].sort(), [...whole.keys()].sort());
+    for (const [name, bytes] of whole) {
+      const other = stored.get(name)!;
+      if (name.endsWith(".txt")) {
+        assert.ok(other.equals(bytes), `${name}: the same text`);
+        continue;
+      }
+      if (!name.startsWith(SCANS[0]!.episode)) continue;
+      if (name.endsWith("-rgb.png")) assert.ok(other.length > bytes.length, `${name}: stored, larger than at level 1`);
+      const decode = (png: Buffer): Promise<Buffer> => (name.endsWith("-depth.png") ? sharp(png).toColourspace("grey16").raw({ depth: "ushort" }).toBuffer() : sharp(png).raw().toBuffer());
+      assert.ok((await decode(other)).equals(await decode(bytes)), `${name}: the same decoded pixels`);
+    }
+    const refused = await runCli(["data", "prepare", "openeqa", "--benchmark", benchmark, "--scannet", root, "--out", out, "--png-compression", "10"], cliEnv(home));
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /--png-compression/);
+  });
+
   test("a run killed with SIGKILL and run again writes the same files as an uninterrupted run", async () => {
     const out = join(home, "killed");
     const args = ["data", "prepare", "openeqa", "--benchmark", benchmark, "--scannet", root, "--out", out, "--concurrency", "1"];

@@ -3,9 +3,10 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { canonicalMixedValue, executeMixedProgram, loadMixedSet, loadTrajectoryLog, MIXED_CATEGORIES, type MixedSet } from "../../src/data/index.js";
-import { judgeCandidate, lastSightings, maskSightings, registerSightings, rememberedView, TrajectoryWorld, truthView, ViewPaths, homeSnapshot, type HomeContext, type MixedCandidate, type RecordedDay } from "../../src/generate/index.js";
+import { applyChanges, judgeCandidate, lastSightings, maskSightings, registerSightings, rememberedView, TrajectoryWorld, truthView, ViewPaths, homeSnapshot, type HomeContext, type MixedCandidate, type RecordedDay } from "../../src/generate/index.js";
 import { loadRun, startViewer } from "../../src/report/index.js";
-import { objectName, readHomeFile, type Home } from "../../src/sim/index.js";
+import { generateHome, objectName, readHomeFile, type Home } from "../../src/sim/index.js";
+import { seededRandom } from "../../src/core/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { temporaryDir } from "../helpers/paths.js";
 
@@ -124,6 +125,48 @@ describe("eqa generate mixed", () => {
     assert.deepEqual(judgeCandidate(ctx, { ...candidate, category: "past_present" }), { value: unchanged.receptacle }, "about then and now, it stays");
     const stats = JSON.parse(readFileSync(join(setDir, "stats.json"), "utf8")) as { funnel: { present: { filtered: { answeredByHistory: number } } } };
     assert.ok(stats.funnel.present.filtered.answeredByHistory > 0, "the set's funnel counts the present questions the history answered");
+  });
+
+  test("no past question is answered by the home as it is now, and one that would be is dropped and counted", async () => {
+    const { days, present } = await readHome("home-1");
+    const truth = truthView(days, present);
+    const now = truth.snapshot({ now: true });
+    // what an agent that only looks now, assuming nothing changed, would answer
+    const lookingNow = { snapshot: () => now };
+    const past = set.episodes.filter((x) => x.category === "past");
+    assert.ok(past.length > 0, "past questions");
+    for (const e of past) assert.notEqual(canonicalMixedValue(executeMixedProgram(e.program, lookingNow) ?? "(none)"), e.answer_value, e.question_id);
+    // an object the agent saw at the end of its last day, where it still is now
+    const last = days.at(-1)!;
+    const seen = lastSightings(days);
+    const unchanged = now!.find((o) => seen.has(o.id) && o.receptacle !== null && now!.filter((x) => x.type === o.type).length === 1 && truth.snapshot({ day: last.day, at: "end" })!.find((r) => r.id === o.id)?.receptacle === o.receptacle)!;
+    assert.ok(unchanged, "an object seen where it still is");
+    const ctx: HomeContext = { seed: 1, scene: "home-1", days, present, presentObjects: homeSnapshot(present), changes: [], start: present.start, truth, remembered: rememberedView(days), paths: new ViewPaths(present, present.start) };
+    const candidate: MixedCandidate = { category: "past", template: "past_where_end", program: { query: "where", object: unchanged.type, at: { day: last.day, at: "end" } }, question: `Where was the ${unchanged.type} when you finished your tasks?`, render: (v) => ({ answer: v, alternatives: [v] }), frames: [], targets: [] };
+    assert.deepEqual(judgeCandidate(ctx, candidate), { rule: "answeredByPresent" });
+    const stats = JSON.parse(readFileSync(join(setDir, "stats.json"), "utf8")) as { funnel: { past: { filtered: { answeredByPresent: number } } } };
+    assert.ok(stats.funnel.past.filtered.answeredByPresent > 0, "the set's funnel counts the past questions the present answered");
+  });
+
+  test("the changes while away go mostly to what the agent handled on its days", async () => {
+    const { days } = await readHome("home-1");
+    const handled = new Set(days.flatMap((d) => d.log.events.map((e) => e.object)));
+    const changes = JSON.parse(readFileSync(join(setDir, set.homes[0]!.changes), "utf8")) as { object: string }[];
+    assert.ok(changes.some((c) => handled.has(c.object)), `a change to one of ${[...handled].join(", ")}`);
+    // over many homes: of the small objects moved or taken away, most were handled (a few of some thirty)
+    let touched = 0;
+    let ofHandled = 0;
+    for (const seed of [0, 1, 2, 3, 4, 5]) {
+      const home = generateHome(seed);
+      const small = home.objects.filter((o) => o.kind === "object" && (o.on !== undefined || o.inside !== undefined));
+      const chosen = new Set(small.slice(0, 3).map(objectName));
+      const { changes: made } = applyChanges(home, 6, seededRandom(seed), { handled: chosen, seen: new Set() });
+      for (const c of made.filter((x) => x.kind === "moved" || x.kind === "taken_away")) {
+        touched++;
+        if (chosen.has(c.object)) ofHandled++;
+      }
+    }
+    assert.ok(touched >= 6 && ofHandled / touched >= 0.4, `${ofHandled} of ${touched} changes to the handled objects`);
   });
 
   test("the same command gives the same files in a new folder, and redone after a kill mid-way", async () => {

@@ -11,9 +11,10 @@
  *   knows nothing of the past, so it answers a past question from the present.
  * - `recall-explore` looks in its memory first; when the program asks about now (a present
  *   question, or then against now), what it remembers may have changed, so it walks on its own
- *   map (built from its history's depth) to where it last saw the thing, looks, explores further
- *   when it is not there, and stops as soon as a view shows it; then it answers from its memory
- *   of the days and what it saw now.
+ *   map (built from its history's depth) to where it last saw the thing (for "is it on that?", to
+ *   that receptacle, which does not move, rather than to the thing, which may have), looks,
+ *   explores further when it is not there, and stops as soon as a view shows it; then it answers
+ *   from its memory of the days and what it saw now.
  */
 import { executeMixedProgram, type MixedMoment, type MixedProgram, type MixedSnapshotObject, type TrajectoryLog } from "../../data/index.js";
 import { openEpisode } from "../../episodes/index.js";

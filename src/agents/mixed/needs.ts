@@ -32,9 +32,10 @@ export function lookFor(program: MixedProgram): LookFor {
     case "count_on":
       return { types: program.receptacle ? [{ type: program.receptacle, maxDepthM: CONTENTS_RANGE_M }] : [], walkTo: program.receptacle };
     case "is_on":
+      // the receptacle stays where it was, the object may not: seen up close, it answers yes or no
       return {
         types: [...(program.object ? [{ type: program.object, maxDepthM: OBJECT_RANGE_M }] : []), ...(program.receptacle ? [{ type: program.receptacle, maxDepthM: CONTENTS_RANGE_M }] : [])],
-        walkTo: program.object ?? program.receptacle,
+        walkTo: program.receptacle ?? program.object,
       };
     default:
       return { types: program.object ? [{ type: program.object, maxDepthM: OBJECT_RANGE_M }] : [], walkTo: program.object };

@@ -21,7 +21,8 @@
 import { loadPromptFile, renderPromptFile, sha256Hex } from "../../core/index.js";
 import type { LaEqaQuestion } from "../../data/index.js";
 import { z } from "zod";
-import { addUsage, emptyUsage, failedReplyStatusSchema, usageTotalsSchema, type ChatModel, type FailedReplyStatus, type UsageTotals } from "../../models/index.js";
+import { addUsage, emptyUsage, type ChatModel } from "../../models/index.js";
+import { markReplyShape, type MarkReplyFields } from "../judging.js";
 
 /** The reference's judge parameters (`OpenAIInterface`: seed 100, max_tokens 512, temperature 0.2). */
 export const LA_EQA_JUDGE_PARAMS = { temperature: 0.2, maxTokens: 512, seed: 100 } as const;
@@ -43,7 +44,7 @@ export interface LaEqaJudgeTask {
 }
 
 /** One question's judgement, as appended to `judgements.jsonl`. */
-export interface LaEqaJudgement {
+export interface LaEqaJudgement extends MarkReplyFields {
   questionId: string;
   inputKey: string;
   /** The mark as the reference reads it (an integer, not clipped); null when none could be read or the call failed. */
@@ -52,13 +53,6 @@ export interface LaEqaJudgement {
   promptSha256: string | null;
   /** The answer judged, as sent. */
   prediction: string | null;
-  replies: (string | null)[];
-  error: string | null;
-  status?: FailedReplyStatus;
-  /** The judge replied, but no mark could be read: left out of the aggregates, asked again on resume. */
-  unreadable?: true;
-  usage: UsageTotals;
-  finishedAt: string;
 }
 
 /** One line of an LA-EQA run's judgements.jsonl, as `scoreLaEqaPredictions` writes it. */
@@ -69,12 +63,7 @@ export const laEqaJudgementSchema = z.looseObject({
   judge: z.string(),
   promptSha256: z.string().nullable(),
   prediction: z.string().nullable(),
-  replies: z.array(z.string().nullable()),
-  error: z.string().nullable(),
-  status: failedReplyStatusSchema.optional(),
-  unreadable: z.literal(true).optional(),
-  usage: usageTotalsSchema,
-  finishedAt: z.string(),
+  ...markReplyShape,
 }) satisfies z.ZodType<LaEqaJudgement>;
 
 /** The judge's prompt for one question: the prompt file (eqakit's or the reference's) filled with the question, the answer and the response. */

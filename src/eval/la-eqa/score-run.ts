@@ -14,11 +14,12 @@
  * SPL over the questions with a distance (`spl`); the judge's cost from the run's ledger.
  */
 import { resolve } from "node:path";
-import { UserError, eqakitVersion, judgeUnreadable, type JudgeUnreadable } from "../../core/index.js";
+import { UserError, judgeUnreadable, type JudgeUnreadable } from "../../core/index.js";
 import { LA_EQA_CATEGORIES, firstItems, type LaEqaBenchmark, type LaEqaPlaces, type LaEqaPrediction, type LaEqaQuestion } from "../../data/index.js";
-import { countReplyStatuses, describeModel, emptyUsage, ledgerCost, readCallLedger, replyStatusOf, runModelBatch, sumUsage, withCallContext, JUDGE_ROLE, type CallPlan, type ChatModel, type FailedReplyStatus, type ModelRef, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
-import { openRun, resultSettings, resumeItems, type ResumeRule, type RunContract, RUN_KIND } from "../../store/index.js";
+import { countReplyStatuses, describeModel, emptyUsage, ledgerCost, readCallLedger, replyStatusOf, sumUsage, withCallContext, JUDGE_ROLE, type CallPlan, type ChatModel, type FailedReplyStatus, type ModelRef, type RunCost, type UsageLedger, type UsageTotals } from "../../models/index.js";
+import { openRun, resultSettings, resumeItems, summaryHead, type ResumeRule, type RunContract, type RunSummaryHead, RUN_KIND } from "../../store/index.js";
 import { llmMatchPoints } from "../openeqa/index.js";
+import { markOutcome, runJudging, type JudgingProgress, type MarkCounts, type MarkSummaryTail, type ScoreInputs } from "../judging.js";
 import { bootstrapMean, DEFAULT_BOOTSTRAP, type BootstrapOptions, type MeanEstimate } from "../stats.js";
 import { LA_EQA_JUDGE_PARAMS, judgeLaEqa, laEqaPromptHashes, pendingLaEqaJudgement, prepareLaEqaJudgeTask, type LaEqaJudgeTask, type LaEqaJudgement, laEqaJudgementSchema } from "./judge.js";
 import { laEqaBestPathLength, laEqaSpl } from "./spl.js";
@@ -27,21 +28,9 @@ export const LA_EQA_JUDGEMENTS_FILE = "judgements.jsonl";
 export const LA_EQA_RESULTS_FILE = "results.json";
 export const LA_EQA_SUMMARY_FILE = "summary.json";
 
-export interface LaEqaScoreProgress {
-  done: number;
-  total: number;
-  failed: number;
-  unreadable: number;
-  reused: number;
-}
+export type LaEqaScoreProgress = JudgingProgress;
 
-export interface LaEqaScoreOptions {
-  benchmark: LaEqaBenchmark;
-  /** The questions to score (the file's, or a subset's). */
-  questions: LaEqaQuestion[];
-  subsetPath?: string;
-  predictions: LaEqaPrediction[];
-  predictionsPath: string;
+export interface LaEqaScoreOptions extends ScoreInputs<LaEqaBenchmark, LaEqaQuestion, LaEqaPrediction> {
   /** Place positions of the world "now" by scene (`--places`): needed for SPL on questions with a best path. */
   places?: LaEqaPlaces;
   placesPath?: string;
@@ -74,25 +63,12 @@ export interface LaEqaAggregates {
   byCategory: Record<string, MeanEstimate>;
 }
 
-export interface LaEqaScoreSummary {
-  kind: typeof RUN_KIND["la-eqa"];
-  eqakitVersion: string;
-  createdAt: string;
-  wallTimeMs: number;
-  config: Record<string, unknown>;
-  counts: {
-    questions: number;
-    scored: number;
-    failed: number;
-    judgeUnreadable: number;
-    missingPredictions: number;
-    noAnswer: number;
+export interface LaEqaScoreSummary extends RunSummaryHead<typeof RUN_KIND["la-eqa"]>, MarkSummaryTail {
+  counts: MarkCounts & {
     /** Marks the judge gave outside 1-5, kept as the reference keeps them. */
     outOfRange: number;
     /** Questions whose prediction gave no distance: no SPL. */
     withoutDistance: number;
-    reused: number;
-    predictionsOutsideSubset: number;
   };
   /** The judge's mark as read (1-5), LA-EQA's answer accuracy. */
   score: LaEqaAggregates;
@@ -100,11 +76,6 @@ export interface LaEqaScoreSummary {
   llmMatch: LaEqaAggregates;
   /** LA-EQA's SPL, over the questions with a distance. */
   spl: LaEqaAggregates;
-  replyStatuses: Partial<Record<FailedReplyStatus, number>>;
-  failures: { questionId: string; error: string; status?: FailedReplyStatus; replies: (string | null)[] }[];
-  judgeUnreadable: JudgeUnreadable;
-  usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
-  cost: RunCost;
 }
 
 /** What a score run is before its judge is called: its judge known by its spec alone. */
@@ -124,36 +95,20 @@ export async function scoreLaEqaPredictions(options: LaEqaScoreOptions): Promise
   const plan = planLaEqaTasks(options);
   const run = await openRun(laEqaScoreRunContract(options));
   options.usage?.attach(run.path);
-  const { reusable: earlier, pending } = resumeItems(run, judgementResumeRule(plan.tasks));
-  const judgements = new Map<string, LaEqaJudgement>(earlier);
-  const progress: LaEqaScoreProgress = { done: earlier.size, total: plan.tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
-  options.onProgress?.({ ...progress });
-  const appender = run.appender(LA_EQA_JUDGEMENTS_FILE);
-  try {
-    await runModelBatch({
-      items: pending,
-      concurrency: options.concurrency ?? 8,
-      work: (task) => judgeLaEqa(task, options.judge),
-      failed: (task, error) => ({ ...pendingLaEqaJudgement(task, options.judge.name), error: error.message, replies: error.reply ? [error.reply.text] : [], ...replyStatusOf(error), finishedAt: new Date().toISOString() }),
-      finished: (task, judgement) => {
-        appender.append(judgement);
-        judgements.set(task.question.questionId, judgement);
-        progress.done++;
-        if (judgement.score === null && judgement.unreadable) progress.unreadable++;
-        else if (judgement.score === null) progress.failed++;
-        options.onProgress?.({ ...progress });
-      },
-      models: [options.judge.spec],
-      itemId: (task) => task.question.questionId,
-    });
-  } finally {
-    appender.close();
-  }
-  const ordered = plan.tasks.map((t) => judgements.get(t.question.questionId)!);
+  const { judgements: ordered, reused } = await runJudging({
+    run,
+    resume: judgementResumeRule(plan.tasks),
+    judge: (task) => judgeLaEqa(task, options.judge),
+    failed: (task, error) => ({ ...pendingLaEqaJudgement(task, options.judge.name), error: error.message, replies: error.reply ? [error.reply.text] : [], ...replyStatusOf(error), finishedAt: new Date().toISOString() }),
+    outcome: markOutcome,
+    models: [options.judge.spec],
+    concurrency: options.concurrency,
+    onProgress: options.onProgress,
+  });
   const summary = laEqaSummary(plan, ordered, {
     config: laEqaScoreConfiguration(options),
     bootstrap: { ...DEFAULT_BOOTSTRAP, ...options.bootstrap },
-    reused: earlier.size,
+    reused,
     wallTimeMs: performance.now() - started,
     usage: options.usage?.snapshot() ?? null,
     cost: ledgerCost(readCallLedger(run.path).filter((call) => call.role === JUDGE_ROLE)),
@@ -263,11 +218,7 @@ function laEqaSummary(plan: LaEqaPlan, judgements: readonly LaEqaJudgement[], in
   const unreadable = judgements.filter((j) => j.score === null && j.unreadable);
   const failed = judgements.filter((j) => j.score === null && !j.unreadable);
   return {
-    kind: RUN_KIND["la-eqa"],
-    eqakitVersion,
-    createdAt: new Date().toISOString(),
-    wallTimeMs: Math.round(inputs.wallTimeMs),
-    config: inputs.config,
+    ...summaryHead(RUN_KIND["la-eqa"], inputs.wallTimeMs, inputs.config),
     counts: {
       questions: judgements.length,
       scored: marks.length,

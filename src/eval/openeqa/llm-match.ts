@@ -1,6 +1,7 @@
 import { loadPromptFile, pythonListRepr, pythonStrip, renderPromptFile, sha256Hex, type Question } from "../../core/index.js";
 import { z } from "zod";
-import { addUsage, askAgain, emptyUsage, failedReplyStatusSchema, usageTotalsSchema, type ChatMessage, type FailedReplyStatus, type ChatModel, type UsageTotals } from "../../models/index.js";
+import { addUsage, askAgain, emptyUsage, type ChatMessage, type FailedReplyStatus, type ChatModel } from "../../models/index.js";
+import { markReplyShape, type MarkReplyFields } from "../judging.js";
 
 /**
  * `compat` reproduces OpenEQA's evaluate-predictions.py to the byte; `robust` (the default)
@@ -173,7 +174,7 @@ export function neutralisePrediction(prediction: string): { text: string; neutra
 }
 
 /** One question's LLM-Match judgement, as appended to `judgements.jsonl`. */
-export interface LlmMatchJudgement {
+export interface LlmMatchJudgement extends MarkReplyFields {
   questionId: string;
   /** The mark (1-5 when read; the raw integer in compat mode), 0 for a null answer, null on failure. */
   score: number | null;
@@ -188,19 +189,6 @@ export interface LlmMatchJudgement {
   prediction: string | null;
   /** Robust mode changed text in the prediction that addressed the judge. */
   neutralised: boolean;
-  /** Raw replies, the first and any re-asks. */
-  replies: (string | null)[];
-  error: string | null;
-  /** Why the judge's reply was not a mark, when it was cut, filtered or refused. */
-  status?: FailedReplyStatus;
-  /**
-   * The judge replied, but no mark could be read (after the re-asks in robust mode): a failure
-   * of the judge, counted apart from failed calls, left out of the aggregates as the reference
-   * leaves out a question it crashed on, and asked again on the next run.
-   */
-  unreadable?: true;
-  usage: UsageTotals;
-  finishedAt: string;
 }
 
 /** One line of an LLM-Match run's judgements.jsonl, as `scorePredictions` writes it (usage totals an older version lacks are 0). */
@@ -214,12 +202,7 @@ export const llmMatchJudgementSchema = z.looseObject({
   promptSha256: z.string().nullable(),
   prediction: z.string().nullable(),
   neutralised: z.boolean(),
-  replies: z.array(z.string().nullable()),
-  error: z.string().nullable(),
-  status: failedReplyStatusSchema.optional(),
-  unreadable: z.literal(true).optional(),
-  usage: usageTotalsSchema,
-  finishedAt: z.string(),
+  ...markReplyShape,
 }) satisfies z.ZodType<LlmMatchJudgement>;
 
 /** What the judge is asked about one question: everything needed to call it or to skip it. */

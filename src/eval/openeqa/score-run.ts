@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { OPENEQA_CATEGORIES, judgeUnreadable, type JudgeUnreadable, loadPromptFile, selectShard, sha256Hex, type Prediction, type Question, type Shard } from "../../core/index.js";
 import { pairPredictions, type OpenEqaBenchmark } from "../../data/index.js";
-import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, usageTotalsSchema, runModelBatch, type ChatModel, type ModelRef, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext, type ModelSpec } from "../../models/index.js";
+import { adaptRequest, countReplyStatuses, describeModel, emptyUsage, replyStatusOf, type FailedReplyStatus, sumUsage, usageTotalsSchema, type ChatModel, type ModelRef, type UsageLedger, type UsageTotals, ledgerCost, mergeCallLedgers, readCallLedger, type CallPlan, type CallEntry, type RunCost, JUDGE_ROLE, withCallContext, type ModelSpec } from "../../models/index.js";
 import { RunDirectory, mergeOutput, mergedRecords, openRun, questionItems, readShardSet, recordParser, resultSettings, resumeItems, shardContext, shardSetting, shardWallTime, sumShardCounts, writeMergeNote, writeRecords, writeShardManifest, type RunContract, RUN_KIND, summaryHead, type RunSummaryHead } from "../../store/index.js";
 import type { ResumeRule } from "../../store/index.js";
 import { aggregateLlmMatch, type LlmMatchAggregates } from "./aggregate.js";
@@ -23,29 +23,15 @@ import {
   type LlmMatchTask,
 } from "./llm-match.js";
 import { DEFAULT_BOOTSTRAP, storedMeanEstimateSchema, type BootstrapOptions } from "../stats.js";
+import { markOutcome, runJudging, type JudgingProgress, type MarkCounts, type MarkSummaryTail, type ScoreInputs } from "../judging.js";
 
 export const JUDGEMENTS_FILE = "judgements.jsonl";
 export const METRICS_FILE = "metrics.json";
 export const SUMMARY_FILE = "summary.json";
 
-export interface ScoreProgress {
-  done: number;
-  total: number;
-  /** Judgements whose call failed. */
-  failed: number;
-  /** Judgements whose reply held no readable mark (the judge's failure, counted apart). */
-  unreadable: number;
-  /** Judgements taken from an earlier, interrupted run in the same directory. */
-  reused: number;
-}
+export type ScoreProgress = JudgingProgress;
 
-export interface ScoreOptions {
-  benchmark: OpenEqaBenchmark;
-  /** The questions to score (the benchmark's, or a subset's). */
-  questions: Question[];
-  subsetPath?: string;
-  predictions: Prediction[];
-  predictionsPath: string;
+export interface ScoreOptions extends ScoreInputs<OpenEqaBenchmark, Question, Prediction> {
   /** The LLM-Match judge; its spec names it in the summary and the input keys. */
   judge: ChatModel;
   /** Usage of this process's calls, for the summary. */
@@ -72,38 +58,13 @@ export interface ScoreOptions {
 /** What a score run's contract, configuration and dry run read: its options with the judge known by its spec alone. */
 export type ScoreSetup = Omit<ScoreOptions, "judge" | "usage" | "onProgress"> & { judge: ModelRef };
 
-export interface ScoreFailure {
-  questionId: string;
-  error: string;
-  /** Set when the judge's reply was cut, filtered or refused. */
-  status?: FailedReplyStatus;
-  replies: (string | null)[];
-}
+export type { ScoreFailure } from "../judging.js";
 
-export interface ScoreSummary extends RunSummaryHead<typeof RUN_KIND["llm-match"]> {
-  /** scored + failed + judgeUnreadable = questions. */
-  counts: {
-    questions: number;
-    scored: number;
-    /** Judgements whose call failed (no reply to read). */
-    failed: number;
-    /** Judgements whose reply held no readable mark: the judge's failure, not the answer's. */
-    judgeUnreadable: number;
-    missingPredictions: number;
-    noAnswer: number;
+export interface ScoreSummary extends RunSummaryHead<typeof RUN_KIND["llm-match"]>, MarkSummaryTail {
+  counts: MarkCounts & {
     neutralised: number;
-    reused: number;
-    predictionsOutsideSubset: number;
   };
   llmMatch: LlmMatchAggregates;
-  /** Judge replies that were not marks, by status (truncated, filtered, refused). */
-  replyStatuses: Partial<Record<FailedReplyStatus, number>>;
-  failures: ScoreFailure[];
-  /** The questions whose judge reply held no readable mark, left out of the aggregates. */
-  judgeUnreadable: JudgeUnreadable;
-  usage: { judgements: UsageTotals; thisProcess: ReturnType<UsageLedger["snapshot"]> | null };
-  /** Calls, tokens and dollars of the judge, from the run's ledger of model calls (calls.jsonl). */
-  cost: RunCost;
 }
 
 const isObject = (v: unknown): boolean => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -163,39 +124,21 @@ export async function scorePredictions(options: ScoreOptions): Promise<ScoreResu
   const { pairs, outsideSubset, tasks, wanted } = judgeTasks(options, mode);
   const run = options.run ?? (await openRun(scoreRunContract(options)));
   options.usage?.attach(run.path);
-  const { reusable: earlier, pending } = resumeItems(run, judgementResumeRule(tasks));
-  const judgements = new Map<string, LlmMatchJudgement>(earlier);
-  const progress: ScoreProgress = { done: earlier.size, total: tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
-  options.onProgress?.({ ...progress });
-
-  const appender = run.appender(JUDGEMENTS_FILE);
-  try {
-    await runModelBatch({
-      items: pending,
-      concurrency: options.concurrency ?? 8,
-      work: (task) => judgeLlmMatch(task, options.judge, mode),
-      failed: (task, error) => ({ ...failedJudgement(task, options.judge.name, mode, error.message), replies: error.reply ? [error.reply.text] : [], ...replyStatusOf(error) }),
-      finished: (task, judgement) => {
-        appender.append(judgement);
-        judgements.set(task.question.questionId, judgement);
-        progress.done++;
-        if (judgement.score === null && judgement.unreadable) progress.unreadable++;
-        else if (judgement.score === null) progress.failed++;
-        options.onProgress?.({ ...progress });
-      },
-      models: [options.judge.spec],
-      itemId: (task) => task.question.questionId,
-    });
-  } finally {
-    appender.close();
-  }
-
-  const ordered = tasks.map((t) => judgements.get(t.question.questionId)!);
+  const { judgements: ordered, reused } = await runJudging({
+    run,
+    resume: judgementResumeRule(tasks),
+    judge: (task) => judgeLlmMatch(task, options.judge, mode),
+    failed: (task, error) => ({ ...failedJudgement(task, options.judge.name, mode, error.message), replies: error.reply ? [error.reply.text] : [], ...replyStatusOf(error) }),
+    outcome: markOutcome,
+    models: [options.judge.spec],
+    concurrency: options.concurrency,
+    onProgress: options.onProgress,
+  });
   const context: ScoreContext = { judgeModel: options.judge.spec.name, bootstrap: { ...DEFAULT_BOOTSTRAP, ...options.bootstrap }, missingPredictions: pairs.filter((p) => p.missing).length, predictionsOutsideSubset: outsideSubset, questions: tasks.map((t) => t.question) };
   const summary = scoreSummary(tasks.map((t, i) => ({ question: t.question, judgement: ordered[i]! })), {
     config: { ...scoreConfiguration(options, mode), ...shardSetting(options.shard) },
     ...context,
-    reused: earlier.size,
+    reused,
     wallTimeMs: performance.now() - started,
     usage: options.usage?.snapshot() ?? null,
     calls: readCallLedger(run.path),

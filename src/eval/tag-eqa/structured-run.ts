@@ -16,10 +16,11 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { UserError, judgeUnreadable, sha256Hex, type JudgeUnreadable } from "../../core/index.js";
 import { parseJsonText, readTextFile, structuredAnswerSchema, validateRecords, type StructuredAnswer, type TagQuestion } from "../../data/index.js";
-import { JUDGE_ROLE, describeModel, emptyUsage, usageTotalsSchema, ledgerCost, readCallLedger, runModelBatch, sumUsage, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, withCallContext, type ModelSpec } from "../../models/index.js";
+import { JUDGE_ROLE, describeModel, emptyUsage, usageTotalsSchema, ledgerCost, readCallLedger, sumUsage, type CallPlan, type ChatModel, type ModelRef, type RunCost, type UsageLedger, type UsageTotals, withCallContext, type ModelSpec } from "../../models/index.js";
 import { RunDirectory, openRun, resultSettings, resumeItems, type ResumeRule, type RunContract, type RunItems, RUN_KIND, summaryHead, type RunSummaryHead } from "../../store/index.js";
 import { JUDGEMENTS_FILE, METRICS_FILE, SUMMARY_FILE } from "../openeqa/index.js";
 import { DEFAULT_BOOTSTRAP, bootstrapMean, type BootstrapOptions, type MeanEstimate } from "../stats.js";
+import { runJudging, type JudgingProgress } from "../judging.js";
 import { extractStructuredAnswer, extractionPromptHashes, structuredPrediction, TAG_EXTRACT_PARAMS, type Extraction } from "./structured-extract.js";
 import {
   DEFAULT_STRUCTURED_WEIGHTS,
@@ -144,7 +145,7 @@ export interface TagScoreOptions {
   settings?: Record<string, unknown>;
   /** The runtime's usage ledger: the judge's calls are appended to the run's ledger of model calls. */
   usage?: UsageLedger;
-  onProgress?: (progress: { done: number; total: number; failed: number; unreadable: number; reused: number }) => void;
+  onProgress?: (progress: JudgingProgress) => void;
 }
 
 /** What a TAG score run's contract, configuration and dry run read: its options with the judge known by its spec alone. */
@@ -356,35 +357,19 @@ export async function scoreTagRun(options: TagScoreOptions): Promise<TagScoreRes
   const { tasks, missing, unknown } = prepareTasks(options, similarity.name);
   const run = options.run ?? (await openRun(tagScoreRunContract(options, similarity.name)));
   options.usage?.attach(run.path);
-  const { reusable: earlier, pending } = resumeItems(run, tagResumeRule(tasks));
-  const judgements = new Map<string, TagJudgement>(earlier);
-  const progress = { done: earlier.size, total: tasks.length, failed: 0, unreadable: 0, reused: earlier.size };
-  options.onProgress?.({ ...progress });
-  const appender = run.appender(JUDGEMENTS_FILE);
-  try {
-    await runModelBatch({
-      items: pending,
-      concurrency: options.concurrency ?? 8,
-      work: (task) => judgeTask(task, options, similarity),
-      failed: (task, error) => failedJudgement(task, error.message),
-      finished: (task, judgement) => {
-        appender.append(judgement);
-        judgements.set(task.question.question_id, judgement);
-        progress.done++;
-        if (judgement.status === "unreadable") progress.unreadable++;
-        else if (judgement.status === "failed") progress.failed++;
-        options.onProgress?.({ ...progress });
-      },
-      models: options.judge ? [options.judge.spec] : [],
-      itemId: (task) => task.question.question_id,
-    });
-  } finally {
-    appender.close();
-  }
-  const ordered = tasks.map((t) => judgements.get(t.question.question_id)!);
+  const { judgements: ordered, reused } = await runJudging({
+    run,
+    resume: tagResumeRule(tasks),
+    judge: (task) => judgeTask(task, options, similarity),
+    failed: (task, error) => failedJudgement(task, error.message),
+    outcome: (judgement) => judgement.status,
+    models: options.judge ? [options.judge.spec] : [],
+    concurrency: options.concurrency,
+    onProgress: options.onProgress,
+  });
   const metrics: Record<string, number> = {};
   for (const j of ordered) if (j.score !== null) metrics[j.questionId] = j.score;
-  const summary = summariseTagRun(options, tasks, ordered, { missing, unknown, reused: earlier.size, wallTimeMs: performance.now() - started, similarity: similarity.name, cost: ledgerCost(readCallLedger(run.path)) });
+  const summary = summariseTagRun(options, tasks, ordered, { missing, unknown, reused, wallTimeMs: performance.now() - started, similarity: similarity.name, cost: ledgerCost(readCallLedger(run.path)) });
   await run.writeJson(METRICS_FILE, metrics);
   await run.writeJson(SUMMARY_FILE, summary);
   return { summary, judgements: ordered, runDir: run.path, metrics };

@@ -7,8 +7,10 @@
  * - `brought_in`: a new object of a catalogue type the home did not hold, put on a surface;
  * - `opened` / `closed`: something that opens (a fridge, a cabinet, a book);
  * - `switched_on` / `switched_off`: something that switches (a lamp, a laptop, the stove).
- * Objects the agent saw are changed more often than the others, so that the changes matter to
- * its memory. Seeded: the same home, seen objects and random numbers give the same changes.
+ * Objects the agent handled on its days are changed most often (people move what was used),
+ * then those it saw, so that the changes matter to its memory and a past question about them
+ * needs the history. Seeded: the same home, handled and seen objects and random numbers give the
+ * same changes.
  */
 import { randomInt, type Random } from "../../core/index.js";
 import { catalogueType, homeNavGrid, manipulate, objectCatalogue, objectName, type AgentState, type Home, type Point3, type SceneObject } from "../../sim/index.js";
@@ -27,7 +29,15 @@ export interface MixedChange {
 
 /** Things that switch but whose switching does more (heats, runs water into something): left alone. */
 const NOT_SWITCHED = new Set(["microwave", "sink", "bathtub"]);
+/** How often a change goes to what the agent handled (when something handled can take it), else to what it saw. */
+const HANDLED_PREFERENCE = 0.75;
 const SEEN_PREFERENCE = 0.75;
+
+/** What the agent attended to on its days, by object name (log id): what it handled and what it saw. */
+export interface Attended {
+  handled: ReadonlySet<string>;
+  seen: ReadonlySet<string>;
+}
 
 /** A surface a moved or brought object can stand on and be seen: a receptacle that does not close. */
 export function isOpenSurface(o: SceneObject): boolean {
@@ -47,15 +57,20 @@ function holderName(home: Home, o: SceneObject): string | null {
 }
 
 /**
- * Picks from `items`, those whose names are in `seen` more often; among those, one whose type
- * names it alone in the home (so that a question can name it) when there is one.
+ * Picks from `items`, those the agent handled most often, then those it saw; within either, one
+ * whose type names it alone in the home (so that a question can name it) when there is one.
  */
-function pickPreferring(random: Random, items: readonly SceneObject[], seen: ReadonlySet<string>, home?: Home): SceneObject | undefined {
+function pickPreferring(random: Random, items: readonly SceneObject[], attended: Attended, home?: Home): SceneObject | undefined {
   const count = new Map<string, number>();
   for (const o of home?.objects ?? []) count.set(o.type, (count.get(o.type) ?? 0) + 1);
-  const seenItems = items.filter((o) => seen.has(objectName(o)));
-  const named = seenItems.filter((o) => count.get(o.type) === 1);
-  const known = named.length > 0 ? named : seenItems;
+  const preferred = (names: ReadonlySet<string>): SceneObject[] => {
+    const known = items.filter((o) => names.has(objectName(o)));
+    const named = known.filter((o) => count.get(o.type) === 1);
+    return named.length > 0 ? named : known;
+  };
+  const handled = preferred(attended.handled);
+  if (handled.length > 0 && random() < HANDLED_PREFERENCE) return handled[randomInt(random, handled.length)];
+  const known = preferred(attended.seen);
   const pool = known.length > 0 && (known.length === items.length || random() < SEEN_PREFERENCE) ? known : items;
   return pool.length === 0 ? undefined : pool[randomInt(random, pool.length)];
 }
@@ -73,13 +88,34 @@ function putSomewhere(home: Home, targets: SceneObject[], random: Random): Scene
   return undefined;
 }
 
-type Applier = (home: Home, random: Random, seen: ReadonlySet<string>, touched: Set<number>) => MixedChange | undefined;
+type Applier = (home: Home, random: Random, attended: Attended, touched: Set<number>) => MixedChange | undefined;
 
 const movable = (home: Home, touched: Set<number>): SceneObject[] => home.objects.filter((o) => o.kind === "object" && !o.held && (o.on !== undefined || o.inside !== undefined) && !touched.has(o.id));
 
+/** How a flipped state's change is named: its kinds, and the words of its two values. */
+interface FlipNames {
+  set: ChangeKind;
+  unset: ChangeKind;
+  setWord: string;
+  unsetWord: string;
+}
+
+/** An applier that flips `state` of an unbroken object that has it (not of a type in `excluded`), named by the state it is left in. */
+function flipState(state: "open" | "toggled", names: FlipNames, excluded: ReadonlySet<string> = new Set()): Applier {
+  return (home, random, attended, touched) => {
+    const items = home.objects.filter((o) => o.kind !== "structure" && !touched.has(o.id) && !excluded.has(o.type) && catalogueType(o.type).states.includes(state) && !o.states.broken);
+    const object = pickPreferring(random, items, attended, home);
+    if (!object) return undefined;
+    const value = !object.states[state];
+    object.states[state] = value;
+    touched.add(object.id);
+    return { kind: value ? names.set : names.unset, object: objectName(object), type: object.type, from: value ? names.unsetWord : names.setWord, to: value ? names.setWord : names.unsetWord };
+  };
+}
+
 const APPLIERS: Record<"moved" | "taken_away" | "brought_in" | "opened" | "switched", Applier> = {
-  moved(home, random, seen, touched) {
-    const object = pickPreferring(random, movable(home, touched), seen, home);
+  moved(home, random, attended, touched) {
+    const object = pickPreferring(random, movable(home, touched), attended, home);
     if (!object) return undefined;
     const from = holderName(home, object);
     const holder = object.inside ?? object.on;
@@ -90,15 +126,15 @@ const APPLIERS: Record<"moved" | "taken_away" | "brought_in" | "opened" | "switc
     touched.add(target.id);
     return { kind: "moved", object: objectName(object), type: object.type, from, to: objectName(target) };
   },
-  taken_away(home, random, seen, touched) {
-    const object = pickPreferring(random, movable(home, touched), seen, home);
+  taken_away(home, random, attended, touched) {
+    const object = pickPreferring(random, movable(home, touched), attended, home);
     if (!object) return undefined;
     const from = holderName(home, object);
     home.objects = home.objects.filter((o) => o.id !== object.id);
     touched.add(object.id);
     return { kind: "taken_away", object: objectName(object), type: object.type, from, to: null };
   },
-  brought_in(home, random, _seen, touched) {
+  brought_in(home, random, _attended, touched) {
     const present = new Set(home.objects.map((o) => o.type));
     const catalogue = objectCatalogue();
     const types = [...new Set(Object.values(catalogue.smallObjects).flat())].filter((t) => !present.has(t)).sort();
@@ -117,36 +153,20 @@ const APPLIERS: Record<"moved" | "taken_away" | "brought_in" | "opened" | "switc
     touched.add(id);
     return { kind: "brought_in", object: `${type.replaceAll(" ", "_")}-${id}`, type, from: null, to: objectName(target) };
   },
-  opened(home, random, seen, touched) {
-    const items = home.objects.filter((o) => o.kind !== "structure" && !touched.has(o.id) && catalogueType(o.type).states.includes("open") && !o.states.broken);
-    const object = pickPreferring(random, items, seen, home);
-    if (!object) return undefined;
-    const open = !object.states.open;
-    object.states.open = open;
-    touched.add(object.id);
-    return { kind: open ? "opened" : "closed", object: objectName(object), type: object.type, from: open ? "closed" : "open", to: open ? "open" : "closed" };
-  },
-  switched(home, random, seen, touched) {
-    const items = home.objects.filter((o) => o.kind !== "structure" && !touched.has(o.id) && !NOT_SWITCHED.has(o.type) && catalogueType(o.type).states.includes("toggled") && !o.states.broken);
-    const object = pickPreferring(random, items, seen, home);
-    if (!object) return undefined;
-    const on = !object.states.toggled;
-    object.states.toggled = on;
-    touched.add(object.id);
-    return { kind: on ? "switched_on" : "switched_off", object: objectName(object), type: object.type, from: on ? "off" : "on", to: on ? "on" : "off" };
-  },
+  opened: flipState("open", { set: "opened", unset: "closed", setWord: "open", unsetWord: "closed" }),
+  switched: flipState("toggled", { set: "switched_on", unset: "switched_off", setWord: "on", unsetWord: "off" }, NOT_SWITCHED),
 };
 
 /** The appliers in proportion: moves most often. */
 const KIND_WHEEL: (keyof typeof APPLIERS)[] = ["moved", "moved", "moved", "moved", "taken_away", "taken_away", "brought_in", "brought_in", "opened", "switched"];
 
 /** `count` changes applied to a copy of `home`; returns the changed home and the changes in order. */
-export function applyChanges(home: Home, count: number, random: Random, seen: ReadonlySet<string>): { home: Home; changes: MixedChange[] } {
+export function applyChanges(home: Home, count: number, random: Random, attended: Attended): { home: Home; changes: MixedChange[] } {
   const changed = structuredClone(home);
   const touched = new Set<number>();
   const changes: MixedChange[] = [];
   for (let tries = 0; changes.length < count && tries < count * 10; tries++) {
-    const change = APPLIERS[KIND_WHEEL[randomInt(random, KIND_WHEEL.length)]!](changed, random, seen, touched);
+    const change = APPLIERS[KIND_WHEEL[randomInt(random, KIND_WHEEL.length)]!](changed, random, attended, touched);
     if (change) changes.push(change);
   }
   return { home: changed, changes };

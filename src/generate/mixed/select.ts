@@ -1,12 +1,13 @@
 /**
  * From a home's candidates to its episodes: each candidate's answer is its program executed over
  * the ground truth; the rules drop what a fair question cannot be (TAG-EQA's funnel, plus Mixed
- * EQA's own: a `present` question whose answer the history already gives, a question about now
- * whose answer no standing point shows); then up to `perCategory` questions per category are
+ * EQA's own: a `present` question whose answer the history already gives, a `past` question
+ * whose answer the home as it is now still gives, a question about now whose answer no standing
+ * point shows); then up to `perCategory` questions per category are
  * chosen, dealt in turn from each template and answer (yes and no alike), in a seeded order.
  */
 import type { Random } from "../../core/index.js";
-import { MIXED_CATEGORIES, canonicalMixedValue, executeMixedProgram, type MixedCategory, type MixedEpisode } from "../../data/index.js";
+import { MIXED_CATEGORIES, canonicalMixedValue, executeMixedProgram, type MixedCategory, type MixedEpisode, type MixedWorldView } from "../../data/index.js";
 import { checkEnglish } from "../english.js";
 import { shuffled } from "../generate.js";
 import { instanceId, type HomeContext } from "./context.js";
@@ -60,7 +61,15 @@ export function judgeCandidate(ctx: HomeContext, c: MixedCandidate): { rule: Mix
   if (checkEnglish(question, { question: true }).length > 0 || checkEnglish(answer, { answerTo: question }).length > 0) return { rule: "english" };
   // what the agent remembers must not already answer a question about now
   if (c.category === "present" && executeMixedProgram(c.program, ctx.remembered) === value) return { rule: "answeredByHistory" };
+  // nor may looking at the home now answer a question about the past: something it asks has changed since
+  if (c.category === "past" && executeMixedProgram(c.program, presentAsEveryMoment(ctx)) === value) return { rule: "answeredByPresent" };
   return { value };
+}
+
+/** The home now taken for every moment: what an agent that only looks now, and assumes nothing changed, knows. */
+function presentAsEveryMoment(ctx: HomeContext): MixedWorldView {
+  const now = ctx.truth.snapshot({ now: true });
+  return { snapshot: () => now };
 }
 
 /** Candidates dealt in turn from each stratum (template and yes/no answer), each stratum in a seeded order. */

@@ -67,7 +67,8 @@ async function buildHome(dir: string, seed: number, options: MixedSetOptions, fu
   const scene = `home-${seed}`;
   const days: RecordedDay[] = await recordDays(dir, seed, { days: options.days, tasksPerDay: options.tasksPerDay, seed: options.seed }, random, options.onProgress);
   const seen = new Set(lastSightings(days).keys());
-  const { home: present, changes } = applyChanges(days.at(-1)!.end, options.changes, random, seen);
+  const handled = new Set(days.flatMap((d) => d.log.events.map((e) => e.object)));
+  const { home: present, changes } = applyChanges(days.at(-1)!.end, options.changes, random, { handled, seen });
   const start = startPose(present, random);
   present.start = start;
   const folder = `homes/${scene}`;

@@ -10,7 +10,7 @@ import { contentsSeenAt, framesOf, presentRelation, relationAt, seenAsAt, snapsh
 import type { RecordedDay } from "./days.js";
 import { contentsAnswer, countAnswer, eventPhrase, placeAnswer, placesAnswer, prepositionOf, yesNoAnswer, type RenderedAnswer } from "./phrases.js";
 
-export const MIXED_FUNNEL_RULES = ["notUnique", "neverSeen", "held", "unknown", "containsAnswer", "english", "answeredByHistory", "unreachable", "duplicate"] as const;
+export const MIXED_FUNNEL_RULES = ["notUnique", "neverSeen", "held", "unknown", "containsAnswer", "english", "answeredByHistory", "answeredByPresent", "unreachable", "duplicate"] as const;
 export type MixedFunnelRule = (typeof MIXED_FUNNEL_RULES)[number];
 
 export interface MixedCandidate {
