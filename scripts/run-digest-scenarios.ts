@@ -11,14 +11,15 @@ import { openAiReply, type ReceivedRequest, type ScriptedReply } from "../test/h
 
 /**
  * One command run: its arguments (given the temporary folder and the model server's /v1 URL), the
- * folder it writes, relative to the temporary folder, and the command (words before the flags) a
- * checkout must have for it to run: a checkout without it records the scenario as absent.
+ * folder it writes, relative to the temporary folder, and what it needs of a checkout: the help
+ * of `eqa ...needs.help --help` shows the command or choice (a checkout without it records the
+ * scenario as absent; commander prints a parent's help for an unknown subcommand's --help).
  */
 export interface Scenario {
   name: string;
   args: (root: string, model: string) => string[];
   dir?: string;
-  needs?: string[];
+  needs?: { help: string[]; shows: RegExp };
 }
 
 const DEMO = (root: string): string[] => ["demo", "--out", join(root, "demo"), "--seeds", "2", "--per-trajectory", "4"];
@@ -56,8 +57,8 @@ export const SCENARIOS: Scenario[] = [
   { name: "run blind", args: (root, url) => ["run", ...OPEN_EQA(root), "--agent", "blind", ...MODEL("gpt-4", "model", url), ...MODEL("gpt-4o", "judge", url), "--out", join(root, "run")], dir: "run" },
   { name: "explore frontier", args: (root) => [...EXPLORE(root, "explore"), "--env", "builtin", "--agent", "frontier"], dir: "explore" },
   { name: "explore frontier --em-agent vlm", args: (root, url) => [...EXPLORE(root, "explore-vlm"), "--agent", "frontier", "--em-agent", "vlm", "--num-frames", "4", "--no-force-guess", "--image-size", "64", ...MODEL("gpt-4o", "model", url)], dir: "explore-vlm" },
-  { name: "generate mixed", args: MIXED, dir: "mixed", needs: ["generate", "mixed"] },
-  { name: "explore memory-only (mixed)", args: (root) => ["explore", "--episodes", join(root, "mixed", "episodes.json"), "--agent", "memory-only", "--width", "64", "--height", "48", "--no-cache", "--out", join(root, "explore-mixed")], dir: "explore-mixed", needs: ["generate", "mixed"] },
+  { name: "generate mixed", args: MIXED, dir: "mixed", needs: { help: ["generate"], shows: /^ {2}mixed /m } },
+  { name: "explore memory-only (mixed)", args: (root) => ["explore", "--episodes", join(root, "mixed", "episodes.json"), "--agent", "memory-only", "--width", "64", "--height", "48", "--no-cache", "--out", join(root, "explore-mixed")], dir: "explore-mixed", needs: { help: ["explore"], shows: /memory-only/ } },
 ];
 
 /**

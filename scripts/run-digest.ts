@@ -10,8 +10,8 @@
  * The commands run in one temporary folder, the same for every checkout (paths are part of some
  * keys and hashes), left there for a look. What differs from run to run is masked first: that
  * folder, the checkout's path and the server's address, times ("2026-12-02T13:22:46.975Z",
- * "2026-12-02 13:22:46 UTC") and durations ("0.6 s") in any text; in JSON files the values of keys
- * naming a time or a duration (`createdAt`, `wallTimeMs`, `latencyMs`); in messages the progress
+ * "2026-12-02 13:22:46 UTC") and durations ("0.6 s", "20.14 ms") in any text; in JSON files the values of keys
+ * naming a time or a duration (`createdAt`, `wallTimeMs`, `seconds`, `explorerMsPerStep`); in messages the progress
  * lines a slow machine prints more of (the last one of each bar is kept). Model replies depend on
  * the request alone, and model calls go one at a time, so records keep one order.
  */
@@ -34,14 +34,15 @@ interface ScenarioDigest {
   files: Record<string, string>;
 }
 
-const TIME_KEY = /(At|Ms|Seconds|[Dd]uration|[Ll]atency)$/;
+// `finishedAt`, `wallTimeMs`, `seconds`, `explorerMsPerStep`, `latencyMs`
+const TIME_KEY = /(At|Ms|Seconds|[Dd]uration|[Ll]atency)$|^seconds$|Ms[A-Z]/;
 const TIMES = /\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?( ?UTC|Z)/g;
-const DURATIONS = /\b\d+(\.\d+)? s\b/g;
+const DURATIONS = /\b\d+(\.\d+)? (m?s)\b/g;
 
 function maskText(text: string, places: readonly [string, string][]): string {
   let masked = text;
   for (const [place, name] of places) masked = masked.split(place).join(name);
-  return masked.replace(TIMES, "<time>").replace(DURATIONS, "<n> s");
+  return masked.replace(TIMES, "<time>").replace(DURATIONS, "<n> $2");
 }
 
 function maskJson(value: unknown, places: readonly [string, string][]): unknown {
@@ -102,13 +103,10 @@ async function digestCheckout(checkout: string): Promise<Record<string, Scenario
   const digests: Record<string, ScenarioDigest> = {};
   try {
     await writeInputs(root, checkout);
-    const hasCommand = new Map<string, boolean>();
     for (const scenario of SCENARIOS) {
       const args = scenario.args(root, `${server.url}/v1`);
-      const needs = scenario.needs?.join(" ");
-      if (needs !== undefined && !hasCommand.has(needs)) hasCommand.set(needs, (await runEqa(checkout, [...scenario.needs!, "--help"], root)).code === 0);
-      if (needs !== undefined && !hasCommand.get(needs)) {
-        process.stderr.write(`${scenario.name}: absent (no eqa ${needs})\n`);
+      if (scenario.needs && !scenario.needs.shows.test((await runEqa(checkout, [...scenario.needs.help, "--help"], root)).stdout)) {
+        process.stderr.write(`${scenario.name}: absent (eqa ${scenario.needs.help.join(" ")} --help shows no ${scenario.needs.shows.source})\n`);
         digests[scenario.name] = { args: args.map((a) => maskText(a, places)), absent: true, exitCode: null, stdout: "", stderr: "", files: {} };
         continue;
       }
