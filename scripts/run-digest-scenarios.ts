@@ -39,6 +39,7 @@ export const SCENARIOS: Scenario[] = [
   { name: "demo again (resumes)", args: DEMO, dir: "demo" },
   { name: "demo --agent", args: (root) => [...DEMO(root), "--agent", join(root, "counter.mjs")], dir: "demo" },
   { name: "demo --model", args: (root, url) => [...DEMO(root), ...MODEL("test-vlm", "model", url), "--agents", "blind,vlm"], dir: "demo" },
+  { name: "demo, its default homes", args: (root) => ["demo", "--out", join(root, "demo-default")], dir: "demo-default" },
   { name: "generate tag sim", args: (root) => TAG(root, "tag"), dir: "tag" },
   { name: "generate tag --renderer", args: (root, url) => [...TAG(root, "tag-rewritten"), ...MODEL("gemma-2-27b-it", "renderer", url)], dir: "tag-rewritten" },
   { name: "generate tag alfred", args: (root) => ["generate", "tag", "--source", `alfred:${join(root, "alfred")}`, "--out", join(root, "tag-alfred"), "--per-trajectory", "4"], dir: "tag-alfred" },
