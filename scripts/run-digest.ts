@@ -10,107 +10,39 @@
  * The commands run in one temporary folder, the same for every checkout (paths are part of some
  * keys and hashes), left there for a look. What differs from run to run is masked first: that
  * folder, the checkout's path and the server's address, times ("2026-12-02T13:22:46.975Z",
- * "2026-12-02 13:22:46 UTC") and durations ("0.6 s") in any text; in JSON files the values of keys
- * naming a time or a duration (`createdAt`, `wallTimeMs`, `latencyMs`); in messages the progress
+ * "2026-12-02 13:22:46 UTC") and durations ("0.6 s", "20.14 ms") in any text; in JSON files the values of keys
+ * naming a time or a duration (`createdAt`, `wallTimeMs`, `seconds`, `explorerMsPerStep`); in messages the progress
  * lines a slow machine prints more of (the last one of each bar is kept). Model replies depend on
  * the request alone, and model calls go one at a time, so records keep one order.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join, relative, resolve } from "node:path";
 import { cliEnv } from "../test/helpers/cli.js";
-import { writeRgbEpisode } from "../test/helpers/frames.js";
-import { openAiReply, startModelServer, type ReceivedRequest, type ScriptedReply } from "../test/helpers/model-server.js";
-
-/** One command run: its arguments (given the temporary folder and the model server's /v1 URL) and the folder it writes, relative to the temporary folder. */
-interface Scenario {
-  name: string;
-  args: (root: string, model: string) => string[];
-  dir?: string;
-}
+import { startModelServer } from "../test/helpers/model-server.js";
+import { reply, SCENARIOS, writeInputs, writeTagSource } from "./run-digest-scenarios.js";
 
 interface ScenarioDigest {
   args: string[];
+  /** The checkout has not the command the scenario needs: nothing ran. */
+  absent?: true;
   exitCode: number | null;
   stdout: string;
   stderr: string;
   files: Record<string, string>;
 }
 
-const DEMO = (root: string): string[] => ["demo", "--out", join(root, "demo"), "--seeds", "2", "--per-trajectory", "4"];
-const TAG = (root: string, out: string): string[] => ["generate", "tag", "--source", `sim:${join(root, "tag-source")}`, "--out", join(root, out), "--per-trajectory", "6", "--seed", "4"];
-const RM_BUILD = (root: string): string[] => ["rm", "build", "--benchmark", join(root, "open-eqa-v0.json"), "--subset", join(root, "subset.json"), "--frames", join(root, "frames")];
-const MODEL = (name: string, role: string, url: string): string[] => [`--${role}`, `openai/${name}`, `--${role}-base-url`, url, "--no-cache", "--concurrency", "1"];
-
-const SCENARIOS: Scenario[] = [
-  { name: "demo --help", args: () => ["demo", "--help"] },
-  { name: "generate tag --help", args: () => ["generate", "tag", "--help"] },
-  { name: "rm build --help", args: () => ["rm", "build", "--help"] },
-  { name: "demo offline", args: DEMO, dir: "demo" },
-  { name: "demo again (resumes)", args: DEMO, dir: "demo" },
-  { name: "demo --agent", args: (root) => [...DEMO(root), "--agent", join(root, "counter.mjs")], dir: "demo" },
-  { name: "demo --model", args: (root, url) => [...DEMO(root), ...MODEL("test-vlm", "model", url), "--agents", "blind,vlm"], dir: "demo" },
-  { name: "generate tag sim", args: (root) => TAG(root, "tag"), dir: "tag" },
-  { name: "generate tag --renderer", args: (root, url) => [...TAG(root, "tag-rewritten"), ...MODEL("gemma-2-27b-it", "renderer", url)], dir: "tag-rewritten" },
-  { name: "generate tag alfred", args: (root) => ["generate", "tag", "--source", `alfred:${join(root, "alfred")}`, "--out", join(root, "tag-alfred"), "--per-trajectory", "4"], dir: "tag-alfred" },
-  { name: "generate tag bad source", args: (root) => ["generate", "tag", "--source", "habitat:/tmp", "--out", join(root, "tag-bad")] },
-  { name: "rm build", args: (root, url) => [...RM_BUILD(root), ...MODEL("resp", "responder", url), ...MODEL("scorer", "scorer", url), "--responses", "2", "--out", join(root, "rm-build")], dir: "rm-build" },
-  { name: "rm build without --frames", args: () => ["rm", "build", "--responder", "openai/resp", "--scorer", "openai/scorer"] },
-  { name: "rm build without --scorer", args: (root) => [...RM_BUILD(root), "--responder", "openai/resp"] },
-];
-
-/**
- * The inputs the scenarios read, in the temporary folder (paths are part of some hashes): the
- * fixtures' OpenEQA questions with frames and a subset for rm build, their ALFRED trajectories, an
- * agent of the user's own.
- */
-async function writeInputs(root: string, checkout: string): Promise<void> {
-  cpSync(join(checkout, "test/fixtures/alfred/valid_seen"), join(root, "alfred"), { recursive: true });
-  cpSync(join(checkout, "test/fixtures/openeqa/open-eqa-v0.json"), join(root, "open-eqa-v0.json"));
-  const questions = JSON.parse(readFileSync(join(root, "open-eqa-v0.json"), "utf8")) as { question_id: string; episode_history: string }[];
-  const scannet = questions.filter((q) => q.episode_history.startsWith("scannet"));
-  const chosen = [questions.find((q) => q.episode_history.startsWith("hm3d"))!, scannet[0]!, scannet.find((q) => q.episode_history !== scannet[0]!.episode_history)!];
-  for (const q of chosen) await writeRgbEpisode(join(root, "frames", q.episode_history), 6, 48, 32);
-  writeFileSync(join(root, "subset.json"), JSON.stringify(chosen.map((q) => q.question_id)));
-  writeFileSync(
-    join(root, "counter.mjs"),
-    `export function initialize() { return { name: "counter", version: "1", supports: ["tag"] }; }\nexport function answer(params) { return { answer: JSON.stringify([{ predicate: "", objects: [], value: params.tag.actions.length }]) }; }\n`,
-  );
-}
-
-/** Before the generate tag scenarios: the demo's recording and a trajectory file that is not JSON. */
-function writeTagSource(root: string): void {
-  if (existsSync(join(root, "tag-source"))) return;
-  cpSync(join(root, "demo", "recordings"), join(root, "tag-source"), { recursive: true });
-  mkdirSync(join(root, "tag-source", "broken"));
-  writeFileSync(join(root, "tag-source", "broken", "trajectory.json"), "{ not json");
-}
-
-/** Every request's text, and the reply each command's tests script: the reward model's responder and scorer, the TAG rewriter, the demo's judge and agents. */
-function reply(request: ReceivedRequest): ScriptedReply {
-  const messages = (request.body as { messages: { content: string | { type: string; text?: string }[] }[] }).messages;
-  const texts = messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((p) => p.text ?? "").join("")));
-  const all = texts.join("\n");
-  if (all.includes("Role: You are an intelligent Embodied Question Answering")) return openAiReply("<reasoning_trace>\n<think>\nI scan the room.\n</think>\n</reasoning_trace>\n<predicted_answer>\nOn the table.\n</predicted_answer>");
-  if (all.includes("Answer Ground Truth: ")) return openAiReply("<critique>\nPlausible.\n</critique>\n<score>\n6\n</score>");
-  if (all.includes("Structured question: ")) {
-    const last = texts[0]!.split("Structured question: ").at(-1)!;
-    return openAiReply(JSON.stringify({ question: `So, ${/^Question: (.*)$/m.exec(last)?.[1]}`, answer: /^Answer: (.*)$/m.exec(last)?.[1] }));
-  }
-  if (all.includes("You read an answer to a question about a home")) return openAiReply(JSON.stringify([{ predicate: "", objects: [{ type: "mug", caption: "red", position: null }], value: 1 }]));
-  return openAiReply("A: There is one red mug.");
-}
-
-const TIME_KEY = /(At|Ms|Seconds|[Dd]uration|[Ll]atency)$/;
+// `finishedAt`, `wallTimeMs`, `seconds`, `explorerMsPerStep`, `latencyMs`
+const TIME_KEY = /(At|Ms|Seconds|[Dd]uration|[Ll]atency)$|^seconds$|Ms[A-Z]/;
 const TIMES = /\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?( ?UTC|Z)/g;
-const DURATIONS = /\b\d+(\.\d+)? s\b/g;
+const DURATIONS = /\b\d+(\.\d+)? (m?s)\b/g;
 
 function maskText(text: string, places: readonly [string, string][]): string {
   let masked = text;
   for (const [place, name] of places) masked = masked.split(place).join(name);
-  return masked.replace(TIMES, "<time>").replace(DURATIONS, "<n> s");
+  return masked.replace(TIMES, "<time>").replace(DURATIONS, "<n> $2");
 }
 
 function maskJson(value: unknown, places: readonly [string, string][]): unknown {
@@ -173,6 +105,11 @@ async function digestCheckout(checkout: string): Promise<Record<string, Scenario
     await writeInputs(root, checkout);
     for (const scenario of SCENARIOS) {
       const args = scenario.args(root, `${server.url}/v1`);
+      if (scenario.needs && !scenario.needs.shows.test((await runEqa(checkout, [...scenario.needs.help, "--help"], root)).stdout)) {
+        process.stderr.write(`${scenario.name}: absent (eqa ${scenario.needs.help.join(" ")} --help shows no ${scenario.needs.shows.source})\n`);
+        digests[scenario.name] = { args: args.map((a) => maskText(a, places)), absent: true, exitCode: null, stdout: "", stderr: "", files: {} };
+        continue;
+      }
       if (args.some((a) => a.includes("tag-source"))) writeTagSource(root);
       const result = await runEqa(checkout, args, root);
       process.stderr.write(`${scenario.name}: exit ${result.code}\n`);
@@ -185,22 +122,26 @@ async function digestCheckout(checkout: string): Promise<Record<string, Scenario
   return digests;
 }
 
-/** The differences between two digests, one line each. */
-function compare(before: Record<string, ScenarioDigest>, after: Record<string, ScenarioDigest>): string[] {
-  const lines: string[] = [];
+/** The differences between two digests, one line each; a command absent from a checkout is a note, not a difference. */
+function compare(before: Record<string, ScenarioDigest>, after: Record<string, ScenarioDigest>): { differences: string[]; notes: string[]; files: number; equal: number } {
+  const differences: string[] = [];
+  const notes: string[] = [];
+  let [files, equal] = [0, 0];
   for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const [b, a] = [before[name], after[name]];
-    if (!b || !a) {
-      lines.push(`${name}: only ${b ? "before" : "after"}`);
+    if (!b || !a || b.absent || a.absent) {
+      notes.push(`${name}: ${!b || b.absent ? "absent before" : "absent after"}`);
       continue;
     }
-    if (b.exitCode !== a.exitCode) lines.push(`${name}: exit ${b.exitCode} before, ${a.exitCode} after`);
-    for (const stream of ["stdout", "stderr"] as const) if (b[stream] !== a[stream]) lines.push(`${name}: ${stream} differs\n--- before\n${b[stream]}\n--- after\n${a[stream]}`);
+    if (b.exitCode !== a.exitCode) differences.push(`${name}: exit ${b.exitCode} before, ${a.exitCode} after`);
+    for (const stream of ["stdout", "stderr"] as const) if (b[stream] !== a[stream]) differences.push(`${name}: ${stream} differs\n--- before\n${b[stream]}\n--- after\n${a[stream]}`);
     for (const file of new Set([...Object.keys(b.files), ...Object.keys(a.files)])) {
-      if (b.files[file] !== a.files[file]) lines.push(`${name}: ${file} ${!b.files[file] ? "added" : !a.files[file] ? "removed" : "differs"}`);
+      files++;
+      if (b.files[file] === a.files[file]) equal++;
+      else differences.push(`${name}: ${file} ${!b.files[file] ? "added" : !a.files[file] ? "removed" : "differs"}`);
     }
   }
-  return lines;
+  return { differences, notes, files, equal };
 }
 
 const [checkoutArg, outArg] = process.argv.slice(2).filter((a, i, all) => !a.startsWith("--") && all[i - 1] !== "--compare");
@@ -212,7 +153,8 @@ const fileCount = Object.values(digests).reduce((n, d) => n + Object.keys(d.file
 console.log(`wrote ${outArg}: ${Object.keys(digests).length} commands, ${fileCount} files (the run folders stay in ${join(tmpdir(), "eqakit-run-digest")})`);
 if (compareAt >= 0) {
   const before = JSON.parse(readFileSync(process.argv[compareAt + 1]!, "utf8")) as Record<string, ScenarioDigest>;
-  const differences = compare(before, digests);
-  console.log(differences.length === 0 ? `the same as ${process.argv[compareAt + 1]}: exit codes, messages and files` : differences.join("\n"));
+  const { differences, notes, files, equal } = compare(before, digests);
+  console.log([...notes, ...differences].join("\n"));
+  console.log(`${files} files compared: ${equal} equal, ${files - equal} different; ${differences.length === 0 ? `the same as ${process.argv[compareAt + 1]}: exit codes, messages and files` : `${differences.length} differences`}`);
   process.exitCode = differences.length === 0 ? 0 : 1;
 }
