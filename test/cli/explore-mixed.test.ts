@@ -7,7 +7,7 @@ import { assertSameRun, jsonLines, killMidway } from "../helpers/kill.js";
 import { buildMixedFixture, type MixedFixture } from "../helpers/mixed-set.js";
 import { temporaryDir } from "../helpers/paths.js";
 import { startViewer } from "../../src/report/index.js";
-import { lastUserText, openAiReply, startModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { exactMatchJudgeScript, lastUserText, startModelServer } from "../helpers/model-server.js";
 
 let fixture: MixedFixture;
 let home: string;
@@ -119,13 +119,7 @@ describe("eqa explore on a Mixed EQA set", () => {
 
   test("with --model the agent's VLM answers from the frames it retrieved and saw, LLM-Match scores it, and the cost is the requests the server received", async () => {
     // the judge gives 5 when the response is the answer, else 1; the agent's model always says the desk
-    const server = await startModelServer((req: ReceivedRequest) => {
-      const text = lastUserText(req);
-      if (!text.includes("Your mark")) return openAiReply("A: on the desk");
-      const answer = [...text.matchAll(/^Answer: (.*)$/gm)].at(-1)?.[1];
-      const response = [...text.matchAll(/^Response: (.*)$/gm)].at(-1)?.[1];
-      return openAiReply(`Your mark: ${answer !== undefined && answer === response ? 5 : 1}`);
-    });
+    const server = await startModelServer(exactMatchJudgeScript("A: on the desk"));
     try {
       const out = join(home, "model-run");
       const ran = await runCli(["explore", "--episodes", fixture.file, "--agent", "memory-only", "--model", "openai/test-vlm", "--model-base-url", `${server.url}/v1`, "--judge", "openai/test-judge", "--judge-base-url", `${server.url}/v1`, "--no-cache", "--image-size", "64", "--out", out, ...size], cliEnv(home, { OPENAI_API_KEY: "sk-test" }));

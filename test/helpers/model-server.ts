@@ -135,6 +135,20 @@ export function lastUserText(request: ReceivedRequest): string {
   return typeof last?.content === "string" ? last.content : "";
 }
 
+/**
+ * A loopback agent model and LLM-Match judge in one: the judge gives 5 when the response is the
+ * answer word for word, else 1; every other request gets `agentReply`.
+ */
+export function exactMatchJudgeScript(agentReply: string): Script {
+  return (request) => {
+    const text = lastUserText(request);
+    if (!text.includes("Your mark")) return openAiReply(agentReply);
+    const answer = [...text.matchAll(/^Answer: (.*)$/gm)].at(-1)?.[1];
+    const response = [...text.matchAll(/^Response: (.*)$/gm)].at(-1)?.[1];
+    return openAiReply(`Your mark: ${answer !== undefined && answer === response ? 5 : 1}`);
+  };
+}
+
 /** A loopback URL where nothing listens (a port bound, then released): connecting is refused. */
 export async function closedPortUrl(): Promise<string> {
   const probe = createNetServer();

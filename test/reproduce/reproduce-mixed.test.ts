@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { cliEnv, runCli, type CliResult } from "../helpers/cli.js";
 import { assertSameRun, jsonLines, killMidway } from "../helpers/kill.js";
 import { buildMixedFixture, type MixedFixture } from "../helpers/mixed-set.js";
-import { lastUserText, openAiReply, startModelServer, type ReceivedRequest } from "../helpers/model-server.js";
+import { exactMatchJudgeScript, startModelServer } from "../helpers/model-server.js";
 import { temporaryDir } from "../helpers/paths.js";
 
 /**
@@ -146,13 +146,7 @@ describe("eqa reproduce mixed-eqa-table", () => {
 
   test("with --model the recall-explore-model row runs the model form against the loopback VLM, LLM-Match judges it, --dry-run prices its calls, and its cost cell is the requests the server received", async () => {
     // the judge gives 5 when the response is the answer, else 1; the VLM always says the desk
-    const server = await startModelServer((req: ReceivedRequest) => {
-      const text = lastUserText(req);
-      if (!text.includes("Your mark")) return openAiReply("A: on the desk");
-      const answer = [...text.matchAll(/^Answer: (.*)$/gm)].at(-1)?.[1];
-      const response = [...text.matchAll(/^Response: (.*)$/gm)].at(-1)?.[1];
-      return openAiReply(`Your mark: ${answer !== undefined && answer === response ? 5 : 1}`);
-    });
+    const server = await startModelServer(exactMatchJudgeScript("A: on the desk"));
     try {
       const env = cliEnv(home, { OPENAI_API_KEY: "sk-test" });
       const out = join(home, "model");
