@@ -70,9 +70,28 @@ function inRunOrder(files: string[]): string[] {
 const named = process.argv.slice(2).map((file) => relative(root, resolve(file)));
 const files = inRunOrder(named.length > 0 ? named : allTestFiles()).map((file) => join(root, file));
 
+/** Seconds per file: the sum of its top-level tests' durations, as node's reporter gives them. */
+const fileSeconds = new Map<string, number>();
+function countFile(event: { file?: string; nesting: number; details: { duration_ms: number } }): void {
+  if (event.nesting !== 0 || event.file === undefined) return;
+  const file = relative(root, event.file);
+  fileSeconds.set(file, (fileSeconds.get(file) ?? 0) + event.details.duration_ms / 1000);
+}
+
+/** The ten longest files, after the summary, on stderr: what to look at when the suite grows slow. */
+function printLongestFiles(): void {
+  const longest = [...fileSeconds].sort((a, b) => b[1] - a[1]).slice(0, 10);
+  if (longest.length < 2) return;
+  process.stderr.write(`# longest files (s): ${longest.map(([file, s]) => `${file} ${s.toFixed(0)}`).join(", ")}\n`);
+}
+
 const stream = run({ files, concurrency: CONCURRENCY });
+stream.on("test:pass", countFile);
 // as `node --test`: a failed test fails the run, a failed test marked todo does not
 stream.on("test:fail", (event) => {
+  countFile(event);
   if (event.todo === undefined || event.todo === false) process.exitCode = 1;
 });
-stream.compose(process.stdout.isTTY ? new spec() : tap).pipe(process.stdout);
+const report = stream.compose(process.stdout.isTTY ? new spec() : tap);
+report.pipe(process.stdout);
+report.on("end", printLongestFiles);
