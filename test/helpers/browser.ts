@@ -1,9 +1,12 @@
+import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { runCli } from "./cli.js";
 import { madeOnce } from "./once.js";
 import { projectRoot } from "./paths.js";
 
@@ -99,4 +102,17 @@ export async function screenshot(page: Page, options: Parameters<Page["screensho
     if (!/Unable to capture screenshot/.test(String(error))) throw error;
     await page.screenshot(options);
   }
+}
+
+/**
+ * `eqa report RUNS --out OUT` run in `cwd` (runs named from there, as a user in another folder
+ * names them), checked to have read every file and found every input, and opened at `width` px.
+ */
+export async function openReport(browser: Browser, runs: string[], options: { out: string; cwd: string; env: NodeJS.ProcessEnv; width: number }): Promise<Page> {
+  const cli = await runCli(["report", ...runs, "--out", options.out], options.env, options.cwd);
+  assert.equal(cli.code, 0, cli.stderr);
+  assert.doesNotMatch(cli.stdout, /unreadable|could not be read|not there any more/, "every file read, every input found");
+  const page = await browser.newPage({ viewport: { width: options.width, height: 900 } });
+  await page.goto(pathToFileURL(options.out).href);
+  return page;
 }

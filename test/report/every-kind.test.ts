@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
 import { buildHtmlReport, loadRun, startViewer, type Viewer } from "../../src/report/index.js";
-import { launchBrowser, layoutProblems, shown, screenshot } from "../helpers/browser.js";
+import { launchBrowser, layoutProblems, openReport, shown, screenshot } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { lastUserText, openAiReply, startModelServer, type ModelServer, type ReceivedRequest } from "../helpers/model-server.js";
 import { readRawBenchmark, temporaryDir } from "../helpers/paths.js";
@@ -171,12 +171,8 @@ describe("one run loader for the report and the viewer", () => {
   for (const width of WIDTHS) {
     test(`at ${width} px, the report and the viewer opened from another folder show answers, ground truth and each kind's headline, and no page scrolls sideways`, async () => {
       const out = join(workB, `report-${width}.html`);
-      const cli = await runCli(["report", "../work-a/runs/my-model", exploreRun, demo, "--out", out], cliEnv(home), workB);
-      assert.equal(cli.code, 0, cli.stderr);
-      assert.doesNotMatch(cli.stdout, /unreadable|could not be read|not there any more/, "every file read, every input found");
-      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      const page = await openReport(browser, ["../work-a/runs/my-model", exploreRun, demo], { out, cwd: workB, env: cliEnv(home), width });
       try {
-        await page.goto(pathToFileURL(out).href);
         const headline = (await page.locator("#headline").textContent()) ?? "";
         assert.match(headline, /C\* \d/, "EXPRESS-Bench's C* in the headline");
         assert.doesNotMatch(headline, /Other metrics/);

@@ -2,10 +2,9 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
 import { startViewer, type Viewer } from "../../src/report/index.js";
-import { launchBrowser, layoutProblems, screenshot, shown } from "../helpers/browser.js";
+import { launchBrowser, layoutProblems, openReport, screenshot, shown } from "../helpers/browser.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { buildMixedFixture, type MixedFixture } from "../helpers/mixed-set.js";
 import { temporaryDir } from "../helpers/paths.js";
@@ -36,12 +35,8 @@ describe("a Mixed EQA run in the report and the viewer, opened from another fold
   for (const width of WIDTHS) {
     test(`at ${width} px: per category accuracy and SPL, each question with its answer, ground truth, history and plan, and no page scrolls sideways`, async () => {
       const out = join(workB, `report-${width}.html`);
-      const cli = await runCli(["report", "../work-a/runs/mixed", "--out", out], cliEnv(home), workB);
-      assert.equal(cli.code, 0, cli.stderr);
-      assert.doesNotMatch(cli.stdout, /unreadable|could not be read|not there any more/, "every file read, every input found");
-      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      const page = await openReport(browser, ["../work-a/runs/mixed"], { out, cwd: workB, env: cliEnv(home), width });
       try {
-        await page.goto(pathToFileURL(out).href);
         const headline = (await page.locator("#headline").textContent()) ?? "";
         assert.match(headline, /accuracy \(past\)/);
         assert.match(headline, /SPL/);
