@@ -13,7 +13,7 @@
  *
  * usage: openeqa-frames.ts [--frames 1500] [--big-gb 2] [--no-reference-big] [--quick]
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { loadavg, tmpdir } from "node:os";
@@ -33,7 +33,18 @@ const quick = argv.includes("--quick");
 const FRAMES = flag("--frames", quick ? 700 : 1500);
 const BIG_GB = flag("--big-gb", quick ? 0 : 2);
 const referenceBig = !argv.includes("--no-reference-big");
-const PYTHON = process.env.EQAKIT_BENCH_PYTHON ?? "python3";
+/**
+ * The Python that runs the port: EQAKIT_BENCH_PYTHON, else the first of these that has numpy and
+ * Pillow (the port then decodes and writes the colour frames as the reference does, through
+ * Pillow), else the first that has numpy (the port's shortcuts, faster than the reference).
+ */
+function choosePython(): string {
+  if (process.env.EQAKIT_BENCH_PYTHON) return process.env.EQAKIT_BENCH_PYTHON;
+  const candidates = ["python3", "/usr/bin/python3"];
+  const has = (python: string, modules: string): boolean => spawnSync(python, ["-c", `import ${modules}`], { stdio: "ignore" }).status === 0;
+  return candidates.find((p) => has(p, "numpy, PIL")) ?? candidates.find((p) => has(p, "numpy")) ?? "python3";
+}
+const PYTHON = choosePython();
 const [CW, CH, DW, DH] = [1296, 968, 640, 480];
 const work = join(tmpdir(), "eqakit-bench-openeqa-frames-v1");
 
@@ -149,7 +160,7 @@ writeSens(sens, FRAMES, src);
 const episode = `scannet-v0/000-scannet-${scan}`;
 const benchmark = join(work, `benchmark-${scan}.json`);
 writeFileSync(benchmark, JSON.stringify([{ question_id: "q0", question: "What is on the table?", answer: "a cup", category: "object recognition", episode_history: episode }]));
-console.error(`${sens}: ${FRAMES} frames, ${(statSync(sens).size / 1e6).toFixed(0)} MB`);
+console.error(`${sens}: ${FRAMES} frames, ${(statSync(sens).size / 1e6).toFixed(0)} MB; the port runs with ${PYTHON}`);
 
 const oursOut = join(work, "out-eqakit");
 const storedOut = join(work, "out-eqakit-stored");
@@ -184,4 +195,4 @@ if (BIG_GB > 0) {
   }
   big = { sensGB: statSync(bigSens).size / 1e9, frames: bigFrames, eqakit: ours, ...(theirs ? { reference: theirs } : {}) };
 }
-console.log(JSON.stringify({ frames: FRAMES, sensMB: statSync(sens).size / 1e6, colourSources: src.jpegs.length, eqakit, reference, speedup: reference.wallSeconds / eqakit.wallSeconds, cpuRatio: reference.cpuSeconds / eqakit.cpuSeconds, stored, storedSpeedup: reference.wallSeconds / stored.wallSeconds, storedCpuRatio: reference.cpuSeconds / stored.cpuSeconds, load: loadavg()[0], same, sameStored, sizes, ...(big ? { big } : {}) }));
+console.log(JSON.stringify({ python: PYTHON, frames: FRAMES, sensMB: statSync(sens).size / 1e6, colourSources: src.jpegs.length, eqakit, reference, speedup: reference.wallSeconds / eqakit.wallSeconds, cpuRatio: reference.cpuSeconds / eqakit.cpuSeconds, stored, storedSpeedup: reference.wallSeconds / stored.wallSeconds, storedCpuRatio: reference.cpuSeconds / stored.cpuSeconds, load: loadavg()[0], same, sameStored, sizes, ...(big ? { big } : {}) }));
