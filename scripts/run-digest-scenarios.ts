@@ -7,6 +7,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node
 import { join } from "node:path";
 import { writeSceneEpisode } from "../test/agents/scene-fixture.js";
 import { writeRgbEpisode } from "../test/helpers/frames.js";
+import { writeLaEqaFiles } from "../test/helpers/la-eqa.js";
 import { openAiReply, type ReceivedRequest, type ScriptedReply } from "../test/helpers/model-server.js";
 
 /**
@@ -29,6 +30,9 @@ const MODEL = (name: string, role: string, url: string): string[] => [`--${role}
 const OPEN_EQA = (root: string): string[] => ["--benchmark", join(root, "open-eqa-v0.json"), "--subset", join(root, "subset.json")];
 const RM_INPUTS = (root: string): string[] => ["--instances", join(root, "instances.jsonl"), "--frames", join(root, "frames")];
 const EXPLORE = (root: string, out: string): string[] => ["explore", "--episodes", join(root, "episodes.json"), "--width", "64", "--height", "48", "--max-steps", "20", "--no-cache", "--out", join(root, out)];
+const REPRODUCE = (table: string, root: string, out: string): string[] => ["reproduce", table, "--out", join(root, out)];
+const MIXED_TABLE = (root: string): string[] => ["--episodes", join(root, "mixed", "episodes.json"), "--width", "64", "--height", "48", "--max-steps", "20", "--no-cache"];
+const LA_EQA = (root: string): string[] => ["score", "--benchmark", join(root, "la-eqa", "eqa-questions.json"), "--predictions", join(root, "la-eqa", "predictions.json"), "--places", join(root, "la-eqa", "places.json")];
 const MIXED = (root: string): string[] => ["generate", "mixed", "--seeds", "1-2", "--days", "2", "--tasks-per-day", "1", "--changes", "4", "--per-category", "2", "--out", join(root, "mixed")];
 
 export const SCENARIOS: Scenario[] = [
@@ -59,6 +63,18 @@ export const SCENARIOS: Scenario[] = [
   { name: "explore frontier", args: (root) => [...EXPLORE(root, "explore"), "--env", "builtin", "--agent", "frontier"], dir: "explore" },
   { name: "explore frontier --em-agent vlm", args: (root, url) => [...EXPLORE(root, "explore-vlm"), "--agent", "frontier", "--em-agent", "vlm", "--num-frames", "4", "--no-force-guess", "--image-size", "64", ...MODEL("gpt-4o", "model", url)], dir: "explore-vlm" },
   { name: "generate mixed", args: MIXED, dir: "mixed", needs: { help: ["generate"], shows: /^ {2}mixed /m } },
+  { name: "generate mixed --rewrite", args: (root, url) => [...MIXED(root).slice(0, -1), join(root, "mixed-rewritten"), ...MODEL("gemma-2-27b-it", "rewrite", url)], dir: "mixed-rewritten", needs: { help: ["generate", "mixed"], shows: /--rewrite / } },
+  { name: "score LA-EQA", args: (root, url) => [...LA_EQA(root), ...MODEL("gpt-4o", "judge", url), "--out", join(root, "score-la-eqa")], dir: "score-la-eqa" },
+  { name: "score LA-EQA --dry-run", args: (root, url) => [...LA_EQA(root), ...MODEL("gpt-4o", "judge", url), "--dry-run"] },
+  { name: "score-tag --validate", args: (root, url) => ["score-tag", "--questions", join(root, "tag", "questions.json"), "--validate", "--samples", "3", "--similarity", "exact", ...MODEL("gpt-4o", "judge", url), "--out", join(root, "score-tag-validate")], dir: "score-tag-validate" },
+  { name: "reproduce openeqa-table-2 --published", args: (root) => REPRODUCE("openeqa-table-2", root, "reproduce-published").concat("--published"), dir: "reproduce-published" },
+  { name: "reproduce openeqa-table-2 --dry-run", args: (root, url) => [...REPRODUCE("openeqa-table-2", root, "reproduce-openeqa"), ...OPEN_EQA(root), "--frames", join(root, "frames"), ...MODEL("gpt-4", "model", url), ...MODEL("gpt-4o", "judge", url), "--dry-run"] },
+  { name: "reproduce openeqa-table-2 blind,vlm", args: (root, url) => [...REPRODUCE("openeqa-table-2", root, "reproduce-openeqa"), ...OPEN_EQA(root), "--frames", join(root, "frames"), "--rows", "blind,vlm", ...MODEL("gpt-4", "model", url), ...MODEL("gpt-4o", "judge", url)], dir: "reproduce-openeqa" },
+  { name: "reproduce eqa-rm-table-1", args: (root, url) => [...REPRODUCE("eqa-rm-table-1", root, "reproduce-rm"), ...RM_INPUTS(root), "--max-k", "2", ...MODEL("judge-vl", "model", url)], dir: "reproduce-rm" },
+  { name: "reproduce tag-eqa-table-2", args: (root, url) => [...REPRODUCE("tag-eqa-table-2", root, "reproduce-tag"), "--questions", join(root, "tag", "questions.json"), "--baselines", "llm-api", ...MODEL("gpt-4", "model", url), ...MODEL("gpt-4o", "judge", url)], dir: "reproduce-tag" },
+  { name: "reproduce express-table-3", args: (root, url) => [...REPRODUCE("express-table-3", root, "reproduce-express"), "--episodes", join(root, "express-episodes.json"), "--max-steps", "4", "--width", "64", "--height", "48", ...MODEL("gpt-4o", "model", url), ...MODEL("gpt-4o", "judge", url)], dir: "reproduce-express" },
+  { name: "reproduce mixed-eqa-table --dry-run", args: (root) => [...REPRODUCE("mixed-eqa-table", root, "reproduce-mixed"), ...MIXED_TABLE(root), "--dry-run"], needs: { help: ["reproduce"], shows: /mixed-eqa-table/ } },
+  { name: "reproduce mixed-eqa-table", args: (root) => [...REPRODUCE("mixed-eqa-table", root, "reproduce-mixed"), ...MIXED_TABLE(root), "--rows", "memory-only,explore-only"], dir: "reproduce-mixed", needs: { help: ["reproduce"], shows: /mixed-eqa-table/ } },
   { name: "explore memory-only (mixed)", args: (root) => ["explore", "--episodes", join(root, "mixed", "episodes.json"), "--agent", "memory-only", "--width", "64", "--height", "48", "--no-cache", "--out", join(root, "explore-mixed")], dir: "explore-mixed", needs: { help: ["explore"], shows: /memory-only/ } },
 ];
 
@@ -85,6 +101,9 @@ export async function writeInputs(root: string, checkout: string): Promise<void>
   writeFileSync(join(root, "instances.jsonl"), `${["i-1", "i-2"].map(instance).join("\n")}\n`);
   await writeSceneEpisode(join(root, "scenes", "hm3d-v0", "scene"), { layout: "hm3d", views: 4 });
   writeFileSync(join(root, "scene-benchmark.json"), JSON.stringify([{ question_id: "q1", question: "What is on the table?", answer: "a cup", category: "object recognition", episode_history: "hm3d-v0/scene" }]));
+  writeFileSync(join(root, "express-episodes.json"), JSON.stringify([{ question_id: "x1", question: "What is on the bed?", answer: "a pillow", scene: "home-4", gt_path_length: 3 }]));
+  mkdirSync(join(root, "la-eqa"));
+  writeLaEqaFiles(join(root, "la-eqa"));
   writeFileSync(join(root, "episodes.json"), JSON.stringify([{ question_id: "e1", question: "What is in the kitchen?", scene: "home-0" }, { question_id: "e2", question: "What is on the bed?", scene: "home-4" }]));
 }
 
@@ -101,6 +120,7 @@ export function reply(request: ReceivedRequest): ScriptedReply {
   const messages = (request.body as { messages: { content: string | { type: string; text?: string }[] }[] }).messages;
   const texts = messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((p) => p.text ?? "").join("")));
   const all = texts.join("\n");
+  if (all.includes("You are grading the response a robot gave")) return openAiReply('{"score": 4, "reasoning": "close"}');
   if (all.includes("Your mark")) return openAiReply("Your mark: 4");
   if (all.includes("Role: You are an intelligent Embodied Question Answering")) return openAiReply("<reasoning_trace>\n<think>\nI scan the room.\n</think>\n</reasoning_trace>\n<predicted_answer>\nOn the table.\n</predicted_answer>");
   if (all.includes("Answer Ground Truth: ") || all.includes("<score>")) return openAiReply("<critique>\nPlausible.\n</critique>\n<score>\n6\n</score>");

@@ -11,11 +11,11 @@ import { looksLikeMixedSet, readJsonFile } from "../data/index.js";
 import { ExternalActiveAgent, MIXED_MAX_STEPS, describeExternalAgent, isMixedAgentName, MIXED_AGENT_NAMES, probeAgent, type ExternalAgentSpec, type MixedAgentName, type OwnMixedAgent } from "../agents/index.js";
 import { exploreMixedSet, type LlmMatchMode } from "../eval/index.js";
 import { loadMixedHistory, recallMixedDay } from "../generate/index.js";
-import { JUDGE_ROLE, checkPriceFile } from "../models/index.js";
+import { JUDGE_ROLE } from "../models/index.js";
 import { formatMixedRun } from "../report/index.js";
-import { defaultRunPath } from "../store/index.js";
-import { modelCallSettings, openModelRuntime, resolveRoleModel, type ModelCallFlags } from "./options.js";
-import { createStageProgress, failureDetail } from "./progress.js";
+import type { ModelCallFlags } from "./options.js";
+import { failureDetail } from "./progress.js";
+import type { RunSession } from "./run-session.js";
 
 /** The flags of `eqa explore` a Mixed EQA run reads, and those it refuses when given. */
 export interface MixedExploreFlags extends ModelCallFlags {
@@ -65,7 +65,8 @@ async function checkOwnAgent(spec: ExternalAgentSpec, timeoutMs: number | undefi
   if (!supports.includes("mixed")) throw new UserError(`${describeExternalAgent(spec)} supports ${supports.join(", ") || "no task"}, not mixed: a Mixed EQA set's agent says "supports": ["mixed"] in its initialize reply and reads the history in reset (docs/agent-protocol.md, Mixed EQA agents)`, { field: "--agent" });
 }
 
-export async function exploreMixed(flags: MixedExploreFlags, shard: Shard | undefined): Promise<number> {
+export async function exploreMixed(session: RunSession<MixedExploreFlags>, shard: Shard | undefined): Promise<number> {
+  const { flags } = session;
   const spec = typeof flags.agent === "object" ? flags.agent : undefined;
   const named = typeof flags.agent === "string" ? flags.agent : undefined;
   if (!spec && (named === undefined || !isMixedAgentName(named))) {
@@ -74,42 +75,34 @@ export async function exploreMixed(flags: MixedExploreFlags, shard: Shard | unde
   checkFlags(flags, spec !== undefined);
   const timeoutMs = flags.agentTimeout !== undefined ? flags.agentTimeout * 1000 : undefined;
   if (spec) await checkOwnAgent(spec, timeoutMs);
-  const modelSpec = flags.model !== undefined ? resolveRoleModel(flags, "model") : undefined;
-  const judgeSpec = flags.judge !== undefined ? resolveRoleModel(flags, "judge") : undefined;
-  if (modelSpec || judgeSpec) checkPriceFile();
-  const opened = modelSpec || judgeSpec ? await openModelRuntime(flags) : undefined;
-  const progress = createStageProgress();
+  const modelSpec = session.optionalRole("model");
+  const judgeSpec = session.optionalRole("judge");
+  const opened = modelSpec || judgeSpec ? await session.runtime() : undefined;
+  const progress = session.stageProgress();
+  const runtime = opened?.runtime;
+  const image = { maxSide: flags.imageSize, format: flags.imageFormat };
   let own: OwnMixedAgent | undefined;
-  try {
-    const runtime = opened?.runtime;
-    const image = { maxSide: flags.imageSize, format: flags.imageFormat };
-    if (spec) {
-      const settings = { maxSteps: flags.maxSteps ?? MIXED_MAX_STEPS, episodeTimeMs: flags.episodeTime !== undefined ? flags.episodeTime * 1000 : null };
-      own = { own: new ExternalActiveAgent(spec, { task: "mixed", image, settings, ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(runtime && modelSpec ? { model: runtime.model(modelSpec, { role: "agent" }) } : {}) }), ...(flags.episodeTime !== undefined ? { timeMs: flags.episodeTime * 1000 } : {}) };
-    }
-    const agent = own ?? (named as MixedAgentName);
-    const run = await exploreMixedSet(
-      {
-        setFile: resolve(flags.episodes),
-        agent,
-        outDir: flags.out ?? defaultRunPath("explore"),
-        ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
-        observation: { width: flags.width, height: flags.height },
-        ...(shard ? { shard } : {}),
-        ...(runtime && modelSpec && !own ? { model: { chat: runtime.model(modelSpec, { role: "agent" }), image } } : {}),
-        ...(opened ? { usage: opened.runtime.usage, settings: modelCallSettings(flags, opened.cachePath) } : {}),
-        ...(runtime && judgeSpec ? { judge: { chat: runtime.model(judgeSpec, { role: JUDGE_ROLE }), mode: flags.mode } } : {}),
-        onProgress: (done, total, failed) => progress.update("exploring", done, total, failureDetail(failed, 0)),
-      },
-      { history: loadMixedHistory, recall: recallMixedDay },
-    );
-    progress.stop();
-    const agentName = spec ? describeExternalAgent(spec) : String(named);
-    console.log(formatMixedRun(run, modelSpec ? `${agentName}, ${modelSpec.name}` : agentName));
-    return run.summary.counts.failed > 0 ? 1 : 0;
-  } finally {
-    progress.stop();
-    await own?.own.close();
-    opened?.close();
+  if (spec) {
+    const settings = { maxSteps: flags.maxSteps ?? MIXED_MAX_STEPS, episodeTimeMs: flags.episodeTime !== undefined ? flags.episodeTime * 1000 : null };
+    own = { own: session.closing(new ExternalActiveAgent(spec, { task: "mixed", image, settings, ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(runtime && modelSpec ? { model: runtime.model(modelSpec, { role: "agent" }) } : {}) })), ...(flags.episodeTime !== undefined ? { timeMs: flags.episodeTime * 1000 } : {}) };
   }
+  const run = await exploreMixedSet(
+    {
+      setFile: resolve(flags.episodes),
+      agent: own ?? (named as MixedAgentName),
+      outDir: session.outDir,
+      ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
+      observation: { width: flags.width, height: flags.height },
+      ...(shard ? { shard } : {}),
+      ...(runtime && modelSpec && !own ? { model: { chat: runtime.model(modelSpec, { role: "agent" }), image } } : {}),
+      ...(opened ? { usage: opened.runtime.usage, settings: session.callSettings(opened) } : {}),
+      ...(runtime && judgeSpec ? { judge: { chat: runtime.model(judgeSpec, { role: JUDGE_ROLE }), mode: flags.mode } } : {}),
+      onProgress: (done, total, failed) => progress.update("exploring", done, total, failureDetail(failed, 0)),
+    },
+    { history: loadMixedHistory, recall: recallMixedDay },
+  );
+  progress.stop();
+  const agentName = spec ? describeExternalAgent(spec) : String(named);
+  console.log(formatMixedRun(run, modelSpec ? `${agentName}, ${modelSpec.name}` : agentName));
+  return run.summary.counts.failed > 0 ? 1 : 0;
 }

@@ -69,7 +69,7 @@ export function exploreCommand() {
         .option("--prompts <set>", "Fine-EQA's and the EAC judge's prompts: eqakit (its own), original (EXPRESS-Bench's files, from eqa data fetch express-bench) or the folder that command wrote them to", "eqakit");
     },
     // a Mixed EQA set runs its own agents in its own run kind (explore-mixed.ts)
-    handOff: async (flags) => ((await isMixedSetFile(flags.episodes)) ? exploreMixed(flags, shardFromFlags(flags)) : undefined),
+    handOff: async (session) => ((await isMixedSetFile(session.flags.episodes)) ? exploreMixed(session, shardFromFlags(session.flags)) : undefined),
     prepare: prepareExplore,
     plan: async ({ common, activeAgent }, plan, { flags }) => {
       const external = activeAgent();

@@ -1,10 +1,10 @@
-import { Command, InvalidArgumentError } from "commander";
-import { buildMixedSet, checkEnglishSet, rewriteMixedEpisodes, writeMixedSet, type MixedSetStats } from "../generate/index.js";
-import { ledgerCost, readCallLedger } from "../models/index.js";
+import { InvalidArgumentError } from "commander";
+import { buildMixedSet, checkEnglishSet, rewriteMixedEpisodes, writeMixedSet, type MixedSetBuild, type MixedSetStats } from "../generate/index.js";
+import { ledgerCost, readCallLedger, type ModelSpec } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
-import { openRun, RUN_KIND } from "../store/index.js";
-import { addModelCallOptions, type ModelCallFlags, nonNegativeInteger, nonNegativeIntegerRanges, openModelRuntime, outputDirectory, positiveInteger, resolveRoleModel } from "./options.js";
-import { createProgress } from "./progress.js";
+import { openRun, RUN_KIND, type RunDirectory } from "../store/index.js";
+import { type ModelCallFlags, nonNegativeInteger, nonNegativeIntegerRanges, outputDirectory, positiveInteger } from "./options.js";
+import { defineRunCommand, wroteLine, type RunSession } from "./lifecycle.js";
 
 interface GenerateMixedFlags extends ModelCallFlags {
   seeds: number[];
@@ -25,52 +25,59 @@ function dayCount(value: string): number {
   return n;
 }
 
-export function generateMixedCommand(): Command {
-  const mixed = new Command("mixed")
-    .description("generate a Mixed EQA set in the built-in simulator: days of household tasks, changes while the agent was away, questions about the past, the present and both, with exact answers")
-    .requiredOption("--seeds <list>", "the homes' seeds: numbers and ranges, e.g. 0-9 or 1,3,5-7", nonNegativeIntegerRanges)
-    .requiredOption("--out <dir>", "the set's directory: episodes.json, stats.json, homes/", outputDirectory)
-    .option("--days <n>", "days of household tasks recorded per home (1-7; multi_past questions need 2)", dayCount, 3)
-    .option("--changes <n>", "changes per home while the agent was away (objects moved, taken away, brought in; things opened, closed, switched)", nonNegativeInteger, 6)
-    .option("--tasks-per-day <n>", "household tasks recorded per day", positiveInteger, 2)
-    .option("--per-category <n>", "questions per category per home, at most", positiveInteger, 8)
-    .option("--seed <n>", "seed of the tasks, changes, start poses, questions and splits (the same seed gives the same set)", nonNegativeInteger, 0)
-    .option("--rewrite <provider/model>", "a model that rewrites the template texts into varied English (as --renderer of eqa generate tag)")
-    .option("--rewrite-base-url <url>", "the rewriting model's endpoint");
-  addModelCallOptions(mixed);
-  mixed.action(async (flags: GenerateMixedFlags) => {
-    const spec = flags.rewrite === undefined ? null : resolveRoleModel(flags, "rewrite");
-    const options = { seeds: flags.seeds, days: flags.days, changes: flags.changes, tasksPerDay: flags.tasksPerDay, perCategory: flags.perCategory, seed: flags.seed };
-    // kind generate-mixed: these settings decide the set; a rerun with them reads back the recorded days and resumes the rewrites
-    const run = await openRun({ dir: flags.out, kind: RUN_KIND["generate-mixed"], settings: { ...options, rewrite: flags.rewrite ?? "template" } });
-    const build = await buildMixedSet(run.path, { ...options, onProgress: (message) => process.stderr.write(`${message}\n`) });
-    await writeMixedSet(run, build);
-    let failedRewrites = 0;
-    if (spec) {
-      const opened = await openModelRuntime(flags);
-      opened.runtime.usage.attach(run.path);
-      const progress = createProgress("rewriting");
-      try {
-        const summary = await rewriteMixedEpisodes(build.set.episodes, { model: opened.runtime.model(spec, { role: "rewriter" }), spec, run, concurrency: flags.concurrency, onProgress: (done, total) => progress.update(done, total, "") });
-        progress.stop();
-        build.stats.renderer = { name: spec.name, rewritten: summary.rewritten, keptTemplate: summary.keptTemplate, failed: summary.failed, prompts: summary.prompts };
-        build.stats.english = checkEnglishSet(build.set.episodes.map((e) => ({ question: e.question, answer: e.answer, grounded: null })));
-        await writeMixedSet(run, build);
-        console.log(`${summary.rewritten} texts rewritten by ${spec.name}, ${summary.keptTemplate} kept their template text${summary.reused > 0 ? ` (${summary.reused} from an earlier run)` : ""}`);
-        failedRewrites = summary.failed;
-        for (const f of summary.failures) process.stderr.write(`eqa: rewriting ${f.id} failed: ${f.error}\n`);
-        if (summary.failed > 0) console.log(`${summary.failed} rewrites failed (their template text stays): run the same command again to retry them`);
-        console.log(`${formatRunCost(ledgerCost(readCallLedger(run.path)))}\n`);
-      } finally {
-        progress.stop();
-        opened.close();
-      }
-    }
-    for (const line of formatMixedStats(build.stats)) console.log(line);
-    console.log(`wrote ${run.path}/{episodes.json,stats.json} and ${run.path}/homes/ (each day's recording and end.json, changes.json, present.json)`);
-    process.exitCode = failedRewrites > 0 ? 1 : 0;
+/** `eqa generate mixed`: a Mixed EQA set from the built-in simulator. */
+export function generateMixedCommand() {
+  return defineRunCommand<GenerateMixedFlags, ModelSpec | undefined>({
+    name: "mixed",
+    path: "generate mixed",
+    description: "generate a Mixed EQA set in the built-in simulator: days of household tasks, changes while the agent was away, questions about the past, the present and both, with exact answers",
+    roles: [{ role: "rewrite", help: "a model that rewrites the template texts into varied English (as --renderer of eqa generate tag)", baseUrlHelp: "the rewriting model's endpoint" }],
+    out: "own",
+    options: (command, place) => {
+      command
+        .requiredOption("--seeds <list>", "the homes' seeds: numbers and ranges, e.g. 0-9 or 1,3,5-7", nonNegativeIntegerRanges)
+        .requiredOption("--out <dir>", "the set's directory: episodes.json, stats.json, homes/", outputDirectory)
+        .option("--days <n>", "days of household tasks recorded per home (1-7; multi_past questions need 2)", dayCount, 3)
+        .option("--changes <n>", "changes per home while the agent was away (objects moved, taken away, brought in; things opened, closed, switched)", nonNegativeInteger, 6)
+        .option("--tasks-per-day <n>", "household tasks recorded per day", positiveInteger, 2)
+        .option("--per-category <n>", "questions per category per home, at most", positiveInteger, 8)
+        .option("--seed <n>", "seed of the tasks, changes, start poses, questions and splits (the same seed gives the same set)", nonNegativeInteger, 0);
+      place.role("rewrite");
+    },
+    // the rewriting model, checked before anything is written (none: the templates' texts stay)
+    prepare: async (session) => session.optionalRole("rewrite"),
+    run: (rewriter, session) => generateMixed(session, rewriter),
   });
-  return mixed;
+}
+
+async function generateMixed(session: RunSession<GenerateMixedFlags>, spec: ModelSpec | undefined): Promise<number> {
+  const { flags } = session;
+  const options = { seeds: flags.seeds, days: flags.days, changes: flags.changes, tasksPerDay: flags.tasksPerDay, perCategory: flags.perCategory, seed: flags.seed };
+  // kind generate-mixed: these settings decide the set; a rerun with them reads back the recorded days and resumes the rewrites
+  const run = await openRun({ dir: flags.out, kind: RUN_KIND["generate-mixed"], settings: { ...options, rewrite: flags.rewrite ?? "template" } });
+  const build = await buildMixedSet(run.path, { ...options, onProgress: (message) => process.stderr.write(`${message}\n`) });
+  await writeMixedSet(run, build);
+  const failedRewrites = spec ? await rewriteSet(session, spec, run, build) : 0;
+  for (const line of formatMixedStats(build.stats)) console.log(line);
+  console.log(`${wroteLine(run.path, ["episodes.json", "stats.json"])} and ${run.path}/homes/ (each day's recording and end.json, changes.json, present.json)`);
+  return failedRewrites > 0 ? 1 : 0;
+}
+
+/** The rewriting model's texts written over the templates' (a rerun resumes them); returns how many failed. */
+async function rewriteSet(session: RunSession<GenerateMixedFlags>, spec: ModelSpec, run: RunDirectory, build: MixedSetBuild): Promise<number> {
+  const opened = await session.runtime();
+  opened.runtime.usage.attach(run.path);
+  const progress = session.progress("rewriting");
+  const summary = await rewriteMixedEpisodes(build.set.episodes, { model: opened.runtime.model(spec, { role: "rewriter" }), spec, run, concurrency: session.flags.concurrency, onProgress: (done, total) => progress.update(done, total, "") });
+  progress.stop();
+  build.stats.renderer = { name: spec.name, rewritten: summary.rewritten, keptTemplate: summary.keptTemplate, failed: summary.failed, prompts: summary.prompts };
+  build.stats.english = checkEnglishSet(build.set.episodes.map((e) => ({ question: e.question, answer: e.answer, grounded: null })));
+  await writeMixedSet(run, build);
+  console.log(`${summary.rewritten} texts rewritten by ${spec.name}, ${summary.keptTemplate} kept their template text${summary.reused > 0 ? ` (${summary.reused} from an earlier run)` : ""}`);
+  for (const f of summary.failures) process.stderr.write(`eqa: rewriting ${f.id} failed: ${f.error}\n`);
+  if (summary.failed > 0) console.log(`${summary.failed} rewrites failed (their template text stays): run the same command again to retry them`);
+  console.log(`${formatRunCost(ledgerCost(readCallLedger(run.path)))}\n`);
+  return summary.failed;
 }
 
 function formatMixedStats(s: MixedSetStats): string[] {

@@ -66,8 +66,8 @@ export interface RunCommandSpec<Flags extends LifecycleFlags, Prepared> {
   readonly shard?: string;
   /** The command's own flags; `place` puts the declared roles and `--out` among them (else they follow). */
   readonly options?: (command: Command, place: OptionPlacer) => void;
-  /** Inputs the command hands to another workflow with a lifecycle of its own (`eqa score` on LA-EQA's questions): its exit code, or undefined to go on. */
-  readonly handOff?: (flags: Flags) => Promise<number | undefined>;
+  /** Inputs the command hands to another workflow (`eqa score` on LA-EQA's questions), given the same session: its exit code, or undefined to go on. */
+  readonly handOff?: (session: RunSession<Flags>) => Promise<number | undefined>;
   /** Loads and checks the inputs and chooses the items: what both the dry run and the run work on. */
   readonly prepare: (session: RunSession<Flags>) => Promise<Prepared>;
   /** `--dry-run`: the calls `run` would make, recorded in `plan` as the run would make them; returns the notes printed under the table. */
@@ -134,11 +134,11 @@ export function defineRunCommand<Flags extends LifecycleFlags, Prepared>(spec: R
 }
 
 async function runLifecycle<Flags extends LifecycleFlags, Prepared>(spec: RunCommandSpec<Flags, Prepared>, flags: Flags, args: readonly unknown[], path: string, command: Command): Promise<number> {
-  const handed = await spec.handOff?.(flags);
-  if (handed !== undefined) return handed;
   const outDir = runFolderOf(path, flags as unknown as Record<string, unknown>) ?? flags.out ?? "";
   const session = new RunSession(flags, args, outDir, command);
   try {
+    const handed = await spec.handOff?.(session);
+    if (handed !== undefined) return handed;
     const prepared = await spec.prepare(session);
     if (flags.dryRun && spec.plan) {
       const opened = session.closing(await openCallPlan(spec.planAtBatchPrice === false ? { ...flags, batch: false } : flags));

@@ -39,7 +39,9 @@ export function createProgress(label: string, stream: NodeJS.WriteStream = proce
       }
     },
     stop() {
+      // once: a bar stopped where it failed and again where the command ends prints its last line once
       if (lastLine) stream.write(`${lastLine}\n`);
+      lastLine = "";
     },
   };
 }

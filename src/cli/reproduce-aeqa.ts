@@ -3,6 +3,7 @@ import { UserError } from "../core/index.js";
 import { type ModelSpec } from "../models/index.js";
 import { A_EQA_BLIND_STEPS, aEqaRow, aEqaRowDir, aEqaRowSetup, type AEqaMeasures, type AEqaSetup, type UserRow, type OpenEqaFamily, type PublishedTable } from "../reproduce/index.js";
 import type { ReproduceFlags } from "./reproduce-flags.js";
+import type { RunSession } from "./run-session.js";
 import { loadExploredEpisodes, checkHabitatSetup, imageOf, exploreRow } from "./reproduce-explore.js";
 
 /** What the A-EQA rows' `--episodes` is, and where to get it. */
@@ -41,7 +42,8 @@ export function aEqaPlanOptions(flags: ReproduceFlags, outDir: string) {
  * paper's A-EQA settings (the VLM's K = 75; the blind row one step), then the row read back from
  * its run; `code` is 1 when a row's run had failures.
  */
-export async function runAEqaRows(flags: ReproduceFlags, setup: AEqaSetup, families: readonly OpenEqaFamily[], tableId: string, outDir: string, batch = false): Promise<{ rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[]; code: number }> {
+export async function runAEqaRows(session: RunSession<ReproduceFlags>, setup: AEqaSetup, families: readonly OpenEqaFamily[], tableId: string, outDir: string, batch = false): Promise<{ rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[]; code: number }> {
+  const { flags } = session;
   const rows: { family: OpenEqaFamily; row: UserRow; measures: AEqaMeasures }[] = [];
   let code = 0;
   for (const family of families) {
@@ -50,7 +52,7 @@ export async function runAEqaRows(flags: ReproduceFlags, setup: AEqaSetup, famil
     const maxSteps = family === "blind" ? A_EQA_BLIND_STEPS : flags.maxSteps;
     console.log(`${tableId}: A-EQA row ${family} (frontier exploration, then the ${family} agent) in ${rowDir}`);
     const run = await exploreRow(
-      flags,
+      session,
       {
         episodes: setup.episodes,
         episodesFile: setup.episodesFile,

@@ -1,14 +1,9 @@
 import { resolve } from "node:path";
 import { UserError } from "../core/index.js";
 import { looksLikeMixedSet, readJsonFile } from "../data/index.js";
-import { checkPriceFile } from "../models/index.js";
-import { formatCallPlan, formatRunCost } from "../report/index.js";
-import { MIXED_MODEL_ROW, MIXED_TABLE_ROWS, TABLE_FILES, mixedRowDir, planMixedTable, reproduceMixedTable, type MixedTableRow, type PublishedTable, type ReproduceMixedOptions } from "../reproduce/index.js";
-import { defaultRunPath } from "../store/index.js";
-import { modelCallSettings, openModelRuntime, resolveRoleModel } from "./options.js";
-import { openCallPlan } from "./dry-run.js";
-import { createProgress } from "./progress.js";
-import { rowsOf, type ReproduceFlags } from "./reproduce-flags.js";
+import { formatRunCost } from "../report/index.js";
+import { MIXED_MODEL_ROW, MIXED_TABLES, MIXED_TABLE_ROWS, TABLE_FILES, mixedRowDir, planMixedTable, reproduceMixedTable, type MixedTableRow, type PublishedTable, type ReproduceMixedOptions } from "../reproduce/index.js";
+import { rowsOf, printTable, tableRunner, type ReproduceFlags } from "./reproduce-flags.js";
 
 const SET_HINT = "make a set with eqa generate mixed --seeds 0-9 --out DIR and pass DIR/episodes.json with --episodes (docs/mixed-eqa.md)";
 
@@ -37,56 +32,46 @@ function checkFlags(table: PublishedTable, flags: ReproduceFlags): void {
  * recall-explore's model form) on a set of `eqa generate mixed`, each row a mixed run in
  * rows/<row> as `eqa explore` makes it, then the table.
  */
-export async function reproduceMixedCommand(table: PublishedTable, flags: ReproduceFlags): Promise<number> {
-  checkFlags(table, flags);
-  if (!flags.episodes) throw new UserError(`${table.id} needs a Mixed EQA set`, { field: "--episodes" }, SET_HINT);
-  if (!looksLikeMixedSet(await readJsonFile(flags.episodes))) throw new UserError(`${table.id} runs a Mixed EQA set (eqakit-mixed/1), and this is not one`, { file: flags.episodes, field: "--episodes" }, SET_HINT);
-  const rows = pickRows(table, flags);
-  const modelRow = rows.includes(MIXED_MODEL_ROW);
-  if (!modelRow && flags.judge !== undefined) console.error(`note: ${table.id}: the program rows are scored exactly, with no judge: --judge (or EQA_JUDGE) is not used`);
-  const outDir = flags.out ?? defaultRunPath("reproduce");
-  const options: ReproduceMixedOptions = {
-    table,
-    setFile: resolve(flags.episodes),
-    rows,
-    ...(modelRow ? { model: { spec: resolveRoleModel(flags, "model"), image: { maxSide: flags.imageSize, format: flags.imageFormat } }, judge: { spec: resolveRoleModel(flags, "judge"), mode: flags.mode } } : {}),
-    ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
-    // eqa explore observes 640×480 unless given
-    observation: { width: flags.width ?? 640, height: flags.height ?? 480 },
-    outDir,
-  };
-  if (flags.dryRun) {
-    const plan = await openCallPlan({ ...flags, batch: false });
-    try {
-      const notes = await planMixedTable(options, plan.plan);
-      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${rows.length} row(s) in ${outDir}`, ...notes], plan.plan.rows()));
-    } finally {
-      plan.close();
-    }
-    return 0;
-  }
-  if (modelRow) checkPriceFile();
-  const opened = modelRow ? await openModelRuntime(flags) : undefined;
-  const progress = createProgress("reproducing");
-  let row = "";
-  try {
+export const mixedRunner = tableRunner<ReproduceMixedOptions>({
+  tables: MIXED_TABLES,
+  async prepare(table, session) {
+    const flags = session.flags;
+    checkFlags(table, flags);
+    if (!flags.episodes) throw new UserError(`${table.id} needs a Mixed EQA set`, { field: "--episodes" }, SET_HINT);
+    if (!looksLikeMixedSet(await readJsonFile(flags.episodes))) throw new UserError(`${table.id} runs a Mixed EQA set (eqakit-mixed/1), and this is not one`, { file: flags.episodes, field: "--episodes" }, SET_HINT);
+    const rows = pickRows(table, flags);
+    const modelRow = rows.includes(MIXED_MODEL_ROW);
+    if (!modelRow && flags.judge !== undefined) console.error(`note: ${table.id}: the program rows are scored exactly, with no judge: --judge (or EQA_JUDGE) is not used`);
+    return {
+      table,
+      setFile: resolve(flags.episodes),
+      rows,
+      ...(modelRow ? { model: { spec: session.role("model"), image: { maxSide: flags.imageSize, format: flags.imageFormat } }, judge: { spec: session.role("judge"), mode: flags.mode } } : {}),
+      ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
+      // eqa explore observes 640×480 unless given
+      observation: { width: flags.width ?? 640, height: flags.height ?? 480 },
+      outDir: session.outDir,
+    };
+  },
+  async plan(options, plan) {
+    return [`${options.table.id}: ${options.rows.length} row(s) in ${options.outDir}`, ...(await planMixedTable(options, plan))];
+  },
+  async run(options, session) {
+    const opened = options.model ? await session.runtime() : undefined;
+    const progress = session.progress("reproducing");
+    let row = "";
     const result = await reproduceMixedTable(
       {
         ...options,
-        ...(opened ? { callSettings: modelCallSettings(flags, opened.cachePath) } : {}),
+        ...(opened ? { callSettings: session.callSettings(opened) } : {}),
         onRow: (name, index, total) => (row = `row ${index + 1}/${total} ${name}`),
         onProgress: (done, total, failed) => progress.update(done, total, `${row}${failed > 0 ? ` (${failed} failed)` : ""}`),
       },
       opened?.runtime,
     );
     progress.stop();
-    console.log(result.markdown);
     // the program rows call no model: a cost table only when some row did
-    if (result.summary.cost.roles.length > 0) console.log(`${formatRunCost(result.summary.cost)}\n`);
-    console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's mixed run in ${rows.map(mixedRowDir).join(", ")}`);
+    printTable(result.markdown, result.summary.cost.roles.length > 0 ? result.summary.cost : undefined, result.runDir, `each row's mixed run in ${options.rows.map(mixedRowDir).join(", ")}`);
     return result.exitCode;
-  } finally {
-    progress.stop();
-    opened?.close();
-  }
-}
+  },
+});

@@ -2,15 +2,11 @@ import { join } from "node:path";
 import { UserError } from "../core/index.js";
 import { loadRewardInstances, loadTagQuestions } from "../data/index.js";
 import { JUDGE_ROLE, REWARD_MODEL_ROLE, checkBatchSupport, checkPriceFile, type BatchCollector, type ModelRuntime, type ModelSpec } from "../models/index.js";
-import { formatCallPlan, formatRunCost } from "../report/index.js";
-import { planRewardTable, reproduceRewardTable, TABLE_FILES, type PublishedTable, answerTagRows, planTagTable, reproduceTagTable } from "../reproduce/index.js";
+import { formatRunCost } from "../report/index.js";
+import { EQA_RM_TABLES, TAG_TABLES, planRewardTable, reproduceRewardTable, TABLE_FILES, answerTagRows, planTagTable, reproduceTagTable, type ReproduceRewardOptions, type ReproduceTagOptions } from "../reproduce/index.js";
 import { tagSetEpisodes } from "../generate/index.js";
-import { defaultRunPath } from "../store/index.js";
-import { modelCallSettings, openModelRuntime, resolveRoleModel } from "./options.js";
-import { openCallPlan } from "./dry-run.js";
-import { createProgress } from "./progress.js";
-import { runBatch } from "./batch.js";
-import type { ReproduceFlags } from "./reproduce-flags.js";
+import { printTable, tableRunner, type ReproduceFlags } from "./reproduce-flags.js";
+import type { BatchedRuntime, RunSession } from "./run-session.js";
 
 /** A table's progress on one line: the row, then its stage ("row 2/5 socratic answering"). */
 export interface RowReporting {
@@ -24,118 +20,101 @@ export interface RowReporting {
  * API, and `reproduce` then reads the judgements from the cache.
  */
 export async function runTableRows<Result>(
-  flags: ReproduceFlags,
+  session: RunSession<ReproduceFlags>,
   judgeSpec: ModelSpec,
   outDir: string,
-  answer: (callSettings: ReturnType<typeof modelCallSettings>, runtime: ModelRuntime, reporting: RowReporting) => Promise<(collector: BatchCollector) => Promise<unknown>>,
-  reproduce: (callSettings: ReturnType<typeof modelCallSettings>, runtime: ModelRuntime, reporting: RowReporting) => Promise<Result>,
+  answer: (callSettings: Record<string, unknown>, runtime: ModelRuntime, reporting: RowReporting) => Promise<(collector: BatchCollector) => Promise<unknown>>,
+  reproduce: (callSettings: Record<string, unknown>, runtime: ModelRuntime, reporting: RowReporting) => Promise<Result>,
 ): Promise<Result> {
-  let progress = createProgress(flags.batch ? "answering" : "reproducing");
+  let progress = session.progress(session.flags.batch ? "answering" : "reproducing");
   let row = "";
   const reporting: RowReporting = {
     onRow: (name, index, total) => (row = `row ${index + 1}/${total} ${name}`),
     onProgress: (stage, done, total, failed) => progress.update(done, total, `${row} ${stage}${failed > 0 ? ` (${failed} failed)` : ""}`),
   };
-  let batched: Awaited<ReturnType<typeof runBatch>> | undefined;
-  if (flags.batch) {
+  let batched: BatchedRuntime | undefined;
+  if (session.flags.batch) {
     checkBatchSupport(judgeSpec);
-    const live = await openModelRuntime(flags);
-    let collect: (collector: BatchCollector) => Promise<unknown>;
-    try {
-      collect = await answer(modelCallSettings(flags, live.cachePath), live.runtime, reporting);
-    } finally {
-      progress.stop();
-      live.close();
-    }
-    batched = await runBatch(flags, judgeSpec, JUDGE_ROLE, outDir, collect);
-    progress = createProgress("reproducing");
+    const live = await session.runtime();
+    const collect = await answer(session.callSettings(live), live.runtime, reporting);
+    await session.release(progress);
+    await session.release(live);
+    batched = await session.batch(judgeSpec, JUDGE_ROLE, outDir, collect);
+    progress = session.progress("reproducing");
   }
-  const opened = batched?.opened ?? (await openModelRuntime(flags));
-  try {
-    return await reproduce(modelCallSettings(flags, opened.cachePath), opened.runtime, reporting);
-  } finally {
-    progress.stop();
-    opened.close();
-  }
+  const opened = batched ?? (await session.runtime());
+  const result = await reproduce(session.callSettings(opened), opened.runtime, reporting);
+  // the bar stops before the table is printed; on a failure the lifecycle stops and closes both
+  await session.release(progress);
+  await session.release(opened);
+  return result;
 }
 
 /**
  * tag-eqa-table-2: each TAG-EQA baseline answers the set (an answer-tag run in
  * rows/<name>/answers) and eqa score-tag scores it (rows/<name>/score), then the table.
  */
-export async function reproduceTagCommand(table: PublishedTable, flags: ReproduceFlags): Promise<number> {
-  if (!flags.questions) throw new UserError(`${table.id} needs a TAG-EQA set with observations`, { field: "--questions" }, "make one from simulator recordings (eqa sim record, then eqa generate tag --source sim:DIR) and pass its questions.json with --questions (the paper's set is not published)");
-  const model = resolveRoleModel(flags, "model");
-  const captioner = flags.captioner ? resolveRoleModel(flags, "captioner") : model;
-  const judgeSpec = resolveRoleModel(flags, "judge");
-  const questions = await loadTagQuestions(flags.questions);
-  const episodes = await tagSetEpisodes(questions, flags.questions);
-  const outDir = flags.out ?? defaultRunPath("reproduce");
-  const options = { table, questions, questionsPath: flags.questions, episodes, ...(flags.baselines ? { baselines: flags.baselines } : {}), model, captioner, judgeSpec, outDir, concurrency: flags.concurrency };
-  if (flags.dryRun) {
-    const plan = await openCallPlan({ ...flags, batch: false });
-    try {
-      const notes = await planTagTable(options, plan.plan);
-      const batchNote = flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the baselines' calls stay live"] : [];
-      console.log(formatCallPlan(plan.plan.roles(), [`${table.id}: ${notes.length - 1} row(s) in ${outDir}`, ...notes, ...batchNote], plan.plan.rows()));
-    } finally {
-      plan.close();
-    }
-    return 0;
-  }
-  checkPriceFile();
-  const result = await runTableRows(
-    flags,
-    judgeSpec,
-    outDir,
-    (callSettings, runtime, reporting) => answerTagRows({ ...options, callSettings, ...reporting }, runtime),
-    (callSettings, runtime, reporting) => reproduceTagTable({ ...options, callSettings, ...reporting }, runtime),
-  );
-  console.log(result.markdown);
-  console.log(`${formatRunCost(result.summary.cost)}\n`);
-  console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and each row's answer-tag and score-tag runs in ${join(result.runDir, "rows")}`);
-  return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
-}
+export const tagRunner = tableRunner<Omit<ReproduceTagOptions, "onRow" | "onProgress" | "callSettings">>({
+  tables: TAG_TABLES,
+  async prepare(table, session) {
+    const flags = session.flags;
+    if (!flags.questions) throw new UserError(`${table.id} needs a TAG-EQA set with observations`, { field: "--questions" }, "make one from simulator recordings (eqa sim record, then eqa generate tag --source sim:DIR) and pass its questions.json with --questions (the paper's set is not published)");
+    const model = session.role("model");
+    const captioner = session.optionalRole("captioner") ?? model;
+    const judgeSpec = session.role("judge");
+    const questions = await loadTagQuestions(flags.questions);
+    const episodes = await tagSetEpisodes(questions, flags.questions);
+    return { table, questions, questionsPath: flags.questions, episodes, ...(flags.baselines ? { baselines: flags.baselines } : {}), model, captioner, judgeSpec, outDir: session.outDir, concurrency: flags.concurrency };
+  },
+  async plan(options, plan, session) {
+    const notes = await planTagTable(options, plan);
+    const batchNote = session.flags.batch ? ["with --batch the judge's calls go through the batch API at the batch price (half the listed price at OpenAI and Anthropic); the baselines' calls stay live"] : [];
+    return [`${options.table.id}: ${notes.length - 1} row(s) in ${options.outDir}`, ...notes, ...batchNote];
+  },
+  async run(options, session) {
+    checkPriceFile();
+    const result = await runTableRows(
+      session,
+      options.judgeSpec,
+      options.outDir,
+      (callSettings, runtime, reporting) => answerTagRows({ ...options, callSettings, ...reporting }, runtime),
+      (callSettings, runtime, reporting) => reproduceTagTable({ ...options, callSettings, ...reporting }, runtime),
+    );
+    printTable(result.markdown, result.summary.cost, result.runDir, `each row's answer-tag and score-tag runs in ${join(result.runDir, "rows")}`);
+    return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
+  },
+});
 
 /** The eqa-rm tables: one `eqa rm bench` run with the user's model as the reward model. */
-export async function reproduceRewardCommand(table: PublishedTable, flags: ReproduceFlags): Promise<number> {
-  if (!flags.instances) throw new UserError(`${table.id} needs EQARewardBench-style instances with ground-truth scores`, { field: "--instances" }, "EQARewardBench is not published: build a set with eqa rm build (docs/reward-models.md), then pass it with --instances FILE");
-  const spec = resolveRoleModel(flags, "model");
-  const file = await loadRewardInstances(flags.instances);
-  const sampling = { table, file, spec, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, maxK: flags.maxK, outDir: flags.out ?? defaultRunPath("reproduce") };
-  if (flags.dryRun) {
-    const plan = await openCallPlan({ ...flags, batch: false });
-    try {
-      const notes = await planRewardTable(sampling, plan.plan);
-      const batchNote = flags.batch ? ["with --batch the reward model's samples go through the batch API at the batch price (half the listed price at OpenAI and Anthropic)"] : [];
-      console.log(formatCallPlan(plan.plan.roles(), [...notes, ...batchNote], plan.plan.rows()));
-    } finally {
-      plan.close();
-    }
-    return 0;
-  }
-  checkPriceFile();
-  // --batch: the reward model's samples of the whole table through the batch API first, read from the cache by the benchmark run
-  const batched = flags.batch ? await runBatch(flags, spec, REWARD_MODEL_ROLE, sampling.outDir, (collector) => planRewardTable(sampling, collector)) : undefined;
-  const opened = batched?.opened ?? (await openModelRuntime(flags));
-  const progress = createProgress("sampling");
-  try {
+export const rewardRunner = tableRunner<Omit<ReproduceRewardOptions, "concurrency" | "callSettings" | "onProgress">>({
+  tables: EQA_RM_TABLES,
+  async prepare(table, session) {
+    const flags = session.flags;
+    if (!flags.instances) throw new UserError(`${table.id} needs EQARewardBench-style instances with ground-truth scores`, { field: "--instances" }, "EQARewardBench is not published: build a set with eqa rm build (docs/reward-models.md), then pass it with --instances FILE");
+    const spec = session.role("model");
+    const file = await loadRewardInstances(flags.instances);
+    return { table, file, spec, ...(flags.frames ? { framesRoot: flags.frames } : {}), image: { maxSide: flags.imageSize, format: flags.imageFormat }, maxK: flags.maxK, outDir: session.outDir };
+  },
+  async plan(sampling, plan, session) {
+    const notes = await planRewardTable(sampling, plan);
+    const batchNote = session.flags.batch ? ["with --batch the reward model's samples go through the batch API at the batch price (half the listed price at OpenAI and Anthropic)"] : [];
+    return [...notes, ...batchNote];
+  },
+  async run(sampling, session) {
+    // --batch: the reward model's samples of the whole table through the batch API first, read from the cache by the benchmark run
+    const opened = session.flags.batch ? await session.batch(sampling.spec, REWARD_MODEL_ROLE, sampling.outDir, (collector) => planRewardTable(sampling, collector)) : await session.runtime();
+    const progress = session.progress("sampling");
     const result = await reproduceRewardTable(
       {
         ...sampling,
-        concurrency: flags.concurrency,
-        callSettings: modelCallSettings(flags, opened.cachePath),
+        concurrency: session.flags.concurrency,
+        callSettings: session.callSettings(opened),
         onProgress: (done, total, failed) => progress.update(done, total, failed > 0 ? `(${failed} failed)` : ""),
       },
       opened.runtime,
     );
     progress.stop();
-    console.log(result.markdown);
-    console.log(`${formatRunCost(result.summary.cost)}\n`);
-    console.log(`wrote ${result.runDir}/{${Object.values(TABLE_FILES).join(",")},summary.json} and the benchmark run in ${join(result.runDir, "rows", "bench")}`);
+    printTable(result.markdown, result.summary.cost, result.runDir, `the benchmark run in ${join(result.runDir, "rows", "bench")}`);
     return result.table.rows.some((r) => r.failed > 0) ? 1 : 0;
-  } finally {
-    progress.stop();
-    opened.close();
-  }
-}
+  },
+});

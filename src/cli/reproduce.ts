@@ -2,17 +2,21 @@ import { mkdirSync } from "node:fs";
 import { Command, Option } from "commander";
 import { EQA_RM_K, EQA_RM_TABLES, EXPRESS_TABLES, MIXED_TABLES, MIXED_TABLE_ROWS, OPENEQA_EM_TABLES, OPENEQA_FAMILIES, REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableMarkdown, writeTableFormats, publishedTableIds, reproducibleTable, reproducibleTableIds, OPENEQA_A_EQA_TABLES, type PublishedTable, type ReproducedTable, TAG_TABLES } from "../reproduce/index.js";
 import { TAG_BASELINE_NAMES } from "../generate/index.js";
-import { REPRODUCE_ROWS, type ReproduceFlags } from "./reproduce-flags.js";
-import { addImageOptions, positiveInteger, choiceList, framesPath, addModelCallOptions, oneOf, outputDirectory, powerOfTwo } from "./options.js";
-import { addDryRunOption } from "./dry-run.js";
-import { addBatchOptions } from "./batch.js";
-import { reproduceOpenEqaCommand, reproduceAEqaCommand } from "./reproduce-openeqa.js";
-import { reproduceTagCommand, reproduceRewardCommand } from "./reproduce-rows.js";
-import { reproduceExpressCommand } from "./reproduce-explore.js";
-import { reproduceMixedCommand } from "./reproduce-mixed.js";
+import { REPRODUCE_ROWS, type ReproduceFlags, type TableRunner } from "./reproduce-flags.js";
+import { addImageOptions, positiveInteger, choiceList, framesPath, oneOf, powerOfTwo } from "./options.js";
+import { openEqaRunner, aEqaRunner } from "./reproduce-openeqa.js";
+import { tagRunner, rewardRunner } from "./reproduce-rows.js";
+import { expressRunner } from "./reproduce-explore.js";
+import { mixedRunner } from "./reproduce-mixed.js";
+import { defineRunCommand, wroteLine } from "./lifecycle.js";
 
-function tableArgument(value: string): PublishedTable {
-  return reproducibleTable(value);
+/** The runners of `eqa reproduce`, one per paper's tables. */
+const RUNNERS: readonly TableRunner<unknown>[] = [openEqaRunner, aEqaRunner, rewardRunner, tagRunner, expressRunner, mixedRunner];
+
+function runnerOf(table: PublishedTable): TableRunner<unknown> {
+  const runner = RUNNERS.find((r) => r.tables.includes(table.id));
+  if (!runner) throw new Error(`eqa reproduce has no runner for ${table.id}`);
+  return runner;
 }
 
 /**
@@ -22,15 +26,41 @@ function tableArgument(value: string): PublishedTable {
  * makes them, and the Mixed EQA table's rows are mixed runs, made by `exploreMixedSet`.
  */
 export function reproduceCommand(): Command {
-  const command = new Command("reproduce")
-    .description(`put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ${publishedTableIds().length} with --published; and eqakit's own benchmark ${MIXED_TABLES.join(", ")} (Mixed EQA, no published row)`)
-    .argument("<table>", `the table: ${reproducibleTableIds().join(", ")}`, tableArgument)
-    .addOption(new Option("--model <provider/model>", "the model every row runs with, e.g. openai/gpt-4o; mixed-eqa-table: the recall-explore-model row's VLM (the row is skipped without it)").env("EQA_MODEL"))
-    .option("--model-base-url <url>", "the model's endpoint")
-    .option("--captioner <provider/model>", "the socratic row's captioner and the scene-graph rows' (default: --model for socratic; the episodes' instance labels for the scene graphs); tag-eqa-table-2: the baselines' captioning VLM (the paper's was CogVLM 2; default --model)")
-    .option("--captioner-base-url <url>", "the captioner's endpoint")
-    .addOption(new Option("--judge <provider/model>", "the LLM-Match judge (the paper's was GPT-4), e.g. openai/gpt-4o; tag-eqa-table-2: the model that reads the answers' structure for eqa score-tag; mixed-eqa-table: the recall-explore-model row's judge").env("EQA_JUDGE"))
-    .option("--judge-base-url <url>", "the judge's endpoint")
+  return defineRunCommand<ReproduceFlags, { runner: TableRunner<unknown>; prepared: unknown }>({
+    name: "reproduce",
+    description: `put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ${publishedTableIds().length} with --published; and eqakit's own benchmark ${MIXED_TABLES.join(", ")} (Mixed EQA, no published row)`,
+    argument: ["<table>", `the table: ${reproducibleTableIds().join(", ")}`, reproducibleTable],
+    roles: [
+      { role: "model", env: "EQA_MODEL", help: "the model every row runs with, e.g. openai/gpt-4o; mixed-eqa-table: the recall-explore-model row's VLM (the row is skipped without it)", baseUrlHelp: "the model's endpoint" },
+      { role: "captioner", help: "the socratic row's captioner and the scene-graph rows' (default: --model for socratic; the episodes' instance labels for the scene graphs); tag-eqa-table-2: the baselines' captioning VLM (the paper's was CogVLM 2; default --model)", baseUrlHelp: "the captioner's endpoint" },
+      { role: "judge", env: "EQA_JUDGE", help: "the LLM-Match judge (the paper's was GPT-4), e.g. openai/gpt-4o; tag-eqa-table-2: the model that reads the answers' structure for eqa score-tag; mixed-eqa-table: the recall-explore-model row's judge", baseUrlHelp: "the judge's endpoint" },
+    ],
+    dryRun: true,
+    batch: true,
+    // only some calls (the judge's, the reward model's samples) would go as a batch: each runner's notes say what --batch saves
+    planAtBatchPrice: false,
+    planRows: true,
+    options: (command, place) => {
+      for (const role of ["model", "captioner", "judge"]) place.role(role);
+      addReproduceOptions(command);
+      place.out();
+      addImageOptions(command, "keyframes (eqa-rm tables)");
+    },
+    // eqakit's own benchmark has no published rows: its runner refuses --published itself
+    handOff: async ({ flags, args: [table] }) => (flags.published && !(MIXED_TABLES as readonly string[]).includes((table as PublishedTable).id) ? printPublished(table as PublishedTable, flags.out) : undefined),
+    prepare: async (session) => {
+      const table = session.args[0] as PublishedTable;
+      const runner = runnerOf(table);
+      return { runner, prepared: await runner.prepare(table, session) };
+    },
+    plan: ({ runner, prepared }, plan, session) => runner.plan(prepared, plan, session),
+    run: ({ runner, prepared }, session) => runner.run(prepared, session),
+  });
+}
+
+/** The tables' own flags: their inputs, rows and settings. */
+function addReproduceOptions(command: Command): void {
+  command
     .option("--benchmark <file>", "the OpenEQA benchmark file (default: the one `eqa data fetch openeqa` wrote)")
     .option("--subset <file>", "a JSON list of question ids to run (the row is then not comparable with the published ones)")
     .option("--frames <dir>", "OpenEQA's episode histories (frames/<episode_history> folders or videos); every row but blind needs them", framesPath)
@@ -48,51 +78,18 @@ export function reproduceCommand(): Command {
     .option("--height <pixels>", "express tables: observation height (the reference's 512 unless given); A-EQA rows and mixed-eqa-table: eqa explore's 480 unless given", positiveInteger)
     .option("--questions <file>", "tag-eqa-table-2: a TAG-EQA set with observations (the questions.json of eqa generate tag --source sim:DIR, its recordings where it found them)")
     .option("--baselines <list>", `tag-eqa-table-2: the baselines to run, comma-separated (default: all eqakit has of ${TAG_BASELINE_NAMES.join(",")})`, choiceList("baseline", TAG_BASELINE_NAMES))
-    .option("--published", "print (and with --out write) the published table alone; call no model")
-    .option("--out <dir>", "run directory (default: runs/reproduce-DATE); an existing one resumes", outputDirectory);
-  addImageOptions(command, "keyframes (eqa-rm tables)");
-  addModelCallOptions(command);
-  addDryRunOption(command);
-  addBatchOptions(command);
-  return command.action(async (table: PublishedTable, flags: ReproduceFlags) => {
-    // eqakit's own benchmark has no published rows: its runner refuses --published itself
-    if ((MIXED_TABLES as readonly string[]).includes(table.id)) {
-      process.exitCode = await reproduceMixedCommand(table, flags);
-      return;
-    }
-    if (flags.published) {
-      await printPublished(table, flags.out);
-      return;
-    }
-    if ((EQA_RM_TABLES as readonly string[]).includes(table.id)) {
-      process.exitCode = await reproduceRewardCommand(table, flags);
-      return;
-    }
-    if ((TAG_TABLES as readonly string[]).includes(table.id)) {
-      process.exitCode = await reproduceTagCommand(table, flags);
-      return;
-    }
-    if ((EXPRESS_TABLES as readonly string[]).includes(table.id)) {
-      await reproduceExpressCommand(table, flags);
-      return;
-    }
-    if ((OPENEQA_A_EQA_TABLES as readonly string[]).includes(table.id)) {
-      process.exitCode = await reproduceAEqaCommand(table, flags);
-      return;
-    }
-    if (!(OPENEQA_EM_TABLES as readonly string[]).includes(table.id)) throw new Error(`eqa reproduce has no runner for ${table.id}`);
-    process.exitCode = await reproduceOpenEqaCommand(table, flags);
-  });
+    .option("--published", "print (and with --out write) the published table alone; call no model");
 }
 
 /** `--published`: the paper's table alone, printed, and written to `out` in the three formats when given. */
-async function printPublished(table: PublishedTable, out: string | undefined): Promise<void> {
+async function printPublished(table: PublishedTable, out: string | undefined): Promise<number> {
   const empty: ReproducedTable = { format: REPRODUCED_TABLE_FORMAT, table: table.id, rows: [] };
   if (out === undefined) {
     console.log(formatTableMarkdown(table, empty));
-    return;
+    return 0;
   }
   mkdirSync(out, { recursive: true });
   console.log(await writeTableFormats(out, table, empty));
-  console.log(`wrote ${out}/{${TABLE_FILES.markdown},${TABLE_FILES.csv},${TABLE_FILES.latex}}`);
+  console.log(wroteLine(out, [TABLE_FILES.markdown, TABLE_FILES.csv, TABLE_FILES.latex]));
+  return 0;
 }

@@ -17,7 +17,7 @@ export interface BatchedRuntime extends OpenedRuntime {
  * however it ends.
  */
 export class RunSession<Flags extends LifecycleFlags> {
-  private readonly closers: (() => void | Promise<void>)[] = [];
+  private readonly closers: { resource: unknown; close: () => void | Promise<void> }[] = [];
 
   constructor(
     readonly flags: Flags,
@@ -75,26 +75,32 @@ export class RunSession<Flags extends LifecycleFlags> {
   /** A progress bar labelled `label`, stopped when the command ends. */
   progress(label: string): ProgressReporter {
     const progress = createProgress(label);
-    this.closers.push(() => progress.stop());
+    this.closers.push({ resource: progress, close: () => progress.stop() });
     return progress;
   }
 
   /** A progress bar per stage, stopped when the command ends. */
   stageProgress(): ReturnType<typeof createStageProgress> {
     const progress = createStageProgress();
-    this.closers.push(() => progress.stop());
+    this.closers.push({ resource: progress, close: () => progress.stop() });
     return progress;
   }
 
   /** Closes `resource` when the command ends. */
   closing<T extends { close(): void | Promise<void> }>(resource: T): T {
-    this.closers.push(() => resource.close());
+    this.closers.push({ resource, close: () => resource.close() });
     return resource;
+  }
+
+  /** Closes (or stops) `resource` now, before the command ends: a runtime whose part of the run is done. */
+  async release(resource: unknown): Promise<void> {
+    const at = this.closers.findIndex((c) => c.resource === resource);
+    if (at >= 0) await this.closers.splice(at, 1)[0]!.close();
   }
 
   /** Closes what was opened, the last first. */
   async end(): Promise<void> {
-    for (const close of this.closers.splice(0).reverse()) await close();
+    for (const { close } of this.closers.splice(0).reverse()) await close();
   }
 }
 

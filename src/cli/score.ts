@@ -69,7 +69,7 @@ export function scoreCommand(): Command {
         .option("--prompts <set>", "LA-EQA: the judge's prompt: eqakit (its own), original (the benchmark's, from eqa data fetch la-eqa) or the folder that command wrote it to", "eqakit")
         .option("--without-guess", "score the agent's own answers where force-a-guess replaced them (OpenEQA Table III, w/o guess)");
     },
-    handOff: async (flags) => (await isLaEqaBenchmark(flags.benchmark) ? runLaEqaScore({ ...flags, benchmark: flags.benchmark! }) : undefined),
+    handOff: async (session) => (await isLaEqaBenchmark(session.flags.benchmark) ? runLaEqaScore(session) : undefined),
     prepare: prepareScore,
     plan: async (run, plan) => {
       const planned = await planScore(run, plan);
