@@ -10,10 +10,12 @@
  * The commands run in one temporary folder, the same for every checkout (paths are part of some
  * keys and hashes), left there for a look. What differs from run to run is masked first: that
  * folder, the checkout's path and the server's address, times ("2026-12-02T13:22:46.975Z",
- * "2026-12-02 13:22:46 UTC") and durations ("0.6 s", "20.14 ms") in any text; in JSON files the values of keys
- * naming a time or a duration (`createdAt`, `wallTimeMs`, `seconds`, `explorerMsPerStep`); in messages the progress
- * lines a slow machine prints more of (the last one of each bar is kept). Model replies depend on
- * the request alone, and model calls go one at a time, so records keep one order.
+ * "2026-12-02 13:22:46 UTC"), durations ("0.6 s", "20.14 ms") and default run folders' stamps
+ * ("runs/score-20261202-173805") in any text; in JSON files the values of keys naming a time or a
+ * duration (`createdAt`, `wallTimeMs`, `seconds`, `explorerMsPerStep`); in JSONL files the order
+ * of the records (items worked on side by side append in the order their timing gives); in
+ * messages the progress lines a slow machine prints more of (the last one of each bar is kept).
+ * Model replies depend on the request alone.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -38,11 +40,13 @@ interface ScenarioDigest {
 const TIME_KEY = /(At|Ms|Seconds|[Dd]uration|[Ll]atency)$|^seconds$|Ms[A-Z]/;
 const TIMES = /\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?( ?UTC|Z)/g;
 const DURATIONS = /\b\d+(\.\d+)? (m?s)\b/g;
+/** The date and time in a default run folder's name (`runs/score-20261202-173805`). */
+const RUN_STAMPS = /-\d{8}-\d{6}\b/g;
 
 function maskText(text: string, places: readonly [string, string][]): string {
   let masked = text;
   for (const [place, name] of places) masked = masked.split(place).join(name);
-  return masked.replace(TIMES, "<time>").replace(DURATIONS, "<n> $2");
+  return masked.replace(TIMES, "<time>").replace(DURATIONS, "<n> $2").replace(RUN_STAMPS, "-<stamp>");
 }
 
 function maskJson(value: unknown, places: readonly [string, string][]): unknown {
@@ -58,7 +62,8 @@ function fileDigest(path: string, places: readonly [string, string][]): string {
   const ext = extname(path);
   let content: string | Buffer = bytes;
   if (ext === ".json") content = JSON.stringify(maskJson(JSON.parse(bytes.toString("utf8")), places));
-  else if (ext === ".jsonl") content = bytes.toString("utf8").split("\n").map((line) => (line.trim() === "" ? line : JSON.stringify(maskJson(JSON.parse(line), places)))).join("\n");
+  // appended records by value, in any order: items worked on side by side end in the order of their timing
+  else if (ext === ".jsonl") content = bytes.toString("utf8").split("\n").filter((line) => line.trim() !== "").map((line) => JSON.stringify(maskJson(JSON.parse(line), places))).sort().join("\n");
   else if ([".html", ".csv", ".txt", ".md", ".mjs"].includes(ext)) content = maskText(bytes.toString("utf8"), places);
   return createHash("sha256").update(content).digest("hex");
 }

@@ -5,7 +5,8 @@ import type { LlmMatchMode } from "../eval/index.js";
 import type { CommandLine } from "../sim/index.js";
 import { parseSamplingSpec } from "../episodes/index.js";
 import { resolveModel } from "../models/index.js";
-import { addImageOptions, argumentParser, commaList, framesPath, oneOf, outputDirectory, positiveInteger, positiveSeconds, type ImageFlags, resolveRoleModel, type ModelCallFlags, type ShardFlags } from "./options.js";
+import { argumentParser, commaList, framesPath, oneOf, outputDirectory, positiveInteger, positiveSeconds, type ShardFlags } from "./options.js";
+import { resolveRoleModel, type ModelCallFlags, addImageOptions, type ImageFlags } from "./model-options.js";
 import type { DryRunFlags } from "./dry-run.js";
 import type { BatchFlags } from "./batch.js";
 

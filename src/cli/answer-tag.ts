@@ -4,7 +4,8 @@ import { loadTagQuestions } from "../data/index.js";
 import { TAG_BASELINE_NAMES, runTagAnswers, runTagBaseline, tagBaseline, tagSetEpisodes, type TagAnswerRun, type TagBaselineName } from "../generate/index.js";
 import { formatRunCost } from "../report/index.js";
 import { builtinOrExternalAgent } from "./agent-options.js";
-import { outputDirectory, positiveSeconds, type ModelCallFlags } from "./options.js";
+import { outputDirectory, positiveSeconds } from "./options.js";
+import { type ModelCallFlags } from "./model-options.js";
 import { defineRunCommand, wroteLine, type RunSession } from "./lifecycle.js";
 
 interface AnswerTagFlags extends ModelCallFlags {

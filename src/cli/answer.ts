@@ -3,7 +3,8 @@ import { defaultOpenEqaBenchmarkPath, loadQuestionSelection, type QuestionSelect
 import type { Shard } from "../core/index.js";
 import { formatAnswerSummary } from "../report/index.js";
 import { addAgentOptions, agentSetupFromFlags, type AgentFlags } from "./agent-options.js";
-import { shardFromFlags, type ModelCallFlags, type ShardFlags } from "./options.js";
+import { shardFromFlags, type ShardFlags } from "./options.js";
+import { type ModelCallFlags } from "./model-options.js";
 import { answerPlanNotes, type DryRunFlags } from "./dry-run.js";
 import { defineRunCommand, wroteLine } from "./lifecycle.js";
 

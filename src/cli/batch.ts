@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
 import { BATCH_LIMITS, BATCH_PROVIDERS, checkBatchSupport, fillCacheByBatch, type BatchCollector, type BatchRunReport, type ModelSpec } from "../models/index.js";
 import { RunDirectory } from "../store/index.js";
-import { finiteNumber, openModelRuntime, positiveInteger, positiveSeconds, type ModelCallFlags, type OpenedRuntime } from "./options.js";
+import { finiteNumber, positiveInteger, positiveSeconds } from "./options.js";
+import { openModelRuntime, type ModelCallFlags, type OpenedRuntime } from "./model-options.js";
 
 /** `--batch`, `--batch-poll-seconds` and the limits of one batch, as every command that can send its calls as one batch takes them. */
 export interface BatchFlags {

@@ -5,7 +5,8 @@ import { demoRunCalls, runDemo } from "../generate/index.js";
 import { ledgerCost, type ModelSpec } from "../models/index.js";
 import { buildHtmlReport, formatRunCost, loadRuns, reportDefaults } from "../report/index.js";
 import { externalAgentArgument } from "./agent-options.js";
-import { choiceList, type ModelCallFlags, nonNegativeIntegerList, outputDirectory, positiveInteger, positiveSeconds } from "./options.js";
+import { choiceList, nonNegativeIntegerList, outputDirectory, positiveInteger, positiveSeconds } from "./options.js";
+import { type ModelCallFlags } from "./model-options.js";
 import { defineRunCommand, type RunSession } from "./lifecycle.js";
 
 interface DemoFlags extends ModelCallFlags {

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { CallPlan, checkPriceFile } from "../models/index.js";
 import { ModelCallCache, defaultCachePath } from "../store/index.js";
-import type { ModelCallFlags } from "./options.js";
+import type { ModelCallFlags } from "./model-options.js";
 
 /** `--dry-run`, as every command that calls models for a whole run takes it. */
 export interface DryRunFlags {

@@ -13,7 +13,7 @@ import { exploreMixedSet, type LlmMatchMode } from "../eval/index.js";
 import { loadMixedHistory, recallMixedDay } from "../generate/index.js";
 import { JUDGE_ROLE } from "../models/index.js";
 import { formatMixedRun } from "../report/index.js";
-import type { ModelCallFlags } from "./options.js";
+import type { ModelCallFlags } from "./model-options.js";
 import { failureDetail } from "./progress.js";
 import type { RunSession } from "./run-session.js";
 

@@ -5,7 +5,8 @@ import { exploreAndJudge, planExploreWorkflow, readExpressOriginalPrompts, type 
 import { JUDGE_ROLE, checkBatchSupport, type ModelRuntime, type ModelSpec } from "../models/index.js";
 import { builtinSceneProblem, type CommandLine } from "../sim/index.js";
 import { formatExploreRun } from "../report/index.js";
-import { commandLine, type ModelCallFlags, oneOf, positiveInteger, positiveSeconds, shardFromFlags, type ShardFlags } from "./options.js";
+import { commandLine, oneOf, positiveInteger, positiveSeconds, shardFromFlags, type ShardFlags } from "./options.js";
+import { type ModelCallFlags } from "./model-options.js";
 import { builtinOrExternalAgent, openerOptions, type ExploreFlags } from "./agent-options.js";
 import type { DryRunFlags } from "./dry-run.js";
 import { failureDetail } from "./progress.js";

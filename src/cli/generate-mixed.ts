@@ -3,7 +3,8 @@ import { buildMixedSet, checkEnglishSet, rewriteMixedEpisodes, writeMixedSet, ty
 import { ledgerCost, readCallLedger, type ModelSpec } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { openRun, RUN_KIND, type RunDirectory } from "../store/index.js";
-import { type ModelCallFlags, nonNegativeInteger, nonNegativeIntegerRanges, outputDirectory, positiveInteger } from "./options.js";
+import { nonNegativeInteger, nonNegativeIntegerRanges, outputDirectory, positiveInteger } from "./options.js";
+import { type ModelCallFlags } from "./model-options.js";
 import { defineRunCommand, wroteLine, type RunSession } from "./lifecycle.js";
 
 interface GenerateMixedFlags extends ModelCallFlags {

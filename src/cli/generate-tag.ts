@@ -3,7 +3,8 @@ import { buildTagDataset, checkEnglishSet, loadTrajectorySource, rewriteQuestion
 import { RUN_KIND, openRun, type RunDirectory } from "../store/index.js";
 import { ledgerCost, readCallLedger, type ModelSpec } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
-import { type ModelCallFlags, nonNegativeInteger, outputDirectory, positiveInteger } from "./options.js";
+import { nonNegativeInteger, outputDirectory, positiveInteger } from "./options.js";
+import { type ModelCallFlags } from "./model-options.js";
 import { defineRunCommand, wroteLine, type RunSession } from "./lifecycle.js";
 
 interface GenerateTagFlags extends ModelCallFlags {

@@ -6,7 +6,8 @@ import { openEpisode, parseSamplingSpec, resolveEpisodePath } from "../episodes/
 import { ledgerCost, readCallLedger } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { addMemorySourceOptions, memorySourceOptions } from "./agent-options.js";
-import { addShardOption, framesPath, type ModelCallFlags, nonNegativeInteger, outputDirectory, positiveInteger, shardFromFlags, type ShardFlags, unitInterval } from "./options.js";
+import { addShardOption, framesPath, nonNegativeInteger, outputDirectory, positiveInteger, shardFromFlags, type ShardFlags, unitInterval } from "./options.js";
+import { type ModelCallFlags } from "./model-options.js";
 import { defineRunCommand, wroteLine, type RunSession } from "./lifecycle.js";
 
 interface MemoryBuildFlags extends ModelCallFlags, ShardFlags {

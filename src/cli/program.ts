@@ -22,7 +22,7 @@ import { demoCommand } from "./demo.js";
 import { mergeCommand } from "./merge.js";
 import { agentCommand } from "./agent.js";
 import { reproduceCommand } from "./reproduce.js";
-import { addModelOptionFlags } from "./options.js";
+import { addModelOptionFlags } from "./model-options.js";
 
 const EXIT_CODES = `
 Exit codes:

@@ -6,7 +6,7 @@ import type { RunCost } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import type { TagBaselineName } from "../generate/index.js";
 import type { CallPlan } from "../models/index.js";
-import type { ImageFlags, ModelCallFlags } from "./options.js";
+import type { ModelCallFlags, ImageFlags } from "./model-options.js";
 import type { RunSession } from "./run-session.js";
 import { wroteLine } from "./lifecycle.js";
 import type { DryRunFlags } from "./dry-run.js";

@@ -6,7 +6,8 @@ import { ledgerCost, readCallLedger, type ModelSpec } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import { applyReview, buildRewardBench, REVIEWED_FILE, reviewCsv, splitByEpisode, writeSplit } from "../reward/index.js";
 import { RUN_KIND, openRun } from "../store/index.js";
-import { addFrameOptions, finiteNumber, type FrameFlags, type ModelCallFlags, nonNegativeInteger, outputDirectory, positiveInteger } from "./options.js";
+import { finiteNumber, nonNegativeInteger, outputDirectory, positiveInteger } from "./options.js";
+import { type ModelCallFlags, addFrameOptions, type FrameFlags } from "./model-options.js";
 import { defineRunCommand, wroteLine } from "./lifecycle.js";
 
 interface BuildFlags extends ModelCallFlags, FrameFlags {

@@ -4,7 +4,8 @@ import { REWARD_MODEL_ROLE, ledgerCost, readCallLedger, type ModelSpec } from ".
 import { formatRunCost } from "../report/index.js";
 import { TTS_PARAMS, VARIANTS, exportGrpo, exportRft, type Variant } from "../reward/index.js";
 import { defaultRunPath } from "../store/index.js";
-import { addFrameOptions, choiceList, type FrameFlags, type ModelCallFlags, nonNegativeInteger, nonNegativeNumber, outputDirectory, positiveInteger } from "./options.js";
+import { choiceList, nonNegativeInteger, nonNegativeNumber, outputDirectory, positiveInteger } from "./options.js";
+import { type ModelCallFlags, addFrameOptions, type FrameFlags } from "./model-options.js";
 import { defineRunCommand, wroteLine, type RunSession } from "./lifecycle.js";
 
 interface RftFlags extends ModelCallFlags, FrameFlags {

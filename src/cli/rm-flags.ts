@@ -2,7 +2,8 @@
 import { Option, type Command } from "commander";
 import { AGGREGATIONS, TTS_PARAMS, type Aggregation, type RmScoreSetup } from "../reward/index.js";
 import { loadRewardInstances } from "../data/index.js";
-import { addFrameOptions, type FrameFlags, type ModelCallFlags, nonNegativeInteger, nonNegativeNumber, oneOf } from "./options.js";
+import { nonNegativeInteger, nonNegativeNumber, oneOf } from "./options.js";
+import { type ModelCallFlags, addFrameOptions, type FrameFlags } from "./model-options.js";
 import type { BatchFlags } from "./batch.js";
 import type { OptionPlacer, RoleFlags, RunSession } from "./lifecycle.js";
 

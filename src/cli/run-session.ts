@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { checkPriceFile, type BatchCollector, type BatchRunReport, type ModelSpec } from "../models/index.js";
 import { checkRun, type RunContract } from "../store/index.js";
-import { modelCallSettings, openModelRuntime, resolveRoleModel, type OpenedRuntime } from "./options.js";
+import { modelCallSettings, openModelRuntime, resolveRoleModel, type OpenedRuntime } from "./model-options.js";
 import { createProgress, createStageProgress, type ProgressReporter } from "./progress.js";
 import { runBatch, type BatchFlags } from "./batch.js";
 import type { LifecycleFlags } from "./lifecycle.js";

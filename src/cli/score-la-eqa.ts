@@ -3,7 +3,8 @@ import { LA_EQA_BENCHMARK_NAME, defaultLaEqaBenchmarkPath, loadLaEqaPlaces, load
 import { laEqaScoreRunContract, planLaEqaScore, readLaEqaOriginalPrompt, scoreLaEqaPredictions, type LaEqaScoreSetup } from "../eval/index.js";
 import { JUDGE_ROLE } from "../models/index.js";
 import { formatCallPlan, formatLaEqaSummary } from "../report/index.js";
-import type { ModelCallFlags, ShardFlags } from "./options.js";
+import type { ShardFlags } from "./options.js";
+import type { ModelCallFlags } from "./model-options.js";
 import { openCallPlan, type DryRunFlags } from "./dry-run.js";
 import { failureDetail } from "./progress.js";
 import type { BatchFlags } from "./batch.js";
