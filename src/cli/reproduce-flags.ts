@@ -27,6 +27,7 @@ export interface ReproduceFlags extends ModelCallFlags, DryRunFlags, BatchFlags,
   rows?: ReproduceRow[];
   mode: LlmMatchMode;
   published?: boolean;
+  list?: boolean;
   out?: string;
   episodes?: string;
   env: "builtin" | "habitat";

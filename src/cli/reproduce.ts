@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { Command, Option } from "commander";
-import { EQA_RM_K, EQA_RM_TABLES, EXPRESS_TABLES, MIXED_TABLES, MIXED_TABLE_ROWS, OPENEQA_EM_TABLES, OPENEQA_FAMILIES, REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableMarkdown, writeTableFormats, publishedTableIds, reproducibleTable, reproducibleTableIds, OPENEQA_A_EQA_TABLES, type PublishedTable, type ReproducedTable, TAG_TABLES } from "../reproduce/index.js";
+import { EQA_RM_K, EQA_RM_TABLES, EXPRESS_TABLES, MIXED_TABLES, MIXED_TABLE_ROWS, OPENEQA_EM_TABLES, OPENEQA_FAMILIES, REPRODUCED_TABLE_FORMAT, TABLE_FILES, formatTableMarkdown, writeTableFormats, publishedTableIds, reproducibleTable, tableHeading, isOwnBenchmark, reproducibleTableIds, OPENEQA_A_EQA_TABLES, type PublishedTable, type ReproducedTable, TAG_TABLES } from "../reproduce/index.js";
 import { TAG_BASELINE_NAMES } from "../generate/index.js";
+import { UserError } from "../core/index.js";
 import { REPRODUCE_ROWS, type ReproduceFlags, type TableRunner } from "./reproduce-flags.js";
 import { positiveInteger, choiceList, framesPath, oneOf, powerOfTwo } from "./options.js";
 import { addImageOptions } from "./model-options.js";
@@ -30,7 +31,7 @@ export function reproduceCommand(): Command {
   return defineRunCommand<ReproduceFlags, { runner: TableRunner<unknown>; prepared: unknown }>({
     name: "reproduce",
     description: `put your model in a seed paper's table beside the published rows (resumable): runs ${[...OPENEQA_EM_TABLES, ...OPENEQA_A_EQA_TABLES, ...EQA_RM_TABLES, ...EXPRESS_TABLES, ...TAG_TABLES].join(", ")}; prints any of the ${publishedTableIds().length} with --published; and eqakit's own benchmark ${MIXED_TABLES.join(", ")} (Mixed EQA, no published row)`,
-    argument: ["<table>", `the table: ${reproducibleTableIds().join(", ")}`, reproducibleTable],
+    argument: ["[table]", `the table: ${reproducibleTableIds().join(", ")} (--list shows them)`, reproducibleTable],
     roles: [
       { role: "model", env: "EQA_MODEL", help: "the model every row runs with, e.g. openai/gpt-4o; mixed-eqa-table: the recall-explore-model row's VLM (the row is skipped without it)", baseUrlHelp: "the model's endpoint" },
       { role: "captioner", help: "the socratic row's captioner and the scene-graph rows' (default: --model for socratic; the episodes' instance labels for the scene graphs); tag-eqa-table-2: the baselines' captioning VLM (the paper's was CogVLM 2; default --model)", baseUrlHelp: "the captioner's endpoint" },
@@ -48,7 +49,11 @@ export function reproduceCommand(): Command {
       addImageOptions(command, "keyframes (eqa-rm tables)");
     },
     // eqakit's own benchmark has no published rows: its runner refuses --published itself
-    handOff: async ({ flags, args: [table] }) => (flags.published && !(MIXED_TABLES as readonly string[]).includes((table as PublishedTable).id) ? printPublished(table as PublishedTable, flags.out) : undefined),
+    handOff: async ({ flags, args: [table] }) => {
+      if (flags.list) return printTableList();
+      if (table === undefined) throw new UserError("name the table to reproduce", { field: "<table>" }, `one of ${reproducibleTableIds().join(", ")}; eqa reproduce --list shows what each is`);
+      return flags.published && !(MIXED_TABLES as readonly string[]).includes((table as PublishedTable).id) ? printPublished(table as PublishedTable, flags.out) : undefined;
+    },
     prepare: async (session) => {
       const table = session.args[0] as PublishedTable;
       const runner = runnerOf(table);
@@ -79,7 +84,16 @@ function addReproduceOptions(command: Command): void {
     .option("--height <pixels>", "express tables: observation height (the reference's 512 unless given); A-EQA rows and mixed-eqa-table: eqa explore's 480 unless given", positiveInteger)
     .option("--questions <file>", "tag-eqa-table-2: a TAG-EQA set with observations (the questions.json of eqa generate tag --source sim:DIR, its recordings where it found them)")
     .option("--baselines <list>", `tag-eqa-table-2: the baselines to run, comma-separated (default: all eqakit has of ${TAG_BASELINE_NAMES.join(",")})`, choiceList("baseline", TAG_BASELINE_NAMES))
-    .option("--published", "print (and with --out write) the published table alone; call no model");
+    .option("--published", "print (and with --out write) the published table alone; call no model")
+    .option("--list", "list the tables eqa reproduce takes: each one's name, heading and published rows");
+}
+
+/** `--list`: every table `eqa reproduce` takes, with its heading and how many published rows it holds. */
+async function printTableList(): Promise<number> {
+  const tables = reproducibleTableIds().map(reproducibleTable);
+  const width = Math.max(...tables.map((t) => t.id.length));
+  for (const t of tables) console.log(`${t.id.padEnd(width)}  ${tableHeading(t)} (${isOwnBenchmark(t) ? "eqakit's own benchmark, no published row" : `${t.rows.length} published rows`})`);
+  return 0;
 }
 
 /** `--published`: the paper's table alone, printed, and written to `out` in the three formats when given. */

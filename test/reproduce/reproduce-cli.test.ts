@@ -294,3 +294,19 @@ describe("eqa reproduce --published", () => {
     assert.equal(existsSync(join(out, "table.json")), false);
   });
 });
+
+describe("eqa reproduce --list", () => {
+  test("names every table it takes, each of the papers' with its published rows and the Mixed EQA table as eqakit's own; no table is a usage error naming the list", async () => {
+    const home = temporaryDir("eqakit-reproduce-list-");
+    const listed = await runCli(["reproduce", "--list"], cliEnv(home));
+    assert.equal(listed.code, 0, listed.stderr);
+    const lines = listed.stdout.trim().split("\n");
+    assert.equal(lines.length, 11, listed.stdout);
+    assert.match(listed.stdout, /^openeqa-table-4 +TABLE IV: Category-level Performance on EM-EQA \(14 published rows\)$/m);
+    assert.match(listed.stdout, /^mixed-eqa-table +Mixed EQA: .*\(eqakit's own benchmark, no published row\)$/m);
+    const none = await runCli(["reproduce", "--model", "openai/gpt-4o"], cliEnv(home));
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /<table>.*name the table to reproduce/);
+    assert.match(none.stderr, /eqa reproduce --list/);
+  });
+});
