@@ -10,6 +10,7 @@ import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAc
 import { exploreFrontier, headingTo, nearestTraversable, pathWaypoint } from "../explore/explorer.js";
 import { OccupancyMap } from "../explore/occupancy.js";
 import { aStar } from "../explore/planning.js";
+import { seenPlace, type LookFor } from "./needs.js";
 
 /** A pose the agent stood in, with the action that led there (none for the start). */
 export interface WalkStep {
@@ -23,6 +24,10 @@ const TURN = (TURN_STEP_DEG * Math.PI) / 180;
 const LOOK_DISTANCE_M = 1.0;
 /** How often (in views) an exploration checks whether it may stop for its caller. */
 const UNTIL_EVERY = 4;
+/** Turns toward what was found while looking it over (each from the latest view of it). */
+const LOOK_OVER_TURNS = 4;
+/** Looks down (15° each) at what was found: its top, and into a basin, seen from close by. */
+const LOOK_OVER_DOWN = 2;
 
 export class LiveWalk {
   readonly steps: WalkStep[] = [];
@@ -30,6 +35,8 @@ export class LiveWalk {
   /** Whether a view showed what the agent looks for. */
   found = false;
   state: AgentState = { position: [0, 0, 0], yaw: 0, pitch: 0 };
+  /** The latest view (once found, the one that showed what is looked for). */
+  private last: EnvObservation | undefined;
   private readonly writer: FrameFolderWriter;
   private writing: Promise<void> = Promise.resolve();
   private refused: { error: unknown } | undefined;
@@ -83,6 +90,7 @@ export class LiveWalk {
 
   private seen(obs: EnvObservation): void {
     if (this.refused) throw this.refused.error;
+    this.last = obs;
     this.map.integrate(obs, obs.state.position[1]);
     this.writing = this.writing
       .then(async () => {
@@ -208,6 +216,24 @@ export class LiveWalk {
       this.steps.push({ action: step.action ?? null, success: step.success, state: step.state });
     }
     return this.found ? "found" : result.stop;
+  }
+
+  /**
+   * Looks over what a view showed (the first of `wanted` the latest view holds): turns toward the
+   * middle of what it saw of it, a turn at a time as more of it comes into view, then looks down
+   * at it. The view that ends a walk may show only a corner of a table at the image's edge, or a
+   * low stand's side from up close with its top below the view: what is on or in it is not yet
+   * in sight. Spends the budget left, found or not.
+   */
+  async lookOver(wanted: LookFor["types"]): Promise<void> {
+    for (let turns = 0; turns < LOOK_OVER_TURNS && this.actions < this.maxSteps; turns++) {
+      const place = this.last && seenPlace(this.last, wanted);
+      if (!place) break;
+      const err = wrapAngle(headingTo(this.state.position[0], this.state.position[2], place.x, place.z) - this.state.yaw);
+      if (Math.abs(err) <= TURN / 2) break;
+      await this.act(err > 0 ? "turn_left" : "turn_right");
+    }
+    for (let down = 0; down < LOOK_OVER_DOWN && this.actions < this.maxSteps; down++) if (!(await this.act("look_down"))) break;
   }
 
   /** Waits for every frame to be written (a refused write is thrown). */
