@@ -186,4 +186,15 @@ describe("looking at what a question is about", () => {
     assert.equal(outcome.stop, "found");
     assert.equal(outcome.answer, "yes", `after ${outcome.pathLengthSteps} actions`);
   });
+
+  test("explore-only, stopped by the bathtub seen from across the bathroom, walks up to it and sees the bottle inside", async () => {
+    // home 3's bathroom: a bottle lying low in the bathtub, hidden by its rim from 2.5 m away
+    const env = new HouseholdEnvironment(generateHome(3), { width: 320, height: 240, masks: true });
+    const start = { position: [6.383, 0, 5.158] as [number, number, number], yaw: -Math.PI / 6, pitch: 0 };
+    await env.reset(start);
+    const context = { env, start, history: { scene: "home-3", days: [] }, recall: () => Promise.reject(new Error("explore-only recalls nothing")), framesDir: join(temporaryDir(), "bottle"), maxSteps: 100 };
+    const outcome = await answerMixedQuestion("explore-only", { questionId: "bottle", question: "How many things are in the bathtub?", program: { query: "count_on", receptacle: "bathtub", at: { now: true } } }, context);
+    assert.equal(outcome.stop, "found");
+    assert.equal(outcome.answer, "1", `after ${outcome.pathLengthSteps} actions`);
+  });
 });
