@@ -102,6 +102,14 @@ describe("inferRelations with the instances' points", () => {
     assert.deepEqual(inferRelations(instances, new Map([[0, basin], [1, lamp]])).filter((r) => r.relation !== "next to"), []);
   });
 
+  test("a lamp on a bed's top, rising above the headboard its box reaches, is on the bed (its box is neither inside nor on the bed's by the boxes)", () => {
+    // the bed's top at 0.55 m, its headboard at one end up to 0.92 m
+    const bed = new Float32Array([...gridPoints([0, 0.53, 0], [1.6, 0.55, 2.0], 0.04), ...gridPoints([0, 0.55, 0], [1.6, 0.92, 0.06], 0.04)]);
+    const lamp = gridPoints([0.5, 0.56, 0.97], [0.7, 1.06, 1.17]);
+    const instances = [instance(0, "bed", bed), instance(1, "lamp", lamp)];
+    assert.deepEqual(inferRelations(instances, new Map([[0, bed], [1, lamp]])).filter((r) => r.relation !== "next to"), [{ subject: 1, relation: "on", object: 0 }]);
+  });
+
   test("a cup in a basin, its walls round it, is inside it", () => {
     const instances = [instance(0, "sink", basin), instance(1, "mug", cup)];
     assert.deepEqual(inferRelations(instances, new Map([[0, basin], [1, cup]])).filter((r) => r.relation !== "next to"), [{ subject: 1, relation: "inside", object: 0 }]);

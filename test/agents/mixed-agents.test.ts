@@ -6,7 +6,7 @@ import { answerMixedQuestion, asksAboutNow, historyView, logSnapshot, lookFor, m
 import { executeMixedProgram, type TrajectoryLog } from "../../src/data/index.js";
 import { exploreMixedSet, mixedSpl, type MixedSummary } from "../../src/eval/index.js";
 import { loadMixedHistory, recallMixedDay } from "../../src/generate/index.js";
-import { HouseholdEnvironment } from "../../src/sim/index.js";
+import { HouseholdEnvironment, generateHome, type Home } from "../../src/sim/index.js";
 import { buildMixedFixture, type MixedFixture } from "../helpers/mixed-set.js";
 import { temporaryDir } from "../helpers/paths.js";
 
@@ -165,5 +165,36 @@ describe("reading a program", () => {
     assert.equal(mixedSpl(0, 4, 4), 0);
     assert.equal(mixedSpl(1, 0, 0.005), 1);
     assert.equal(mixedSpl(1, 0, 0.5), 0);
+  });
+});
+
+describe("looking at what a question is about", () => {
+  // home 4's kitchen: the counter against the west wall, a knife on its top; from the start the
+  // counter's near end fills the view's left edge, the knife just out of sight
+  function homeWithKnife(): Home {
+    const home = generateHome(4);
+    home.objects.push({ id: 51, type: "knife", kind: "object", roomId: 0, min: [0.245, 0.9, 0.704], max: [0.495, 0.92, 0.744], colour: [190, 190, 200], colourName: "grey", material: "metal", use: "used for cutting food", states: {}, on: 23 });
+    return home;
+  }
+
+  test("explore-only, stopped by a glimpse of the counter, looks it over and sees the knife on it", async () => {
+    const env = new HouseholdEnvironment(homeWithKnife(), { width: 320, height: 240, masks: true });
+    const start = { position: [1.825, 0, 1.875] as [number, number, number], yaw: 0, pitch: 0 };
+    await env.reset(start);
+    const context = { env, start, history: { scene: "home-4", days: [] }, recall: () => Promise.reject(new Error("explore-only recalls nothing")), framesDir: join(temporaryDir(), "knife"), maxSteps: 100 };
+    const outcome = await answerMixedQuestion("explore-only", { questionId: "knife", question: "Is the knife on the counter?", program: { query: "is_on", object: "knife", receptacle: "counter", at: { now: true } } }, context);
+    assert.equal(outcome.stop, "found");
+    assert.equal(outcome.answer, "yes", `after ${outcome.pathLengthSteps} actions`);
+  });
+
+  test("explore-only, stopped by the bathtub seen from across the bathroom, walks up to it and sees the bottle inside", async () => {
+    // home 3's bathroom: a bottle lying low in the bathtub, hidden by its rim from 2.5 m away
+    const env = new HouseholdEnvironment(generateHome(3), { width: 320, height: 240, masks: true });
+    const start = { position: [6.383, 0, 5.158] as [number, number, number], yaw: -Math.PI / 6, pitch: 0 };
+    await env.reset(start);
+    const context = { env, start, history: { scene: "home-3", days: [] }, recall: () => Promise.reject(new Error("explore-only recalls nothing")), framesDir: join(temporaryDir(), "bottle"), maxSteps: 100 };
+    const outcome = await answerMixedQuestion("explore-only", { questionId: "bottle", question: "How many things are in the bathtub?", program: { query: "count_on", receptacle: "bathtub", at: { now: true } } }, context);
+    assert.equal(outcome.stop, "found");
+    assert.equal(outcome.answer, "1", `after ${outcome.pathLengthSteps} actions`);
   });
 });

@@ -71,22 +71,26 @@ export function inferRelations(instances: readonly MemoryInstance[], points?: Re
 }
 
 /**
- * A tall object standing in a basin and rising above its rim (a lamp in a sink): its bottom
- * within the other's box, over its footprint, its top above it, so that less of it lies in the
- * box than `inside` asks and its bottom is far below the box's top. It is inside when the other's
- * points close round it (walls rising from where it stands); the boxes alone never say so.
+ * A tall object standing within another's box and rising above it (a lamp in a sink; a lamp on a
+ * bed, whose box reaches up its headboard): its bottom within the other's box, over its
+ * footprint, its top above it, so that less of it lies in the box than `inside` asks and its
+ * bottom is far below the box's top. It is inside when the other's points close round it (walls
+ * rising from where it stands), else on it when they make a surface under it; the boxes alone
+ * never say either.
  */
 /** The walls round an object standing in a basin rise at least this above its bottom, metres (its top may stand far above the rim). */
 const STANDING_IN_WALL_M = 0.1;
 
-function standingIn(a: MemoryInstance & { box: Aabb }, b: MemoryInstance & { box: Aabb }, points: ReadonlyMap<number, Float32Array>, t: typeof RELATION_THRESHOLDS): { name: "inside"; swap: boolean } | undefined {
+function standingIn(a: MemoryInstance & { box: Aabb }, b: MemoryInstance & { box: Aabb }, points: ReadonlyMap<number, Float32Array>, t: typeof RELATION_THRESHOLDS): { name: "inside" | "on"; swap: boolean } | undefined {
   for (const [inner, outer, swap] of [[a, b, false], [b, a, true]] as const) {
     const i = inner.box;
     const o = outer.box;
     if (aabbVolume(o) < 2 * aabbVolume(i) || footprintOverlap(i, o) < t.support) continue;
     if (!(i.min[1] > o.min[1] && i.min[1] < o.max[1] - t.contactGap && i.max[1] > o.max[1])) continue;
     const around = points.get(outer.id);
-    if (around && enclosed(i, around, t, STANDING_IN_WALL_M)) return { name: "inside", swap };
+    if (!around) continue;
+    if (enclosed(i, around, t, STANDING_IN_WALL_M)) return { name: "inside", swap };
+    if (beneath(i, around, t)) return { name: "on", swap };
   }
   return undefined;
 }

@@ -135,6 +135,7 @@ async function exploreOnly(question: MixedQuestion, context: MixedAgentContext):
   const wanted = lookFor(question.program);
   const walk = await LiveWalk.start(context.env, { framesDir: context.framesDir, shows: (obs) => showsAny(obs, wanted.types), maxSteps: context.maxSteps });
   const stop = walk.found ? "found" : await walk.explore();
+  if (walk.found) await walk.lookOver(wanted.types);
   const now = await seenNow(walk, context.framesDir);
   return walked(walk, answerOf(executeMixedProgram(question.program, presentOnlyView(now))), stop, [], { pastFrom: "present" });
 }
@@ -155,6 +156,7 @@ async function recallExplore(question: MixedQuestion, context: MixedAgentContext
   if (remembered && !walk.found) reached = await walk.walkTo(remembered[0], remembered[2]);
   if (!walk.found) await walk.lookAround();
   const stop = walk.found ? "found" : await walk.explore();
+  if (walk.found) await walk.lookOver(wanted.types);
   const seen = await seenNow(walk, context.framesDir);
   const now = walk.found ? seen : seenOverRemembered(seen, lastEnd);
   const answer = answerOf(executeMixedProgram(question.program, historyView(logs, () => now)));

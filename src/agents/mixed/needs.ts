@@ -4,6 +4,7 @@
  * is about, and when a view of the live environment shows enough of it to answer.
  */
 import type { MixedMoment, MixedProgram } from "../../data/index.js";
+import { backProject } from "../../geometry/index.js";
 import type { EnvObservation } from "../../sim/index.js";
 
 const isNow = (moment: MixedMoment | undefined): boolean => moment === undefined || "now" in moment;
@@ -68,4 +69,40 @@ export function showsAny(obs: EnvObservation, wanted: LookFor["types"]): boolean
   }
   const least = Math.max(6, MIN_SEEN_SHARE * mask.length);
   return [...counts.values()].some((n) => n >= least);
+}
+
+/** Where a view shows something: the middle of its points' footprint, world x and z, metres. */
+export interface SeenPlace {
+  type: string;
+  x: number;
+  z: number;
+}
+
+/**
+ * Where the view shows the first of the wanted types it holds close enough: the middle of the
+ * points (its instance mask's pixels back-projected with their depth) of the instance of that
+ * type that covers most of the image; undefined when it shows none.
+ */
+export function seenPlace(obs: EnvObservation, wanted: LookFor["types"]): SeenPlace | undefined {
+  if (!obs.masks || obs.masks.ids.length !== obs.depth.length) return undefined;
+  const { ids, labels } = obs.masks;
+  const least = Math.max(6, MIN_SEEN_SHARE * ids.length);
+  for (const { type, maxDepthM } of wanted) {
+    const candidates = Object.entries(labels).filter(([, label]) => label === type).map(([id]) => Number(id));
+    let best: Float32Array | undefined;
+    for (const id of candidates) {
+      const { points } = backProject(obs.depth, obs.camera, obs.pose, { minDepth: 0.01, maxDepth: maxDepthM, mask: ids, maskValue: id });
+      if (points.length / 3 >= least && points.length > (best?.length ?? 0)) best = points;
+    }
+    if (!best) continue;
+    let [x0, x1, z0, z1] = [Infinity, -Infinity, Infinity, -Infinity];
+    for (let p = 0; p < best.length; p += 3) {
+      x0 = Math.min(x0, best[p]!);
+      x1 = Math.max(x1, best[p]!);
+      z0 = Math.min(z0, best[p + 2]!);
+      z1 = Math.max(z1, best[p + 2]!);
+    }
+    return { type, x: (x0 + x1) / 2, z: (z0 + z1) / 2 };
+  }
+  return undefined;
 }

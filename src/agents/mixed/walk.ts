@@ -10,6 +10,7 @@ import { MOVE_STEP_M, TURN_STEP_DEG, wrapAngle, type AgentState, type DiscreteAc
 import { exploreFrontier, headingTo, nearestTraversable, pathWaypoint } from "../explore/explorer.js";
 import { OccupancyMap } from "../explore/occupancy.js";
 import { aStar } from "../explore/planning.js";
+import { seenPlace, type LookFor } from "./needs.js";
 
 /** A pose the agent stood in, with the action that led there (none for the start). */
 export interface WalkStep {
@@ -23,6 +24,12 @@ const TURN = (TURN_STEP_DEG * Math.PI) / 180;
 const LOOK_DISTANCE_M = 1.0;
 /** How often (in views) an exploration checks whether it may stop for its caller. */
 const UNTIL_EVERY = 4;
+/** Turns toward what was found while looking it over (each from the latest view of it). */
+const LOOK_OVER_TURNS = 4;
+/** Looks down (15° each) at what was found: its top, and into a basin, seen from close by. */
+const LOOK_OVER_DOWN = 2;
+/** What was found further than this, metres, is walked up to (to `LOOK_DISTANCE_M`) before it is looked over. */
+const APPROACH_BEYOND_M = LOOK_DISTANCE_M + 0.5;
 
 export class LiveWalk {
   readonly steps: WalkStep[] = [];
@@ -30,6 +37,8 @@ export class LiveWalk {
   /** Whether a view showed what the agent looks for. */
   found = false;
   state: AgentState = { position: [0, 0, 0], yaw: 0, pitch: 0 };
+  /** The latest view (once found, the one that showed what is looked for). */
+  private last: EnvObservation | undefined;
   private readonly writer: FrameFolderWriter;
   private writing: Promise<void> = Promise.resolve();
   private refused: { error: unknown } | undefined;
@@ -63,8 +72,11 @@ export class LiveWalk {
     return this.steps.length - 1;
   }
 
+  /** While it looks over what it found, walking and turning go on though it found it. */
+  private lookingOver = false;
+
   private budgetLeft(): boolean {
-    return !this.found && this.actions < this.maxSteps;
+    return (this.lookingOver || !this.found) && this.actions < this.maxSteps;
   }
 
   /** Adds the depth of a remembered frame folder to the map (every `stride`-th frame). */
@@ -83,6 +95,7 @@ export class LiveWalk {
 
   private seen(obs: EnvObservation): void {
     if (this.refused) throw this.refused.error;
+    this.last = obs;
     this.map.integrate(obs, obs.state.position[1]);
     this.writing = this.writing
       .then(async () => {
@@ -122,8 +135,12 @@ export class LiveWalk {
     for (let i = 0; i < Math.round((2 * Math.PI) / TURN) && this.budgetLeft(); i++) await this.act("turn_left");
   }
 
-  /** The traversable cell of the map nearest `LOOK_DISTANCE_M` from (x, z), from which to look at it. */
-  private lookoutCell(x: number, z: number): number {
+  /**
+   * The traversable cell of the map nearest `LOOK_DISTANCE_M` from (x, z), from which to look at
+   * it; with `side`, only on that side of it (within 60° of the way from it to `side`): a thing
+   * seen from one side is looked at from there, not from beyond it, where the map knows no way.
+   */
+  private lookoutCell(x: number, z: number, side?: readonly [number, number]): number {
     let best = -1;
     let bestScore = Infinity;
     const reach = Math.ceil((LOOK_DISTANCE_M + 1) / this.map.cellSize);
@@ -138,6 +155,7 @@ export class LiveWalk {
         if (c < 0 || r < 0 || c >= this.map.cols || r >= this.map.rows) continue;
         const cell = r * this.map.cols + c;
         if (!this.map.traversable(cell)) continue;
+        if (side && (dc * (side[0] - x) + dr * (side[1] - z)) < 0.5 * Math.hypot(dc, dr) * Math.hypot(side[0] - x, side[1] - z)) continue;
         const score = Math.abs(Math.hypot(dc, dr) * this.map.cellSize - LOOK_DISTANCE_M);
         if (score < bestScore) [best, bestScore] = [cell, score];
       }
@@ -149,16 +167,18 @@ export class LiveWalk {
    * Walks on its own map to a spot about a metre from (x, z), re-planning when a move fails or
    * the map learns of an obstacle on the path, then faces the point. False when no path is known.
    */
-  async walkTo(x: number, z: number): Promise<boolean> {
+  async walkTo(x: number, z: number, side?: readonly [number, number]): Promise<boolean> {
     let failures = 0;
     while (this.budgetLeft()) {
-      const goal = this.lookoutCell(x, z);
+      const goal = this.lookoutCell(x, z, side);
       const here = nearestTraversable(this.map, this.map.cellAt(this.state.position[0], this.state.position[2]));
       if (goal < 0 || here < 0) return false;
       const [gx, gz] = this.map.cellCentre(goal);
       if (Math.hypot(gx - this.state.position[0], gz - this.state.position[2]) <= MOVE_STEP_M) break;
       const path = aStar(this.map, here, goal);
       if (!path) {
+        // looking over what it found, it looks from where it stands
+        if (this.lookingOver) return false;
         // no way known there yet: explore until the map holds one
         if ((await this.explore(() => aStar(this.map, nearestTraversable(this.map, this.map.cellAt(this.state.position[0], this.state.position[2])), goal) !== undefined)) !== "stopped") return false;
         continue;
@@ -208,6 +228,32 @@ export class LiveWalk {
       this.steps.push({ action: step.action ?? null, success: step.success, state: step.state });
     }
     return this.found ? "found" : result.stop;
+  }
+
+  /**
+   * Looks over what a view showed (the first of `wanted` the latest view holds): walks to about a
+   * metre from the middle of what it saw of it when it stands further, turns toward that middle
+   * (a turn at a time, as more of it comes into view), then looks down at it. The view that ends
+   * a walk may show only a sliver of a table past a door frame, a low stand's side from up close
+   * with its top below the view, or a bathtub from across the room over whose rim nothing inside
+   * shows: what is on or in it is not yet in sight. Spends the budget left, found or not.
+   */
+  async lookOver(wanted: LookFor["types"]): Promise<void> {
+    this.lookingOver = true;
+    try {
+      const first = this.last && seenPlace(this.last, wanted);
+      if (first && Math.hypot(first.x - this.state.position[0], first.z - this.state.position[2]) > APPROACH_BEYOND_M) await this.walkTo(first.x, first.z, [this.state.position[0], this.state.position[2]]);
+      for (let turns = 0; turns < LOOK_OVER_TURNS && this.budgetLeft(); turns++) {
+        const place = this.last && seenPlace(this.last, wanted);
+        if (!place) break;
+        const err = wrapAngle(headingTo(this.state.position[0], this.state.position[2], place.x, place.z) - this.state.yaw);
+        if (Math.abs(err) <= TURN / 2) break;
+        await this.act(err > 0 ? "turn_left" : "turn_right");
+      }
+      for (let down = 0; down < LOOK_OVER_DOWN && this.budgetLeft(); down++) if (!(await this.act("look_down"))) break;
+    } finally {
+      this.lookingOver = false;
+    }
   }
 
   /** Waits for every frame to be written (a refused write is thrown). */
