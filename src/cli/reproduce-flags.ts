@@ -2,10 +2,9 @@
 import type { LlmMatchMode } from "../eval/index.js";
 import { UserError } from "../core/index.js";
 import { MIXED_TABLE_ROWS, OPENEQA_FAMILIES, TABLE_FILES, type MixedTableRow, type OpenEqaFamily, type PublishedTable } from "../reproduce/index.js";
-import type { RunCost } from "../models/index.js";
 import { formatRunCost } from "../report/index.js";
 import type { TagBaselineName } from "../generate/index.js";
-import type { CallPlan } from "../models/index.js";
+import type { CallPlan, RunCost } from "../models/index.js";
 import type { ModelCallFlags, ImageFlags } from "./model-options.js";
 import type { RunSession } from "./run-session.js";
 import { wroteLine } from "./lifecycle.js";
