@@ -13,7 +13,8 @@
  * "2026-12-02 13:22:46 UTC"), durations ("0.6 s", "20.14 ms") and default run folders' stamps
  * ("runs/score-20261202-173805") in any text; in JSON files the values of keys naming a time or a
  * duration (`createdAt`, `wallTimeMs`, `seconds`, `explorerMsPerStep`); in JSONL files the order
- * of the records (items worked on side by side append in the order their timing gives); in
+ * of the records (items worked on side by side append in the order their timing gives), and in
+ * JSON the order of a `calls` list (a trace lists calls made side by side as they came back); in
  * messages the progress lines a slow machine prints more of (the last one of each bar is kept).
  * Model replies depend on the request alone.
  */
@@ -49,11 +50,15 @@ function maskText(text: string, places: readonly [string, string][]): string {
   return masked.replace(TIMES, "<time>").replace(DURATIONS, "<n> $2").replace(RUN_STAMPS, "-<stamp>");
 }
 
-function maskJson(value: unknown, places: readonly [string, string][]): unknown {
+function maskJson(value: unknown, places: readonly [string, string][], key = ""): unknown {
   if (typeof value === "string") return maskText(value, places);
-  if (Array.isArray(value)) return value.map((v) => maskJson(v, places));
+  if (Array.isArray(value)) {
+    const masked = value.map((v) => maskJson(v, places));
+    // a trace's model calls, made side by side, are listed in the order their replies came
+    return key === "calls" ? masked.map((v) => JSON.stringify(v)).sort().map((v) => JSON.parse(v) as unknown) : masked;
+  }
   if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, TIME_KEY.test(k) ? "<masked>" : maskJson(v, places)]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, TIME_KEY.test(k) ? "<masked>" : maskJson(v, places, k)]));
 }
 
 /** A file's sha256 after masking: JSON and JSONL by value, other text by its text, the rest as bytes. */
