@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { canonicalMixedValue, executeMixedProgram, loadMixedSet, loadTrajectoryLog, MIXED_CATEGORIES, type MixedSet } from "../../src/data/index.js";
-import { applyChanges, judgeCandidate, lastSightings, maskSightings, registerSightings, rememberedView, TrajectoryWorld, truthView, ViewPaths, homeSnapshot, type HomeContext, type MixedCandidate, type RecordedDay } from "../../src/generate/index.js";
+import { applyChanges, judgeCandidate, lastSightings, maskSightings, presentCandidates, registerSightings, rememberedView, TrajectoryWorld, truthView, ViewPaths, homeSnapshot, type HomeContext, type MixedCandidate, type RecordedDay } from "../../src/generate/index.js";
 import { loadRun, startViewer } from "../../src/report/index.js";
-import { generateHome, objectName, readHomeFile, type Home } from "../../src/sim/index.js";
+import { catalogueType, generateHome, objectName, readHomeFile, type Home } from "../../src/sim/index.js";
 import { seededRandom } from "../../src/core/index.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { temporaryDir } from "../helpers/paths.js";
@@ -146,6 +146,22 @@ describe("eqa generate mixed", () => {
     assert.deepEqual(judgeCandidate(ctx, candidate), { rule: "answeredByPresent" });
     const stats = JSON.parse(readFileSync(join(setDir, "stats.json"), "utf8")) as { funnel: { past: { filtered: { answeredByPresent: number } } } };
     assert.ok(stats.funnel.past.filtered.answeredByPresent > 0, "the set's funnel counts the past questions the present answered");
+  });
+
+  test("a question about now asks with how the object rests now: in a receptacle whose things usually stand on it", async () => {
+    const { days, present } = await readHome("home-1");
+    const now = homeSnapshot(present);
+    const unique = (type: string): boolean => now.filter((x) => x.type === type).length === 1;
+    // an object standing on a receptacle whose type holds things on it, put inside it instead
+    const standing = present.objects.find((o) => o.kind === "object" && o.on !== undefined && unique(o.type) && unique(present.objects.find((r) => r.id === o.on)!.type) && catalogueType(present.objects.find((r) => r.id === o.on)!.type).receptacle === "on")!;
+    assert.ok(standing, "an object on an 'on' receptacle");
+    const receptacle = present.objects.find((r) => r.id === standing.on)!.type;
+    const moved: Home = { ...present, objects: present.objects.map((o) => (o === standing ? { ...o, on: undefined, inside: o.on } : o)) };
+    const ctx: HomeContext = { seed: 1, scene: "home-1", days, present: moved, presentObjects: homeSnapshot(moved), changes: [], start: present.start, truth: truthView(days, moved), remembered: rememberedView(days), paths: new ViewPaths(moved, moved.start) };
+    const asked = presentCandidates(ctx).filter((c) => c.template === "present_is_on" && c.program.object === standing.type && c.program.receptacle === receptacle);
+    assert.deepEqual(asked.map((c) => c.question), [`Is the ${standing.type} in the ${receptacle} now?`]);
+    const before = presentCandidates({ ...ctx, present, presentObjects: now }).find((c) => c.template === "present_is_on" && c.program.object === standing.type && c.program.receptacle === receptacle);
+    assert.equal(before?.question, `Is the ${standing.type} on the ${receptacle} now?`, "standing on it, asked with on");
   });
 
   test("the changes while away go mostly to what the agent handled on its days", async () => {

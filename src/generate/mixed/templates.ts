@@ -148,7 +148,9 @@ export function presentCandidates(ctx: HomeContext): MixedCandidate[] {
       out.push({ ...base, template: "present_where", program: { query: "where", object: o.type, at: { now: true } }, question: `Where is the ${o.type} now?`, render: (v) => placeAnswer(v, presentRelation(ctx.present, o.id)), targets: [o.id] });
       const was = remembered.find((r) => r.id === o.id)?.receptacle;
       for (const place of new Set([o.receptacle, was])) {
-        if (place && uniqueType(now, place)) out.push({ ...base, template: "present_is_on", program: { query: "is_on", object: o.type, receptacle: place, at: { now: true } }, question: `Is the ${o.type} ${prepositionOf(place)} the ${place} now?`, render: yesNoAnswer, targets: [o.id] });
+        // where it is now, asked as it rests there ("in the toilet", not the type's usual "on")
+        const relation = place === o.receptacle ? presentRelation(ctx.present, o.id) : undefined;
+        if (place && uniqueType(now, place)) out.push({ ...base, template: "present_is_on", program: { query: "is_on", object: o.type, receptacle: place, at: { now: true } }, question: `Is the ${o.type} ${prepositionOf(place, relation)} the ${place} now?`, render: yesNoAnswer, targets: [o.id] });
       }
     } else if (isSurfaceType(o.type)) {
       const contents = now.filter((x) => x.receptacle === o.type).map((x) => x.id);
