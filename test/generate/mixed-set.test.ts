@@ -152,10 +152,11 @@ describe("eqa generate mixed", () => {
     const { days, present } = await readHome("home-1");
     const now = homeSnapshot(present);
     const unique = (type: string): boolean => now.filter((x) => x.type === type).length === 1;
+    const typeOf = (id: number): string => present.objects.find((r) => r.id === id)!.type;
     // an object standing on a receptacle whose type holds things on it, put inside it instead
-    const standing = present.objects.find((o) => o.kind === "object" && o.on !== undefined && unique(o.type) && unique(present.objects.find((r) => r.id === o.on)!.type) && catalogueType(present.objects.find((r) => r.id === o.on)!.type).receptacle === "on")!;
+    const standing = present.objects.find((o) => o.kind === "object" && o.on !== undefined && unique(o.type) && unique(typeOf(o.on)) && catalogueType(typeOf(o.on)).receptacle === "on")!;
     assert.ok(standing, "an object on an 'on' receptacle");
-    const receptacle = present.objects.find((r) => r.id === standing.on)!.type;
+    const receptacle = typeOf(standing.on!);
     const moved: Home = { ...present, objects: present.objects.map((o) => (o === standing ? { ...o, on: undefined, inside: o.on } : o)) };
     const ctx: HomeContext = { seed: 1, scene: "home-1", days, present: moved, presentObjects: homeSnapshot(moved), changes: [], start: present.start, truth: truthView(days, moved), remembered: rememberedView(days), paths: new ViewPaths(moved, moved.start) };
     const asked = presentCandidates(ctx).filter((c) => c.template === "present_is_on" && c.program.object === standing.type && c.program.receptacle === receptacle);

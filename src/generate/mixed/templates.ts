@@ -145,11 +145,12 @@ export function presentCandidates(ctx: HomeContext): MixedCandidate[] {
     const problem: MixedFunnelRule | undefined = uniqueType(now, o.type) ? undefined : ("notUnique" as const);
     const base = { category: "present" as const, frames: [], ...(problem ? { problem } : {}) };
     if (kindOf.get(o.id) === "object") {
-      out.push({ ...base, template: "present_where", program: { query: "where", object: o.type, at: { now: true } }, question: `Where is the ${o.type} now?`, render: (v) => placeAnswer(v, presentRelation(ctx.present, o.id)), targets: [o.id] });
+      const rests = presentRelation(ctx.present, o.id);
+      out.push({ ...base, template: "present_where", program: { query: "where", object: o.type, at: { now: true } }, question: `Where is the ${o.type} now?`, render: (v) => placeAnswer(v, rests), targets: [o.id] });
       const was = remembered.find((r) => r.id === o.id)?.receptacle;
       for (const place of new Set([o.receptacle, was])) {
         // where it is now, asked as it rests there ("in the toilet", not the type's usual "on")
-        const relation = place === o.receptacle ? presentRelation(ctx.present, o.id) : undefined;
+        const relation = place === o.receptacle ? rests : undefined;
         if (place && uniqueType(now, place)) out.push({ ...base, template: "present_is_on", program: { query: "is_on", object: o.type, receptacle: place, at: { now: true } }, question: `Is the ${o.type} ${prepositionOf(place, relation)} the ${place} now?`, render: yesNoAnswer, targets: [o.id] });
       }
     } else if (isSurfaceType(o.type)) {
